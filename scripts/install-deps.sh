@@ -1,0 +1,38 @@
+#!/bin/bash
+# scripts/install-deps.sh: install the Debian 12 packages kafka_pg needs to be
+# built, run and tested.  Run as root.  Installs only what is missing, so a
+# second run costs a few dpkg queries; KP_FORCE_APT=1 always runs apt-get.
+set -euo pipefail
+
+PACKAGES=(
+	# server and build
+	postgresql-15 postgresql-server-dev-15 postgresql-client-15
+	build-essential clang make
+	libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
+	# tests
+	postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+	python3 python3-psycopg2
+	procps util-linux coreutils
+)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root (apt-get install)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ] && [ "${KP_FORCE_APT:-0}" != 1 ]; then
+	echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+	exit 0
+fi
+
+echo "install-deps: installing ${missing[*]:-${PACKAGES[*]}}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"

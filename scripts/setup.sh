@@ -1,0 +1,87 @@
+#!/bin/bash
+# scripts/setup.sh: from a fresh Debian 12 machine to a running kafka_pg.
+#
+# As root, from the repository: installs the packages, builds and installs the
+# extension, creates (or reuses) a cluster in $KP_DATA owned by postgres with
+# kafka_pg preloaded, starts it on port 5432 (or the first free port after it),
+# creates the extension in database `postgres` and prints how to connect.
+# Idempotent: a second run rebuilds, reinstalls and restarts the same cluster.
+#
+#   KP_DATA=/var/lib/kafka_pg/data   data directory
+#   KP_PORT=5432                     preferred PostgreSQL port
+#   KAFKA_PORT=9092                  Kafka listener port
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+
+KP_DATA=${KP_DATA:-/var/lib/kafka_pg/data}
+KP_PORT=${KP_PORT:-5432}
+KAFKA_PORT=${KAFKA_PORT:-9092}
+export KP_KAFKA_DB=postgres
+
+bash scripts/install-deps.sh
+. test/lib/cluster.sh
+
+kp_log "building kafka_pg"
+make -j"$(nproc)" >/dev/null
+make install >/dev/null
+kp_log "installed $(pg_config --pkglibdir)/kafka_pg.so"
+
+# The Debian socket directory, so that plain `psql -p PORT` finds the server.
+SOCKDIR=/var/run/postgresql
+install -d -o postgres -g postgres -m 2775 "$SOCKDIR"
+
+if [ -f "$KP_DATA/PG_VERSION" ]; then
+	if kp_running "$KP_DATA"; then
+		kp_log "restarting the existing cluster in $KP_DATA"
+		kp_stop "$KP_DATA"
+	fi
+	port=$(kp_port "$KP_DATA")
+	if [ -z "$port" ] || ! kp_port_free "$port"; then
+		port=$(kp_free_port "$KP_PORT" "$KAFKA_PORT")
+		kp_log "port taken; moving the cluster to $port"
+	fi
+	kp_write_conf "$KP_DATA" "$port" "$KAFKA_PORT" "$SOCKDIR"
+else
+	port=$(kp_free_port "$KP_PORT" "$KAFKA_PORT")
+	kp_log "creating a cluster in $KP_DATA on port $port"
+	install -d -o postgres -g postgres -m 755 "$(dirname "$KP_DATA")"
+	kp_init "$KP_DATA" "$port" "$KAFKA_PORT" "$SOCKDIR"
+fi
+
+if ! kp_port_free "$KAFKA_PORT"; then
+	kp_log "warning: port $KAFKA_PORT is already in use; the Kafka listener may not be able to bind it"
+fi
+
+kp_start "$KP_DATA"
+kp_create_extension "$port" postgres
+kp_set_kafka_port "$KP_DATA" "$port" "$KAFKA_PORT"
+
+listening=no
+for _ in $(seq 1 25); do
+	if ! kp_port_free "$KAFKA_PORT"; then listening=yes; break; fi
+	sleep 0.2
+done
+
+cat <<MSG
+
+kafka_pg is running.
+  data directory : $KP_DATA  (owner postgres; log in $(kp_logfile "$KP_DATA"))
+  PostgreSQL     : psql -h 127.0.0.1 -p $port -U postgres postgres
+                   e.g.  SELECT kafka.create_topic('demo', 3);
+                         SELECT * FROM kafka.produce('demo', 'k', 'hello');
+                         SELECT * FROM kafka.fetch('demo', 0);
+MSG
+if [ $listening = yes ]; then
+	cat <<MSG
+  Kafka          : bootstrap server 127.0.0.1:$KAFKA_PORT
+                   e.g.  kcat -b 127.0.0.1:$KAFKA_PORT -L
+MSG
+else
+	cat <<MSG
+  Kafka          : nothing listens on 127.0.0.1:$KAFKA_PORT yet (this build has no
+                   wire listener, or it failed: see the log); once it does, use
+                   bootstrap server 127.0.0.1:$KAFKA_PORT, e.g. kcat -b 127.0.0.1:$KAFKA_PORT -L
+MSG
+fi
+echo "  stop           : runuser -u postgres -- $PG_BINDIR/pg_ctl -D $KP_DATA stop"

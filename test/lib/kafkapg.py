@@ -1,0 +1,53 @@
+"""test/lib/kafkapg.py: Python side of the test harness (crash and standby tests).
+
+Thin wrappers over test/lib/pgcluster (which wraps test/lib/cluster.sh), so
+that clusters are made, started and stopped the same way from every test.
+"""
+
+import os
+import pwd
+import subprocess
+import tempfile
+
+import psycopg2
+
+PGCLUSTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pgcluster")
+
+
+def pgcluster(*args, env=None):
+    """Run test/lib/pgcluster ARGS; return its stdout, raise CalledProcessError on failure."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    r = subprocess.run(["bash", PGCLUSTER] + [str(a) for a in args], capture_output=True, text=True, env=e)
+    if r.returncode != 0:
+        raise subprocess.CalledProcessError(r.returncode, ["pgcluster"] + [str(a) for a in args], r.stdout, r.stderr)
+    return r.stdout.strip()
+
+
+def connect(port, db="postgres", **kw):
+    conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname=db, connect_timeout=10, **kw)
+    conn.autocommit = True
+    return conn
+
+
+def make_tmp(name):
+    """A fresh directory postgres may write, under $KP_TMPROOT (set by test/run-tests) or /tmp."""
+    base = os.environ.get("KP_TMPROOT") or "/tmp"
+    d = tempfile.mkdtemp(prefix="kafka_pg_%s." % name, dir=base)
+    os.chmod(d, 0o755)
+    if os.getuid() == 0:
+        pw = pwd.getpwnam("postgres")
+        os.chown(d, pw.pw_uid, pw.pw_gid)
+    return d
+
+
+def tail(path, n):
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
+    except FileNotFoundError:
+        print("(no file %s)" % path)
+        return
+    for line in lines[-n:]:
+        print("  | " + line.rstrip())
