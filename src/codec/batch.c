@@ -1,0 +1,429 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  RecordBatch v2: header parsing, validation, building, control batches.
+ *
+ * The layout is in codec.h (Kafka docs, implementation.html "Record Batch";
+ * the format came with KIP-98).  Three facts drive this file:
+ *
+ *	- batchLength counts the bytes after itself, i.e. total - 12;
+ *	- the CRC-32C covers attributes to the end, so baseOffset and
+ *	  partitionLeaderEpoch can be rewritten by the broker without
+ *	  re-checksumming;
+ *	- the broker assigns offsets: records carry only deltas, and we write
+ *	  baseOffset 0 and let the log overwrite it.
+ *
+ * kp_batch_validate is what the produce path runs on client bytes, so it
+ * checks before it reads and returns a KpCodecError rather than raising.
+ * The builder is on the hot path of the SQL API: records are encoded
+ * straight into one geometrically grown StringInfo, with no allocation per
+ * record and one CRC pass at the end.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "codec/codec.h"
+#include "codec/codec_internal.h"
+
+/* Field offsets inside the 61-byte header */
+#define OFF_BASE_OFFSET			0
+#define OFF_BATCH_LENGTH		8
+#define OFF_LEADER_EPOCH		12
+#define OFF_MAGIC				16
+#define OFF_CRC					17
+#define OFF_ATTRIBUTES			21
+#define OFF_LAST_OFFSET_DELTA	23
+#define OFF_BASE_TIMESTAMP		27
+#define OFF_MAX_TIMESTAMP		35
+#define OFF_PRODUCER_ID			43
+#define OFF_PRODUCER_EPOCH		51
+#define OFF_BASE_SEQUENCE		53
+#define OFF_RECORDS_COUNT		57
+
+/* smallest legal batchLength: the header after the first 12 bytes */
+#define MIN_BATCH_LENGTH	(KP_BATCH_HEADER_SIZE - KP_BATCH_LOG_OVERHEAD)
+
+const char *
+kp_codec_error_message(KpCodecError err)
+{
+	switch (err)
+	{
+		case KP_CODEC_OK:
+			return "no error";
+		case KP_CODEC_TRUNCATED:
+			return "record batch is truncated";
+		case KP_CODEC_BAD_MAGIC:
+			return "record batch magic is not 2";
+		case KP_CODEC_BAD_LENGTH:
+			return "record batch length is invalid";
+		case KP_CODEC_BAD_CRC:
+			return "record batch CRC-32C mismatch";
+		case KP_CODEC_BAD_RECORD:
+			return "malformed record in record batch";
+		case KP_CODEC_BAD_COMPRESSION:
+			return "unknown compression codec or corrupt compressed data";
+		case KP_CODEC_TOO_LARGE:
+			return "decompressed record batch exceeds the size limit";
+	}
+	return "unknown record codec error";
+}
+
+/*
+ * Parse the fixed header.  The magic is looked at first, as soon as its byte
+ * is present, so that an old-format (magic 0/1) message set shorter than 61
+ * bytes is reported as BAD_MAGIC (Kafka answers
+ * UNSUPPORTED_FOR_MESSAGE_FORMAT) rather than as truncated.
+ */
+KpCodecError
+kp_batch_parse_header(const char *buf, size_t len, KpBatchHeader *hdr)
+{
+	if (len <= OFF_MAGIC)
+		return KP_CODEC_TRUNCATED;
+	if (buf[OFF_MAGIC] != KP_BATCH_MAGIC)
+		return KP_CODEC_BAD_MAGIC;
+	if (len < KP_BATCH_HEADER_SIZE)
+		return KP_CODEC_TRUNCATED;
+
+	hdr->base_offset = kp_get_int64(buf + OFF_BASE_OFFSET);
+	hdr->batch_length = kp_get_int32(buf + OFF_BATCH_LENGTH);
+	hdr->partition_leader_epoch = kp_get_int32(buf + OFF_LEADER_EPOCH);
+	hdr->magic = (int8) buf[OFF_MAGIC];
+	hdr->crc = (uint32) kp_get_int32(buf + OFF_CRC);
+	hdr->attributes = kp_get_int16(buf + OFF_ATTRIBUTES);
+	hdr->last_offset_delta = kp_get_int32(buf + OFF_LAST_OFFSET_DELTA);
+	hdr->base_timestamp = kp_get_int64(buf + OFF_BASE_TIMESTAMP);
+	hdr->max_timestamp = kp_get_int64(buf + OFF_MAX_TIMESTAMP);
+	hdr->producer_id = kp_get_int64(buf + OFF_PRODUCER_ID);
+	hdr->producer_epoch = kp_get_int16(buf + OFF_PRODUCER_EPOCH);
+	hdr->base_sequence = kp_get_int32(buf + OFF_BASE_SEQUENCE);
+	hdr->records_count = kp_get_int32(buf + OFF_RECORDS_COUNT);
+
+	if (hdr->batch_length < MIN_BATCH_LENGTH)
+		return KP_CODEC_BAD_LENGTH;
+	return KP_CODEC_OK;
+}
+
+/*
+ * Full validation of one batch occupying exactly len bytes.
+ *
+ * Checks, in order: header and magic; that batchLength matches len
+ * (TRUNCATED if the batch claims more, BAD_LENGTH if less); the CRC-32C;
+ * recordsCount >= 0 and lastOffsetDelta >= recordsCount - 1; a known codec.
+ * For an uncompressed batch every record is parsed, offset deltas must rise
+ * strictly within lastOffsetDelta, and the records must end exactly at the
+ * end of the batch with exactly recordsCount of them.
+ *
+ * Rules that belong to the produce path and not to the format are left to
+ * the caller: Kafka also requires recordsCount == lastOffsetDelta + 1 and
+ * recordsCount > 0 from producers, and refuses control batches from clients
+ * (LogValidator).
+ */
+KpCodecError
+kp_batch_validate(const char *buf, size_t len, KpBatchHeader *hdr)
+{
+	KpCodecError err;
+	const char *pos;
+	const char *end;
+	int64		prev_delta = -1;
+	int32		count = 0;
+
+	err = kp_batch_parse_header(buf, len, hdr);
+	if (err != KP_CODEC_OK)
+		return err;
+	if (KpBatchTotalSize(hdr) > len)
+		return KP_CODEC_TRUNCATED;
+	if (KpBatchTotalSize(hdr) < len)
+		return KP_CODEC_BAD_LENGTH;
+
+	if (kp_crc32c(buf + KP_BATCH_ATTR_OFFSET, len - KP_BATCH_ATTR_OFFSET) != hdr->crc)
+		return KP_CODEC_BAD_CRC;
+
+	if (hdr->records_count < 0 ||
+		(int64) hdr->last_offset_delta < (int64) hdr->records_count - 1)
+		return KP_CODEC_BAD_RECORD;
+
+	if (KpBatchCompression(hdr) > KP_COMPRESSION_ZSTD)
+		return KP_CODEC_BAD_COMPRESSION;
+	if (KpBatchCompression(hdr) != KP_COMPRESSION_NONE)
+		return KP_CODEC_OK;		/* payload checked when iterated */
+
+	/* each record takes at least 7 bytes: refuse an impossible count early */
+	if ((size_t) hdr->records_count > (len - KP_BATCH_HEADER_SIZE) / KP_RECORD_MIN_SIZE)
+		return KP_CODEC_BAD_RECORD;
+
+	pos = buf + KP_BATCH_HEADER_SIZE;
+	end = buf + len;
+	while (pos < end)
+	{
+		KpRawRecord rec;
+
+		if (count >= hdr->records_count)
+			return KP_CODEC_BAD_RECORD; /* bytes after the last record */
+		err = kp_record_parse(&pos, end, &rec);
+		if (err != KP_CODEC_OK)
+			return err;
+		err = kp_records_check_offset(hdr, prev_delta, rec.offset_delta);
+		if (err != KP_CODEC_OK)
+			return err;
+		prev_delta = rec.offset_delta;
+		count++;
+	}
+	if (count != hdr->records_count)
+		return KP_CODEC_BAD_RECORD;
+	return KP_CODEC_OK;
+}
+
+void
+kp_batch_set_base_offset(char *batch, int64 base_offset)
+{
+	kp_put_int64(batch + OFF_BASE_OFFSET, base_offset);
+}
+
+void
+kp_batch_update_crc(char *batch, size_t len)
+{
+	kp_put_int32(batch + OFF_CRC,
+				 (int32) kp_crc32c(batch + KP_BATCH_ATTR_OFFSET,
+								   len - KP_BATCH_ATTR_OFFSET));
+}
+
+/* ---------- building ---------- */
+
+void
+kp_batch_builder_init(KpBatchBuilder *b, KpCompression compression,
+					  int64 producer_id, int16 producer_epoch,
+					  int32 base_sequence, bool transactional)
+{
+	initStringInfo(&b->records);
+	b->count = 0;
+	b->base_timestamp = KP_NO_TIMESTAMP;
+	b->max_timestamp = KP_NO_TIMESTAMP;
+	b->attributes = (int16) (compression & KP_ATTR_COMPRESSION_MASK);
+	if (transactional)
+		b->attributes |= KP_ATTR_TRANSACTIONAL;
+	b->producer_id = producer_id;
+	b->producer_epoch = producer_epoch;
+	b->base_sequence = base_sequence;
+}
+
+/* Size of a record body: everything after its length varint. */
+static inline size_t
+record_body_size(int64 timestamp_delta, int32 offset_delta,
+				 int key_len, int value_len,
+				 const KpHeader *headers, int nheaders)
+{
+	size_t		size;
+
+	size = 1					/* attributes */
+		+ kp_varint_size(timestamp_delta)
+		+ kp_varint_size(offset_delta)
+		+ kp_varint_size(key_len < 0 ? -1 : key_len) + Max(key_len, 0)
+		+ kp_varint_size(value_len < 0 ? -1 : value_len) + Max(value_len, 0)
+		+ kp_varint_size(nheaders);
+
+	for (int i = 0; i < nheaders; i++)
+	{
+		int			hv = headers[i].value ? headers[i].value_len : -1;
+
+		size += kp_varint_size(headers[i].key_len) + headers[i].key_len
+			+ kp_varint_size(hv) + Max(hv, 0);
+	}
+	return size;
+}
+
+/*
+ * Bytes a record adds to the records section, uncompressed, including its
+ * own length varint.  key_len/value_len of -1 stand for null.
+ */
+size_t
+kp_record_encoded_size(int64 timestamp_delta, int32 offset_delta,
+					   int key_len, int value_len,
+					   const KpHeader *headers, int nheaders)
+{
+	size_t		body = record_body_size(timestamp_delta, offset_delta,
+										key_len, value_len,
+										headers, nheaders);
+
+	return kp_varint_size((int64) body) + body;
+}
+
+static inline char *
+put_bytes(char *p, const char *data, int len)
+{
+	if (data == NULL)
+		return kp_put_varint(p, -1);
+	p = kp_put_varint(p, len);
+	memcpy(p, data, len);
+	return p + len;
+}
+
+/*
+ * Append one record.  The first record's timestamp becomes baseTimestamp
+ * and the others are stored as deltas from it; the offset delta is the
+ * record's position in the batch.  The record is sized once and encoded in
+ * place, so adding a record costs no allocation beyond StringInfo's
+ * occasional doubling.  A header with a NULL value is a null header value.
+ */
+void
+kp_batch_builder_add(KpBatchBuilder *b, int64 timestamp,
+					 const char *key, int key_len,
+					 const char *value, int value_len,
+					 const KpHeader *headers, int nheaders)
+{
+	int64		ts_delta;
+	size_t		body;
+	size_t		total;
+	char	   *p;
+
+	if (key == NULL)
+		key_len = -1;
+	if (value == NULL)
+		value_len = -1;
+
+	if (b->count == 0)
+	{
+		b->base_timestamp = timestamp;
+		b->max_timestamp = timestamp;
+	}
+	else if (timestamp > b->max_timestamp)
+		b->max_timestamp = timestamp;
+	ts_delta = (int64) ((uint64) timestamp - (uint64) b->base_timestamp);
+
+	body = record_body_size(ts_delta, b->count, key_len, value_len,
+							headers, nheaders);
+	total = kp_varint_size((int64) body) + body;
+
+	enlargeStringInfo(&b->records, (int) total);
+	p = b->records.data + b->records.len;
+
+	p = kp_put_varint(p, (int64) body);
+	*p++ = 0;					/* record attributes: unused */
+	p = kp_put_varint(p, ts_delta);
+	p = kp_put_varint(p, b->count);
+	p = put_bytes(p, key, key_len);
+	p = put_bytes(p, value, value_len);
+	p = kp_put_varint(p, nheaders);
+	for (int i = 0; i < nheaders; i++)
+	{
+		p = put_bytes(p, headers[i].key, headers[i].key_len);
+		p = put_bytes(p, headers[i].value, headers[i].value_len);
+	}
+
+	Assert(p == b->records.data + b->records.len + total);
+	b->records.len += (int) total;
+	b->records.data[b->records.len] = '\0';
+	b->count++;
+}
+
+/* Write the fixed header of a batch of total_len bytes and checksum it. */
+static void
+write_header(char *batch, size_t total_len, const KpBatchBuilder *b)
+{
+	kp_put_int64(batch + OFF_BASE_OFFSET, 0);
+	kp_put_int32(batch + OFF_BATCH_LENGTH,
+				 (int32) (total_len - KP_BATCH_LOG_OVERHEAD));
+	kp_put_int32(batch + OFF_LEADER_EPOCH, -1);
+	batch[OFF_MAGIC] = KP_BATCH_MAGIC;
+	kp_put_int16(batch + OFF_ATTRIBUTES, b->attributes);
+	kp_put_int32(batch + OFF_LAST_OFFSET_DELTA, b->count > 0 ? b->count - 1 : 0);
+	kp_put_int64(batch + OFF_BASE_TIMESTAMP, b->base_timestamp);
+	kp_put_int64(batch + OFF_MAX_TIMESTAMP, b->max_timestamp);
+	kp_put_int64(batch + OFF_PRODUCER_ID, b->producer_id);
+	kp_put_int16(batch + OFF_PRODUCER_EPOCH, b->producer_epoch);
+	kp_put_int32(batch + OFF_BASE_SEQUENCE, b->base_sequence);
+	kp_put_int32(batch + OFF_RECORDS_COUNT, b->count);
+	kp_batch_update_crc(batch, total_len);
+}
+
+/*
+ * Finish the batch and hand it over as one palloc'd buffer; the builder is
+ * spent afterwards (its records buffer is reused or freed).  Uncompressed,
+ * the records are slid up by 61 bytes inside their own buffer instead of
+ * being copied to a new one.  Should the codec fail (it cannot, short of
+ * running out of memory or passing 1 GB), the batch is sent uncompressed,
+ * which any reader accepts since the attributes say so.
+ */
+char *
+kp_batch_builder_finish(KpBatchBuilder *b, size_t *len)
+{
+	KpCompression codec = (KpCompression) (b->attributes & KP_ATTR_COMPRESSION_MASK);
+	StringInfo	recs = &b->records;
+
+	if (codec != KP_COMPRESSION_NONE)
+	{
+		StringInfoData out;
+
+		initStringInfo(&out);
+		enlargeStringInfo(&out, KP_BATCH_HEADER_SIZE);
+		out.len = KP_BATCH_HEADER_SIZE;
+		if (kp_compress(codec, recs->data, recs->len, &out))
+		{
+			pfree(recs->data);
+			recs->data = NULL;
+			write_header(out.data, out.len, b);
+			*len = out.len;
+			return out.data;
+		}
+		pfree(out.data);
+		b->attributes &= ~KP_ATTR_COMPRESSION_MASK;
+	}
+
+	{
+		char	   *batch;
+
+		enlargeStringInfo(recs, KP_BATCH_HEADER_SIZE);
+		memmove(recs->data + KP_BATCH_HEADER_SIZE, recs->data, recs->len);
+		recs->len += KP_BATCH_HEADER_SIZE;
+		batch = recs->data;
+		write_header(batch, recs->len, b);
+		*len = recs->len;
+		recs->data = NULL;
+		return batch;
+	}
+}
+
+/*
+ * A control batch carrying one COMMIT or ABORT marker (KIP-98): attributes
+ * transactional + control, key = int16 version 0 + int16 type, value =
+ * int16 version 0 + int32 coordinatorEpoch.  The transaction coordinator
+ * writes these; consumers in read_committed use them to drop aborted data.
+ */
+char *
+kp_build_control_batch(int64 producer_id, int16 producer_epoch,
+					   int16 control_type, int64 timestamp,
+					   int32 coordinator_epoch, size_t *len)
+{
+	KpBatchBuilder b;
+	char		key[4];
+	char		value[6];
+
+	kp_put_int16(key, 0);
+	kp_put_int16(key + 2, control_type);
+	kp_put_int16(value, 0);
+	kp_put_int32(value + 2, coordinator_epoch);
+
+	kp_batch_builder_init(&b, KP_COMPRESSION_NONE, producer_id,
+						  producer_epoch, KP_NO_SEQUENCE, true);
+	b.attributes |= KP_ATTR_CONTROL;
+	kp_batch_builder_add(&b, timestamp, key, sizeof(key),
+						 value, sizeof(value), NULL, 0);
+	return kp_batch_builder_finish(&b, len);
+}
+
+/*
+ * Read a control record key.  As Java's ControlRecordType.parse: at least
+ * four bytes, a non-negative version (newer versions are read as version
+ * 0, whose fields they must keep), then the int16 type.  Types other than
+ * ABORT/COMMIT (LEADER_CHANGE and the like) are returned as they are.
+ */
+bool
+kp_parse_control_key(const char *key, int key_len, int16 *control_type)
+{
+	if (key == NULL || key_len < 4)
+		return false;
+	if (kp_get_int16(key) < 0)
+		return false;
+	*control_type = kp_get_int16(key + 2);
+	return true;
+}
