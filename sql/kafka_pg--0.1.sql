@@ -1,0 +1,199 @@
+/* kafka_pg install script: schema kafka, its catalog and the SQL API. */
+\echo Use "CREATE EXTENSION kafka_pg" to load this file. \quit
+
+-- A Kafka record header: an ordered list of (key, value) pairs, duplicate keys allowed.
+CREATE TYPE kafka.header AS (key text, value bytea);
+
+------------------------------------------------------------------------------
+-- Catalog.  One owner: src/catalog/ writes these tables; everything else
+-- reads them.  Topic and partition ids come from sequences and are never
+-- reused, so storage that outlives an aborted CREATE can never be mistaken
+-- for a later topic's.
+------------------------------------------------------------------------------
+
+CREATE SEQUENCE kafka.topic_id_seq;
+CREATE SEQUENCE kafka.partition_id_seq;
+
+CREATE TABLE kafka.topics (
+	topic_id		integer PRIMARY KEY DEFAULT nextval('kafka.topic_id_seq'),
+	name			text NOT NULL UNIQUE,
+	topic_uuid		uuid NOT NULL UNIQUE DEFAULT gen_random_uuid(),	-- Kafka's topic id (KIP-516)
+	partition_count integer NOT NULL CHECK (partition_count > 0),
+	created_at		timestamptz NOT NULL DEFAULT now()
+);
+
+-- Only explicitly set configs are stored; kafka.topic_configs shows defaults too.
+CREATE TABLE kafka.topic_config_overrides (
+	topic_id		integer NOT NULL REFERENCES kafka.topics ON DELETE CASCADE,
+	name			text NOT NULL,
+	value			text NOT NULL,
+	PRIMARY KEY (topic_id, name)
+);
+
+CREATE TABLE kafka.partitions (
+	topic_id		integer NOT NULL REFERENCES kafka.topics ON DELETE CASCADE,
+	partition		integer NOT NULL CHECK (partition >= 0),
+	partition_id	bigint NOT NULL UNIQUE DEFAULT nextval('kafka.partition_id_seq'),	-- the store's key
+	PRIMARY KEY (topic_id, partition)
+);
+
+-- The segment directory of the store (see docs/architecture.md) lives in a
+-- relation file that the store creates; this row says which one.
+CREATE TABLE kafka.store (
+	directory_relfilenode oid NOT NULL
+);
+
+------------------------------------------------------------------------------
+-- Internal C functions
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka._store_init() RETURNS void
+	AS 'MODULE_PATHNAME', 'kp_sql_store_init' LANGUAGE C VOLATILE;
+SELECT kafka._store_init();
+REVOKE ALL ON FUNCTION kafka._store_init() FROM PUBLIC;
+
+------------------------------------------------------------------------------
+-- Topic administration
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka.create_topic(topic text, partitions integer DEFAULT 1,
+								   configs jsonb DEFAULT '{}')
+	RETURNS void AS 'MODULE_PATHNAME', 'kp_sql_create_topic' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.delete_topic(topic text)
+	RETURNS void AS 'MODULE_PATHNAME', 'kp_sql_delete_topic' LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION kafka.add_partitions(topic text, partitions integer)
+	RETURNS void AS 'MODULE_PATHNAME', 'kp_sql_add_partitions' LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION kafka.alter_topic_config(topic text, configs jsonb)
+	RETURNS void AS 'MODULE_PATHNAME', 'kp_sql_alter_topic_config' LANGUAGE C VOLATILE STRICT;
+
+-- Every known topic config with its Kafka default, for kafka.topic_configs.
+CREATE FUNCTION kafka.config_defaults(OUT name text, OUT default_value text, OUT doc text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_config_defaults'
+	LANGUAGE C IMMUTABLE;
+
+------------------------------------------------------------------------------
+-- Produce
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka.produce(topic text, key bytea, value bytea,
+							  headers kafka.header[] DEFAULT NULL,
+							  partition integer DEFAULT NULL,
+							  "timestamp" timestamptz DEFAULT NULL,
+							  OUT partition integer, OUT "offset" bigint)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_produce' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.produce(topic text, key text, value text,
+							  headers kafka.header[] DEFAULT NULL,
+							  partition integer DEFAULT NULL,
+							  "timestamp" timestamptz DEFAULT NULL,
+							  OUT partition integer, OUT "offset" bigint)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_produce_text' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.produce(topic text, key text, value jsonb,
+							  headers kafka.header[] DEFAULT NULL,
+							  partition integer DEFAULT NULL,
+							  "timestamp" timestamptz DEFAULT NULL,
+							  OUT partition integer, OUT "offset" bigint)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_produce_jsonb' LANGUAGE C VOLATILE;
+
+-- Many records in one call: one record batch per partition touched.
+CREATE FUNCTION kafka.produce_batch(topic text, keys bytea[], "values" bytea[],
+									partition integer DEFAULT NULL,
+									OUT partition integer, OUT base_offset bigint,
+									OUT record_count integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_produce_batch' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.produce_batch(topic text, keys text[], "values" text[],
+									partition integer DEFAULT NULL,
+									OUT partition integer, OUT base_offset bigint,
+									OUT record_count integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_produce_batch' LANGUAGE C VOLATILE;
+
+------------------------------------------------------------------------------
+-- Fetch and offsets
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka.fetch(topic text, partition integer, from_offset bigint DEFAULT 0,
+							max_records integer DEFAULT 1000,
+							isolation_level text DEFAULT 'read_committed',
+							OUT partition integer, OUT "offset" bigint,
+							OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+							OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION kafka.fetch_text(topic text, partition integer, from_offset bigint DEFAULT 0,
+								 max_records integer DEFAULT 1000,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value text,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigint DEFAULT 0,
+								 max_records integer DEFAULT 1000,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value jsonb,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
+
+-- Kafka's ListOffsets: "timestamp" -2 = earliest, -1 = latest, -3 = max
+-- timestamp, otherwise the first offset whose timestamp is >= the given
+-- milliseconds since the epoch.  NULL offset when there is none.
+CREATE FUNCTION kafka.list_offsets(topic text, partition integer, "timestamp" bigint,
+								   OUT "offset" bigint, OUT "timestamp" timestamptz)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_list_offsets' LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION kafka.list_offsets(topic text, partition integer, "timestamp" timestamptz,
+								   OUT "offset" bigint, OUT "timestamp" timestamptz)
+	RETURNS record LANGUAGE sql VOLATILE STRICT
+	AS $$ SELECT * FROM kafka.list_offsets($1, $2,
+					(extract(epoch FROM $3) * 1000)::bigint) $$;
+
+CREATE FUNCTION kafka.earliest_offset(topic text, partition integer) RETURNS bigint
+	LANGUAGE sql VOLATILE STRICT
+	AS $$ SELECT "offset" FROM kafka.list_offsets($1, $2, -2::bigint) $$;
+
+CREATE FUNCTION kafka.latest_offset(topic text, partition integer) RETURNS bigint
+	LANGUAGE sql VOLATILE STRICT
+	AS $$ SELECT "offset" FROM kafka.list_offsets($1, $2, -1::bigint) $$;
+
+-- The Java client's default partitioner, for checking and for SQL users.
+CREATE FUNCTION kafka.murmur2(data bytea) RETURNS integer
+	AS 'MODULE_PATHNAME', 'kp_sql_murmur2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kafka.partition_for_key(key bytea, partitions integer) RETURNS integer
+	AS 'MODULE_PATHNAME', 'kp_sql_partition_for_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+------------------------------------------------------------------------------
+-- Views
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka._partition_stats(partition_id bigint,
+									   OUT log_start_offset bigint,
+									   OUT log_end_offset bigint,
+									   OUT size_bytes bigint,
+									   OUT segment_count integer)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_partition_stats' LANGUAGE C VOLATILE STRICT;
+
+CREATE VIEW kafka.topic_list AS
+	SELECT t.name AS topic, t.topic_uuid, t.partition_count, t.created_at
+	FROM kafka.topics t;
+
+CREATE VIEW kafka.partition_status AS
+	SELECT t.name AS topic, p.partition, s.log_start_offset, s.log_end_offset,
+		   s.size_bytes, s.segment_count
+	FROM kafka.topics t
+	JOIN kafka.partitions p USING (topic_id)
+	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s;
+
+CREATE VIEW kafka.topic_configs AS
+	SELECT t.name AS topic, d.name, coalesce(o.value, d.default_value) AS value,
+		   (o.value IS NULL) AS is_default
+	FROM kafka.topics t
+	CROSS JOIN kafka.config_defaults() d
+	LEFT JOIN kafka.topic_config_overrides o
+		   ON o.topic_id = t.topic_id AND o.name = d.name;

@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * kafka_catalog.h
+ *	  Topics, partitions and topic configs: the whole public face of
+ *	  src/catalog.
+ *
+ * The tables live in schema kafka (sql/kafka_pg--*.sql) and only this
+ * component writes them.  Readers on the hot path (produce, fetch) use
+ * kp_topic_open, which serves a backend-local cache invalidated through the
+ * relcache invalidation that every change here sends at commit.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_KAFKA_CATALOG_H
+#define KP_KAFKA_CATALOG_H
+
+#include "postgres.h"
+#include "storage/lockdefs.h"
+#include "utils/uuid.h"
+
+#include "codec/codec.h"
+#include "store/store.h"
+
+#define KP_TOPIC_NAME_MAX	249
+
+/* ---------- topic configs (config.c) ---------- */
+
+typedef enum KpConfigType
+{
+	KP_CONF_LONG,
+	KP_CONF_INT,
+	KP_CONF_DOUBLE,
+	KP_CONF_BOOLEAN,
+	KP_CONF_STRING,
+	KP_CONF_ENUM,				/* one of a list */
+	KP_CONF_LIST				/* comma-separated subset of a list */
+} KpConfigType;
+
+typedef struct KpConfigDef
+{
+	const char *name;
+	KpConfigType type;
+	const char *default_value;
+	double		min;			/* numeric bounds */
+	double		max;
+	const char *const *choices;	/* ENUM and LIST */
+	const char *doc;
+} KpConfigDef;
+
+extern const KpConfigDef kp_topic_config_defs[];
+extern const int kp_topic_config_count;
+
+/* Index of a config by name, or -1. */
+extern int	kp_config_index(const char *name);
+
+/*
+ * Check a value for a config (ERROR with the key and value if it is bad,
+ * ERRCODE_KP_INVALID_CONFIG); returns the value normalised (e.g. "-1"
+ * for "-01").  Unknown keys are an error too.
+ */
+extern char *kp_config_check(const char *name, const char *value);
+
+/* ---------- topics (topics.c) ---------- */
+
+/* Config values the log and the front doors need, parsed. */
+typedef struct KpTopicConfig
+{
+	KpLogConfig log;
+	int			compression;	/* KpCompression, or -1 for "producer" */
+	bool		cleanup_delete;
+	bool		cleanup_compact;
+	int64		retention_ms;
+	int64		retention_bytes;
+	int64		delete_retention_ms;
+	int64		min_compaction_lag_ms;
+	int64		max_compaction_lag_ms;
+	double		min_cleanable_dirty_ratio;
+	int32		min_insync_replicas;
+	int64		timestamp_before_max_ms;
+	int64		timestamp_after_max_ms;
+} KpTopicConfig;
+
+typedef struct KpTopic
+{
+	int32		topic_id;
+	char		name[KP_TOPIC_NAME_MAX + 1];
+	pg_uuid_t	topic_uuid;
+	int32		partition_count;
+	int64	   *partition_ids;	/* [partition_count] */
+	TransactionId *partition_xmins; /* to tell partitions this xact created */
+	KpTopicConfig config;
+	char	  **config_values;	/* effective value of every config, by index */
+	bool	   *config_is_default;
+} KpTopic;
+
+/*
+ * Look up a topic by name and lock it against deletion (lockmode on the
+ * topic object, held to the end of the transaction).  Returns NULL when it
+ * does not exist and missing_ok, else ERROR (KP003).  The result belongs
+ * to the cache: valid until the next catalog call.
+ */
+extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok);
+
+/* The partition reference the store needs; ERROR for a bad partition. */
+extern void kp_topic_partition(const KpTopic *topic, int32 partition,
+							   KpPartitionRef *ref);
+
+/* Kafka's topic-name rules; ERROR (KP017) with the reason. */
+extern void kp_topic_check_name(const char *name);
+
+/* name/value pairs of configs to set; value NULL means "reset to default" */
+typedef struct KpConfigSetting
+{
+	const char *name;
+	const char *value;
+} KpConfigSetting;
+
+extern void kp_topic_create(const char *name, int32 partitions,
+							const KpConfigSetting *configs, int nconfigs);
+extern void kp_topic_delete(const char *name);
+extern void kp_topic_add_partitions(const char *name, int32 partitions);
+extern void kp_topic_alter_configs(const char *name,
+								   const KpConfigSetting *configs, int nconfigs);
+
+#endif							/* KP_KAFKA_CATALOG_H */

@@ -1,0 +1,517 @@
+/*-------------------------------------------------------------------------
+ *
+ * topics.c
+ *	  Topics and partitions: the only writer of kafka.topics,
+ *	  kafka.partitions and kafka.topic_config_overrides, and the cache that
+ *	  produce and fetch read them through.
+ *
+ * Locking: every user of a topic holds a lock on the topic object
+ * (LockDatabaseObject on kafka.topics' OID and the topic id) until the end
+ * of its transaction: AccessShareLock to produce or fetch,
+ * ShareUpdateExclusiveLock to add partitions or alter configs (so those
+ * serialise), AccessExclusiveLock to delete.  After taking the lock the
+ * cache is revalidated, so a user never works from a topic that a
+ * committed change has replaced.
+ *
+ * Cache invalidation: a change here registers a relcache invalidation of
+ * kafka.topics, which every backend receives at commit; the callback drops
+ * the whole cache (topic DDL is rare).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "catalog/kafka_catalog.h"
+#include "common/kafka_errors.h"
+#include "main/kafka_pg.h"
+
+typedef struct KpTopicEntry
+{
+	char		name[KP_TOPIC_NAME_MAX + 1];	/* hash key */
+	KpTopic		topic;
+} KpTopicEntry;
+
+static HTAB *topic_cache = NULL;
+static MemoryContext topic_cxt = NULL;
+static Oid	topics_relid = InvalidOid;
+static uint64 cache_generation = 0;
+static bool callback_registered = false;
+
+static void
+topic_cache_reset(void)
+{
+	if (topic_cxt)
+		MemoryContextDelete(topic_cxt);
+	topic_cxt = NULL;
+	topic_cache = NULL;
+	topics_relid = InvalidOid;
+	cache_generation++;
+}
+
+static void
+topic_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == topics_relid)
+		topic_cache_reset();
+}
+
+static void
+topic_cache_init(void)
+{
+	HASHCTL		ctl;
+	Oid			nsp;
+
+	if (topic_cache)
+		return;
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(topic_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+	nsp = get_namespace_oid("kafka", true);
+	topics_relid = OidIsValid(nsp) ? get_relname_relid("topics", nsp) : InvalidOid;
+	if (!OidIsValid(topics_relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"kafka_pg\" is not installed in this database")));
+
+	topic_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg topics",
+									  ALLOCSET_DEFAULT_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = KP_TOPIC_NAME_MAX + 1;
+	ctl.entrysize = sizeof(KpTopicEntry);
+	ctl.hcxt = topic_cxt;
+	topic_cache = hash_create("kafka_pg topic cache", 64, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+}
+
+static int64
+parse_long(const char *s)
+{
+	return strtoll(s, NULL, 10);
+}
+
+/* Parse effective config values into the struct the front doors use. */
+static void
+parse_topic_config(KpTopic *t)
+{
+	KpTopicConfig *c = &t->config;
+	const char *v;
+
+#define CONF(name) t->config_values[kp_config_index(name)]
+	c->log.segment_bytes = parse_long(CONF("segment.bytes"));
+	c->log.segment_ms = parse_long(CONF("segment.ms"));
+	c->log.max_message_bytes = (int32) parse_long(CONF("max.message.bytes"));
+	c->log.log_append_time = strcmp(CONF("message.timestamp.type"), "LogAppendTime") == 0;
+	v = CONF("compression.type");
+	if (strcmp(v, "producer") == 0)
+		c->compression = -1;
+	else if (strcmp(v, "uncompressed") == 0)
+		c->compression = KP_COMPRESSION_NONE;
+	else
+	{
+		KpCompression codec = KP_COMPRESSION_NONE;
+
+		(void) kp_compression_from_name(v, &codec);
+		c->compression = codec;
+	}
+	v = CONF("cleanup.policy");
+	c->cleanup_delete = strstr(v, "delete") != NULL;
+	c->cleanup_compact = strstr(v, "compact") != NULL;
+	c->retention_ms = parse_long(CONF("retention.ms"));
+	c->retention_bytes = parse_long(CONF("retention.bytes"));
+	c->delete_retention_ms = parse_long(CONF("delete.retention.ms"));
+	c->min_compaction_lag_ms = parse_long(CONF("min.compaction.lag.ms"));
+	c->max_compaction_lag_ms = parse_long(CONF("max.compaction.lag.ms"));
+	c->min_cleanable_dirty_ratio = strtod(CONF("min.cleanable.dirty.ratio"), NULL);
+	c->min_insync_replicas = (int32) parse_long(CONF("min.insync.replicas"));
+	c->timestamp_before_max_ms = parse_long(CONF("message.timestamp.before.max.ms"));
+	c->timestamp_after_max_ms = parse_long(CONF("message.timestamp.after.max.ms"));
+#undef CONF
+}
+
+/*
+ * Read a topic from the catalog into the cache.  Returns NULL if there is
+ * no such topic.  Everything is read before the cache is touched: the SPI
+ * queries take locks, which process invalidations, which may reset the
+ * cache under our feet.
+ */
+static KpTopic *
+topic_load(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	KpTopicEntry *entry;
+	KpTopic		tmp;
+	KpTopic    *t;
+	int			i;
+	bool		isnull;
+	MemoryContext callercxt = CurrentMemoryContext;
+	int			ret;
+	int			noverrides;
+	char	  **onames;
+	char	  **ovalues;
+
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	ret = SPI_execute_with_args("SELECT topic_id, topic_uuid, partition_count "
+								"FROM kafka.topics WHERE name = $1",
+								1, argtypes, args, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "kafka_pg: topic lookup failed");
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		return NULL;
+	}
+
+	memset(&tmp, 0, sizeof(KpTopic));
+	strlcpy(tmp.name, name, sizeof(tmp.name));
+	tmp.topic_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	memcpy(&tmp.topic_uuid,
+		   DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)),
+		   sizeof(pg_uuid_t));
+	tmp.partition_count = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+
+	argtypes[0] = INT4OID;
+	args[0] = Int32GetDatum(tmp.topic_id);
+	ret = SPI_execute_with_args("SELECT partition, partition_id, xmin::text::bigint "
+								"FROM kafka.partitions WHERE topic_id = $1 ORDER BY partition",
+								1, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT || (int) SPI_processed != tmp.partition_count)
+		elog(ERROR, "kafka_pg: topic \"%s\" has %d partitions in kafka.partitions, %d expected",
+			 name, (int) SPI_processed, tmp.partition_count);
+
+	tmp.partition_ids = MemoryContextAlloc(callercxt, sizeof(int64) * tmp.partition_count);
+	tmp.partition_xmins = MemoryContextAlloc(callercxt, sizeof(TransactionId) * tmp.partition_count);
+	for (i = 0; i < tmp.partition_count; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+
+		if (DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) != i)
+			elog(ERROR, "kafka_pg: topic \"%s\" is missing partition %d", name, i);
+		tmp.partition_ids[i] = DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		tmp.partition_xmins[i] = (TransactionId)
+			DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
+	}
+
+	ret = SPI_execute_with_args("SELECT name, value FROM kafka.topic_config_overrides "
+								"WHERE topic_id = $1",
+								1, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "kafka_pg: topic config lookup failed");
+	noverrides = (int) SPI_processed;
+	onames = MemoryContextAlloc(callercxt, sizeof(char *) * (noverrides + 1));
+	ovalues = MemoryContextAlloc(callercxt, sizeof(char *) * (noverrides + 1));
+	for (i = 0; i < noverrides; i++)
+	{
+		onames[i] = MemoryContextStrdup(callercxt,
+										SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		ovalues[i] = MemoryContextStrdup(callercxt,
+										 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+	}
+	SPI_finish();
+
+	/* now into the cache, with no catalog access in between */
+	topic_cache_init();
+	entry = hash_search(topic_cache, name, HASH_ENTER, NULL);
+	t = &entry->topic;
+	*t = tmp;
+	t->partition_ids = MemoryContextAlloc(topic_cxt, sizeof(int64) * tmp.partition_count);
+	memcpy(t->partition_ids, tmp.partition_ids, sizeof(int64) * tmp.partition_count);
+	t->partition_xmins = MemoryContextAlloc(topic_cxt, sizeof(TransactionId) * tmp.partition_count);
+	memcpy(t->partition_xmins, tmp.partition_xmins, sizeof(TransactionId) * tmp.partition_count);
+	t->config_values = MemoryContextAllocZero(topic_cxt, sizeof(char *) * kp_topic_config_count);
+	t->config_is_default = MemoryContextAllocZero(topic_cxt, sizeof(bool) * kp_topic_config_count);
+	for (i = 0; i < noverrides; i++)
+	{
+		int			idx = kp_config_index(onames[i]);
+
+		if (idx >= 0)
+			t->config_values[idx] = MemoryContextStrdup(topic_cxt, ovalues[i]);
+	}
+	for (i = 0; i < kp_topic_config_count; i++)
+	{
+		if (t->config_values[i] == NULL)
+		{
+			t->config_values[i] = (char *) kp_topic_config_defs[i].default_value;
+			t->config_is_default[i] = true;
+		}
+	}
+	parse_topic_config(t);
+	return t;
+}
+
+const KpTopic *
+kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
+{
+	for (;;)
+	{
+		KpTopicEntry *entry;
+		KpTopic    *t;
+		uint64		generation;
+		int32		topic_id;
+
+		topic_cache_init();
+		if (strlen(name) > KP_TOPIC_NAME_MAX)
+			entry = NULL;
+		else
+			entry = hash_search(topic_cache, name, HASH_FIND, NULL);
+		t = entry ? &entry->topic : (strlen(name) > KP_TOPIC_NAME_MAX ? NULL : topic_load(name));
+		if (t == NULL)
+		{
+			if (missing_ok)
+				return NULL;
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+					 errmsg("topic \"%s\" does not exist", name)));
+		}
+
+		topic_id = t->topic_id;
+		generation = cache_generation;
+		LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
+		AcceptInvalidationMessages();
+		if (generation == cache_generation)
+			return t;
+		/* the topic changed while we waited: look again */
+	}
+}
+
+void
+kp_topic_partition(const KpTopic *topic, int32 partition, KpPartitionRef *ref)
+{
+	if (partition < 0 || partition >= topic->partition_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+				 errmsg("partition %d of topic \"%s\" does not exist", partition, topic->name),
+				 errdetail("The topic has %d partition%s, numbered from 0.",
+						   topic->partition_count, topic->partition_count == 1 ? "" : "s")));
+	ref->partition_id = topic->partition_ids[partition];
+	ref->created_in_xact = TransactionIdIsCurrentTransactionId(topic->partition_xmins[partition]);
+}
+
+/* Kafka's Topic.validate: length, legal characters, not "." or "..". */
+void
+kp_topic_check_name(const char *name)
+{
+	const char *p;
+
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_TOPIC),
+				 errmsg("topic name is empty")));
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_TOPIC),
+				 errmsg("topic name cannot be \"%s\"", name)));
+	if (strlen(name) > KP_TOPIC_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_TOPIC),
+				 errmsg("topic name is %d characters long, the maximum is %d",
+						(int) strlen(name), KP_TOPIC_NAME_MAX)));
+	for (p = name; *p; p++)
+	{
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_INVALID_TOPIC),
+					 errmsg("topic name \"%s\" is illegal", name),
+					 errdetail("It contains a character other than ASCII alphanumerics, '.', '_' and '-'.")));
+	}
+}
+
+static void
+check_partition_count(int32 partitions)
+{
+	if (partitions <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
+				 errmsg("number of partitions must be larger than 0, got %d", partitions)));
+	if (partitions > kp_max_partitions)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
+				 errmsg("a topic cannot have %d partitions, the limit is kafka.max_partitions (%d)",
+						partitions, kp_max_partitions)));
+}
+
+static void
+spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
+{
+	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+
+	if (ret != expect)
+		elog(ERROR, "kafka_pg: catalog statement failed (%d): %s", ret, sql);
+}
+
+/* Validate and upsert (or with NULL value, delete) config overrides. */
+static void
+apply_configs(int32 topic_id, const KpConfigSetting *configs, int nconfigs)
+{
+	int			i;
+
+	for (i = 0; i < nconfigs; i++)
+	{
+		Oid			types[3] = {INT4OID, TEXTOID, TEXTOID};
+		Datum		values[3];
+
+		values[0] = Int32GetDatum(topic_id);
+		values[1] = CStringGetTextDatum(configs[i].name);
+		if (configs[i].value == NULL)
+		{
+			if (kp_config_index(configs[i].name) < 0)
+				(void) kp_config_check(configs[i].name, "");	/* unknown key error */
+			spi_exec("DELETE FROM kafka.topic_config_overrides WHERE topic_id = $1 AND name = $2",
+					 2, types, values, SPI_OK_DELETE);
+			continue;
+		}
+		values[2] = CStringGetTextDatum(kp_config_check(configs[i].name, configs[i].value));
+		spi_exec("INSERT INTO kafka.topic_config_overrides (topic_id, name, value) "
+				 "VALUES ($1, $2, $3) ON CONFLICT (topic_id, name) DO UPDATE SET value = EXCLUDED.value",
+				 3, types, values, SPI_OK_INSERT);
+	}
+}
+
+static void
+invalidate_topics(void)
+{
+	topic_cache_init();
+	CacheInvalidateRelcacheByRelid(topics_relid);
+}
+
+void
+kp_topic_create(const char *name, int32 partitions,
+				const KpConfigSetting *configs, int nconfigs)
+{
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		values[2];
+	int32		topic_id;
+	bool		isnull;
+	int			i;
+
+	kp_topic_check_name(name);
+	check_partition_count(partitions);
+	for (i = 0; i < nconfigs; i++)
+		if (configs[i].value != NULL)
+			(void) kp_config_check(configs[i].name, configs[i].value);
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_INVALID_CONFIG),
+					 errmsg("topic config \"%s\" has a null value", configs[i].name)));
+
+	topic_cache_init();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* one creator of a name at a time */
+	LockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+
+	values[0] = CStringGetTextDatum(name);
+	spi_exec("SELECT name FROM kafka.topics WHERE translate(name, '.', '_') = translate($1, '.', '_')",
+			 1, types, values, SPI_OK_SELECT);
+	if (SPI_processed > 0)
+	{
+		char	   *existing = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (strcmp(existing, name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_TOPIC_ALREADY_EXISTS),
+					 errmsg("topic \"%s\" already exists", name)));
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_TOPIC),
+				 errmsg("topic \"%s\" collides with existing topic \"%s\"", name, existing),
+				 errdetail("Kafka treats '.' and '_' in topic names alike in metric names, so it refuses names that differ only there.")));
+	}
+
+	values[1] = Int32GetDatum(partitions);
+	spi_exec("INSERT INTO kafka.topics (name, partition_count) VALUES ($1, $2) RETURNING topic_id",
+			 2, types, values, SPI_OK_INSERT_RETURNING);
+	topic_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	types[0] = INT4OID;
+	values[0] = Int32GetDatum(topic_id);
+	spi_exec("INSERT INTO kafka.partitions (topic_id, partition) "
+			 "SELECT $1, g FROM generate_series(0, $2 - 1) g",
+			 2, types, values, SPI_OK_INSERT);
+	apply_configs(topic_id, configs, nconfigs);
+	SPI_finish();
+	invalidate_topics();
+}
+
+void
+kp_topic_delete(const char *name)
+{
+	const KpTopic *t = kp_topic_open(name, AccessExclusiveLock, false);
+	int			i;
+	Oid			types[1] = {INT4OID};
+	Datum		values[1];
+
+	for (i = 0; i < t->partition_count; i++)
+		kp_log_drop_partition(t->partition_ids[i]);
+
+	values[0] = Int32GetDatum(t->topic_id);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	spi_exec("DELETE FROM kafka.topics WHERE topic_id = $1", 1, types, values, SPI_OK_DELETE);
+	SPI_finish();
+	invalidate_topics();
+}
+
+void
+kp_topic_add_partitions(const char *name, int32 partitions)
+{
+	const KpTopic *t = kp_topic_open(name, ShareUpdateExclusiveLock, false);
+	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
+	Datum		values[3];
+
+	check_partition_count(partitions);
+	if (partitions < t->partition_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
+				 errmsg("topic \"%s\" has %d partitions and cannot shrink to %d",
+						name, t->partition_count, partitions),
+				 errdetail("Kafka only ever adds partitions: removing one would lose its records and move keys between partitions.")));
+	if (partitions == t->partition_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
+				 errmsg("topic \"%s\" already has %d partitions", name, partitions)));
+
+	values[0] = Int32GetDatum(t->topic_id);
+	values[1] = Int32GetDatum(t->partition_count);
+	values[2] = Int32GetDatum(partitions);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	spi_exec("INSERT INTO kafka.partitions (topic_id, partition) "
+			 "SELECT $1, g FROM generate_series($2, $3 - 1) g",
+			 3, types, values, SPI_OK_INSERT);
+	spi_exec("UPDATE kafka.topics SET partition_count = $3 WHERE topic_id = $1 AND $2 IS NOT NULL",
+			 3, types, values, SPI_OK_UPDATE);
+	SPI_finish();
+	invalidate_topics();
+}
+
+void
+kp_topic_alter_configs(const char *name, const KpConfigSetting *configs, int nconfigs)
+{
+	const KpTopic *t = kp_topic_open(name, ShareUpdateExclusiveLock, false);
+	int32		topic_id = t->topic_id;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	apply_configs(topic_id, configs, nconfigs);
+	SPI_finish();
+	invalidate_topics();
+}

@@ -1,0 +1,297 @@
+/*-------------------------------------------------------------------------
+ *
+ * fetch.c
+ *	  kafka.fetch (and its text/json forms) and kafka.list_offsets.
+ *
+ * Fetch follows Kafka's consumer semantics: records in offset order from
+ * from_offset, control batches never shown; with read_committed (the
+ * default) a reader stops at the first batch of a transaction still in
+ * progress (the last stable offset) and skips the batches of aborted ones;
+ * read_uncommitted shows everything up to the high watermark.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+#include "catalog/kafka_catalog.h"
+#include "codec/codec.h"
+#include "common/kafka_errors.h"
+#include "sqlapi/sqlapi.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+PG_FUNCTION_INFO_V1(kp_sql_fetch);
+PG_FUNCTION_INFO_V1(kp_sql_list_offsets);
+
+/* largest batch we inflate for SQL (a compressed batch may expand a lot) */
+#define KP_SQL_MAX_INFLATE	((size_t) 256 * 1024 * 1024)
+
+typedef enum OutForm
+{
+	OUT_BYTEA,
+	OUT_TEXT,
+	OUT_JSONB
+} OutForm;
+
+static Datum
+bytes_datum(const char *data, int len, OutForm form, int64 offset, const char *what)
+{
+	if (form == OUT_BYTEA)
+	{
+		bytea	   *b = palloc(VARHDRSZ + len);
+
+		SET_VARSIZE(b, VARHDRSZ + len);
+		memcpy(VARDATA(b), data, len);
+		return PointerGetDatum(b);
+	}
+	if (!pg_verifymbstr(data, len, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("%s of the record at offset %lld is not valid text in the database encoding",
+						what, (long long) offset),
+				 errhint("Use kafka.fetch, which returns bytea.")));
+	if (form == OUT_TEXT)
+		return PointerGetDatum(cstring_to_text_with_len(data, len));
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(data, len)));
+}
+
+static Datum
+headers_datum(const KpRecord *rec, Oid header_type)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(header_type, -1);
+	Datum	   *elems = palloc(sizeof(Datum) * Max(rec->header_count, 1));
+	int			i;
+	ArrayType  *arr;
+
+	for (i = 0; i < rec->header_count; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+		const KpHeader *h = &rec->headers[i];
+
+		values[0] = PointerGetDatum(cstring_to_text_with_len(h->key, h->key_len));
+		if (h->value == NULL)
+			nulls[1] = true;
+		else
+			values[1] = bytes_datum(h->value, h->value_len, OUT_BYTEA, 0, NULL);
+		elems[i] = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+	}
+	arr = construct_array(elems, rec->header_count, header_type, -1, false, TYPALIGN_DOUBLE);
+	ReleaseTupleDesc(desc);
+	return PointerGetDatum(arr);
+}
+
+static bool
+parse_isolation(const char *s)
+{
+	if (strcmp(s, "read_committed") == 0)
+		return true;
+	if (strcmp(s, "read_uncommitted") == 0)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid isolation_level \"%s\"", s),
+			 errhint("Use read_committed or read_uncommitted.")));
+	return true;
+}
+
+Datum
+kp_sql_fetch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		partition = PG_GETARG_INT32(1);
+	int64		from_offset = PG_GETARG_INT64(2);
+	int32		max_records = PG_GETARG_INT32(3);
+	bool		read_committed = parse_isolation(text_to_cstring(PG_GETARG_TEXT_PP(4)));
+	const KpTopic *topic;
+	KpPartitionRef ref;
+	KpLogOffsets off;
+	KpLogReader *reader;
+	const char *batch;
+	size_t		len;
+	int			emitted = 0;
+	OutForm		key_form;
+	OutForm		value_form;
+	Oid			header_type;
+	int64		last_pid = KP_NO_PRODUCER_ID;
+	KpSqlVisibility last_vis = KP_VIS_COMMITTED;
+	bool		stop = false;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (max_records < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_records must not be negative")));
+
+	key_form = TupleDescAttr(rsinfo->setDesc, 3)->atttypid == BYTEAOID ? OUT_BYTEA : OUT_TEXT;
+	switch (TupleDescAttr(rsinfo->setDesc, 4)->atttypid)
+	{
+		case BYTEAOID:
+			value_form = OUT_BYTEA;
+			break;
+		case JSONBOID:
+			value_form = OUT_JSONB;
+			break;
+		default:
+			value_form = OUT_TEXT;
+			break;
+	}
+	header_type = get_element_type(TupleDescAttr(rsinfo->setDesc, 5)->atttypid);
+
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	kp_topic_partition(topic, partition, &ref);
+	kp_log_offsets(ref.partition_id, &off);
+	if (from_offset < off.log_start_offset || from_offset > off.log_end_offset)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_OFFSET_OUT_OF_RANGE),
+				 errmsg("offset %lld is out of range for partition %d of topic \"%s\"",
+						(long long) from_offset, partition, topic_name),
+				 errdetail("The log starts at offset %lld and ends at %lld.",
+						   (long long) off.log_start_offset, (long long) off.log_end_offset)));
+	if (max_records == 0 || from_offset == off.log_end_offset)
+		return (Datum) 0;
+
+	reader = kp_log_reader_open(ref.partition_id, from_offset);
+	while (!stop && emitted < max_records && kp_log_reader_next(reader, &batch, &len))
+	{
+		KpRecordIter it;
+		KpRecord	rec;
+		bool		done = false;
+		KpCodecError err;
+
+		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
+		if (err != KP_CODEC_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
+							partition, topic_name, kp_codec_error_message(err))));
+		if (KpBatchIsControl(&it.hdr))
+		{
+			kp_record_iter_end(&it);
+			continue;
+		}
+		if (read_committed && KpBatchIsTransactional(&it.hdr))
+		{
+			if (KpPidIsSqlXact(it.hdr.producer_id))
+			{
+				if (it.hdr.producer_id != last_pid)
+				{
+					last_pid = it.hdr.producer_id;
+					last_vis = kp_txn_sql_visibility(last_pid);
+				}
+				if (last_vis == KP_VIS_IN_PROGRESS)
+				{
+					kp_record_iter_end(&it);
+					break;		/* the last stable offset */
+				}
+				if (last_vis == KP_VIS_ABORTED)
+				{
+					kp_record_iter_end(&it);
+					continue;
+				}
+			}
+			else if (it.hdr.base_offset >= off.last_stable_offset)
+			{
+				kp_record_iter_end(&it);
+				break;
+			}
+		}
+
+		while (emitted < max_records)
+		{
+			Datum		values[6];
+			bool		nulls[6] = {false, false, false, false, false, false};
+			int64		ts;
+
+			err = kp_record_iter_next(&it, &rec, &done);
+			if (err != KP_CODEC_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+						 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
+								partition, topic_name, kp_codec_error_message(err))));
+			if (done)
+				break;
+			if (rec.offset < from_offset)
+				continue;
+			ts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ? it.hdr.max_timestamp : rec.timestamp;
+			values[0] = Int32GetDatum(partition);
+			values[1] = Int64GetDatum(rec.offset);
+			values[2] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
+			if (rec.key == NULL)
+				nulls[3] = true;
+			else
+				values[3] = bytes_datum(rec.key, rec.key_len, key_form, rec.offset, "key");
+			if (rec.value == NULL)
+				nulls[4] = true;
+			else
+				values[4] = bytes_datum(rec.value, rec.value_len, value_form, rec.offset, "value");
+			values[5] = headers_datum(&rec, header_type);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			emitted++;
+		}
+		kp_record_iter_end(&it);
+	}
+	kp_log_reader_close(reader);
+	return (Datum) 0;
+}
+
+/* ListOffsets for one partition: -2 earliest, -1 latest, -3 max timestamp. */
+Datum
+kp_sql_list_offsets(PG_FUNCTION_ARGS)
+{
+	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		partition = PG_GETARG_INT32(1);
+	int64		ts = PG_GETARG_INT64(2);
+	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	KpPartitionRef ref;
+	KpLogOffsets off;
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, true};
+	int64		offset;
+	int64		found_ts = -1;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	kp_topic_partition(topic, partition, &ref);
+	kp_log_offsets(ref.partition_id, &off);
+
+	if (ts == -2)
+		offset = off.log_start_offset;
+	else if (ts == -1)
+		offset = off.log_end_offset;
+	else if (ts == -3)
+		offset = kp_log_max_timestamp(ref.partition_id, &found_ts);
+	else if (ts < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid timestamp %lld", (long long) ts),
+				 errhint("Use -2 for the earliest offset, -1 for the latest, -3 for the largest timestamp, or milliseconds since 1970.")));
+	else
+		offset = kp_log_offset_for_timestamp(ref.partition_id, ts, &found_ts);
+
+	if (offset < 0)
+		nulls[0] = true;
+	else
+		values[0] = Int64GetDatum(offset);
+	if (found_ts >= 0)
+	{
+		nulls[1] = false;
+		values[1] = TimestampTzGetDatum(KpMsToTimestampTz(found_ts));
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}

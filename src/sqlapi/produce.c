@@ -1,0 +1,423 @@
+/*-------------------------------------------------------------------------
+ *
+ * produce.c
+ *	  kafka.produce and kafka.produce_batch.
+ *
+ * Records produced from SQL belong to the calling transaction: each batch
+ * is written at once as a transactional batch of the (sub)transaction's
+ * producer id (src/txn), visible to readers only once the transaction
+ * commits, and never if it rolls back.
+ *
+ * Partitioning is the Java client's: a keyed record goes to
+ * toPositive(murmur2(key)) % partitions; unkeyed records go round-robin,
+ * one batch at a time (the "sticky" partitioner of KIP-480).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "common/pg_prng.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "catalog/kafka_catalog.h"
+#include "codec/codec.h"
+#include "common/kafka_errors.h"
+#include "sqlapi/sqlapi.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+PG_FUNCTION_INFO_V1(kp_sql_produce);
+PG_FUNCTION_INFO_V1(kp_sql_produce_text);
+PG_FUNCTION_INFO_V1(kp_sql_produce_jsonb);
+PG_FUNCTION_INFO_V1(kp_sql_produce_batch);
+
+/* round-robin position for unkeyed records, per backend */
+static uint32 next_unkeyed = 0;
+static bool next_unkeyed_set = false;
+
+static int32
+next_round_robin(int32 partitions)
+{
+	if (!next_unkeyed_set)
+	{
+		next_unkeyed = (uint32) pg_prng_uint32(&pg_global_prng_state);
+		next_unkeyed_set = true;
+	}
+	return (int32) (next_unkeyed++ % (uint32) partitions);
+}
+
+static int32
+choose_partition(const KpTopic *topic, bool has_partition, int32 partition,
+				 const char *key, int key_len)
+{
+	if (has_partition)
+		return partition;
+	if (key != NULL)
+		return kp_partition_for_key(key, key_len, topic->partition_count);
+	return next_round_robin(topic->partition_count);
+}
+
+/* The compression the topic asks for; "producer" means none from SQL. */
+static KpCompression
+topic_compression(const KpTopic *topic)
+{
+	return topic->config.compression < 0 ? KP_COMPRESSION_NONE :
+		(KpCompression) topic->config.compression;
+}
+
+/* message.timestamp.before/after.max.ms, for CreateTime topics (KIP-937) */
+static void
+check_timestamp(const KpTopic *topic, int64 ts, int64 now)
+{
+	if (topic->config.log.log_append_time)
+		return;
+	if ((now - ts) > topic->config.timestamp_before_max_ms ||
+		(ts - now) > topic->config.timestamp_after_max_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_TIMESTAMP),
+				 errmsg("timestamp %lld of a record for topic \"%s\" is out of the accepted range",
+						(long long) ts, topic->name),
+				 errdetail("message.timestamp.before.max.ms is %lld and message.timestamp.after.max.ms is %lld.",
+						   (long long) topic->config.timestamp_before_max_ms,
+						   (long long) topic->config.timestamp_after_max_ms)));
+}
+
+static void
+check_batch_size(const KpTopic *topic, size_t len)
+{
+	if ((int64) len > topic->config.log.max_message_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_MESSAGE_TOO_LARGE),
+				 errmsg("record batch of %zu bytes is larger than max.message.bytes (%d) of topic \"%s\"",
+						len, topic->config.log.max_message_bytes, topic->name)));
+}
+
+/* kafka.header[] to KpHeader[]; keys must not be null. */
+static KpHeader *
+headers_from_array(ArrayType *arr, int *nheaders)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	KpHeader   *out;
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, &n);
+	out = palloc(sizeof(KpHeader) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		HeapTupleHeader tup;
+		bool		isnull;
+		Datum		d;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("record header %d is null", i + 1)));
+		tup = DatumGetHeapTupleHeader(elems[i]);
+		d = GetAttributeByNum(tup, 1, &isnull);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("record header %d has a null key", i + 1),
+					 errdetail("Kafka header keys are strings; only values may be null.")));
+		{
+			text	   *k = DatumGetTextPP(d);
+
+			out[i].key = VARDATA_ANY(k);
+			out[i].key_len = VARSIZE_ANY_EXHDR(k);
+		}
+		d = GetAttributeByNum(tup, 2, &isnull);
+		if (isnull)
+		{
+			out[i].value = NULL;
+			out[i].value_len = -1;
+		}
+		else
+		{
+			bytea	   *v = DatumGetByteaPP(d);
+
+			out[i].value = VARDATA_ANY(v);
+			out[i].value_len = VARSIZE_ANY_EXHDR(v);
+		}
+	}
+	*nheaders = n;
+	return out;
+}
+
+/* Append one finished batch on behalf of the current transaction. */
+static void
+append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
+			 int64 producer_id, KpAppendResult *res)
+{
+	KpPartitionRef ref;
+
+	check_batch_size(topic, len);
+	kp_topic_partition(topic, partition, &ref);
+	kp_log_append(&ref, &topic->config.log, batch, len, producer_id, res);
+	kp_txn_note_write(ref.partition_id, producer_id);
+}
+
+/*
+ * The single-record produce shared by the bytea, text and jsonb forms.
+ * Arguments 3.. are headers, partition, timestamp.
+ */
+static Datum
+produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
+			const char *value, int value_len)
+{
+	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
+	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	KpHeader   *headers = NULL;
+	int			nheaders = 0;
+	int32		partition;
+	int64		now = KpTimestampTzToMs(GetCurrentTimestamp());
+	int64		ts = now;
+	int64		producer_id;
+	KpBatchBuilder b;
+	char	   *batch;
+	size_t		len;
+	KpAppendResult res;
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (!PG_ARGISNULL(3))
+		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
+	if (!PG_ARGISNULL(5))
+	{
+		ts = KpTimestampTzToMs(PG_GETARG_TIMESTAMPTZ(5));
+		check_timestamp(topic, ts, now);
+	}
+	partition = choose_partition(topic, !PG_ARGISNULL(4),
+								 PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4), key, key_len);
+	if (!PG_ARGISNULL(4))
+	{
+		KpPartitionRef ref;
+
+		kp_topic_partition(topic, partition, &ref);	/* range check */
+	}
+
+	producer_id = kp_txn_sql_producer_id();
+	kp_batch_builder_init(&b, topic_compression(topic), producer_id, 0,
+						  KP_NO_SEQUENCE, true);
+	kp_batch_builder_add(&b, ts, key, key_len, value, value_len, headers, nheaders);
+	batch = kp_batch_builder_finish(&b, &len);
+	append_batch(topic, partition, batch, len, producer_id, &res);
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int32GetDatum(partition);
+	values[1] = Int64GetDatum(res.base_offset);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+Datum
+kp_sql_produce(PG_FUNCTION_ARGS)
+{
+	bytea	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_BYTEA_PP(1);
+	bytea	   *value = PG_ARGISNULL(2) ? NULL : PG_GETARG_BYTEA_PP(2);
+
+	return produce_one(fcinfo,
+					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
+					   value ? VARDATA_ANY(value) : NULL, value ? VARSIZE_ANY_EXHDR(value) : -1);
+}
+
+Datum
+kp_sql_produce_text(PG_FUNCTION_ARGS)
+{
+	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
+	text	   *value = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2);
+
+	return produce_one(fcinfo,
+					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
+					   value ? VARDATA_ANY(value) : NULL, value ? VARSIZE_ANY_EXHDR(value) : -1);
+}
+
+Datum
+kp_sql_produce_jsonb(PG_FUNCTION_ARGS)
+{
+	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
+	char	   *json = NULL;
+
+	if (!PG_ARGISNULL(2))
+	{
+		Jsonb	   *jb = PG_GETARG_JSONB_P(2);
+
+		json = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+	}
+	return produce_one(fcinfo,
+					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
+					   json, json ? (int) strlen(json) : -1);
+}
+
+/* One partition's batch under construction in produce_batch. */
+typedef struct PendingBatch
+{
+	bool		started;
+	KpBatchBuilder builder;
+} PendingBatch;
+
+static void
+flush_pending(const KpTopic *topic, int32 partition, PendingBatch *pb,
+			  int64 producer_id, ReturnSetInfo *rsinfo)
+{
+	char	   *batch;
+	size_t		len;
+	KpAppendResult res;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int32		count = pb->builder.count;
+
+	if (!pb->started || count == 0)
+		return;
+	batch = kp_batch_builder_finish(&pb->builder, &len);
+	append_batch(topic, partition, batch, len, producer_id, &res);
+	pfree(batch);
+	pb->started = false;
+
+	values[0] = Int32GetDatum(partition);
+	values[1] = Int64GetDatum(res.base_offset);
+	values[2] = Int32GetDatum(count);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * kafka.produce_batch(topic, keys[], values[], partition): many records in
+ * one call, one record batch per partition per max.message.bytes.  keys may
+ * be NULL (all unkeyed); otherwise keys and values pair up by position.
+ */
+Datum
+kp_sql_produce_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
+	const KpTopic *topic;
+	Oid			arrtype = get_fn_expr_argtype(fcinfo->flinfo, 2);
+	Oid			elemtype = (arrtype == TEXTARRAYOID) ? TEXTOID : BYTEAOID;
+	Datum	   *keys = NULL;
+	bool	   *key_nulls = NULL;
+	int			nkeys = 0;
+	Datum	   *vals;
+	bool	   *val_nulls;
+	int			nvals;
+	bool		has_partition = !PG_ARGISNULL(3);
+	int32		fixed_partition = has_partition ? PG_GETARG_INT32(3) : 0;
+	PendingBatch *pending;
+	int64		producer_id;
+	int64		now;
+	int32		sticky = -1;
+	size_t		max_bytes;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("values must not be null"),
+				 errhint("A null element is a tombstone; the array itself must be given.")));
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	if (has_partition)
+	{
+		KpPartitionRef ref;
+
+		kp_topic_partition(topic, fixed_partition, &ref);
+	}
+
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), elemtype, -1, false, TYPALIGN_INT,
+					  &vals, &val_nulls, &nvals);
+	if (!PG_ARGISNULL(1))
+	{
+		deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), elemtype, -1, false, TYPALIGN_INT,
+						  &keys, &key_nulls, &nkeys);
+		if (nkeys != nvals)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("keys has %d elements and values has %d", nkeys, nvals),
+					 errhint("Pass NULL as keys for unkeyed records.")));
+	}
+	if (nvals == 0)
+		return (Datum) 0;
+
+	producer_id = kp_txn_sql_producer_id();
+	now = KpTimestampTzToMs(GetCurrentTimestamp());
+	pending = palloc0(sizeof(PendingBatch) * topic->partition_count);
+	max_bytes = (size_t) topic->config.log.max_message_bytes;
+
+	for (i = 0; i < nvals; i++)
+	{
+		const char *key = NULL;
+		int			key_len = -1;
+		const char *value = NULL;
+		int			value_len = -1;
+		int32		partition;
+		PendingBatch *pb;
+		size_t		rec_size;
+
+		CHECK_FOR_INTERRUPTS();
+		if (keys && !key_nulls[i])
+		{
+			key = VARDATA_ANY(DatumGetPointer(keys[i]));
+			key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(keys[i]));
+		}
+		if (!val_nulls[i])
+		{
+			value = VARDATA_ANY(DatumGetPointer(vals[i]));
+			value_len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
+		}
+
+		if (has_partition)
+			partition = fixed_partition;
+		else if (key != NULL)
+			partition = kp_partition_for_key(key, key_len, topic->partition_count);
+		else
+		{
+			if (sticky < 0)
+				sticky = next_round_robin(topic->partition_count);
+			partition = sticky;
+		}
+		pb = &pending[partition];
+
+		rec_size = kp_record_encoded_size(0, pb->started ? pb->builder.count : 0,
+										  key_len, value_len, NULL, 0) + 10;
+		if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > max_bytes)
+		{
+			flush_pending(topic, partition, pb, producer_id, rsinfo);
+			/* the sticky partitioner moves on when a batch is full */
+			if (!has_partition && key == NULL)
+			{
+				sticky = next_round_robin(topic->partition_count);
+				partition = sticky;
+				pb = &pending[partition];
+				if (pb->started &&
+					KpBatchBuilderSize(&pb->builder) + rec_size > max_bytes)
+					flush_pending(topic, partition, pb, producer_id, rsinfo);
+			}
+		}
+		if (!pb->started)
+		{
+			kp_batch_builder_init(&pb->builder, topic_compression(topic), producer_id, 0,
+								  KP_NO_SEQUENCE, true);
+			pb->started = true;
+		}
+		kp_batch_builder_add(&pb->builder, now, key, key_len, value, value_len, NULL, 0);
+	}
+
+	for (i = 0; i < topic->partition_count; i++)
+		flush_pending(topic, i, &pending[i], producer_id, rsinfo);
+	return (Datum) 0;
+}

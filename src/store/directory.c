@@ -1,0 +1,435 @@
+/*-------------------------------------------------------------------------
+ *
+ * directory.c
+ *	  The segment directory: which segment relations each partition has.
+ *
+ * Segments are created and dropped outside the transactions that cause
+ * them (a roll inside a transaction that later aborts must not lose the
+ * other producers' batches), so the list of segments cannot live in an
+ * ordinary table.  It lives in a relation of its own, written with generic
+ * WAL like the segments themselves: a metapage with counters and then an
+ * append-only array of KpDirEntry.  Entries are never removed, only flagged
+ * dropped; entries of partitions that no longer exist in the catalog (a
+ * deleted topic, an aborted create) are simply never asked for, because
+ * partition ids are never reused.
+ *
+ * Each backend keeps a cache of the directory, revalidated against the
+ * metapage's change counter on every lookup: appends are read
+ * incrementally, drops force a full reload.  The same code serves a hot
+ * standby, where the directory changes by WAL replay.
+ *
+ * Writers serialise on kp_store_shared->directory_lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlogutils.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
+#include "commands/dbcommands.h"
+#include "catalog/storage.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "store/store_int.h"
+
+typedef struct KpSegList
+{
+	int64		partition_id;	/* hash key */
+	int			nsegs;
+	int			capacity;
+	KpSegInfo  *segs;
+} KpSegList;
+
+typedef struct KpDirCache
+{
+	Oid			store_relid;	/* kafka.store, for invalidation */
+	Oid			relnode;		/* the directory relation */
+	uint64		change_count;
+	uint64		drop_count;
+	uint32		nentries;		/* entries read so far */
+	HTAB	   *lists;
+	MemoryContext cxt;
+} KpDirCache;
+
+static KpDirCache dircache;
+static bool callback_registered = false;
+
+static void
+dircache_reset(void)
+{
+	if (dircache.cxt)
+		MemoryContextDelete(dircache.cxt);
+	memset(&dircache, 0, sizeof(dircache));
+}
+
+static void
+dircache_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == dircache.store_relid)
+		dircache_reset();
+}
+
+/*
+ * The directory's relfilenode, read from kafka.store once per backend (and
+ * again after kafka.store changes, i.e. the extension was re-created).
+ */
+Oid
+kp_directory_relnode(void)
+{
+	Oid			nsp;
+	Oid			relid;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	Oid			relnode = InvalidOid;
+
+	if (OidIsValid(dircache.relnode))
+		return dircache.relnode;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(dircache_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+
+	nsp = get_namespace_oid("kafka", true);
+	relid = OidIsValid(nsp) ? get_relname_relid("store", nsp) : InvalidOid;
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"kafka_pg\" is not installed in database \"%s\"",
+						get_database_name(MyDatabaseId))));
+
+	rel = table_open(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetTransactionSnapshot(), 0, NULL);
+	tup = heap_getnext(scan, ForwardScanDirection);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, 1, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			relnode = DatumGetObjectId(d);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(relnode))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka.store has no segment directory")));
+
+	dircache_reset();
+	dircache.store_relid = relid;
+	dircache.relnode = relnode;
+	return relnode;
+}
+
+static Relation
+directory_open(void)
+{
+	return kp_segment_open(kp_directory_relnode());
+}
+
+/*
+ * Create the directory relation for CREATE EXTENSION.  Its storage is
+ * dropped if that transaction aborts.
+ */
+Oid
+kp_store_create_directory(void)
+{
+	RelFileNode rnode;
+	Relation	rel;
+	Buffer		buf;
+	GenericXLogState *xstate;
+	Page		page;
+	KpDirMeta  *meta;
+
+	rnode.spcNode = MyDatabaseTableSpace;
+	rnode.dbNode = MyDatabaseId;
+	rnode.relNode = GetNewRelFileNode(MyDatabaseTableSpace, NULL,
+									  RELPERSISTENCE_PERMANENT);
+	RelationCreateStorage(rnode, RELPERSISTENCE_PERMANENT, true);
+
+	rel = CreateFakeRelcacheEntry(rnode);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xstate = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xstate, buf, GENERIC_XLOG_FULL_IMAGE);
+	PageInit(page, BLCKSZ, 0);
+	meta = (KpDirMeta *) PageGetContents(page);
+	meta->magic = KP_DIR_MAGIC;
+	meta->version = KP_STORE_VERSION;
+	meta->change_count = 1;
+	meta->drop_count = 0;
+	meta->nentries = 0;
+	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(KpDirMeta);
+	GenericXLogFinish(xstate);
+	UnlockReleaseBuffer(buf);
+	FreeFakeRelcacheEntry(rel);
+
+	return rnode.relNode;
+}
+
+static KpDirMeta *
+dir_meta(Page page)
+{
+	KpDirMeta  *meta = (KpDirMeta *) PageGetContents(page);
+
+	if (meta->magic != KP_DIR_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment directory has a bad metapage")));
+	return meta;
+}
+
+/*
+ * Append an entry: partition_id has a segment starting at base_offset in
+ * relation relnode.  The entry page and the metapage change in one WAL
+ * record, so the counters never disagree with the entries.
+ */
+void
+kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
+{
+	Relation	rel = directory_open();
+	Buffer		metabuf;
+	Buffer		buf;
+	GenericXLogState *xstate;
+	Page		metapage;
+	Page		page;
+	KpDirMeta  *meta;
+	BlockNumber blkno;
+	int			slot;
+	bool		newpage;
+	KpDirEntry *entry;
+
+	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
+
+	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = dir_meta(BufferGetPage(metabuf));
+	blkno = 1 + meta->nentries / KP_DIR_ENTRIES_PER_PAGE;
+	slot = meta->nentries % KP_DIR_ENTRIES_PER_PAGE;
+	newpage = (slot == 0);
+
+	if (newpage)
+	{
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		if (BufferGetBlockNumber(buf) != blkno)
+			elog(ERROR, "kafka_pg segment directory block %u found where %u was expected",
+				 BufferGetBlockNumber(buf), blkno);
+	}
+	else
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+
+	xstate = GenericXLogStart(rel);
+	metapage = GenericXLogRegisterBuffer(xstate, metabuf, 0);
+	page = GenericXLogRegisterBuffer(xstate, buf,
+									 newpage ? GENERIC_XLOG_FULL_IMAGE : 0);
+	if (newpage)
+		PageInit(page, BLCKSZ, 0);
+	entry = (KpDirEntry *) PageGetContents(page) + slot;
+	entry->partition_id = partition_id;
+	entry->base_offset = base_offset;
+	entry->relnode = relnode;
+	entry->flags = 0;
+	((PageHeader) page)->pd_lower =
+		SizeOfPageHeaderData + (slot + 1) * sizeof(KpDirEntry);
+
+	meta = (KpDirMeta *) PageGetContents(metapage);
+	meta->nentries++;
+	meta->change_count++;
+	GenericXLogFinish(xstate);
+
+	UnlockReleaseBuffer(buf);
+	UnlockReleaseBuffer(metabuf);
+	LWLockRelease(kp_store_shared->directory_lock);
+	kp_segment_close(rel);
+}
+
+/* Flag a partition's segment as dropped (retention, topic deletion). */
+void
+kp_directory_mark_dropped(int64 partition_id, Oid relnode)
+{
+	Relation	rel = directory_open();
+	Buffer		metabuf;
+	uint32		nentries;
+	BlockNumber blkno;
+
+	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
+	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	nentries = dir_meta(BufferGetPage(metabuf))->nentries;
+
+	for (blkno = 1; (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < nentries; blkno++)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		Page		page;
+		int			n;
+		int			i;
+		bool		done = false;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
+		for (i = 0; i < n; i++)
+		{
+			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
+
+			if (e->partition_id == partition_id && e->relnode == relnode &&
+				!(e->flags & KP_DIRENT_DROPPED))
+			{
+				GenericXLogState *xstate = GenericXLogStart(rel);
+				Page		p = GenericXLogRegisterBuffer(xstate, buf, 0);
+				Page		mp = GenericXLogRegisterBuffer(xstate, metabuf, 0);
+
+				((KpDirEntry *) PageGetContents(p) + i)->flags |= KP_DIRENT_DROPPED;
+				((KpDirMeta *) PageGetContents(mp))->change_count++;
+				((KpDirMeta *) PageGetContents(mp))->drop_count++;
+				GenericXLogFinish(xstate);
+				done = true;
+				break;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+		if (done)
+			break;
+	}
+	UnlockReleaseBuffer(metabuf);
+	LWLockRelease(kp_store_shared->directory_lock);
+	kp_segment_close(rel);
+}
+
+static void
+seglist_add(KpSegList *list, int64 base_offset, Oid relnode)
+{
+	int			i;
+
+	if (list->nsegs == list->capacity)
+	{
+		int			newcap = list->capacity ? list->capacity * 2 : 4;
+
+		if (list->segs)
+			list->segs = repalloc(list->segs, newcap * sizeof(KpSegInfo));
+		else
+			list->segs = MemoryContextAlloc(dircache.cxt, newcap * sizeof(KpSegInfo));
+		list->capacity = newcap;
+	}
+	/* entries arrive in base-offset order; keep it so whatever happens */
+	i = list->nsegs;
+	while (i > 0 && list->segs[i - 1].base_offset > base_offset)
+	{
+		list->segs[i] = list->segs[i - 1];
+		i--;
+	}
+	list->segs[i].base_offset = base_offset;
+	list->segs[i].relnode = relnode;
+	list->nsegs++;
+}
+
+/* Bring the backend's cache up to date with the directory. */
+static void
+dircache_refresh(void)
+{
+	Relation	rel = directory_open();
+	Buffer		metabuf;
+	KpDirMeta	meta;
+	BlockNumber blkno;
+	uint32		from;
+
+	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *dir_meta(BufferGetPage(metabuf));
+	UnlockReleaseBuffer(metabuf);
+
+	if (dircache.lists && meta.change_count == dircache.change_count)
+	{
+		kp_segment_close(rel);
+		return;
+	}
+
+	if (dircache.lists == NULL || meta.drop_count != dircache.drop_count ||
+		meta.nentries < dircache.nentries)
+	{
+		/* full reload */
+		HASHCTL		ctl;
+
+		if (dircache.cxt)
+			MemoryContextDelete(dircache.cxt);
+		dircache.cxt = AllocSetContextCreate(TopMemoryContext,
+											 "kafka_pg segment directory",
+											 ALLOCSET_DEFAULT_SIZES);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(KpSegList);
+		ctl.hcxt = dircache.cxt;
+		dircache.lists = hash_create("kafka_pg segment lists", 256, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		dircache.nentries = 0;
+	}
+
+	from = dircache.nentries;
+	for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
+		 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		Page		page;
+		uint32		first = (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE;
+		uint32		n;
+		uint32		i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
+		for (i = (from > first ? from - first : 0); i < n && first + i < meta.nentries; i++)
+		{
+			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
+			KpSegList  *list;
+			bool		found;
+
+			if (e->flags & KP_DIRENT_DROPPED)
+				continue;
+			list = hash_search(dircache.lists, &e->partition_id, HASH_ENTER, &found);
+			if (!found)
+			{
+				list->nsegs = 0;
+				list->capacity = 0;
+				list->segs = NULL;
+			}
+			seglist_add(list, e->base_offset, e->relnode);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	dircache.nentries = meta.nentries;
+	dircache.change_count = meta.change_count;
+	dircache.drop_count = meta.drop_count;
+	kp_segment_close(rel);
+}
+
+const KpSegInfo *
+kp_directory_segments(int64 partition_id, int *nsegs)
+{
+	KpSegList  *list;
+
+	dircache_refresh();
+	list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL);
+	if (list == NULL)
+	{
+		*nsegs = 0;
+		return NULL;
+	}
+	*nsegs = list->nsegs;
+	return list->segs;
+}

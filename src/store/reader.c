@@ -1,0 +1,328 @@
+/*-------------------------------------------------------------------------
+ *
+ * reader.c
+ *	  Reading a partition: batches from an offset, offsets by timestamp,
+ *	  and the partition's offsets.
+ *
+ * On a primary, readers are bounded by the high watermark in shared memory
+ * (partition.c), so they never see a batch that is still being written.
+ * On a hot standby there is no such state (it would not follow replay):
+ * readers go by the pages alone and stop at the first batch that is not
+ * whole and CRC-valid, i.e. at the end of what has been replayed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+
+#include "codec/codec.h"
+#include "store/store_int.h"
+
+struct KpLogReader
+{
+	int64		partition_id;
+	int64		from_offset;
+	int64		high_watermark; /* -1: unknown (standby), validate instead */
+	int			nsegs;
+	KpSegInfo  *segs;			/* a private copy */
+	int			seg;			/* current segment index */
+	Relation	rel;			/* open segment, or NULL */
+	int64		pos;			/* stream position in it */
+	char	   *buf;
+	size_t		bufcap;
+};
+
+static void
+reader_load_segments(KpLogReader *r)
+{
+	int			n;
+	const KpSegInfo *segs = kp_directory_segments(r->partition_id, &n);
+
+	if (r->segs)
+		pfree(r->segs);
+	r->segs = NULL;
+	r->nsegs = n;
+	if (n > 0)
+	{
+		r->segs = palloc(n * sizeof(KpSegInfo));
+		memcpy(r->segs, segs, n * sizeof(KpSegInfo));
+	}
+}
+
+static void
+reader_open_segment(KpLogReader *r, int seg, int64 offset)
+{
+	if (r->rel)
+		kp_segment_close(r->rel);
+	r->seg = seg;
+	r->rel = kp_segment_open(r->segs[seg].relnode);
+	r->pos = offset <= r->segs[seg].base_offset ? 0 :
+		kp_segment_seek_offset(r->rel, offset);
+}
+
+KpLogReader *
+kp_log_reader_open(int64 partition_id, int64 from_offset)
+{
+	KpLogReader *r = palloc0(sizeof(KpLogReader));
+	int			i;
+
+	r->partition_id = partition_id;
+	r->from_offset = from_offset;
+	r->high_watermark = -1;
+	if (!RecoveryInProgress())
+	{
+		KpPartitionState *state = kp_partition_lock(partition_id, true);
+
+		r->high_watermark = state->log_end_offset;
+		kp_partition_unlock(state);
+	}
+	reader_load_segments(r);
+	r->seg = -1;
+	if (r->nsegs == 0)
+		return r;
+	for (i = r->nsegs - 1; i > 0; i--)
+		if (r->segs[i].base_offset <= from_offset)
+			break;
+	reader_open_segment(r, i, from_offset);
+	return r;
+}
+
+/* Read len bytes at the reader's position into its buffer. */
+static bool
+reader_read(KpLogReader *r, size_t len)
+{
+	if (len > r->bufcap)
+	{
+		r->bufcap = Max(len, 65536);
+		r->buf = r->buf ? repalloc(r->buf, r->bufcap) : palloc(r->bufcap);
+	}
+	return kp_segment_read(r->rel, r->pos, r->buf, len);
+}
+
+bool
+kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
+{
+	if (r->seg < 0)
+		return false;
+
+	for (;;)
+	{
+		KpBatchHeader hdr;
+		size_t		total;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!reader_read(r, KP_BATCH_HEADER_SIZE))
+		{
+			/* end of this segment's data: on to the next one, if any */
+			if (r->seg + 1 >= r->nsegs)
+			{
+				if (r->high_watermark < 0)
+					return false;
+				/* the appender may have rolled since we looked */
+				reader_load_segments(r);
+				if (r->seg + 1 >= r->nsegs)
+					return false;
+			}
+			reader_open_segment(r, r->seg + 1, r->from_offset);
+			continue;
+		}
+		if (kp_batch_parse_header(r->buf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK)
+		{
+			if (r->high_watermark < 0)
+				return false;	/* standby: replay is mid-batch */
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("kafka_pg partition %lld has a corrupt batch header in segment %u at byte %lld",
+							(long long) r->partition_id, r->segs[r->seg].relnode,
+							(long long) r->pos)));
+		}
+		if (r->high_watermark >= 0 && hdr.base_offset >= r->high_watermark)
+			return false;
+		total = KpBatchTotalSize(&hdr);
+		if (!reader_read(r, total))
+		{
+			if (r->high_watermark < 0)
+				return false;
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("kafka_pg partition %lld: batch at offset %lld is incomplete",
+							(long long) r->partition_id, (long long) hdr.base_offset)));
+		}
+		if (r->high_watermark < 0 &&
+			kp_batch_validate(r->buf, total, &hdr) != KP_CODEC_OK)
+			return false;
+		r->pos += total;
+		if (KpBatchLastOffset(&hdr) < r->from_offset)
+			continue;
+		*batch = r->buf;
+		*len = total;
+		return true;
+	}
+}
+
+void
+kp_log_reader_close(KpLogReader *r)
+{
+	if (r->rel)
+		kp_segment_close(r->rel);
+	if (r->buf)
+		pfree(r->buf);
+	if (r->segs)
+		pfree(r->segs);
+	pfree(r);
+}
+
+/*
+ * The partition's offsets.  On a standby the log end offset is found by
+ * reading the batches of the last segment.
+ */
+void
+kp_log_offsets(int64 partition_id, KpLogOffsets *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!RecoveryInProgress())
+	{
+		KpPartitionState *state = kp_partition_lock(partition_id, true);
+
+		out->log_start_offset = state->log_start_offset;
+		out->log_end_offset = state->log_end_offset;
+		out->last_stable_offset = state->last_stable_offset;
+		out->size_bytes = state->closed_bytes + state->active_size;
+		out->segment_count = state->segment_count;
+		kp_partition_unlock(state);
+	}
+	else
+	{
+		int			nsegs;
+		const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+		int64		last_base = nsegs > 0 ? segs[nsegs - 1].base_offset : 0;
+		int			i;
+		KpLogReader *r;
+		const char *batch;
+		size_t		len;
+
+		out->segment_count = nsegs;
+		out->log_start_offset = nsegs > 0 ? segs[0].base_offset : 0;
+		for (i = 0; i < nsegs; i++)
+		{
+			Relation	rel = kp_segment_open(segs[i].relnode);
+
+			out->size_bytes += kp_segment_data_size(rel);
+			kp_segment_close(rel);
+		}
+		out->log_end_offset = last_base;
+		r = kp_log_reader_open(partition_id, last_base);
+		while (kp_log_reader_next(r, &batch, &len))
+		{
+			KpBatchHeader hdr;
+
+			kp_batch_parse_header(batch, len, &hdr);
+			out->log_end_offset = KpBatchLastOffset(&hdr) + 1;
+		}
+		kp_log_reader_close(r);
+		out->last_stable_offset = out->log_end_offset;
+	}
+}
+
+/*
+ * First record with timestamp >= ts.  Segments whose largest timestamp is
+ * below ts are skipped by their last page's index entry; inside a segment
+ * the time index narrows the walk to the batches of a page or two.
+ */
+int64
+kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *found_ts)
+{
+	int			nsegs;
+	const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
+	KpSegInfo  *segs;
+	int			i;
+	int64		result = -1;
+
+	*found_ts = -1;
+	if (nsegs == 0)
+		return -1;
+	segs = palloc(nsegs * sizeof(KpSegInfo));
+	memcpy(segs, dsegs, nsegs * sizeof(KpSegInfo));
+
+	for (i = 0; i < nsegs && result < 0; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+		int64		start_pos;
+		int64		start_offset = segs[i].base_offset;
+		KpLogReader *r;
+		const char *batch;
+		size_t		len;
+
+		if (kp_segment_max_timestamp(rel) < ts ||
+			(start_pos = kp_segment_seek_timestamp(rel, ts)) < 0)
+		{
+			kp_segment_close(rel);
+			continue;
+		}
+		/* the offset of the batch at start_pos */
+		{
+			char		hdrbuf[KP_BATCH_HEADER_SIZE];
+			KpBatchHeader hdr;
+
+			if (kp_segment_read(rel, start_pos, hdrbuf, KP_BATCH_HEADER_SIZE) &&
+				kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK)
+				start_offset = hdr.base_offset;
+		}
+		kp_segment_close(rel);
+
+		r = kp_log_reader_open(partition_id, start_offset);
+		while (result < 0 && kp_log_reader_next(r, &batch, &len))
+		{
+			KpRecordIter it;
+			KpRecord	rec;
+			bool		done = false;
+
+			if (kp_record_iter_begin(&it, batch, len, (size_t) 64 * 1024 * 1024) != KP_CODEC_OK)
+				break;
+			if (KpBatchIsControl(&it.hdr) || it.hdr.max_timestamp < ts)
+			{
+				kp_record_iter_end(&it);
+				continue;
+			}
+			while (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
+			{
+				int64		rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
+					it.hdr.max_timestamp : rec.timestamp;
+
+				if (rts >= ts)
+				{
+					result = rec.offset;
+					*found_ts = rts;
+					break;
+				}
+			}
+			kp_record_iter_end(&it);
+		}
+		kp_log_reader_close(r);
+	}
+	pfree(segs);
+	return result;
+}
+
+int64
+kp_log_max_timestamp(int64 partition_id, int64 *max_ts)
+{
+	int			nsegs;
+	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+	int64		best = -1;
+	int			i;
+
+	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+
+		best = Max(best, kp_segment_max_timestamp(rel));
+		kp_segment_close(rel);
+	}
+	*max_ts = -1;
+	if (best < 0)
+		return -1;
+	return kp_log_offset_for_timestamp(partition_id, best, max_ts);
+}

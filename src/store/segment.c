@@ -1,0 +1,406 @@
+/*-------------------------------------------------------------------------
+ *
+ * segment.c
+ *	  One segment relation: create, append bytes, read bytes, seek.
+ *
+ * The page layout is described in store_int.h.  This file knows pages and
+ * byte positions; it knows nothing of partitions, offsets assignment or
+ * transactions (partition.c) beyond the per-page index entries it is given.
+ *
+ * Locking: readers take a share lock on one page at a time; the appender
+ * (who holds the partition's appender lock, so there is only one) takes
+ * exclusive locks on the pages it writes.  Readers never rely on seeing a
+ * batch whole unless the high watermark says it is complete, so a reader
+ * overlapping a multi-page append only ever sees a prefix of the stream.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/xlogutils.h"
+#include "catalog/catalog.h"
+#include "catalog/storage.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+
+#include "store/store_int.h"
+
+#define C_PER_PAGE	((int64) KP_SEG_DATA_PER_PAGE)
+
+static bool read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out);
+
+Relation
+kp_segment_open(Oid relnode)
+{
+	RelFileNode rnode;
+
+	rnode.spcNode = MyDatabaseTableSpace;
+	rnode.dbNode = MyDatabaseId;
+	rnode.relNode = relnode;
+	return CreateFakeRelcacheEntry(rnode);
+}
+
+void
+kp_segment_close(Relation rel)
+{
+	FreeFakeRelcacheEntry(rel);
+}
+
+/*
+ * Create a segment relation with its metapage.  drop_on_abort: the storage
+ * goes away if the current transaction aborts (only for partitions created
+ * by this very transaction, which nobody else can have written to).
+ */
+Oid
+kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
+{
+	RelFileNode rnode;
+	Relation	rel;
+	Buffer		buf;
+	GenericXLogState *xstate;
+	Page		page;
+	KpSegmentMeta *meta;
+
+	rnode.spcNode = MyDatabaseTableSpace;
+	rnode.dbNode = MyDatabaseId;
+	rnode.relNode = GetNewRelFileNode(MyDatabaseTableSpace, NULL,
+									  RELPERSISTENCE_PERMANENT);
+	RelationCreateStorage(rnode, RELPERSISTENCE_PERMANENT, drop_on_abort);
+
+	rel = CreateFakeRelcacheEntry(rnode);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xstate = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xstate, buf, GENERIC_XLOG_FULL_IMAGE);
+	PageInit(page, BLCKSZ, 0);
+	meta = (KpSegmentMeta *) PageGetContents(page);
+	meta->magic = KP_SEG_MAGIC;
+	meta->version = KP_STORE_VERSION;
+	meta->partition_id = partition_id;
+	meta->base_offset = base_offset;
+	meta->created_ms = kp_now_ms();
+	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(KpSegmentMeta);
+	GenericXLogFinish(xstate);
+	UnlockReleaseBuffer(buf);
+	FreeFakeRelcacheEntry(rel);
+
+	return rnode.relNode;
+}
+
+void
+kp_segment_read_meta(Relation rel, KpSegmentMeta *meta)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(meta, PageGetContents(BufferGetPage(buf)), sizeof(KpSegmentMeta));
+	UnlockReleaseBuffer(buf);
+	if (meta->magic != KP_SEG_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment %u has a bad metapage",
+						rel->rd_node.relNode)));
+}
+
+static BlockNumber
+segment_nblocks(Relation rel)
+{
+	return smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM);
+}
+
+/* Check a data page before trusting its contents. */
+static void
+check_data_page(Relation rel, BlockNumber blkno, Page page)
+{
+	if (PageIsNew(page) || KpSegOpaque(page)->magic != KP_SEG_MAGIC ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(KpSegPageOpaque)) ||
+		((PageHeader) page)->pd_lower > SizeOfPageHeaderData + KP_SEG_DATA_PER_PAGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment %u block %u is not a segment data page",
+						rel->rd_node.relNode, blkno)));
+}
+
+int64
+kp_segment_data_size(Relation rel)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	Buffer		buf;
+	int64		size;
+
+	if (nblocks <= 1)
+		return 0;
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, nblocks - 1, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_data_page(rel, nblocks - 1, BufferGetPage(buf));
+	size = (int64) (nblocks - 2) * C_PER_PAGE + KpPageDataLen(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return size;
+}
+
+/*
+ * Append len bytes at stream position pos, which must be the current end.
+ * Pages are written in groups of at most MAX_GENERIC_XLOG_PAGES per WAL
+ * record; fresh pages are logged as full images (they are about to be full
+ * of new bytes anyway), the partly filled tail page as a delta.
+ *
+ * A batch spanning several records can be torn by a crash between them;
+ * recovery finds it by its length and CRC and cuts it off (partition.c).
+ * It was never acknowledged: the acknowledgement waits for the WAL flush
+ * of the last record.
+ */
+XLogRecPtr
+kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
+				 int64 base_offset, int64 max_timestamp)
+{
+	const int64 batch_pos = pos;
+	const int64 end = pos + (int64) len;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	int64		running_max = max_timestamp;
+
+	/*
+	 * The time index is the running maximum up to each page's end: start
+	 * from the page holding the byte before this batch.
+	 */
+	if (pos > 0)
+	{
+		KpSegPageOpaque prev;
+
+		read_opaque(rel, (BlockNumber) (1 + (pos - 1) / C_PER_PAGE), &prev);
+		running_max = Max(running_max, prev.max_timestamp);
+	}
+
+	while (pos < end)
+	{
+		GenericXLogState *xstate = GenericXLogStart(rel);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int			nbufs = 0;
+
+		while (nbufs < MAX_GENERIC_XLOG_PAGES && pos < end)
+		{
+			BlockNumber blkno = (BlockNumber) (1 + pos / C_PER_PAGE);
+			int64		inpage = pos % C_PER_PAGE;
+			int64		chunk = Min(C_PER_PAGE - inpage, end - pos);
+			bool		fresh = (inpage == 0);
+			Buffer		buf;
+			Page		page;
+			KpSegPageOpaque *opaque;
+
+			if (fresh)
+			{
+				buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+				if (BufferGetBlockNumber(buf) != blkno)
+					elog(ERROR, "kafka_pg segment %u: new block %u where %u was expected",
+						 rel->rd_node.relNode, BufferGetBlockNumber(buf), blkno);
+			}
+			else
+				buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			bufs[nbufs++] = buf;
+
+			page = GenericXLogRegisterBuffer(xstate, buf,
+											 fresh ? GENERIC_XLOG_FULL_IMAGE : 0);
+			if (fresh)
+			{
+				PageInit(page, BLCKSZ, sizeof(KpSegPageOpaque));
+				opaque = KpSegOpaque(page);
+				opaque->magic = KP_SEG_MAGIC;
+				opaque->cover_offset = base_offset;
+				opaque->cover_pos = batch_pos;
+				opaque->max_timestamp = running_max;
+			}
+			else
+			{
+				check_data_page(rel, blkno, page);
+				if (KpPageDataLen(page) != inpage)
+					elog(ERROR, "kafka_pg segment %u block %u holds %d bytes where %d were expected",
+						 rel->rd_node.relNode, blkno, (int) KpPageDataLen(page), (int) inpage);
+				opaque = KpSegOpaque(page);
+				opaque->max_timestamp = running_max;
+			}
+			memcpy(KpPageData(page) + inpage, data + (pos - batch_pos), chunk);
+			((PageHeader) page)->pd_lower = SizeOfPageHeaderData + inpage + chunk;
+			pos += chunk;
+		}
+		lsn = GenericXLogFinish(xstate);
+		while (nbufs > 0)
+			UnlockReleaseBuffer(bufs[--nbufs]);
+	}
+	return lsn;
+}
+
+/*
+ * Copy len bytes from stream position pos into dst.  Returns false if the
+ * stream ends before (the caller is reading past what has been written, or
+ * on a standby, past what has been replayed).
+ */
+bool
+kp_segment_read(Relation rel, int64 pos, char *dst, size_t len)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	int64		end = pos + (int64) len;
+
+	while (pos < end)
+	{
+		BlockNumber blkno = (BlockNumber) (1 + pos / C_PER_PAGE);
+		int64		inpage = pos % C_PER_PAGE;
+		int64		chunk = Min(C_PER_PAGE - inpage, end - pos);
+		Buffer		buf;
+		Page		page;
+		bool		ok;
+
+		if (blkno >= nblocks)
+		{
+			nblocks = segment_nblocks(rel);
+			if (blkno >= nblocks)
+				return false;
+		}
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		check_data_page(rel, blkno, page);
+		ok = (KpPageDataLen(page) >= inpage + chunk);
+		if (ok)
+			memcpy(dst, KpPageData(page) + inpage, chunk);
+		UnlockReleaseBuffer(buf);
+		if (!ok)
+			return false;
+		dst += chunk;
+		pos += chunk;
+	}
+	return true;
+}
+
+/* Read one page's index entry; false if the page does not exist. */
+static bool
+read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	check_data_page(rel, blkno, page);
+	*out = *KpSegOpaque(page);
+	UnlockReleaseBuffer(buf);
+	return true;
+}
+
+/*
+ * Binary search for the last page whose cover batch starts at or before
+ * offset; return that batch's stream position.  O(log pages) page reads.
+ */
+int64
+kp_segment_seek_offset(Relation rel, int64 offset)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber lo = 1;
+	BlockNumber hi;
+	int64		best = 0;
+
+	if (nblocks <= 1)
+		return 0;
+	hi = nblocks - 1;
+	while (lo <= hi)
+	{
+		BlockNumber mid = lo + (hi - lo) / 2;
+		KpSegPageOpaque op;
+
+		read_opaque(rel, mid, &op);
+		if (op.cover_offset <= offset)
+		{
+			best = op.cover_pos;
+			lo = mid + 1;
+		}
+		else
+		{
+			if (mid == 1)
+				break;
+			hi = mid - 1;
+		}
+	}
+	return best;
+}
+
+/*
+ * Where to start looking for the first record with timestamp >= ts: the
+ * cover batch of the first page whose running max timestamp reaches ts
+ * (earlier pages cannot hold such a record).  -1 if no page does.
+ */
+int64
+kp_segment_seek_timestamp(Relation rel, int64 ts)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber lo = 1;
+	BlockNumber hi;
+	int64		found = -1;
+
+	if (nblocks <= 1)
+		return -1;
+	hi = nblocks - 1;
+	while (lo <= hi)
+	{
+		BlockNumber mid = lo + (hi - lo) / 2;
+		KpSegPageOpaque op;
+
+		read_opaque(rel, mid, &op);
+		if (op.max_timestamp >= ts)
+		{
+			found = op.cover_pos;
+			if (mid == 1)
+				break;
+			hi = mid - 1;
+		}
+		else
+			lo = mid + 1;
+	}
+	return found;
+}
+
+int64
+kp_segment_max_timestamp(Relation rel)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	KpSegPageOpaque op;
+
+	if (nblocks <= 1)
+		return -1;
+	read_opaque(rel, nblocks - 1, &op);
+	return op.max_timestamp;
+}
+
+/*
+ * Cut the stream back to size bytes: pages past the one holding the new end
+ * are truncated away, and that page's pd_lower is lowered.  Used only by
+ * tail recovery on a primary.
+ */
+void
+kp_segment_truncate(Relation rel, int64 size)
+{
+	BlockNumber keep = (BlockNumber) (1 + (size + C_PER_PAGE - 1) / C_PER_PAGE);
+	BlockNumber nblocks = segment_nblocks(rel);
+
+	if (size % C_PER_PAGE == 0 && size > 0)
+		keep = (BlockNumber) (1 + size / C_PER_PAGE);
+	if (size == 0)
+		keep = 1;
+	if (keep < nblocks)
+		RelationTruncate(rel, keep);
+
+	if (size % C_PER_PAGE != 0)
+	{
+		BlockNumber blkno = (BlockNumber) (1 + size / C_PER_PAGE);
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		GenericXLogState *xstate;
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		xstate = GenericXLogStart(rel);
+		page = GenericXLogRegisterBuffer(xstate, buf, 0);
+		((PageHeader) page)->pd_lower = SizeOfPageHeaderData + size % C_PER_PAGE;
+		GenericXLogFinish(xstate);
+		UnlockReleaseBuffer(buf);
+	}
+}

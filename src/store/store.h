@@ -1,0 +1,179 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  The segment store: the whole public face of src/store.
+ *
+ * Each partition is an append-only log of Kafka record batches, split into
+ * segments.  A segment is a relation file in the buffer manager (storage
+ * option A of docs/architecture.md): block 0 is a metapage, blocks 1..n hold
+ * the segment's batches as one contiguous byte stream, each page carrying a
+ * small sparse-index entry in its special space.  Every change is WAL-logged
+ * with generic WAL, so checkpoints, crash recovery, streaming standbys,
+ * pg_basebackup and PITR need nothing from this extension at replay time.
+ *
+ * Segment files are created non-transactionally (a write on behalf of a
+ * transaction that later aborts must not take other producers' batches with
+ * it); which segments a partition has is kept in the segment directory, a
+ * relation of the same kind (directory.c).
+ *
+ * Offsets are assigned by kp_log_append under the partition's appender lock
+ * in shared memory (partition.c); that is the only path that writes to a
+ * partition, shared by the SQL API, the transaction resolver and the wire
+ * listener.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_STORE_H
+#define KP_STORE_H
+
+#include "postgres.h"
+#include "access/transam.h"
+#include "storage/lwlock.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+
+/* The log configuration a partition is appended with (from the topic). */
+typedef struct KpLogConfig
+{
+	int64		segment_bytes;	/* segment.bytes */
+	int64		segment_ms;		/* segment.ms */
+	int32		max_message_bytes;	/* max.message.bytes */
+	bool		log_append_time;	/* message.timestamp.type=LogAppendTime */
+} KpLogConfig;
+
+/* What the log needs to know about a partition to address it. */
+typedef struct KpPartitionRef
+{
+	int64		partition_id;	/* kafka.partitions.partition_id */
+	bool		created_in_xact;	/* the partition is not yet committed */
+} KpPartitionRef;
+
+/* Result of an append. */
+typedef struct KpAppendResult
+{
+	int64		base_offset;
+	int64		last_offset;
+	int64		log_append_time;	/* -1 unless LogAppendTime */
+	XLogRecPtr	end_lsn;		/* flush up to here for durability */
+} KpAppendResult;
+
+/* ---------- store-wide ---------- */
+
+/* Shared-memory sizing and creation (called from _PG_init's hooks). */
+extern Size kp_store_shmem_size(void);
+extern void kp_store_shmem_init(void);
+extern void kp_store_request_locks(void);
+
+/* CREATE EXTENSION: create the segment directory, return its relfilenode. */
+extern Oid	kp_store_create_directory(void);
+
+/* ---------- appending (the one path that writes a partition) ---------- */
+
+/*
+ * Append one record batch (v2, already validated by the caller, baseOffset
+ * arbitrary) to the partition.  Assigns offsets, rolls segments as config
+ * says, and returns where the batch landed.  If txn_producer_id is not -1,
+ * the batch opens (or continues) that transaction in the partition, which
+ * holds back the last stable offset until kp_log_end_txn.
+ *
+ * The batch bytes are modified in place (baseOffset, and for LogAppendTime
+ * maxTimestamp plus CRC).
+ */
+extern void kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
+						  char *batch, size_t len, int64 txn_producer_id,
+						  KpAppendResult *result);
+
+/* Transaction outcome for a partition's open transaction. */
+typedef enum KpTxnOutcome
+{
+	KP_TXN_OPEN = 0,
+	KP_TXN_COMMITTED,
+	KP_TXN_ABORTED
+} KpTxnOutcome;
+
+/*
+ * Mark the open transaction of producer_id in the partition as decided.  No
+ * I/O, no ERROR: safe in transaction callbacks.  The resolver later writes
+ * the marker (kp_log_write_pending_markers).
+ */
+extern void kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
+							  KpTxnOutcome outcome);
+
+/*
+ * Write COMMIT/ABORT control batches for every decided transaction of this
+ * database, advancing the last stable offset.  Returns the number written.
+ */
+extern int	kp_log_write_pending_markers(void);
+
+/* Decide open SQL transactions that finished without telling us. */
+extern void kp_log_sweep_sql_txns(void);
+
+/*
+ * The outcome of a SQL transaction's batches from the commit log: OPEN while
+ * it runs (or is this very transaction), else COMMITTED or ABORTED (a crashed
+ * one aborted).
+ */
+extern KpTxnOutcome kp_sql_xact_outcome(int64 producer_id);
+
+/* Ask the resolver to run (sets its latch); the resolver registers it. */
+extern void kp_resolver_wakeup(void);
+extern void kp_store_set_resolver_latch(Latch *latch);
+
+/* ---------- reading ---------- */
+
+/* Offsets of a partition as readers see them now. */
+typedef struct KpLogOffsets
+{
+	int64		log_start_offset;
+	int64		log_end_offset;		/* = high watermark on a single node */
+	int64		last_stable_offset;
+	int64		size_bytes;
+	int32		segment_count;
+} KpLogOffsets;
+
+extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);
+
+/*
+ * A reader over a partition's batches from a starting offset: returns whole
+ * batches in offset order, the first being the one that contains
+ * from_offset (Kafka's Fetch semantics).  Never returns batches at or past
+ * the high watermark.
+ */
+typedef struct KpLogReader KpLogReader;
+
+extern KpLogReader *kp_log_reader_open(int64 partition_id, int64 from_offset);
+
+/*
+ * Next batch: a palloc'd copy in *batch (valid until the next call or
+ * close), its length in *len.  Returns false at the end of what is
+ * readable now.
+ */
+extern bool kp_log_reader_next(KpLogReader *reader, const char **batch, size_t *len);
+extern void kp_log_reader_close(KpLogReader *reader);
+
+/*
+ * First offset whose record timestamp is >= ts (ms), or -1 when none;
+ * *found_ts gets that record's timestamp.
+ */
+extern int64 kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *found_ts);
+
+/* Largest timestamp in the log and its offset (ListOffsets -3); -1 if empty. */
+extern int64 kp_log_max_timestamp(int64 partition_id, int64 *max_ts);
+
+/* ---------- dropping ---------- */
+
+/* Drop all storage of a partition when the current transaction commits. */
+extern void kp_log_drop_partition(int64 partition_id);
+
+/* ---------- SQL transaction producer ids ---------- */
+
+/*
+ * Batches written on behalf of a SQL (sub)transaction carry a producer id
+ * derived from its FullTransactionId with this bit set, so the commit log is
+ * the source of truth for their visibility (docs/architecture.md).
+ */
+#define KP_SQL_PID_FLAG		(INT64CONST(1) << 62)
+#define KpPidIsSqlXact(pid)	((pid) >= 0 && ((pid) & KP_SQL_PID_FLAG) != 0)
+#define KpPidGetFullXid(pid) FullTransactionIdFromU64((uint64) ((pid) & ~KP_SQL_PID_FLAG))
+
+#endif							/* KP_STORE_H */

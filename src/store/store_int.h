@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ *
+ * store_int.h
+ *	  Internals shared by the files of src/store; nothing outside includes it.
+ *
+ * Page layouts
+ * ------------
+ * A segment is a relation (no pg_class entry; see docs/architecture.md):
+ *
+ *	block 0		metapage: KpSegmentMeta after the page header
+ *	block 1..n	data pages: the segment's batches as one byte stream; page b
+ *				holds stream bytes [(b-1)*C, b*C) with C = KP_SEG_DATA_PER_PAGE,
+ *				in [SizeOfPageHeaderData, pd_lower), and a KpSegPageOpaque in
+ *				its special space.
+ *
+ * The data lives below pd_lower, never in the pd_lower..pd_upper "hole" that
+ * full-page images and generic WAL deltas leave out.
+ *
+ * KpSegPageOpaque is the sparse offset index and time index of the segment,
+ * one entry per 8 kB page (Kafka's default index.interval.bytes is 4 kB):
+ * the batch covering the first byte of the page, and the largest timestamp
+ * in the segment up to the end of the page.  Both are monotonic over the
+ * pages, so a lookup is a binary search over pages plus a short walk.
+ *
+ * The segment directory relation has the same metapage-plus-pages shape with
+ * KpDirEntry records instead of a byte stream.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_STORE_INT_H
+#define KP_STORE_INT_H
+
+#include "store/store.h"
+#include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "storage/relfilenode.h"
+#include "utils/rel.h"
+
+#define KP_SEG_MAGIC			0x4B504C47	/* "KPLG" */
+#define KP_DIR_MAGIC			0x4B504449	/* "KPDI" */
+#define KP_STORE_VERSION		1
+
+typedef struct KpSegPageOpaque
+{
+	int64		cover_offset;	/* base offset of the batch covering byte 0 */
+	int64		cover_pos;		/* its start position in the stream */
+	int64		max_timestamp;	/* max batch maxTimestamp up to page end */
+	uint32		magic;
+	uint32		unused;
+} KpSegPageOpaque;
+
+#define KP_SEG_DATA_PER_PAGE \
+	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(KpSegPageOpaque)))
+
+#define KpSegOpaque(page) ((KpSegPageOpaque *) PageGetSpecialPointer(page))
+#define KpPageData(page)	((char *) (page) + SizeOfPageHeaderData)
+#define KpPageDataLen(page) (((PageHeader) (page))->pd_lower - SizeOfPageHeaderData)
+
+typedef struct KpSegmentMeta
+{
+	uint32		magic;
+	uint32		version;
+	int64		partition_id;
+	int64		base_offset;
+	int64		created_ms;		/* for segment.ms */
+} KpSegmentMeta;
+
+/* One segment as readers and the appender know it. */
+typedef struct KpSegInfo
+{
+	int64		base_offset;
+	Oid			relnode;
+} KpSegInfo;
+
+/* ---------- directory.c ---------- */
+
+typedef struct KpDirEntry
+{
+	int64		partition_id;
+	int64		base_offset;
+	Oid			relnode;
+	uint32		flags;
+} KpDirEntry;
+
+#define KP_DIRENT_DROPPED		0x0001
+
+#define KP_DIR_ENTRIES_PER_PAGE \
+	((BLCKSZ - SizeOfPageHeaderData) / sizeof(KpDirEntry))
+
+typedef struct KpDirMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint64		change_count;	/* bumped by every change */
+	uint64		drop_count;		/* bumped by every drop (forces a full reload) */
+	uint32		nentries;
+} KpDirMeta;
+
+extern Oid	kp_directory_relnode(void);
+extern void kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode);
+extern void kp_directory_mark_dropped(int64 partition_id, Oid relnode);
+
+/*
+ * The segments of a partition in base-offset order (a backend-local cache,
+ * revalidated against the directory metapage on every call).  The array is
+ * owned by the cache: valid until the next directory call.
+ */
+extern const KpSegInfo *kp_directory_segments(int64 partition_id, int *nsegs);
+
+/* ---------- segment.c ---------- */
+
+extern Relation kp_segment_open(Oid relnode);
+extern void kp_segment_close(Relation rel);
+extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
+							  bool drop_on_abort);
+extern void kp_segment_read_meta(Relation rel, KpSegmentMeta *meta);
+
+/* Bytes of batch data in the segment (from its pages). */
+extern int64 kp_segment_data_size(Relation rel);
+
+/*
+ * Append len bytes at stream position pos (== current data size) with the
+ * index entries for a batch [base_offset, last_offset] of max_timestamp.
+ * WAL-logged; returns the LSN of the last record written.
+ */
+extern XLogRecPtr kp_segment_write(Relation rel, int64 pos, const char *data,
+								   size_t len, int64 base_offset,
+								   int64 max_timestamp);
+
+/* Copy len bytes from stream position pos; false if not all present. */
+extern bool kp_segment_read(Relation rel, int64 pos, char *dst, size_t len);
+
+/*
+ * Stream position of a batch at or before the one that contains offset
+ * (the cover batch of the last page whose cover_offset <= offset).
+ */
+extern int64 kp_segment_seek_offset(Relation rel, int64 offset);
+
+/* Stream position to start scanning for the first timestamp >= ts, or -1. */
+extern int64 kp_segment_seek_timestamp(Relation rel, int64 ts);
+
+/* Largest timestamp in the segment, -1 when empty. */
+extern int64 kp_segment_max_timestamp(Relation rel);
+
+/* Cut the stream back to size bytes (torn-tail recovery). WAL-logged. */
+extern void kp_segment_truncate(Relation rel, int64 size);
+
+/* ---------- partition.c ---------- */
+
+#define KP_MAX_OPEN_TXNS		64
+
+typedef struct KpOpenTxn
+{
+	int64		producer_id;
+	int64		first_offset;
+	int16		producer_epoch;
+	uint8		outcome;		/* KpTxnOutcome */
+} KpOpenTxn;
+
+typedef struct KpPartitionKey
+{
+	Oid			dboid;
+	int64		partition_id;
+} KpPartitionKey;
+
+typedef struct KpPartitionState
+{
+	KpPartitionKey key;			/* hash key: must be first */
+	LWLock		lock;			/* the appender lock: guards all below */
+	bool		loaded;			/* recovered from the store */
+	int64		log_start_offset;
+	int64		log_end_offset;
+	int64		last_stable_offset;
+	int64		max_timestamp;
+	int64		max_timestamp_offset;
+	/* the active (last) segment */
+	Oid			active_relnode; /* InvalidOid before the first append */
+	int64		active_base_offset;
+	int64		active_size;
+	int64		active_created_ms;
+	int32		segment_count;
+	int64		closed_bytes;	/* data bytes in the other segments */
+	KpLogConfig config;			/* as of the last append */
+	int			ntxns;
+	bool		has_decided;	/* some txn is decided but has no marker */
+	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
+	ConditionVariable cv;		/* broadcast after every append */
+} KpPartitionState;
+
+typedef struct KpStoreShared
+{
+	int			partition_tranche;
+	LWLock	   *map_lock;		/* guards the partition hash table */
+	LWLock	   *directory_lock; /* serialises directory appends */
+	Latch	   *resolver_latch; /* set by the resolver at start */
+	pg_atomic_uint64 appends;	/* statistics */
+} KpStoreShared;
+
+extern KpStoreShared *kp_store_shared;
+
+extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
+extern void kp_partition_unlock(KpPartitionState *state);
+extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
+
+/* ms since the Unix epoch, as Kafka timestamps are */
+extern int64 kp_now_ms(void);
+
+#endif							/* KP_STORE_INT_H */

@@ -1,0 +1,82 @@
+/*-------------------------------------------------------------------------
+ *
+ * resolver.c
+ *	  The resolver background worker: writes transaction markers.
+ *
+ * Backends decide their transactions' outcome in shared memory at commit
+ * or abort and set this worker's latch; the worker appends the COMMIT or
+ * ABORT control batch to each partition and so advances its last stable
+ * offset.  Once a second it also sweeps for SQL transactions that finished
+ * without telling anyone (prepared transactions, crash survivors found by
+ * recovery).  It runs in kafka.database and restarts if it exits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "main/kafka_pg.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+void
+kp_resolver_main(Datum arg)
+{
+	MemoryContext cxt;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+
+	kp_store_set_resolver_latch(&MyProc->procLatch);
+	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg resolver",
+								ALLOCSET_DEFAULT_SIZES);
+	elog(LOG, "kafka_pg resolver started in database \"%s\"", kp_database);
+
+	while (!ShutdownRequestPending)
+	{
+		MemoryContext old;
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		old = MemoryContextSwitchTo(cxt);
+		if (OidIsValid(get_namespace_oid("kafka", true)))
+		{
+			kp_log_sweep_sql_txns();
+			kp_log_write_pending_markers();
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_stat(false);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	elog(LOG, "kafka_pg resolver shutting down");
+	proc_exit(0);
+}

@@ -1,0 +1,166 @@
+/*-------------------------------------------------------------------------
+ *
+ * sqltxn.c
+ *	  SQL transactions as Kafka transactions.
+ *
+ * A batch produced by a SQL (sub)transaction is written at once, as a
+ * transactional batch whose producer id is KP_SQL_PID_FLAG | its
+ * FullTransactionId.  Nothing is undone at abort: the commit log says which
+ * batches count.  Readers ask it directly (kp_txn_sql_visibility); for wire
+ * clients, which only understand markers, the resolver writes a COMMIT or
+ * ABORT control batch after the outcome is known, never before (a
+ * transaction can still abort after PRE_COMMIT).
+ *
+ * This backend remembers which partitions its open (sub)transactions wrote
+ * to, so its commit/abort callbacks can tell the partitions at once, with no
+ * I/O and no chance of ERROR, and wake the resolver.  A savepoint rolled
+ * back decides its own producer id as aborted; one released hands its
+ * writes to the parent.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+
+#include "store/store.h"
+#include "txn/txn.h"
+
+typedef struct KpTxnWrite
+{
+	int64		partition_id;
+	int64		producer_id;
+	SubTransactionId subid;
+} KpTxnWrite;
+
+static KpTxnWrite *writes = NULL;
+static int	nwrites = 0;
+static int	maxwrites = 0;
+
+int64
+kp_txn_sql_producer_id(void)
+{
+	FullTransactionId fxid = GetCurrentFullTransactionId();
+
+	return (int64) (KP_SQL_PID_FLAG | U64FromFullTransactionId(fxid));
+}
+
+void
+kp_txn_note_write(int64 partition_id, int64 producer_id)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	int			i;
+
+	for (i = nwrites - 1; i >= 0; i--)
+		if (writes[i].partition_id == partition_id &&
+			writes[i].producer_id == producer_id)
+			return;
+	if (nwrites == maxwrites)
+	{
+		maxwrites = maxwrites ? maxwrites * 2 : 16;
+		if (writes)
+			writes = repalloc(writes, maxwrites * sizeof(KpTxnWrite));
+		else
+			writes = MemoryContextAlloc(TopMemoryContext, maxwrites * sizeof(KpTxnWrite));
+	}
+	writes[nwrites].partition_id = partition_id;
+	writes[nwrites].producer_id = producer_id;
+	writes[nwrites].subid = subid;
+	nwrites++;
+}
+
+/* Decide writes of subtransaction subid (or all, if subid is Invalid). */
+static void
+decide_writes(SubTransactionId subid, KpTxnOutcome outcome)
+{
+	int			i = 0;
+	bool		any = false;
+
+	while (i < nwrites)
+	{
+		if (subid == InvalidSubTransactionId || writes[i].subid == subid)
+		{
+			kp_log_decide_txn(MyDatabaseId, writes[i].partition_id,
+							  writes[i].producer_id, outcome);
+			writes[i] = writes[--nwrites];
+			any = true;
+		}
+		else
+			i++;
+	}
+	if (any)
+		kp_resolver_wakeup();
+}
+
+static void
+kp_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+			decide_writes(InvalidSubTransactionId, KP_TXN_COMMITTED);
+			break;
+		case XACT_EVENT_ABORT:
+			decide_writes(InvalidSubTransactionId, KP_TXN_ABORTED);
+			break;
+		case XACT_EVENT_PREPARE:
+			/* COMMIT/ROLLBACK PREPARED may come from anywhere: the resolver
+			 * watches the commit log for these. */
+			nwrites = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+kp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	int			i;
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			decide_writes(mySubid, KP_TXN_ABORTED);
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			for (i = 0; i < nwrites; i++)
+				if (writes[i].subid == mySubid)
+					writes[i].subid = parentSubid;
+			break;
+		default:
+			break;
+	}
+}
+
+void
+kp_txn_init(void)
+{
+	RegisterXactCallback(kp_xact_callback, NULL);
+	RegisterSubXactCallback(kp_subxact_callback, NULL);
+}
+
+/*
+ * What a read_committed reader makes of a batch written by a SQL
+ * transaction.  Its own transaction's uncommitted batches are not visible
+ * to it either, as in Kafka.
+ */
+KpSqlVisibility
+kp_txn_sql_visibility(int64 producer_id)
+{
+	switch (kp_sql_xact_outcome(producer_id))
+	{
+		case KP_TXN_OPEN:
+			return KP_VIS_IN_PROGRESS;
+		case KP_TXN_COMMITTED:
+			return KP_VIS_COMMITTED;
+		case KP_TXN_ABORTED:
+			break;
+	}
+	return KP_VIS_ABORTED;
+}
