@@ -58,6 +58,7 @@ CLIENTS = 4
 DB = "postgres"
 
 failures = []
+reported_errors = [0]  # client errors already reported by an earlier verify()
 
 
 def fail(msg):
@@ -108,7 +109,8 @@ def client(wid, loop, port, ackpath, stop, seed):
         out.write(json.dumps({"t": "error", "v": None, "msg": "connect: %s" % e}) + "\n")
         return
     produce = 'SELECT partition, "offset" FROM kafka.produce(%s, %s::bytea, %s::bytea)'
-    while not stop.is_set():
+    nerrors = 0
+    while not stop.is_set() and nerrors < 20:
         r = rnd.random()
         kind = "single" if r < 0.65 else "txn" if r < 0.82 else "rollback" if r < 0.88 else "batch"
         recs = []  # (payload, key, partition, offset) of this transaction
@@ -176,6 +178,7 @@ def client(wid, loop, port, ackpath, stop, seed):
         except psycopg2.Error as e:
             # an ERROR from the server: the transaction did not commit
             note("abort", recs)
+            nerrors += 1
             out.write(json.dumps({"t": "error", "v": None, "msg": "%s: %s" % (kind, str(e).strip())}) + "\n")
             out.flush()
             if conn.closed:
@@ -357,8 +360,15 @@ def verify(srv, root, label, probes):
             fail("%s: fetch(p%d, %d, 1) returned %s, not the acknowledged record"
                  % (label, a["p"], a["o"], None if row is None else (row[0], bytes(row[1])[:24])))
     conn.close()
-    for e in errors:
-        fail("%s: client saw a server error: %s" % (label, e))
+    counted = {}
+    for e in errors[reported_errors[0]:]:
+        first = e.split(": ", 1)[-1].splitlines()[0]
+        counted[first] = counted.get(first, 0) + 1
+    reported_errors[0] = len(errors)
+    for e, n in sorted(counted.items(), key=lambda x: -x[1])[:5]:
+        fail("%s: clients saw %d x server error: %s" % (label, n, e))
+    if len(counted) > 5:
+        fail("%s: and %d other distinct client errors" % (label, len(counted) - 5))
     info("%s: %d acknowledged, %d in doubt (%d present), %d aborted; %d records read; %s"
          % (label, len(acks), len(doubts), doubt_present, len(aborts), len(seen),
             "OK" if len(failures) == nfail else "%d problems" % (len(failures) - nfail)))
@@ -489,6 +499,8 @@ def run():
                     break
                 info("%s: server accepting connections again after %.1fs" % (label, time.time() - t0))
             for line in srv.new_log_lines():
+                if root in line:
+                    continue
                 if "kafka_pg" in line or re.search(r"kafka.*(recover|torn|tail|truncat|redo)", line, re.I):
                     recovery_lines.append("%s: %s" % (label, line))
             acks_now = len(read_acks(root)[0])
@@ -511,7 +523,7 @@ def run():
         except Exception:
             pass
         for line in srv.new_log_lines():
-            if "kafka_pg" in line:
+            if "kafka_pg" in line and root not in line:
                 recovery_lines.append("end: %s" % line)
         problems = kafkapg.pgcluster("log-problems", srv.log)
         if problems:

@@ -10,13 +10,18 @@
 #   PG_BINDIR        server binaries (default: pg_config --bindir, else /usr/lib/postgresql/15/bin)
 #   KP_KAFKA_DB      database the kafka_pg background workers serve (kafka.database)
 #   KP_EXTRA_CONF    extra postgresql.conf lines
+#   KP_EXTENSION     extension to create (default kafka_pg; a stand-in for debugging the harness)
+#   KP_PRELOAD       shared_preload_libraries (default kafka_pg)
 
 : "${PG_BINDIR:=$( (pg_config --bindir 2>/dev/null) || echo /usr/lib/postgresql/15/bin)}"
 [ -x "$PG_BINDIR/initdb" ] || PG_BINDIR=/usr/lib/postgresql/15/bin
 : "${KP_KAFKA_DB:=postgres}"
+: "${KP_EXTENSION:=kafka_pg}"
+: "${KP_PRELOAD=kafka_pg}"
 # Name of the GUC that sets the Kafka listener port.  kp_set_kafka_port finds it
 # in pg_settings when the extension defines it; this is only the first guess.
 : "${KP_KAFKA_PORT_GUC:=}"
+export PG_BINDIR KP_KAFKA_DB KP_EXTENSION KP_PRELOAD KP_KAFKA_PORT_GUC
 
 kp_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 kp_die() { kp_log "FATAL: $*"; exit 1; }
@@ -93,7 +98,7 @@ kp_write_conf() {
 		echo "port = $port"
 		echo "listen_addresses = '127.0.0.1'"
 		echo "unix_socket_directories = '$sockdir'"
-		echo "shared_preload_libraries = 'kafka_pg'"
+		echo "shared_preload_libraries = '$KP_PRELOAD'"
 		echo "kafka.database = '$KP_KAFKA_DB'"
 		if [ -n "$KP_KAFKA_PORT_GUC" ] && [ -n "$kport" ]; then
 			echo "$KP_KAFKA_PORT_GUC = $kport"
@@ -193,7 +198,7 @@ kp_create_extension() {
 	if [ "$(kp_psql "$port" postgres -At -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" != 1 ]; then
 		kp_psql "$port" postgres -c "CREATE DATABASE \"$db\"" || return 1
 	fi
-	kp_psql "$port" "$db" -c "CREATE EXTENSION IF NOT EXISTS kafka_pg"
+	kp_psql "$port" "$db" -c "CREATE EXTENSION IF NOT EXISTS $KP_EXTENSION"
 }
 
 # kp_wait_extension_file [SECONDS]: wait until the extension is installed in

@@ -132,8 +132,18 @@ class Producer:
         for i in range(n):
             self.acked.append({"topic": topic, "p": partition, "o": rows[0][1] + i, "k": keys[i], "v": vals[i], "h": False})
 
-    def load(self, rounds):
-        """A mix of everything, about rounds * 40 records, ~1 KB each."""
+    def bulk(self, topic, kb):
+        """About kb kilobytes into every partition of topic, in batches of 1 KB records."""
+        parts = TOPICS[topic][0]
+        for p in range(parts):
+            for _ in range(max(1, kb // 40)):
+                self.batch(topic, p, 40, 1000)
+
+    def load(self, rounds, bulk_kb=0):
+        """A mix of everything, about rounds * 50 records of up to 1.5 KB, then
+        bulk_kb per partition of sb_plain so that its segments roll."""
+        if bulk_kb:
+            self.bulk("sb_plain", bulk_kb)
         for _ in range(rounds):
             for topic, (parts, _) in TOPICS.items():
                 self.single(topic, rnd.randint(200, 1500))
@@ -281,7 +291,7 @@ def run():
         if not lsn(stby, "SELECT pg_is_in_recovery()"):
             fail("the standby is not in recovery")
 
-        prod.load(12)
+        prod.load(12, bulk_kb=200)
         info("primary: %d records acknowledged in all" % len(prod.acked))
 
         # compare, retrying while the primary still changes (e.g. markers being written)
@@ -298,12 +308,14 @@ def run():
         n = check_log(after, prod, "primary")
         bad = diff(after, on_standby, "primary vs standby")
         check_log(on_standby, prod, "standby")
-        segs = {k: v[3] for k, v in after.items() if k[2] == "status" and v}
+        segs = {(k[0], k[1]): v[3] for k, v in after.items() if k[2] == "status" and v}
         info("compared %d records in %d partitions: %s; segments per partition: %s"
              % (n, len(segs), "identical" if not bad else "%d differences" % bad,
                 ", ".join("%s/%d=%s" % (k[0], k[1], v) for k, v in sorted(segs.items()))))
-        if max(segs.values() or [0]) < 3:
-            fail("segments did not roll (max segment_count %s): the test did not exercise rolls" % max(segs.values() or [0]))
+        plain = [segs.get(("sb_plain", p)) or 0 for p in range(TOPICS["sb_plain"][0])]
+        if min(plain) < 3:
+            fail("sb_plain segments did not roll (segment_count %s with segment.bytes %d after >200 KB each)"
+                 % (plain, SEGMENT_BYTES))
 
         # a standby refuses writes, cleanly
         try:
@@ -345,7 +357,7 @@ def run():
                 if rec["o"] < floor:
                     fail("promoted: first new offset in %s/%d is %d, below %d (old log end / acknowledged)"
                          % (topic, p, rec["o"], floor))
-        prod2.load(6)
+        prod2.load(6, bulk_kb=80)
         prod2.acked = prod.acked + prod2.acked
         prod2.aborted |= prod.aborted
         # new records become visible to read_committed (markers written on the new primary)
@@ -357,7 +369,7 @@ def run():
                 break
             time.sleep(0.5)
         n = check_log(final, prod2, "promoted")
-        segs2 = {k: v[3] for k, v in final.items() if k[2] == "status" and v}
+        segs2 = {(k[0], k[1]): v[3] for k, v in final.items() if k[2] == "status" and v}
         rolled = [k for k in segs2 if segs2[k] and segs.get(k) and segs2[k] > segs[k]]
         info("promoted: %d records readable, %d acknowledged in all; partitions that rolled a segment after promotion: %d"
              % (n, len(prod2.acked), len(rolled)))
