@@ -4,6 +4,7 @@ Thin wrappers over test/lib/pgcluster (which wraps test/lib/cluster.sh), so
 that clusters are made, started and stopped the same way from every test.
 """
 
+import json
 import os
 import pwd
 import subprocess
@@ -51,3 +52,19 @@ def tail(path, n):
         return
     for line in lines[-n:]:
         print("  | " + line.rstrip())
+
+
+def create_topic_small_segments(conn, topic, partitions, configs=None, want=65536):
+    """kafka.create_topic with the smallest segment.bytes the server accepts:
+    `want` (KP_SEGMENT_BYTES), else 1 MiB (Kafka 4.0's minimum).  Returns it."""
+    want = int(os.environ.get("KP_SEGMENT_BYTES", want))
+    cur = conn.cursor()
+    for size in (want, 1048576):
+        cfg = dict(configs or {}, **{"segment.bytes": str(size)})
+        try:
+            cur.execute("SELECT kafka.create_topic(%s, %s, %s)", (topic, partitions, json.dumps(cfg)))
+            return size
+        except psycopg2.Error as e:
+            if size == 1048576 or "segment.bytes" not in str(e):
+                raise
+            print("note: segment.bytes=%d refused (%s); using 1048576" % (size, str(e).strip().splitlines()[0]), flush=True)
