@@ -271,8 +271,11 @@ def run():
         kafkapg.pgcluster("create-extension", pport, DB)
         prim = kafkapg.connect(pport, DB)
         cur = prim.cursor()
+        global SEGMENT_BYTES
         for topic, (parts, cfg) in TOPICS.items():
-            cur.execute("SELECT kafka.create_topic(%s, %s, %s)", (topic, parts, json.dumps(cfg)))
+            cfg = {k: v for k, v in cfg.items() if k != "segment.bytes"}
+            SEGMENT_BYTES = kafkapg.create_topic_small_segments(prim, topic, parts, cfg, want=SEGMENT_BYTES)
+        seg_kb = SEGMENT_BYTES // 1024
         prod = Producer(prim)
         prod.load(4)
         info("primary on port %d: %d records acknowledged before the base backup" % (pport, len(prod.acked)))
@@ -291,7 +294,7 @@ def run():
         if not lsn(stby, "SELECT pg_is_in_recovery()"):
             fail("the standby is not in recovery")
 
-        prod.load(12, bulk_kb=200)
+        prod.load(12, bulk_kb=seg_kb * 5 // 2)
         info("primary: %d records acknowledged in all" % len(prod.acked))
 
         # compare, retrying while the primary still changes (e.g. markers being written)
@@ -312,9 +315,13 @@ def run():
         info("compared %d records in %d partitions: %s; segments per partition: %s"
              % (n, len(segs), "identical" if not bad else "%d differences" % bad,
                 ", ".join("%s/%d=%s" % (k[0], k[1], v) for k, v in sorted(segs.items()))))
+        for topic in TOPICS:
+            raw = sum(len(a["v"]) + len(a["k"]) for a in prod.acked if a["topic"] == topic)
+            stored = sum((after[(topic, p, "status")] or [0, 0, 0])[2] or 0 for p in range(TOPICS[topic][0]))
+            info("%s: %d bytes of keys and values stored in %d bytes (%.2f)" % (topic, raw, stored, stored / max(raw, 1)))
         plain = [segs.get(("sb_plain", p)) or 0 for p in range(TOPICS["sb_plain"][0])]
         if min(plain) < 3:
-            fail("sb_plain segments did not roll (segment_count %s with segment.bytes %d after >200 KB each)"
+            fail("sb_plain segments did not roll (segment_count %s with segment.bytes %d after 2.5 segments' worth each)"
                  % (plain, SEGMENT_BYTES))
 
         # a standby refuses writes, cleanly
@@ -357,7 +364,7 @@ def run():
                 if rec["o"] < floor:
                     fail("promoted: first new offset in %s/%d is %d, below %d (old log end / acknowledged)"
                          % (topic, p, rec["o"], floor))
-        prod2.load(6, bulk_kb=80)
+        prod2.load(6, bulk_kb=seg_kb * 5 // 4)
         prod2.acked = prod.acked + prod2.acked
         prod2.aborted |= prod.aborted
         # new records become visible to read_committed (markers written on the new primary)
