@@ -179,6 +179,12 @@ CREATE FUNCTION kafka._partition_stats(partition_id bigint,
 									   OUT segment_count integer)
 	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_partition_stats' LANGUAGE C VOLATILE STRICT;
 
+CREATE FUNCTION kafka._partition_segments(partition_id bigint,
+										  OUT base_offset bigint,
+										  OUT relfilenode oid,
+										  OUT size_bytes bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_partition_segments' LANGUAGE C VOLATILE STRICT;
+
 CREATE VIEW kafka.topic_list AS
 	SELECT t.name AS topic, t.topic_uuid, t.partition_count, t.created_at
 	FROM kafka.topics t;
@@ -197,3 +203,11 @@ CREATE VIEW kafka.topic_configs AS
 	CROSS JOIN kafka.config_defaults() d
 	LEFT JOIN kafka.topic_config_overrides o
 		   ON o.topic_id = t.topic_id AND o.name = d.name;
+
+-- Each segment of each partition, with the relation file that holds it
+-- (under the database's directory: base/<database oid>/<relfilenode>).
+CREATE VIEW kafka.segments AS
+	SELECT t.name AS topic, p.partition, s.base_offset, s.relfilenode, s.size_bytes
+	FROM kafka.topics t
+	JOIN kafka.partitions p USING (topic_id)
+	CROSS JOIN LATERAL kafka._partition_segments(p.partition_id) s;

@@ -394,13 +394,20 @@ lz4_decompress(const char *src, size_t len, OutBuf *ob)
 	KpCodecError err = KP_CODEC_BAD_COMPRESSION;
 	const char *p = src;
 	const char *end = src + len;
-	size_t		hint = 1;
+	size_t		hint;
 
 	dctx = LZ4F_createDecompressionContext_advanced(lz4_mem, LZ4F_VERSION);
 	if (dctx == NULL)
 		return KP_CODEC_TOO_LARGE;	/* out of memory */
 
-	while (p < end)
+	/*
+	 * Feed input until it is used up and the frame is complete (hint 0);
+	 * after the input ends the decoder may still hold output of the last
+	 * block, so keep calling while it makes progress.  A frame that ends
+	 * early stops making progress: that is a truncated stream.  Another
+	 * frame may follow a complete one.
+	 */
+	for (;;)
 	{
 		char	   *out;
 		size_t		room = outbuf_reserve(ob, &out);
@@ -421,37 +428,10 @@ lz4_decompress(const char *src, size_t len, OutBuf *ob)
 			err = KP_CODEC_TOO_LARGE;
 			goto done;
 		}
-		/* no progress with room to spare and input left: stuck */
-		if (in_size == 0 && room == 0 && hint != 0)
-			goto done;
-	}
-
-	/*
-	 * Input is used up.  The decoder may still hold output of the last
-	 * block; drain it, then the frame must be complete (hint 0).
-	 */
-	while (hint != 0)
-	{
-		char	   *out;
-		size_t		room = outbuf_reserve(ob, &out);
-		size_t		in_size = 0;
-
-		if (room == 0)
-		{
-			err = KP_CODEC_TOO_LARGE;
-			goto done;
-		}
-		hint = LZ4F_decompress(dctx, out, &room, p, &in_size, NULL);
-		if (LZ4F_isError(hint))
-			goto done;
-		outbuf_advance(ob, room);
-		if (outbuf_over(ob))
-		{
-			err = KP_CODEC_TOO_LARGE;
-			goto done;
-		}
-		if (room == 0)
-			goto done;			/* truncated frame */
+		if (hint == 0 && p >= end)
+			break;
+		if (in_size == 0 && room == 0)
+			goto done;			/* no progress: truncated or stuck */
 	}
 	err = KP_CODEC_OK;
 done:

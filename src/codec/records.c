@@ -42,6 +42,15 @@
 		(dst) = (int32) v_; \
 	} while (0)
 
+/* A nullable byte string: length varint (-1 = null), then the bytes. */
+#define GET_NULLABLE_BYTES(ptr, len) \
+	do { \
+		GET_VARINT32(len, -1, rend - p); \
+		(ptr) = (len) >= 0 ? p : NULL; \
+		if ((len) > 0) \
+			p += (len); \
+	} while (0)
+
 /*
  * Parse one record at *pos (the records section ends at end).  On success
  * fill rec and advance *pos past the record.  Headers are walked and checked
@@ -69,23 +78,8 @@ kp_record_parse(const char **pos, const char *end, KpRawRecord *rec)
 		goto bad;
 	GET_VARINT32(rec->offset_delta, 0, PG_INT32_MAX);
 
-	GET_VARINT32(rec->key_len, -1, rend - p);
-	if (rec->key_len >= 0)
-	{
-		rec->key = p;
-		p += rec->key_len;
-	}
-	else
-		rec->key = NULL;
-
-	GET_VARINT32(rec->value_len, -1, rend - p);
-	if (rec->value_len >= 0)
-	{
-		rec->value = p;
-		p += rec->value_len;
-	}
-	else
-		rec->value = NULL;
+	GET_NULLABLE_BYTES(rec->key, rec->key_len);
+	GET_NULLABLE_BYTES(rec->value, rec->value_len);
 
 	/* every header takes at least two bytes, which bounds the count */
 	GET_VARINT32(nheaders, 0, (rend - p) / 2);

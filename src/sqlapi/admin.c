@@ -32,6 +32,7 @@ PG_FUNCTION_INFO_V1(kp_sql_add_partitions);
 PG_FUNCTION_INFO_V1(kp_sql_alter_topic_config);
 PG_FUNCTION_INFO_V1(kp_sql_config_defaults);
 PG_FUNCTION_INFO_V1(kp_sql_partition_stats);
+PG_FUNCTION_INFO_V1(kp_sql_partition_segments);
 PG_FUNCTION_INFO_V1(kp_sql_murmur2);
 PG_FUNCTION_INFO_V1(kp_sql_partition_for_key);
 
@@ -209,6 +210,29 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(off.size_bytes);
 	values[3] = Int32GetDatum(off.segment_count);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+Datum
+kp_sql_partition_segments(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			nsegs;
+	KpSegmentStat *segs;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	segs = kp_log_segment_stats(PG_GETARG_INT64(0), &nsegs);
+	for (i = 0; i < nsegs; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int64GetDatum(segs[i].base_offset);
+		values[1] = ObjectIdGetDatum(segs[i].relfilenode);
+		values[2] = Int64GetDatum(segs[i].size_bytes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 Datum

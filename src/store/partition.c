@@ -49,6 +49,8 @@ static HTAB *partition_hash = NULL;
 
 /* partitions dropped by the current transaction, forgotten at commit */
 static List *dropped_partitions = NIL;
+
+static int	write_markers_locked(KpPartitionState *state);
 static bool xact_callback_registered = false;
 
 int64
@@ -520,8 +522,10 @@ append_locked(KpPartitionState *state, const KpLogConfig *config,
 		}
 
 		rel = kp_segment_open(state->active_relnode);
+		/* markers carry no user time: keep them out of the time index */
 		result->end_lsn = kp_segment_write(rel, state->active_size, batch, len,
-										   result->base_offset, hdr.max_timestamp);
+										   result->base_offset,
+										   KpBatchIsControl(&hdr) ? -1 : hdr.max_timestamp);
 		kp_segment_close(rel);
 	}
 	PG_CATCH();
@@ -533,7 +537,7 @@ append_locked(KpPartitionState *state, const KpLogConfig *config,
 
 	state->active_size += len;
 	state->log_end_offset = result->last_offset + 1;
-	if (hdr.max_timestamp > state->max_timestamp)
+	if (!KpBatchIsControl(&hdr) && hdr.max_timestamp > state->max_timestamp)
 	{
 		state->max_timestamp = hdr.max_timestamp;
 		state->max_timestamp_offset = result->last_offset;
@@ -557,6 +561,17 @@ kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
 				 errmsg("cannot produce to a topic during recovery"),
 				 errhint("Produce on the primary; a standby serves reads.")));
 	state = kp_partition_lock(part->partition_id, true);
+
+	/*
+	 * Markers of transactions decided since the last append go first, so a
+	 * marker always precedes whatever was appended after its transaction
+	 * ended, whether or not the resolver got there before us.
+	 */
+	if (state->has_decided)
+	{
+		state->config = *config;
+		write_markers_locked(state);
+	}
 	append_locked(state, config, part->created_in_xact, batch, len,
 				  txn_producer_id, result);
 	kp_partition_unlock(state);
@@ -613,6 +628,57 @@ kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
 }
 
 /*
+ * Append the markers of the partition's decided transactions, with its
+ * appender lock held.  Returns how many were written.  A partition whose
+ * storage is gone (its topic was deleted, or it was created by a
+ * transaction that aborted) just forgets its transactions.
+ */
+static int
+write_markers_locked(KpPartitionState *state)
+{
+	int			written = 0;
+	int			i = 0;
+	bool		exists = OidIsValid(state->active_relnode);
+
+	if (exists)
+	{
+		Relation	rel = kp_segment_open(state->active_relnode);
+
+		exists = smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM);
+		kp_segment_close(rel);
+	}
+
+	while (i < state->ntxns)
+	{
+		KpOpenTxn  *txn = &state->txns[i];
+		char	   *batch;
+		size_t		len;
+		KpAppendResult res;
+
+		if (txn->outcome == KP_TXN_OPEN)
+		{
+			i++;
+			continue;
+		}
+		if (exists)
+		{
+			batch = kp_build_control_batch(txn->producer_id, txn->producer_epoch,
+										   txn->outcome == KP_TXN_COMMITTED ?
+										   KP_CONTROL_COMMIT : KP_CONTROL_ABORT,
+										   kp_now_ms(), 0, &len);
+			append_locked(state, &state->config, false, batch, len,
+						  KP_NO_PRODUCER_ID, &res);
+			pfree(batch);
+			written++;
+		}
+		remove_txn(state, i);
+	}
+	state->has_decided = false;
+	compute_lso(state);
+	return written;
+}
+
+/*
  * Decide, from the commit log, open SQL transactions of this database that
  * are no longer running: prepared transactions finished elsewhere, and any
  * whose backend could not run its callbacks.  The resolver calls it now and
@@ -652,8 +718,6 @@ kp_log_sweep_sql_txns(void)
 /*
  * Write the COMMIT/ABORT marker of every decided transaction in this
  * database's partitions (the resolver's job; any backend may do it).
- * A partition whose storage is gone (its topic was deleted, or it was
- * created by a transaction that aborted) just forgets its transactions.
  */
 int
 kp_log_write_pending_markers(void)
@@ -682,48 +746,10 @@ kp_log_write_pending_markers(void)
 	{
 		int64		partition_id = *(int64 *) lfirst(lc);
 		KpPartitionState *state = kp_partition_lock(partition_id, false);
-		int			i;
-		bool		exists;
 
 		if (state == NULL)
 			continue;
-		exists = OidIsValid(state->active_relnode);
-		if (exists)
-		{
-			Relation	rel = kp_segment_open(state->active_relnode);
-
-			exists = smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM);
-			kp_segment_close(rel);
-		}
-
-		i = 0;
-		while (i < state->ntxns)
-		{
-			KpOpenTxn  *txn = &state->txns[i];
-			char	   *batch;
-			size_t		len;
-			KpAppendResult res;
-
-			if (txn->outcome == KP_TXN_OPEN)
-			{
-				i++;
-				continue;
-			}
-			if (exists)
-			{
-				batch = kp_build_control_batch(txn->producer_id, txn->producer_epoch,
-											   txn->outcome == KP_TXN_COMMITTED ?
-											   KP_CONTROL_COMMIT : KP_CONTROL_ABORT,
-											   kp_now_ms(), 0, &len);
-				append_locked(state, &state->config, false, batch, len,
-							  KP_NO_PRODUCER_ID, &res);
-				pfree(batch);
-				written++;
-			}
-			remove_txn(state, i);
-		}
-		state->has_decided = false;
-		compute_lso(state);
+		written += write_markers_locked(state);
 		kp_partition_unlock(state);
 		ConditionVariableBroadcast(&state->cv);
 	}

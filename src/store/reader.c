@@ -326,3 +326,26 @@ kp_log_max_timestamp(int64 partition_id, int64 *max_ts)
 		return -1;
 	return kp_log_offset_for_timestamp(partition_id, best, max_ts);
 }
+
+KpSegmentStat *
+kp_log_segment_stats(int64 partition_id, int *nsegs)
+{
+	const KpSegInfo *segs = kp_directory_segments(partition_id, nsegs);
+	KpSegmentStat *out = palloc(sizeof(KpSegmentStat) * Max(*nsegs, 1));
+	KpSegInfo  *copy = palloc(sizeof(KpSegInfo) * Max(*nsegs, 1));
+	int			i;
+
+	if (*nsegs > 0)
+		memcpy(copy, segs, sizeof(KpSegInfo) * *nsegs);
+	for (i = 0; i < *nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(copy[i].relnode);
+
+		out[i].base_offset = copy[i].base_offset;
+		out[i].relfilenode = copy[i].relnode;
+		out[i].size_bytes = kp_segment_data_size(rel);
+		kp_segment_close(rel);
+	}
+	pfree(copy);
+	return out;
+}

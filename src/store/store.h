@@ -160,6 +160,16 @@ extern int64 kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *fo
 /* Largest timestamp in the log and its offset (ListOffsets -3); -1 if empty. */
 extern int64 kp_log_max_timestamp(int64 partition_id, int64 *max_ts);
 
+/* The segments of a partition, for the kafka.segments view. */
+typedef struct KpSegmentStat
+{
+	int64		base_offset;
+	Oid			relfilenode;
+	int64		size_bytes;
+} KpSegmentStat;
+
+extern KpSegmentStat *kp_log_segment_stats(int64 partition_id, int *nsegs);
+
 /* ---------- dropping ---------- */
 
 /* Drop all storage of a partition when the current transaction commits. */
