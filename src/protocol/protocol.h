@@ -58,7 +58,10 @@
  *	- Unknown tagged fields are skipped; bytes left over after the body are an
  *	  error (KP_DECODE_TRAILING_BYTES).
  *	- Every length is checked against the bytes that remain before anything is
- *	  allocated.  Errors are returned in a KpError (code + message); nothing
+ *	  allocated, and one decode allocates at most 16 times its input plus
+ *	  64kB (a C struct holds a message's fields over all versions, so a
+ *	  crafted message could otherwise ask for far more memory than it has
+ *	  bytes); allocation failure is an error too (MCXT_ALLOC_NO_OOM).  Errors are returned in a KpError (code + message); nothing
  *	  here calls ereport/elog, so the codec also runs in frontend tests and
  *	  the fuzzer.
  *	- Memory is palloc'd in CurrentMemoryContext: decode inside a per-request
@@ -192,7 +195,8 @@ typedef enum KpDecodeErrorCode
 	KP_DECODE_NULL_NOT_ALLOWED, /* null in a non-nullable field */
 	KP_DECODE_EMBEDDED_NUL,		/* NUL byte inside a string */
 	KP_DECODE_TRAILING_BYTES,	/* bytes left after the body */
-	KP_DECODE_UNSUPPORTED_VERSION	/* version outside the descriptor's range */
+	KP_DECODE_UNSUPPORTED_VERSION,	/* version outside the descriptor's range */
+	KP_DECODE_TOO_LARGE			/* would allocate more than 16x the input + 64kB */
 } KpDecodeErrorCode;
 
 typedef struct KpError

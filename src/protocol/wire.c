@@ -35,7 +35,17 @@ typedef struct KpReader
 	const uint8 *end;
 	KpError    *err;
 	const char *msg_name;		/* for error messages */
+	size_t		budget;			/* bytes this decode may still allocate */
 } KpReader;
+
+/*
+ * What one decode may allocate: a C struct is the union of a message's
+ * fields over all versions, so an element that takes 1 byte on the wire can
+ * take a hundred in memory.  Legitimate messages stay far below this bound
+ * (about 2-5 times their wire size); a crafted one fails instead of asking
+ * for gigabytes.
+ */
+#define KP_DECODE_BUDGET(len)	((size_t) (len) * 16 + 65536)
 
 static bool decode_struct(KpReader *r, const KpStructDesc *sdesc, int version,
 						  bool flexible, void *out);
@@ -67,6 +77,28 @@ fail(KpReader *r, KpDecodeErrorCode code, const KpFieldDesc *f,
 	snprintf(r->err->message, sizeof(r->err->message), "%s%s%s: %s",
 			 r->msg_name, f ? "." : "", f ? f->name : "", detail);
 	return false;
+}
+
+/*
+ * Allocate zeroed memory for decoded values, within the decode's budget.
+ * MCXT_ALLOC_NO_OOM: an allocation failure is a decode error, not an ERROR.
+ */
+static void *
+rd_alloc(KpReader *r, size_t size, const KpFieldDesc *f)
+{
+	void	   *p;
+
+	if (size > r->budget)
+	{
+		fail(r, KP_DECODE_TOO_LARGE, f,
+			 "decoding needs more than %zu further bytes of memory", r->budget);
+		return NULL;
+	}
+	r->budget -= size;
+	p = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	if (p == NULL)
+		fail(r, KP_DECODE_TOO_LARGE, f, "out of memory allocating %zu bytes", size);
+	return p;
 }
 
 static inline size_t
@@ -324,7 +356,9 @@ decode_value(KpReader *r, const KpFieldDesc *f, int version, bool flexible,
 				if (memchr(r->p, '\0', n) != NULL)
 					return fail(r, KP_DECODE_EMBEDDED_NUL, f,
 								"string of length %lld contains a NUL byte", (long long) n);
-				s = palloc(n + 1);
+				s = rd_alloc(r, n + 1, f);
+				if (s == NULL)
+					return false;
 				memcpy(s, r->p, n);
 				s[n] = '\0';
 				r->p += n;
@@ -373,7 +407,9 @@ decode_value(KpReader *r, const KpFieldDesc *f, int version, bool flexible,
 						return true;
 					}
 				}
-				s = palloc(f->struct_desc->size);
+				s = rd_alloc(r, f->struct_desc->size, f);
+				if (s == NULL)
+					return false;
 				init_defaults(f->struct_desc, s);
 				*(void **) dst = s;
 				return decode_struct(r, f->struct_desc, version, flexible, s);
@@ -409,12 +445,14 @@ decode_field(KpReader *r, const KpFieldDesc *f, int version, bool flexible,
 		return true;
 	}
 	/* check the count against the bytes left BEFORE allocating */
-	if ((uint64) n * min_wire_size(f, flexible) > rd_left(r))
+	if (n > PG_INT32_MAX || (uint64) n * min_wire_size(f, flexible) > rd_left(r))
 		return fail(r, KP_DECODE_BAD_LENGTH, f,
 					"array length %lld exceeds the %zu bytes left",
 					(long long) n, rd_left(r));
 	esize = elem_size(f);
-	elems = n > 0 ? palloc0(esize * n) : NULL;
+	elems = NULL;
+	if (n > 0 && (elems = rd_alloc(r, esize * n, f)) == NULL)
+		return false;
 	*(int32 *) (base + f->count_offset) = (int32) n;
 	*(void **) (base + f->offset) = elems;
 	for (int64 i = 0; i < n; i++)
@@ -582,6 +620,7 @@ decode_prefix(const KpMessageDesc *desc, int version, const uint8 *buf,
 	r.end = buf + len;
 	r.err = err;
 	r.msg_name = desc->name;
+	r.budget = KP_DECODE_BUDGET(len);
 
 	init_defaults(desc->root, out);
 	if (version < desc->min_version || version > desc->max_version)
