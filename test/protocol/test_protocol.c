@@ -1011,6 +1011,40 @@ write_corpus(const char *dir)
 		n++;
 		kp_arena_reset();
 	}
+	/* hand-made frames: Produce v0 (MessageSet era), a too-new ApiVersions */
+	{
+		static const uint8 produce_v0[] = {0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 'c',
+			0, 1, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 1, 't',
+			0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 'a', 'b', 'c', 'd'};
+		static const uint8 api_versions_v99[] = {0, 18, 0, 99, 0, 0, 0, 1, 0, 0, 0,
+			2, 'x', 2, '1', 0};
+		const struct
+		{
+			const char *name;
+			const uint8 *data;
+			size_t		len;
+		}			extra[] = {
+			{"ProduceRequest.v0", produce_v0, sizeof(produce_v0)},
+			{"ApiVersionsRequest.v99", api_versions_v99, sizeof(api_versions_v99)},
+		};
+
+		for (int i = 0; i < (int) lengthof(extra); i++)
+		{
+			char		path[1024];
+			FILE	   *fp;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, extra[i].name);
+			fp = fopen(path, "wb");
+			if (fp == NULL)
+			{
+				perror(path);
+				return 1;
+			}
+			fwrite(extra[i].data, 1, extra[i].len, fp);
+			fclose(fp);
+			n++;
+		}
+	}
 	printf("wrote %d request frames to %s\n", n, dir);
 	return 0;
 }
