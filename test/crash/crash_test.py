@@ -363,8 +363,12 @@ def verify(srv, root, label, probes):
     # random point reads: fetch at an acknowledged offset starts there
     rnd = random.Random(len(acks))
     for v, a in rnd.sample(sorted(acks.items()), min(25, len(acks))):
-        cur.execute('SELECT "offset", value FROM kafka.fetch(%s, %s, %s, 1)', (TOPIC, a["p"], a["o"]))
-        row = cur.fetchone()
+        try:
+            cur.execute('SELECT "offset", value FROM kafka.fetch(%s, %s, %s, 1)', (TOPIC, a["p"], a["o"]))
+            row = cur.fetchone()
+        except psycopg2.Error as e:
+            fail("%s: fetch(p%d, %d, 1) failed: %s" % (label, a["p"], a["o"], str(e).strip()))
+            continue
         if row is None or row[0] != a["o"] or bytes(row[1]).decode() != v:
             fail("%s: fetch(p%d, %d, 1) returned %s, not the acknowledged record"
                  % (label, a["p"], a["o"], None if row is None else (row[0], bytes(row[1])[:24])))
