@@ -140,6 +140,19 @@ CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigi
 								 OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
 
+-- The batches of a partition as stored, markers included: what Kafka's
+-- kafka-dump-log.sh shows.  For inspection; consumers use kafka.fetch.
+CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint DEFAULT 0,
+							   max_batches integer DEFAULT 1000,
+							   OUT base_offset bigint, OUT last_offset bigint,
+							   OUT record_count integer, OUT size_bytes integer,
+							   OUT compression text, OUT is_transactional boolean,
+							   OUT is_control boolean, OUT control_type text,
+							   OUT producer_id bigint, OUT producer_epoch smallint,
+							   OUT base_sequence integer, OUT max_timestamp timestamptz,
+							   OUT crc_valid boolean)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_dump_log' LANGUAGE C VOLATILE STRICT;
+
 -- Kafka's ListOffsets: "timestamp" -2 = earliest, -1 = latest, -3 = max
 -- timestamp, otherwise the first offset whose timestamp is >= the given
 -- milliseconds since the epoch.  NULL offset when there is none.

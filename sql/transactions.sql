@@ -24,6 +24,11 @@ SELECT * FROM kafka.produce('tx', 'c', 'after the rollback');
 SELECT "offset", value FROM kafka.fetch_text('tx', 0);
 SELECT "offset", value FROM kafka.fetch_text('tx', 0, 0, 10, 'read_uncommitted');
 
+-- kafka.dump_log shows the log as stored: the data batches of each
+-- transaction and the marker that ended it.
+SELECT base_offset, record_count, is_transactional, is_control, control_type
+  FROM kafka.dump_log('tx', 0);
+
 -- Savepoints: ROLLBACK TO SAVEPOINT drops just what was produced after it.
 BEGIN;
 SELECT * FROM kafka.produce('tx', 'd', 'kept 1');

@@ -119,6 +119,9 @@ extern void kp_topic_create(const char *name, int32 partitions,
 							const KpConfigSetting *configs, int nconfigs);
 extern void kp_topic_delete(const char *name);
 extern void kp_topic_add_partitions(const char *name, int32 partitions);
+/* DROP EXTENSION: drop every partition's storage and the directory. */
+extern void kp_topic_drop_all_storage(void);
+
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
 

@@ -515,3 +515,27 @@ kp_topic_alter_configs(const char *name, const KpConfigSetting *configs, int nco
 	SPI_finish();
 	invalidate_topics();
 }
+
+void
+kp_topic_drop_all_storage(void)
+{
+	int			i;
+	int64	   *ids;
+	int			n;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	spi_exec("SELECT partition_id FROM kafka.partitions", 0, NULL, NULL, SPI_OK_SELECT);
+	n = (int) SPI_processed;
+	ids = palloc(sizeof(int64) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	for (i = 0; i < n; i++)
+		kp_log_drop_partition(ids[i]);
+	kp_store_drop_directory();
+}

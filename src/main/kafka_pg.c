@@ -11,14 +11,18 @@
  */
 #include "postgres.h"
 
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
+#include "tcop/utility.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
 #include "main/kafka_pg.h"
+#include "catalog/kafka_catalog.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
@@ -30,6 +34,7 @@ int			kp_max_partitions = 4096;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_utility_hook = NULL;
 
 void		_PG_init(void);
 
@@ -66,6 +71,49 @@ register_worker(const char *name, const char *function, int restart_secs)
 	RegisterBackgroundWorker(&worker);
 }
 
+/* Is this DROP EXTENSION kafka_pg (possibly among others)? */
+static bool
+drops_this_extension(Node *parsetree)
+{
+	DropStmt   *stmt;
+	ListCell   *lc;
+
+	if (!IsA(parsetree, DropStmt))
+		return false;
+	stmt = (DropStmt *) parsetree;
+	if (stmt->removeType != OBJECT_EXTENSION)
+		return false;
+	foreach(lc, stmt->objects)
+	{
+		Node	   *obj = lfirst(lc);
+
+		if (IsA(obj, String) && strcmp(strVal(obj), "kafka_pg") == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * DROP EXTENSION kafka_pg drops the catalog tables; the segment files have
+ * no catalog entries, so drop them here, transactionally, first.
+ */
+static void
+kp_utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				ProcessUtilityContext context, ParamListInfo params,
+				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (drops_this_extension(pstmt->utilityStmt) &&
+		get_extension_oid("kafka_pg", true) != InvalidOid)
+		kp_topic_drop_all_storage();
+
+	if (prev_utility_hook)
+		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+						  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
 void
 _PG_init(void)
 {
@@ -94,6 +142,9 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("kafka");
+
+	prev_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = kp_utility_hook;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = kp_shmem_request;

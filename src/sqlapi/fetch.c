@@ -35,6 +35,7 @@
 
 PG_FUNCTION_INFO_V1(kp_sql_fetch);
 PG_FUNCTION_INFO_V1(kp_sql_list_offsets);
+PG_FUNCTION_INFO_V1(kp_sql_dump_log);
 
 /* largest batch we inflate for SQL (a compressed batch may expand a lot) */
 #define KP_SQL_MAX_INFLATE	((size_t) 256 * 1024 * 1024)
@@ -294,4 +295,71 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 		values[1] = TimestampTzGetDatum(KpMsToTimestampTz(found_ts));
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/* kafka.dump_log: the stored batches, markers included, with their headers. */
+Datum
+kp_sql_dump_log(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		partition = PG_GETARG_INT32(1);
+	int64		from_offset = PG_GETARG_INT64(2);
+	int32		max_batches = PG_GETARG_INT32(3);
+	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	KpPartitionRef ref;
+	KpLogReader *reader;
+	const char *batch;
+	size_t		len;
+	int			n = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	kp_topic_partition(topic, partition, &ref);
+	reader = kp_log_reader_open(ref.partition_id, from_offset);
+	while (n < max_batches && kp_log_reader_next(reader, &batch, &len))
+	{
+		KpBatchHeader hdr;
+		Datum		values[13];
+		bool		nulls[13];
+		bool		crc_ok = (kp_batch_validate(batch, len, &hdr) == KP_CODEC_OK);
+
+		memset(nulls, 0, sizeof(nulls));
+		kp_batch_parse_header(batch, len, &hdr);
+		values[0] = Int64GetDatum(hdr.base_offset);
+		values[1] = Int64GetDatum(KpBatchLastOffset(&hdr));
+		values[2] = Int32GetDatum(hdr.records_count);
+		values[3] = Int32GetDatum((int32) len);
+		values[4] = CStringGetTextDatum(kp_compression_name(KpBatchCompression(&hdr)));
+		values[5] = BoolGetDatum(KpBatchIsTransactional(&hdr));
+		values[6] = BoolGetDatum(KpBatchIsControl(&hdr));
+		nulls[7] = true;
+		if (KpBatchIsControl(&hdr))
+		{
+			KpRecordIter it;
+			KpRecord	rec;
+			bool		done;
+			int16		type;
+
+			if (kp_record_iter_begin(&it, batch, len, 1024) == KP_CODEC_OK)
+			{
+				if (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done &&
+					kp_parse_control_key(rec.key, rec.key_len, &type))
+				{
+					values[7] = CStringGetTextDatum(type == KP_CONTROL_COMMIT ? "COMMIT" :
+													type == KP_CONTROL_ABORT ? "ABORT" : "UNKNOWN");
+					nulls[7] = false;
+				}
+				kp_record_iter_end(&it);
+			}
+		}
+		values[8] = Int64GetDatum(hdr.producer_id);
+		values[9] = Int16GetDatum(hdr.producer_epoch);
+		values[10] = Int32GetDatum(hdr.base_sequence);
+		values[11] = TimestampTzGetDatum(KpMsToTimestampTz(hdr.max_timestamp));
+		values[12] = BoolGetDatum(crc_ok);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		n++;
+	}
+	kp_log_reader_close(reader);
+	return (Datum) 0;
 }

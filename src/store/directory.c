@@ -433,3 +433,12 @@ kp_directory_segments(int64 partition_id, int *nsegs)
 	*nsegs = list->nsegs;
 	return list->segs;
 }
+
+void
+kp_store_drop_directory(void)
+{
+	Relation	rel = directory_open();
+
+	RelationDropStorage(rel);
+	kp_segment_close(rel);
+}

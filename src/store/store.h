@@ -172,6 +172,9 @@ extern KpSegmentStat *kp_log_segment_stats(int64 partition_id, int *nsegs);
 
 /* ---------- dropping ---------- */
 
+/* Drop the segment directory when the current transaction commits. */
+extern void kp_store_drop_directory(void);
+
 /* Drop all storage of a partition when the current transaction commits. */
 extern void kp_log_drop_partition(int64 partition_id);
 

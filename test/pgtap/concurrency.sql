@@ -1,0 +1,62 @@
+-- Offsets under concurrent producers: strictly increasing, no holes, no
+-- record lost or duplicated, and readers see every committed record.
+-- Four extra sessions (dblink) produce at once into one partition.
+\set ON_ERROR_STOP 1
+CREATE EXTENSION IF NOT EXISTS dblink;
+BEGIN;
+SELECT plan(8);
+
+SELECT kafka.create_topic('conc_t', 2);
+COMMIT;
+
+-- four sessions, each 200 transactions of one record, plus batches
+DO $$
+DECLARE
+  conn text;
+  connstr text := format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                         split_part(current_setting('unix_socket_directories'), ',', 1));
+BEGIN
+  FOR i IN 1..4 LOOP
+    conn := 'c' || i;
+    PERFORM dblink_connect(conn, connstr);
+    PERFORM dblink_send_query(conn, format($q$
+      DO $b$ BEGIN
+        FOR j IN 1..200 LOOP
+          PERFORM kafka.produce('conc_t', NULL::text, 's%s-' || j, partition => 0);
+          COMMIT;
+        END LOOP;
+        PERFORM kafka.produce_batch('conc_t', NULL,
+                  (SELECT array_agg('s%s-b' || g) FROM generate_series(1, 100) g), partition => 0);
+      END $b$;$q$, i, i));
+  END LOOP;
+END $$;
+
+SELECT count(*) FROM (SELECT dblink_get_result('c' || i) FROM generate_series(1, 4) i) r;
+SELECT dblink_disconnect('c' || i) FROM generate_series(1, 4) i;
+
+BEGIN;
+CREATE TEMP TABLE got AS SELECT * FROM kafka.fetch_text('conc_t', 0, 0, 100000);
+
+SELECT is((SELECT count(*) FROM got), 1200::bigint, 'every committed record is there');
+SELECT is((SELECT count(DISTINCT value) FROM got), 1200::bigint, 'no record twice');
+SELECT is((SELECT count(DISTINCT "offset") FROM got), 1200::bigint, 'every record has its own offset');
+SELECT ok((SELECT bool_and(o2 > o1) FROM (SELECT "offset" o2, lag("offset") OVER (ORDER BY "offset") o1 FROM got) s
+            WHERE o1 IS NOT NULL), 'offsets strictly increase');
+-- records of one session's transactions appear in the order they committed
+SELECT ok((SELECT bool_and(n2 > n1) FROM
+             (SELECT split_part(value, '-', 2)::int n2,
+                     lag(split_part(value, '-', 2)::int) OVER (PARTITION BY split_part(value, '-', 1) ORDER BY "offset") n1
+                FROM got WHERE value NOT LIKE '%-b%') s WHERE n1 IS NOT NULL),
+          'each session''s records are in its commit order');
+-- no holes: the batches (records and markers) tile the log from 0 to its end
+SELECT ok((SELECT bool_and(base_offset = coalesce(prev_last, -1) + 1)
+             FROM (SELECT base_offset, lag(last_offset) OVER (ORDER BY base_offset) prev_last
+                     FROM kafka.dump_log('conc_t', 0, 0, 100000)) s),
+          'batches follow each other with no gap');
+SELECT is((SELECT count(*) FROM kafka.fetch('conc_t', 1)), 0::bigint, 'the other partition is untouched');
+SELECT ok((SELECT log_end_offset >= 1200 + 800 FROM kafka.partition_status
+            WHERE topic = 'conc_t' AND partition = 0),
+          'each transaction''s marker took an offset');
+SELECT * FROM finish();
+ROLLBACK;
+SELECT kafka.delete_topic('conc_t');
