@@ -1,0 +1,569 @@
+#!/usr/bin/python3
+"""kafka_pg SQL benchmark: kafka.produce_batch / kafka.fetch / kafka.produce
+against plain PostgreSQL (binary COPY, INSERT ... SELECT, seq scan, one-row
+INSERT) on the same throwaway cluster, in the same run.
+
+Run it through bench/sql-bench.sh (see docs/performance.md).  It prints
+numbers and asserts nothing.  Environment knobs:
+
+  BENCH_RECORDS   records per batch run            (default 1000000)
+  BENCH_VALUE     value size in bytes              (default 100)
+  BENCH_REPS      repetitions of the batch/fetch parts (default 5)
+  BENCH_PGB_REPS  repetitions of each pgbench run  (default 3)
+  BENCH_PGB_SECS  seconds per pgbench run          (default 20)
+  BENCH_PARTS     comma list of parts: batch,fetch,single,profile
+                  (default batch,fetch,single; profile = perf record of one
+                  produce_batch, written to bench/out/)
+  BENCH_PORT      first port to try                (default 56432)
+  BENCH_KEEP      1 = keep the temporary directory
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import psycopg2
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N = int(os.environ.get("BENCH_RECORDS", "1000000"))
+VSIZE = int(os.environ.get("BENCH_VALUE", "100"))
+REPS = int(os.environ.get("BENCH_REPS", "5"))
+PGB_REPS = int(os.environ.get("BENCH_PGB_REPS", "3"))
+PGB_SECS = int(os.environ.get("BENCH_PGB_SECS", "20"))
+PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single").split(",")
+PORT0 = int(os.environ.get("BENCH_PORT", "56432"))
+KEEP = os.environ.get("BENCH_KEEP") == "1"
+
+
+def pg_bindir():
+    try:
+        d = subprocess.check_output(["pg_config", "--bindir"], text=True).strip()
+        if os.path.exists(os.path.join(d, "initdb")):
+            return d
+    except Exception:
+        pass
+    return "/usr/lib/postgresql/15/bin"
+
+
+BIN = pg_bindir()
+
+SETTINGS = [
+    ("shared_buffers", "1GB"),
+    ("max_wal_size", "16GB"),
+    ("min_wal_size", "2GB"),
+    ("checkpoint_timeout", "1h"),
+    ("wal_level", "replica"),
+    ("synchronous_commit", "on"),
+    ("fsync", "on"),
+    ("full_page_writes", "on"),
+    ("wal_buffers", "64MB"),
+    ("work_mem", "64MB"),
+    ("maintenance_work_mem", "256MB"),
+    ("max_connections", "40"),
+    ("autovacuum", "off"),
+    ("jit", "off"),
+]
+
+
+def as_pg(cmd, **kw):
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def free_port(p):
+    while p < 65535:
+        s = socket.socket()
+        try:
+            s.bind(("0.0.0.0", p))
+            if not os.path.exists("/var/run/postgresql/.s.PGSQL.%d" % p):
+                return p
+        except OSError:
+            pass
+        finally:
+            s.close()
+        p += 1
+    raise SystemExit("no free port")
+
+
+def out(s=""):
+    print(s, flush=True)
+
+
+def log(s):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), s), file=sys.stderr, flush=True)
+
+
+class Cluster:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="kafka_pg_bench.", dir="/tmp")
+        os.chmod(self.tmp, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(self.tmp, "postgres", "postgres")
+        self.data = os.path.join(self.tmp, "data")
+        self.port = free_port(PORT0)
+        self.logfile = os.path.join(self.tmp, "server.log")
+        self.started = False
+
+    def init(self):
+        as_pg([BIN + "/initdb", "-D", self.data, "-U", "postgres", "--auth=trust",
+               "-E", "UTF8", "--locale=C.UTF-8"], stdout=subprocess.DEVNULL)
+        conf = [
+            "port = %d" % self.port,
+            "listen_addresses = '127.0.0.1'",
+            "unix_socket_directories = '%s'" % self.tmp,
+            "shared_preload_libraries = 'kafka_pg'",
+            "kafka.database = 'postgres'",
+            "log_min_messages = warning",
+            "log_checkpoints = on",
+            "lc_messages = 'C'",
+        ] + ["%s = '%s'" % kv for kv in SETTINGS]
+        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
+            f.write("\n".join(conf) + "\n")
+
+    def start(self):
+        as_pg([BIN + "/pg_ctl", "-D", self.data, "-l", self.logfile, "-w", "-t", "120",
+               "start"], stdout=subprocess.DEVNULL)
+        self.started = True
+
+    def stop(self):
+        if self.started:
+            subprocess.run((["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []) +
+                           [BIN + "/pg_ctl", "-D", self.data, "-m", "fast", "-w", "-t", "60",
+                            "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.started = False
+
+    def connect(self):
+        c = psycopg2.connect(host="127.0.0.1", port=self.port, user="postgres",
+                             dbname="postgres")
+        c.autocommit = True
+        return c
+
+    def cleanup(self):
+        self.stop()
+        if KEEP:
+            log("kept %s" % self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def q1(cur, sql, args=None):
+    cur.execute(sql, args)
+    return cur.fetchone()
+
+
+def wal_lsn(cur):
+    return int(q1(cur, "SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")[0])
+
+
+class Results:
+    """name -> list of (seconds, wal_bytes)"""
+
+    def __init__(self):
+        self.r = {}
+        self.order = []
+
+    def add(self, name, secs, wal=None):
+        if name not in self.r:
+            self.r[name] = []
+            self.order.append(name)
+        self.r[name].append((secs, wal))
+
+
+def fmt_rate(n, secs):
+    return n / secs
+
+
+def print_table(title, res, baseline, nrec, nbytes, notes):
+    out()
+    out("### " + title)
+    out()
+    out("| what | records/s median (min-max) | MB/s median | seconds median | WAL MB | ratio to %s |" % baseline)
+    out("|---|---|---|---|---|---|")
+    base = med([s for s, _ in res.r[baseline]])
+    for name in res.order:
+        secs = [s for s, _ in res.r[name]]
+        wals = [w for _, w in res.r[name] if w is not None]
+        m = med(secs)
+        rates = [nrec / s for s in secs]
+        out("| %s | %s (%s-%s) | %.1f | %.3f | %s | %.2f |" % (
+            name, "{:,.0f}".format(nrec / m), "{:,.0f}".format(min(rates)),
+            "{:,.0f}".format(max(rates)), nbytes / m / 1e6, m,
+            ("%.0f" % (med(wals) / 1e6)) if wals else "-", base / m))
+    for n in notes:
+        out("- " + n)
+
+
+# ---------------------------------------------------------------------------
+
+def setup_data(cl, cur):
+    log("creating the staging table: %d values of %d bytes" % (N, VSIZE))
+    cur.execute("CREATE EXTENSION kafka_pg")
+    nmd5 = (VSIZE * 2 + 31) // 32
+    expr = "||".join(["md5((i * %d + %d)::text)" % (k + 3, k) for k in range(nmd5)])
+    cur.execute("CREATE TABLE staging (v bytea NOT NULL)")
+    cur.execute("INSERT INTO staging SELECT decode(substr(%s, 1, %d), 'hex') "
+                "FROM generate_series(1, %d) i" % (expr, VSIZE * 2, N))
+    cur.execute("VACUUM (FREEZE, ANALYZE) staging")
+    binfile = os.path.join(cl.tmp, "staging.bin")
+    cur.execute("COPY (SELECT NULL::bytea, v FROM staging) TO %s WITH (FORMAT binary)",
+                (binfile,))
+    cur.execute("CREATE TABLE plain (k bytea, v bytea)")
+    cur.execute("CREATE TABLE plain1 (k bytea, v bytea)")
+    return binfile
+
+
+def checkpoint(cur):
+    cur.execute("CHECKPOINT")
+
+
+def recreate_topic(cur, name, parts):
+    if q1(cur, "SELECT count(*) FROM kafka.topics WHERE name = %s", (name,))[0]:
+        cur.execute("SELECT kafka.delete_topic(%s)", (name,))
+    cur.execute("SELECT kafka.create_topic(%s, %s)", (name, parts))
+
+
+def timed(cur, sql, args=None):
+    w0 = wal_lsn(cur)
+    t0 = time.perf_counter()
+    cur.execute(sql, args)
+    if cur.description:
+        cur.fetchall()
+    t = time.perf_counter() - t0
+    return t, wal_lsn(cur) - w0
+
+
+PREBUILT_DO = """
+DO $$
+DECLARE a bytea[]; t0 timestamptz; n int;
+BEGIN
+  SELECT array_agg(v) INTO a FROM staging;
+  COMMIT;
+  t0 := clock_timestamp();
+  SELECT sum(record_count) INTO n FROM kafka.produce_batch('{topic}', NULL, a);
+  COMMIT;
+  RAISE NOTICE 'elapsed % %', extract(epoch FROM clock_timestamp() - t0), n;
+END $$"""
+
+
+def prebuilt_produce(conn, cur, topic):
+    """produce_batch of an array already built in a PL/pgSQL variable;
+    timed inside the server from the call to the end of its COMMIT."""
+    del conn.notices[:]
+    w0 = wal_lsn(cur)
+    cur.execute(PREBUILT_DO.replace('{topic}', topic))
+    w1 = wal_lsn(cur)
+    m = [re.search(r"elapsed ([0-9.e+-]+) (\d+)", x) for x in conn.notices]
+    m = [x for x in m if x]
+    secs, n = float(m[-1].group(1)), int(m[-1].group(2))
+    if n != N:
+        raise SystemExit("prebuilt produce wrote %d records" % n)
+    # WAL includes the array_agg's transaction, which writes none
+    return secs, w1 - w0
+
+
+def client_array_literal(cur):
+    log("building the client-side array literal")
+    cur.execute("SELECT encode(v, 'hex') FROM staging")
+    rows = cur.fetchall()
+    lit = "{" + ",".join('"\\\\x%s"' % r[0] for r in rows) + "}"
+    return lit
+
+
+def part_batch(cl, conn, cur, binfile):
+    out()
+    out("## 1. Batch produce of %s records of %d bytes (null keys)" % ("{:,}".format(N), VSIZE))
+    res = Results()
+    lit = client_array_literal(cur)
+    sql_client = "SELECT sum(record_count) FROM kafka.produce_batch('b', NULL, '" + lit + "'::bytea[])"
+    del lit
+    for rep in range(REPS):
+        log("batch rep %d/%d" % (rep + 1, REPS))
+        # (a) binary COPY from the file prepared once
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "COPY plain FROM %s WITH (FORMAT binary)", (binfile,))
+        res.add("COPY binary -> plain (baseline)", t, w)
+        # (b) INSERT ... SELECT
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO plain SELECT NULL, v FROM staging")
+        res.add("INSERT INTO plain SELECT FROM staging", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, "SELECT sum(record_count) FROM kafka.produce_batch('b', NULL, "
+                              "(SELECT array_agg(v) FROM staging))")
+            res.add("produce_batch, %dp, array_agg(v) FROM staging in the statement" % parts, t, w)
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = prebuilt_produce(conn, cur, "b")
+            res.add("produce_batch, %dp, array prebuilt in PL/pgSQL" % parts, t, w)
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, sql_client)
+            res.add("produce_batch, %dp, array sent by the client as text" % parts, t, w)
+    cur.execute("TRUNCATE plain")
+    print_table("Batch produce, %d repetitions" % REPS, res,
+                "COPY binary -> plain (baseline)", N, N * VSIZE, [
+                    "Every timing ends with the statement's COMMIT (synchronous_commit=on); "
+                    "a CHECKPOINT precedes each one and the target is empty (TRUNCATE, or topic "
+                    "deleted and created again).",
+                    "COPY: server-side `COPY plain (k bytea, v bytea) FROM file (FORMAT binary)` "
+                    "of a file written once (k NULL); client wall time.",
+                    "INSERT SELECT: `INSERT INTO plain SELECT NULL, v FROM staging`; client wall time.",
+                    "array_agg: `SELECT ... FROM kafka.produce_batch('b', NULL, (SELECT array_agg(v) "
+                    "FROM staging))`: includes the scan of staging and building the 1M-element array; "
+                    "client wall time.",
+                    "prebuilt: a DO block builds the array into a variable, COMMITs, then times "
+                    "`produce_batch(...)` plus its COMMIT with clock_timestamp(): the produce "
+                    "path alone.",
+                    "client text: one statement carrying the array as a text literal "
+                    "(`'{\"\\\\x..\",...}'::bytea[]`, ~%d MB): includes sending it over loopback "
+                    "and parsing it (array_in/byteain); client wall time." % ((N * (VSIZE * 2 + 5)) // 1000000),
+                    "WAL MB: pg_current_wal_insert_lsn() difference over the timed statement.",
+                ])
+    return res
+
+
+def part_fetch(cl, conn, cur):
+    out()
+    out("## 2. Reading %s records back" % "{:,}".format(N))
+    log("loading the fetch topics and table")
+    cur.execute("TRUNCATE plain")
+    cur.execute("COPY plain FROM %s WITH (FORMAT binary)", (os.path.join(cl.tmp, "staging.bin"),))
+    cur.execute("VACUUM (FREEZE) plain")
+    for name, parts in (("f1", 1), ("f6", 6)):
+        recreate_topic(cur, name, parts)
+        cur.execute("SELECT sum(record_count) FROM kafka.produce_batch(%s, NULL, "
+                    "(SELECT array_agg(v) FROM staging))", (name,))
+    checkpoint(cur)
+    time.sleep(2)  # let the resolver write the COMMIT markers
+
+    def fetch_chunked(topic, parts, chunk):
+        total = 0
+        nbytes = 0
+        for p in range(parts):
+            off = 0
+            while True:
+                cur.execute("SELECT count(*), sum(length(value)), max(\"offset\") "
+                            "FROM kafka.fetch(%s, %s, %s, %s)", (topic, p, off, chunk))
+                n, b, mx = cur.fetchone()
+                if n == 0:
+                    break
+                total += n
+                nbytes += b
+                off = mx + 1
+                if n < chunk:
+                    break
+        return total, nbytes
+
+    def run(name, fn):
+        t0 = time.perf_counter()
+        n, b = fn()
+        t = time.perf_counter() - t0
+        if n != N or b != N * VSIZE:
+            raise SystemExit("%s read %s records, %s bytes" % (name, n, b))
+        return t
+
+    cases = [
+        ("seq scan: SELECT count(*), sum(length(v)) FROM plain (baseline)",
+         lambda: q1(cur, "SELECT count(*), sum(length(v)) FROM plain")),
+        ("kafka.fetch 1p, one call of max_records=%d" % N,
+         lambda: q1(cur, "SELECT count(*), sum(length(value)) FROM kafka.fetch('f1', 0, 0, %s)", (N,))),
+        ("kafka.fetch 1p, calls of 100,000 (client loop)", lambda: fetch_chunked("f1", 1, 100000)),
+        ("kafka.fetch 1p, calls of 10,000 (client loop)", lambda: fetch_chunked("f1", 1, 10000)),
+        ("kafka.fetch 6p, calls of 100,000 per partition (client loop)",
+         lambda: fetch_chunked("f6", 6, 100000)),
+    ]
+    res = Results()
+    for name, fn in cases:  # warm-up (hint bits, buffers, caches)
+        run(name, fn)
+    for rep in range(REPS):
+        log("fetch rep %d/%d" % (rep + 1, REPS))
+        for name, fn in cases:
+            res.add(name, run(name, fn))
+    print_table("Reading back, %d repetitions (warm: all data in shared_buffers)" % REPS, res,
+                cases[0][0], N, N * VSIZE, [
+                    "All aggregates run in the server (count and sum(length(value)) of every record, "
+                    "so every value is materialised); client wall time.",
+                    "Client loop: next from_offset = max(offset)+1 of the previous call, as a consumer does.",
+                    "fetch returns read_committed records; the rows are materialised in a tuplestore "
+                    "(work_mem=64MB) before the aggregate reads them.",
+                ])
+    return res
+
+
+def pgbench(cl, script, clients, secs):
+    cmd = [BIN + "/pgbench", "-n", "-M", "prepared", "-h", "127.0.0.1", "-p", str(cl.port),
+           "-U", "postgres", "-T", str(secs), "-c", str(clients), "-j", str(min(clients, 2)),
+           "-f", script, "postgres"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", p.stdout)
+    if not m or p.returncode != 0:
+        raise SystemExit("pgbench failed: %s %s" % (p.stdout, p.stderr))
+    fails = re.search(r"number of failed transactions: (\d+)", p.stdout)
+    if fails and int(fails.group(1)) > 0:
+        log("pgbench: %s failed transactions" % fails.group(1))
+    return float(m.group(1))
+
+
+def part_single(cl, conn, cur):
+    out()
+    out("## 3. Single-record produce, one record per transaction (pgbench, %d s per run)" % PGB_SECS)
+    val = q1(cur, "SELECT encode(v, 'hex') FROM staging LIMIT 1")[0]
+    d = os.path.join(cl.tmp, "pgb")
+    os.makedirs(d, exist_ok=True)
+    scripts = {}
+    for name, text in (
+            ("insert", "INSERT INTO plain1 VALUES (NULL, '\\x%s'::bytea);\n" % val),
+            ("t1", "SELECT * FROM kafka.produce('t1', NULL::bytea, '\\x%s'::bytea);\n" % val),
+            ("t8", "SELECT * FROM kafka.produce('t8', NULL::bytea, '\\x%s'::bytea);\n" % val)):
+        path = os.path.join(d, name + ".sql")
+        with open(path, "w") as f:
+            f.write(text)
+        scripts[name] = path
+    recreate_topic(cur, "t1", 1)
+    recreate_topic(cur, "t8", 8)
+    configs = [
+        ("one-row INSERT INTO plain1, 1 client (baseline 1)", "insert", 1),
+        ("kafka.produce, 1 partition, 1 client", "t1", 1),
+        ("one-row INSERT INTO plain1, 8 clients (baseline 8)", "insert", 8),
+        ("kafka.produce, 1 partition, 8 clients", "t1", 8),
+        ("kafka.produce, 8 partitions, 8 clients", "t8", 8),
+    ]
+    tps = {c[0]: [] for c in configs}
+    wal = {c[0]: [] for c in configs}
+    for rep in range(PGB_REPS):
+        for name, script, clients in configs:
+            log("pgbench rep %d/%d: %s" % (rep + 1, PGB_REPS, name))
+            checkpoint(cur)
+            w0 = wal_lsn(cur)
+            t = pgbench(cl, scripts[script], clients, PGB_SECS)
+            tps[name].append(t)
+            wal[name].append((wal_lsn(cur) - w0) / (t * PGB_SECS))
+    out()
+    out("| what | tps median (min-max) | WAL bytes per transaction | ratio to the INSERT with as many clients |")
+    out("|---|---|---|---|")
+    for name, _, clients in configs:
+        base = med(tps["one-row INSERT INTO plain1, %d client%s (baseline %d)" %
+                       (clients, "" if clients == 1 else "s", clients)])
+        m = med(tps[name])
+        out("| %s | %.0f (%.0f-%.0f) | %.0f | %.2f |" % (name, m, min(tps[name]), max(tps[name]),
+                                                         med(wal[name]), m / base))
+    out("- pgbench -n -M prepared -T %d -j min(clients,2); each transaction is one statement in "
+        "autocommit with synchronous_commit=on, so each waits for its WAL flush; %d repetitions, "
+        "run interleaved; a CHECKPOINT before each run." % (PGB_SECS, PGB_REPS))
+    out("- WAL bytes per transaction include the COMMIT markers the resolver appends after each "
+        "producing transaction.")
+    cnt = q1(cur, "SELECT sum(log_end_offset) FROM kafka.partition_status WHERE topic IN ('t1', 't8')")[0]
+    out("- records in t1+t8 after the runs (markers included in offsets): %s" % cnt)
+
+
+def part_profile(cl, conn, cur):
+    """perf record of one produce_batch of the prebuilt array (1 partition)."""
+    outdir = os.path.join(HERE, "out")
+    os.makedirs(outdir, exist_ok=True)
+    pid = q1(cur, "SELECT pg_backend_pid()")[0]
+    recreate_topic(cur, "p", 1)
+    checkpoint(cur)
+    data = os.path.join(outdir, "perf.data")
+    # build the array first (inside the DO block) and profile it all; the
+    # report below is filtered to the produce_batch call chain.
+    perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-o", data, "-p", str(pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    t, w = prebuilt_produce(conn, cur, "p")
+    perf.send_signal(signal.SIGINT)
+    perf.wait()
+    log("profiled produce_batch: %.3f s" % t)
+    rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--stdio",
+                          "--percent-limit", "0.5", "-g", "none", "--sort", "symbol,dso",
+                          "--parent", "kp_sql_produce_batch", "--comm", "postgres"],
+                         capture_output=True, text=True).stdout
+    with open(os.path.join(outdir, "perf-produce-batch.txt"), "w") as f:
+        f.write(rep)
+    out()
+    out("## Profile of produce_batch (perf, whole backend during the DO block; see bench/out/)")
+    out(rep)
+
+
+def main():
+    cl = Cluster()
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        cl.init()
+        cl.start()
+        conn = cl.connect()
+        cur = conn.cursor()
+        ver = q1(cur, "SELECT version()")[0]
+        # give a wire listener, if the extension has one, a free port of its own
+        g = q1(cur, "SELECT string_agg(name, ',') FROM pg_settings WHERE name LIKE 'kafka.%%' "
+                    "AND name ~ 'port' AND vartype = 'integer'")[0]
+        if g:
+            for name in g.split(","):
+                cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(cl.port + 1000)))
+            conn.close()
+            cl.stop()
+            cl.start()
+            conn = cl.connect()
+            cur = conn.cursor()
+        binfile = setup_data(cl, cur)
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+        cpu = "?"
+        try:
+            for line in open("/proc/cpuinfo"):
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        except OSError:
+            pass
+        out("# kafka_pg SQL benchmark")
+        out()
+        out("- date: %s; host: %s; nproc: %d; memory: %.1f GiB; CPU: %s" % (
+            time.strftime("%Y-%m-%d %H:%M:%S %Z"), socket.gethostname(), os.cpu_count(), mem, cpu))
+        out("- server: %s" % ver)
+        try:
+            rev = subprocess.check_output(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                          text=True, stderr=subprocess.DEVNULL).strip()
+            out("- kafka_pg: the installed library; repository HEAD %s" % rev)
+        except Exception:
+            pass
+        out("- settings: " + ", ".join("%s=%s" % kv for kv in SETTINGS))
+        out("- data dir %s (filesystem of /tmp); records: %s values of %d pseudo-random bytes "
+            "(md5 hex decoded), null keys" % (cl.data, "{:,}".format(N), VSIZE))
+        out("- medians of %d repetitions (pgbench: %d x %d s)" % (REPS, PGB_REPS, PGB_SECS))
+        if "batch" in PARTS:
+            part_batch(cl, conn, cur, binfile)
+        if "fetch" in PARTS:
+            part_fetch(cl, conn, cur)
+        if "single" in PARTS:
+            part_single(cl, conn, cur)
+        if "profile" in PARTS:
+            part_profile(cl, conn, cur)
+        conn.close()
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+    finally:
+        cl.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
