@@ -176,6 +176,26 @@ outbuf_over(const OutBuf *ob)
 	return outbuf_produced(ob) > ob->limit;
 }
 
+/*
+ * Room for a compressor's worst case (bound bytes) at the end of dst, or
+ * NULL if that would not fit in a palloc'd buffer; commit what it wrote.
+ */
+static char *
+dst_reserve(StringInfo dst, size_t bound)
+{
+	if ((size_t) dst->len + bound + 1 >= MaxAllocSize)
+		return NULL;
+	enlargeStringInfo(dst, (int) bound);
+	return dst->data + dst->len;
+}
+
+static void
+dst_commit(StringInfo dst, size_t n)
+{
+	dst->len += (int) n;
+	dst->data[dst->len] = '\0';
+}
+
 /* ---------- gzip ---------- */
 
 static bool
@@ -195,21 +215,18 @@ gzip_compress(const char *src, size_t len, StringInfo dst)
 					 Z_DEFAULT_STRATEGY) != Z_OK)
 		return false;
 	bound = deflateBound(&zs, (uLong) len);
-	if ((size_t) dst->len + bound + 1 >= MaxAllocSize)
-		goto done;
-	enlargeStringInfo(dst, (int) bound);
-
-	zs.next_in = (Bytef *) src;
-	zs.avail_in = (uInt) len;
-	zs.next_out = (Bytef *) dst->data + dst->len;
-	zs.avail_out = (uInt) bound;
-	if (deflate(&zs, Z_FINISH) == Z_STREAM_END)
+	zs.next_out = (Bytef *) dst_reserve(dst, bound);
+	if (zs.next_out != NULL)
 	{
-		dst->len += (int) zs.total_out;
-		dst->data[dst->len] = '\0';
-		ok = true;
+		zs.next_in = (Bytef *) src;
+		zs.avail_in = (uInt) len;
+		zs.avail_out = (uInt) bound;
+		if (deflate(&zs, Z_FINISH) == Z_STREAM_END)
+		{
+			dst_commit(dst, zs.total_out);
+			ok = true;
+		}
 	}
-done:
 	deflateEnd(&zs);
 	return ok;
 }
@@ -288,9 +305,8 @@ snappy_compress_xerial(const char *src, size_t len, StringInfo dst)
 
 	bound = XERIAL_HEADER_SIZE +
 		blocks * (4 + snappy_max_compressed_length(XERIAL_BLOCK_SIZE));
-	if ((size_t) dst->len + bound + 1 >= MaxAllocSize)
+	if (dst_reserve(dst, bound) == NULL)
 		return false;
-	enlargeStringInfo(dst, (int) bound);
 
 	memcpy(dst->data + dst->len, xerial_magic, sizeof(xerial_magic));
 	kp_put_int32(dst->data + dst->len + 8, 1);	/* version */
@@ -305,9 +321,8 @@ snappy_compress_xerial(const char *src, size_t len, StringInfo dst)
 		if (snappy_compress(src + off, n, dst->data + dst->len + 4, &clen) != SNAPPY_OK)
 			return false;
 		kp_put_int32(dst->data + dst->len, (int32) clen);
-		dst->len += 4 + (int) clen;
+		dst_commit(dst, 4 + clen);
 	}
-	dst->data[dst->len] = '\0';
 	return true;
 }
 
@@ -371,19 +386,19 @@ lz4_compress(const char *src, size_t len, StringInfo dst)
 	LZ4F_preferences_t prefs;
 	size_t		bound;
 	size_t		n;
+	char	   *out;
 
 	memset(&prefs, 0, sizeof(prefs));
 	prefs.frameInfo.blockSizeID = LZ4F_max64KB;
 	prefs.frameInfo.blockMode = LZ4F_blockIndependent;	/* Java requires it */
 	bound = LZ4F_compressFrameBound(len, &prefs);
-	if ((size_t) dst->len + bound + 1 >= MaxAllocSize)
+	out = dst_reserve(dst, bound);
+	if (out == NULL)
 		return false;
-	enlargeStringInfo(dst, (int) bound);
-	n = LZ4F_compressFrame(dst->data + dst->len, bound, src, len, &prefs);
+	n = LZ4F_compressFrame(out, bound, src, len, &prefs);
 	if (LZ4F_isError(n))
 		return false;
-	dst->len += (int) n;
-	dst->data[dst->len] = '\0';
+	dst_commit(dst, n);
 	return true;
 }
 
@@ -447,14 +462,14 @@ zstd_compress(const char *src, size_t len, StringInfo dst)
 	size_t		bound = ZSTD_compressBound(len);
 	size_t		n;
 
-	if (ZSTD_isError(bound) || (size_t) dst->len + bound + 1 >= MaxAllocSize)
+	char	   *out;
+
+	if (ZSTD_isError(bound) || (out = dst_reserve(dst, bound)) == NULL)
 		return false;
-	enlargeStringInfo(dst, (int) bound);
-	n = ZSTD_compress(dst->data + dst->len, bound, src, len, ZSTD_CLEVEL_DEFAULT);
+	n = ZSTD_compress(out, bound, src, len, ZSTD_CLEVEL_DEFAULT);
 	if (ZSTD_isError(n))
 		return false;
-	dst->len += (int) n;
-	dst->data[dst->len] = '\0';
+	dst_commit(dst, n);
 	return true;
 }
 

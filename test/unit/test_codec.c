@@ -271,47 +271,18 @@ make_records(TestRecord *r)
 	int			n = 0;
 
 	memset(r, 0, sizeof(TestRecord) * 8);
-	/* key, value, two headers */
-	r[n].timestamp = 1700000000000;
-	r[n].key = "key-0";
-	r[n].key_len = 5;
-	r[n].value = "value-0";
-	r[n].value_len = 7;
-	r[n].headers[0] = (KpHeader) {"h1", 2, "v1", 2};
-	r[n].headers[1] = (KpHeader) {"h2", 2, "", 0};
-	r[n].nheaders = 2;
-	n++;
+	/* key, value, two headers (one with an empty value) */
+	r[n++] = (TestRecord) {1700000000000, "key-0", 5, "value-0", 7,
+	{{"h1", 2, "v1", 2}, {"h2", 2, "", 0}}, 2};
 	/* null key */
-	r[n].timestamp = 1700000001000;
-	r[n].key = NULL;
-	r[n].key_len = -1;
-	r[n].value = "value-1";
-	r[n].value_len = 7;
-	n++;
+	r[n++] = (TestRecord) {1700000001000, NULL, -1, "value-1", 7, {{0}}, 0};
 	/* tombstone (null value), timestamp earlier than the base */
-	r[n].timestamp = 1699999999000;
-	r[n].key = "key-2";
-	r[n].key_len = 5;
-	r[n].value = NULL;
-	r[n].value_len = -1;
-	n++;
-	/* empty key, empty value, a header with a null value */
-	r[n].timestamp = 1700000003000;
-	r[n].key = "";
-	r[n].key_len = 0;
-	r[n].value = "";
-	r[n].value_len = 0;
-	r[n].headers[0] = (KpHeader) {"h-null", 6, NULL, -1};
-	r[n].headers[1] = (KpHeader) {"", 0, "empty-key", 9};
-	r[n].nheaders = 2;
-	n++;
+	r[n++] = (TestRecord) {1699999999000, "key-2", 5, NULL, -1, {{0}}, 0};
+	/* empty key, empty value, a null header value, an empty header key */
+	r[n++] = (TestRecord) {1700000003000, "", 0, "", 0,
+	{{"h-null", 6, NULL, -1}, {"", 0, "empty-key", 9}}, 2};
 	/* 1 MiB value */
-	r[n].timestamp = 1700000004000;
-	r[n].key = "big";
-	r[n].key_len = 3;
-	r[n].value = big_value;
-	r[n].value_len = BIG_VALUE_LEN;
-	n++;
+	r[n++] = (TestRecord) {1700000004000, "big", 3, big_value, BIG_VALUE_LEN, {{0}}, 0};
 	return n;
 }
 
