@@ -260,11 +260,11 @@ extern void kp_init_struct(const KpMessageDesc *desc, void *out);
 extern void kp_init_nested(const KpStructDesc *sdesc, void *out);
 
 /* Primitive writers shared with the rest of the broker (one varint encoder). */
-extern void kp_put_int16(StringInfo out, int16 v);
-extern void kp_put_int32(StringInfo out, int32 v);
-extern void kp_put_int64(StringInfo out, int64 v);
-extern void kp_put_uvarint(StringInfo out, uint32 v);
-extern void kp_put_varint(StringInfo out, int32 v); /* zig-zag */
-extern void kp_put_varlong(StringInfo out, int64 v);	/* zig-zag */
+extern void kp_wire_put_int16(StringInfo out, int16 v);
+extern void kp_wire_put_int32(StringInfo out, int32 v);
+extern void kp_wire_put_int64(StringInfo out, int64 v);
+extern void kp_wire_put_uvarint(StringInfo out, uint32 v);
+extern void kp_wire_put_varint(StringInfo out, int32 v); /* zig-zag */
+extern void kp_wire_put_varlong(StringInfo out, int64 v);	/* zig-zag */
 
 #endif							/* KP_PROTOCOL_H */

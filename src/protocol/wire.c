@@ -672,7 +672,7 @@ kp_init_nested(const KpStructDesc *sdesc, void *out)
  */
 
 void
-kp_put_int16(StringInfo out, int16 v)
+kp_wire_put_int16(StringInfo out, int16 v)
 {
 	uint8		b[2] = {(uint8) ((uint16) v >> 8), (uint8) v};
 
@@ -680,7 +680,7 @@ kp_put_int16(StringInfo out, int16 v)
 }
 
 void
-kp_put_int32(StringInfo out, int32 v)
+kp_wire_put_int32(StringInfo out, int32 v)
 {
 	uint32		u = (uint32) v;
 	uint8		b[4] = {u >> 24, u >> 16, u >> 8, u};
@@ -689,7 +689,7 @@ kp_put_int32(StringInfo out, int32 v)
 }
 
 void
-kp_put_int64(StringInfo out, int64 v)
+kp_wire_put_int64(StringInfo out, int64 v)
 {
 	uint64		u = (uint64) v;
 	uint8		b[8];
@@ -715,19 +715,19 @@ put_uvarint64(StringInfo out, uint64 v)
 }
 
 void
-kp_put_uvarint(StringInfo out, uint32 v)
+kp_wire_put_uvarint(StringInfo out, uint32 v)
 {
 	put_uvarint64(out, v);
 }
 
 void
-kp_put_varint(StringInfo out, int32 v)
+kp_wire_put_varint(StringInfo out, int32 v)
 {
 	put_uvarint64(out, (uint32) (((uint32) v << 1) ^ (uint32) (v >> 31)));
 }
 
 void
-kp_put_varlong(StringInfo out, int64 v)
+kp_wire_put_varlong(StringInfo out, int64 v)
 {
 	put_uvarint64(out, ((uint64) v << 1) ^ (uint64) (v >> 63));
 }
@@ -743,11 +743,11 @@ static void
 put_length(StringInfo out, bool compact, bool int16_len, int64 len)
 {
 	if (compact)
-		kp_put_uvarint(out, (uint32) (len + 1));
+		kp_wire_put_uvarint(out, (uint32) (len + 1));
 	else if (int16_len)
-		kp_put_int16(out, (int16) len);
+		kp_wire_put_int16(out, (int16) len);
 	else
-		kp_put_int32(out, (int32) len);
+		kp_wire_put_int32(out, (int32) len);
 }
 
 static void
@@ -765,26 +765,26 @@ encode_value(StringInfo out, const KpFieldDesc *f, int version, bool flexible,
 			put_byte(out, *(const bool *) src ? 1 : 0);
 			break;
 		case KP_T_INT16:
-			kp_put_int16(out, *(const int16 *) src);
+			kp_wire_put_int16(out, *(const int16 *) src);
 			break;
 		case KP_T_UINT16:
-			kp_put_int16(out, (int16) *(const uint16 *) src);
+			kp_wire_put_int16(out, (int16) *(const uint16 *) src);
 			break;
 		case KP_T_INT32:
-			kp_put_int32(out, *(const int32 *) src);
+			kp_wire_put_int32(out, *(const int32 *) src);
 			break;
 		case KP_T_UINT32:
-			kp_put_int32(out, (int32) *(const uint32 *) src);
+			kp_wire_put_int32(out, (int32) *(const uint32 *) src);
 			break;
 		case KP_T_INT64:
-			kp_put_int64(out, *(const int64 *) src);
+			kp_wire_put_int64(out, *(const int64 *) src);
 			break;
 		case KP_T_FLOAT64:
 			{
 				int64		bits;
 
 				memcpy(&bits, src, sizeof(bits));
-				kp_put_int64(out, bits);
+				kp_wire_put_int64(out, bits);
 				break;
 			}
 		case KP_T_UUID:
@@ -980,7 +980,7 @@ encode_struct(StringInfo out, const KpStructDesc *sdesc, int version,
 		if (VERSION_IN(f->tagged_versions, version) && !field_is_default(f, base))
 			ntags++;
 	}
-	kp_put_uvarint(out, ntags);
+	kp_wire_put_uvarint(out, ntags);
 	for (int i = 0; i < sdesc->ntagged && ntags > 0; i++)
 	{
 		const KpFieldDesc *f = &sdesc->fields[sdesc->tag_order[i]];
@@ -990,8 +990,8 @@ encode_struct(StringInfo out, const KpStructDesc *sdesc, int version,
 			continue;
 		initStringInfo(&value);
 		encode_field(&value, f, version, flexible, base);
-		kp_put_uvarint(out, (uint32) f->tag);
-		kp_put_uvarint(out, (uint32) value.len);
+		kp_wire_put_uvarint(out, (uint32) f->tag);
+		kp_wire_put_uvarint(out, (uint32) value.len);
 		appendBinaryStringInfo(out, value.data, value.len);
 		pfree(value.data);
 	}
