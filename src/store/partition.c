@@ -216,6 +216,104 @@ kp_sql_xact_outcome(int64 producer_id)
 	return TransactionIdDidCommit(xid) ? KP_TXN_COMMITTED : KP_TXN_ABORTED;
 }
 
+/* ---------------------------------------------------------------------
+ * Idempotent producers
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+is_idempotent_batch(const KpBatchHeader *hdr)
+{
+	return hdr->producer_id >= 0 && hdr->base_sequence >= 0 &&
+		!KpPidIsSqlXact(hdr->producer_id) && !KpBatchIsControl(hdr);
+}
+
+static KpProducerState *
+find_producer(KpPartitionState *state, int64 producer_id, bool create)
+{
+	KpProducerState *victim = NULL;
+	int			i;
+
+	for (i = 0; i < KP_MAX_PRODUCERS; i++)
+	{
+		KpProducerState *p = &state->producers[i];
+
+		if (p->producer_id == producer_id && p->nbatches >= 0)
+			return p;
+		if (victim == NULL || p->producer_id < 0 ||
+			(victim->producer_id >= 0 && p->last_used < victim->last_used))
+			victim = p;
+	}
+	if (!create)
+		return NULL;
+	memset(victim, 0, sizeof(KpProducerState));
+	victim->producer_id = producer_id;
+	victim->epoch = -1;
+	return victim;
+}
+
+/* Record a batch of an idempotent producer (append or recovery). */
+static void
+note_producer_batch(KpPartitionState *state, const KpBatchHeader *hdr,
+					int64 base_offset)
+{
+	KpProducerState *p = find_producer(state, hdr->producer_id, true);
+	KpProducerBatch *b;
+
+	if (hdr->producer_epoch != p->epoch)
+	{
+		p->epoch = hdr->producer_epoch;
+		p->nbatches = 0;
+	}
+	if (p->nbatches == KP_PRODUCER_BATCHES)
+	{
+		memmove(&p->batches[0], &p->batches[1],
+				sizeof(KpProducerBatch) * (KP_PRODUCER_BATCHES - 1));
+		p->nbatches--;
+	}
+	b = &p->batches[p->nbatches++];
+	b->first_seq = hdr->base_sequence;
+	b->last_seq = (int32) (((int64) hdr->base_sequence + hdr->last_offset_delta) & 0x7fffffff);
+	b->base_offset = base_offset;
+	b->last_offset = base_offset + hdr->last_offset_delta;
+	p->last_used = state->append_count;
+}
+
+/*
+ * Check a batch against its producer's state (Kafka's ProducerAppendInfo):
+ * duplicates of the last five batches, sequence gaps, fenced epochs.
+ */
+static KpAppendStatus
+check_producer_batch(KpPartitionState *state, const KpBatchHeader *hdr,
+					 KpAppendResult *result)
+{
+	KpProducerState *p = find_producer(state, hdr->producer_id, false);
+	int			i;
+	int32		expected;
+
+	if (p == NULL || p->nbatches == 0)
+		return KP_APPEND_OK;	/* unknown producer: accept (state may have been evicted) */
+	if (hdr->producer_epoch < p->epoch)
+		return KP_APPEND_STALE_EPOCH;
+	if (hdr->producer_epoch > p->epoch)
+		return hdr->base_sequence == 0 ? KP_APPEND_OK : KP_APPEND_OUT_OF_ORDER;
+	for (i = 0; i < p->nbatches; i++)
+	{
+		if (p->batches[i].first_seq == hdr->base_sequence &&
+			p->batches[i].last_offset - p->batches[i].base_offset == hdr->last_offset_delta)
+		{
+			result->base_offset = p->batches[i].base_offset;
+			result->last_offset = p->batches[i].last_offset;
+			return KP_APPEND_DUPLICATE;
+		}
+	}
+	expected = (p->batches[p->nbatches - 1].last_seq == PG_INT32_MAX) ? 0 :
+		p->batches[p->nbatches - 1].last_seq + 1;
+	if (hdr->base_sequence != expected)
+		return KP_APPEND_OUT_OF_ORDER;
+	return KP_APPEND_OK;
+}
+
 /*
  * Rebuild the transactions open in the active segment: transactional
  * batches whose producer has no marker after them.  SQL transactions among
@@ -236,6 +334,8 @@ recover_open_txns(KpPartitionState *state, Relation rel, int64 data_size)
 		if (!kp_segment_read(rel, pos, hdrbuf, KP_BATCH_HEADER_SIZE) ||
 			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK)
 			break;
+		if (is_idempotent_batch(&hdr))
+			note_producer_batch(state, &hdr, hdr.base_offset);
 		if (KpBatchIsTransactional(&hdr))
 		{
 			if (KpBatchIsControl(&hdr))
@@ -275,6 +375,9 @@ partition_load(KpPartitionState *state)
 	state->ntxns = 0;
 	state->has_decided = false;
 	state->closed_bytes = 0;
+	state->append_count = 0;
+	for (i = 0; i < KP_MAX_PRODUCERS; i++)
+		state->producers[i].producer_id = -1;
 	state->segment_count = nsegs;
 	state->max_timestamp = -1;
 	state->max_timestamp_offset = -1;
@@ -499,6 +602,18 @@ append_locked(KpPartitionState *state, const KpLogConfig *config,
 		KpBatchTotalSize(&hdr) != len)
 		elog(ERROR, "kafka_pg: invalid record batch passed to the log");
 
+	result->status = KP_APPEND_OK;
+	if (is_idempotent_batch(&hdr))
+	{
+		result->status = check_producer_batch(state, &hdr, result);
+		if (result->status != KP_APPEND_OK)
+		{
+			result->log_append_time = -1;
+			result->end_lsn = InvalidXLogRecPtr;
+			return;
+		}
+	}
+
 	PG_TRY();
 	{
 		if (needs_roll(state, config, len))
@@ -542,6 +657,9 @@ append_locked(KpPartitionState *state, const KpLogConfig *config,
 		state->max_timestamp = hdr.max_timestamp;
 		state->max_timestamp_offset = result->last_offset;
 	}
+	state->append_count++;
+	if (is_idempotent_batch(&hdr))
+		note_producer_batch(state, &hdr, result->base_offset);
 	if (txn_producer_id != KP_NO_PRODUCER_ID)
 		add_txn(state, txn_producer_id, hdr.producer_epoch, result->base_offset);
 	compute_lso(state);

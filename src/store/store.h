@@ -48,9 +48,21 @@ typedef struct KpPartitionRef
 	bool		created_in_xact;	/* the partition is not yet committed */
 } KpPartitionRef;
 
+/* Outcome of an append (idempotent producers, KIP-98). */
+typedef enum KpAppendStatus
+{
+	KP_APPEND_OK = 0,
+	KP_APPEND_DUPLICATE,		/* a retry of a batch already in the log: result
+								 * holds its original offsets */
+	KP_APPEND_OUT_OF_ORDER,		/* sequence gap: OUT_OF_ORDER_SEQUENCE_NUMBER */
+	KP_APPEND_STALE_EPOCH		/* epoch older than the producer's latest:
+								 * INVALID_PRODUCER_EPOCH */
+} KpAppendStatus;
+
 /* Result of an append. */
 typedef struct KpAppendResult
 {
+	KpAppendStatus status;
 	int64		base_offset;
 	int64		last_offset;
 	int64		log_append_time;	/* -1 unless LogAppendTime */
@@ -78,6 +90,13 @@ extern Oid	kp_store_create_directory(void);
  *
  * The batch bytes are modified in place (baseOffset, and for LogAppendTime
  * maxTimestamp plus CRC).
+ *
+ * A batch of an idempotent producer (producer id >= 0, base sequence >= 0,
+ * not a SQL transaction) is checked against the producer's last five
+ * batches in this partition: a retry of one of them is not appended again
+ * (status DUPLICATE, with its original offsets), a gap in the sequence is
+ * refused (OUT_OF_ORDER), an epoch older than the producer's latest is
+ * refused (STALE_EPOCH); a new epoch must start at sequence 0.
  */
 extern void kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
 						  char *batch, size_t len, int64 txn_producer_id,

@@ -157,6 +157,27 @@ typedef struct KpOpenTxn
 	uint8		outcome;		/* KpTxnOutcome */
 } KpOpenTxn;
 
+/* An idempotent producer's recent batches in one partition (KIP-98). */
+#define KP_PRODUCER_BATCHES		5	/* Kafka keeps the last 5 */
+#define KP_MAX_PRODUCERS		16	/* per partition; least recent evicted */
+
+typedef struct KpProducerBatch
+{
+	int32		first_seq;
+	int32		last_seq;
+	int64		base_offset;
+	int64		last_offset;
+} KpProducerBatch;
+
+typedef struct KpProducerState
+{
+	int64		producer_id;	/* -1: free slot */
+	int16		epoch;
+	int16		nbatches;
+	int64		last_used;		/* for eviction: partition append count */
+	KpProducerBatch batches[KP_PRODUCER_BATCHES];	/* oldest first */
+} KpProducerState;
+
 typedef struct KpPartitionKey
 {
 	Oid			dboid;
@@ -184,6 +205,8 @@ typedef struct KpPartitionState
 	int			ntxns;
 	bool		has_decided;	/* some txn is decided but has no marker */
 	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
+	int64		append_count;
+	KpProducerState producers[KP_MAX_PRODUCERS];
 	ConditionVariable cv;		/* broadcast after every append */
 } KpPartitionState;
 
