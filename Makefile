@@ -21,6 +21,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Rebuild objects when a header they include changes.
+override CPPFLAGS += -MMD -MP
+-include $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d)
+
 # Generated protocol tables are committed; regenerate with `make protocol`.
 .PHONY: protocol
 protocol:
