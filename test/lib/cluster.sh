@@ -111,7 +111,7 @@ kp_write_conf() {
 		echo "log_min_messages = warning"
 		echo "log_checkpoints = on"
 		echo "lc_messages = 'C'"
-		[ -n "${KP_EXTRA_CONF:-}" ] && printf '%s\n' "$KP_EXTRA_CONF"
+		if [ -n "${KP_EXTRA_CONF:-}" ]; then printf '%s\n' "$KP_EXTRA_CONF"; fi
 	} | kp_as_pg tee "$datadir/kafka_pg.conf" >/dev/null
 	# trust on loopback and for replication (throwaway / dev clusters only)
 	if ! grep -q 'kafka_pg harness' "$datadir/pg_hba.conf"; then
