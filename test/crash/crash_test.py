@@ -318,9 +318,13 @@ def verify(srv, root, label, probes):
                 fail("%s: payload %s... twice: p%d@%d and p%d@%d" % (label, v[:24], seen[v][0], seen[v][1], p, o))
             seen[v] = (p, o, k)
         max_off[p] = recs[-1][0] if recs else -1
-        cur.execute("SELECT log_start_offset, log_end_offset, segment_count FROM kafka.partition_status "
-                    "WHERE topic = %s AND partition = %s", (TOPIC, p))
-        st = cur.fetchone()
+        try:
+            cur.execute("SELECT log_start_offset, log_end_offset, segment_count FROM kafka.partition_status "
+                        "WHERE topic = %s AND partition = %s", (TOPIC, p))
+            st = cur.fetchone()
+        except psycopg2.Error as e:
+            fail("%s: kafka.partition_status for p%d failed: %s" % (label, p, str(e).strip()))
+            continue
         if st is None:
             fail("%s: no kafka.partition_status row for p%d" % (label, p))
             continue
@@ -538,8 +542,12 @@ def run():
             fail("only %d kill/restart loops completed" % done)
         conn = srv.connect()
         cur = conn.cursor()
-        cur.execute("SELECT max(segment_count) FROM kafka.partition_status WHERE topic = %s", (TOPIC,))
-        nseg = cur.fetchone()[0]
+        try:
+            cur.execute("SELECT max(segment_count) FROM kafka.partition_status WHERE topic = %s", (TOPIC,))
+            nseg = cur.fetchone()[0]
+        except psycopg2.Error:
+            nseg = None  # already reported by verify()
+            done = 0
         conn.close()
         if done and (nseg or 0) < 2:
             fail("no segment rolled during the test (segment.bytes %d, max segment_count %s): load too small"
