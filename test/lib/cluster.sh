@@ -18,9 +18,10 @@
 : "${KP_KAFKA_DB:=postgres}"
 : "${KP_EXTENSION:=kafka_pg}"
 : "${KP_PRELOAD=kafka_pg}"
-# Name of the GUC that sets the Kafka listener port.  kp_set_kafka_port finds it
-# in pg_settings when the extension defines it; this is only the first guess.
-: "${KP_KAFKA_PORT_GUC:=}"
+# Name of the GUC that sets the Kafka listener port (src/listener/server.c),
+# written at initdb time so that no test cluster ever binds the default 9092.
+# kp_set_kafka_port checks it against pg_settings after the server starts.
+: "${KP_KAFKA_PORT_GUC:=kafka.port}"
 export PG_BINDIR KP_KAFKA_DB KP_EXTENSION KP_PRELOAD KP_KAFKA_PORT_GUC
 
 kp_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

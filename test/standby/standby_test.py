@@ -286,7 +286,7 @@ def run():
                     "ORDER BY name = 'kafka.port' DESC, name LIMIT 1")
         row = cur.fetchone()
         kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_KAFKA_PORT_GUC=row[0] if row else ""))
+                          env=dict(env, KP_KAFKA_PORT_GUC=row[0]) if row else env)
         kafkapg.pgcluster("start", sdata)
         started.append(sdata)
         info("standby on port %d from pg_basebackup -R in %.1fs" % (sport, time.time() - t0))
