@@ -13,6 +13,9 @@ CREATE TYPE kafka.header AS (key text, value bytea);
 
 CREATE SEQUENCE kafka.topic_id_seq;
 CREATE SEQUENCE kafka.partition_id_seq;
+-- Producer ids of idempotent wire producers (InitProducerId).  SQL
+-- transactions use ids with bit 62 set, far above this sequence.
+CREATE SEQUENCE kafka.producer_id_seq MINVALUE 0 START 0;
 
 CREATE TABLE kafka.topics (
 	topic_id		integer PRIMARY KEY DEFAULT nextval('kafka.topic_id_seq'),

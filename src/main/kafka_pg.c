@@ -23,6 +23,7 @@
 
 #include "main/kafka_pg.h"
 #include "catalog/kafka_catalog.h"
+#include "listener/listener.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
@@ -154,4 +155,5 @@ _PG_init(void)
 	kp_txn_init();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
+	kp_listener_init();
 }

@@ -13,6 +13,11 @@
  * deleted topic, an aborted create) are simply never asked for, because
  * partition ids are never reused.
  *
+ * The directory also records raised log start offsets (DeleteRecords,
+ * retention.c) as entries flagged KP_DIRENT_LOG_START: the log start offset
+ * of a partition is the larger of its first segment's base offset and the
+ * largest such entry, on the primary after a restart and on a standby alike.
+ *
  * Each backend keeps a cache of the directory, revalidated against the
  * metapage's change counter on every lookup: appends are read
  * incrementally, drops force a full reload.  The same code serves a hot
@@ -49,6 +54,7 @@ typedef struct KpSegList
 	int			nsegs;
 	int			capacity;
 	KpSegInfo  *segs;
+	int64		log_start_offset;	/* from KP_DIRENT_LOG_START, -1 if none */
 } KpSegList;
 
 typedef struct KpDirCache
@@ -195,12 +201,12 @@ dir_meta(Page page)
 }
 
 /*
- * Append an entry: partition_id has a segment starting at base_offset in
- * relation relnode.  The entry page and the metapage change in one WAL
+ * Append an entry.  The entry page and the metapage change in one WAL
  * record, so the counters never disagree with the entries.
  */
-void
-kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
+static void
+directory_append(int64 partition_id, int64 base_offset, Oid relnode,
+				 uint32 flags)
 {
 	Relation	rel = directory_open();
 	Buffer		metabuf;
@@ -244,7 +250,7 @@ kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
 	entry->partition_id = partition_id;
 	entry->base_offset = base_offset;
 	entry->relnode = relnode;
-	entry->flags = 0;
+	entry->flags = flags;
 	((PageHeader) page)->pd_lower =
 		SizeOfPageHeaderData + (slot + 1) * sizeof(KpDirEntry);
 
@@ -257,6 +263,26 @@ kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
 	UnlockReleaseBuffer(metabuf);
 	LWLockRelease(kp_store_shared->directory_lock);
 	kp_segment_close(rel);
+}
+
+/* partition_id has a segment starting at base_offset in relation relnode. */
+void
+kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
+{
+	directory_append(partition_id, base_offset, relnode, 0);
+}
+
+/*
+ * The partition's log start offset is now log_start_offset (DeleteRecords).
+ * Like a segment entry it is written at once with generic WAL, so it
+ * survives a crash and reaches standbys, whatever becomes of the current
+ * transaction: moving the log start cannot be undone, as in Kafka.
+ */
+void
+kp_directory_set_log_start(int64 partition_id, int64 log_start_offset)
+{
+	directory_append(partition_id, log_start_offset, InvalidOid,
+					 KP_DIRENT_LOG_START);
 }
 
 /* Flag a partition's segment as dropped (retention, topic deletion). */
@@ -289,7 +315,7 @@ kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
 
 			if (e->partition_id == partition_id && e->relnode == relnode &&
-				!(e->flags & KP_DIRENT_DROPPED))
+				!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_LOG_START)))
 			{
 				GenericXLogState *xstate = GenericXLogStart(rel);
 				Page		p = GenericXLogRegisterBuffer(xstate, buf, 0);
@@ -407,8 +433,12 @@ dircache_refresh(void)
 				list->nsegs = 0;
 				list->capacity = 0;
 				list->segs = NULL;
+				list->log_start_offset = -1;
 			}
-			seglist_add(list, e->base_offset, e->relnode);
+			if (e->flags & KP_DIRENT_LOG_START)
+				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
+			else
+				seglist_add(list, e->base_offset, e->relnode);
 		}
 		UnlockReleaseBuffer(buf);
 	}
@@ -432,6 +462,16 @@ kp_directory_segments(int64 partition_id, int *nsegs)
 	}
 	*nsegs = list->nsegs;
 	return list->segs;
+}
+
+int64
+kp_directory_log_start(int64 partition_id)
+{
+	KpSegList  *list;
+
+	dircache_refresh();
+	list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL);
+	return list ? list->log_start_offset : -1;
 }
 
 void

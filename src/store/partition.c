@@ -51,6 +51,7 @@ static HTAB *partition_hash = NULL;
 static List *dropped_partitions = NIL;
 
 static int	write_markers_locked(KpPartitionState *state);
+static void notify_append_waiters(void);
 static bool xact_callback_registered = false;
 
 int64
@@ -92,6 +93,13 @@ kp_store_shmem_init(void)
 		kp_store_shared->directory_lock = &locks[1].lock;
 		kp_store_shared->resolver_latch = NULL;
 		pg_atomic_init_u64(&kp_store_shared->appends, 0);
+		pg_atomic_init_u32(&kp_store_shared->nwaiting, 0);
+		SpinLockInit(&kp_store_shared->waiter_mutex);
+		for (int i = 0; i < KP_MAX_APPEND_WAITERS; i++)
+		{
+			kp_store_shared->waiters[i].latch = NULL;
+			pg_atomic_init_u32(&kp_store_shared->waiters[i].waiting, 0);
+		}
 	}
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(KpPartitionKey);
@@ -368,6 +376,7 @@ static void
 partition_load(KpPartitionState *state)
 {
 	int64		partition_id = state->key.partition_id;
+	int64		deleted_before = kp_directory_log_start(partition_id);	/* retention.c */
 	int			nsegs;
 	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
 	int			i;
@@ -403,7 +412,8 @@ partition_load(KpPartitionState *state)
 		int64		end;
 		int64		leo;
 
-		state->log_start_offset = segs[0].base_offset;
+		/* DeleteRecords may have moved it into the first segment */
+		state->log_start_offset = Max(segs[0].base_offset, deleted_before);
 		for (i = 0; i < nsegs - 1; i++)
 		{
 			Relation	r = kp_segment_open(segs[i].relnode);
@@ -694,6 +704,84 @@ kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
 				  txn_producer_id, result);
 	kp_partition_unlock(state);
 	ConditionVariableBroadcast(&state->cv);
+	if (result->status == KP_APPEND_OK)
+		notify_append_waiters();
+}
+
+/* ---------------------------------------------------------------------
+ * Waiters for appends
+ * ---------------------------------------------------------------------
+ */
+
+static void
+release_waiter_slot(int code, Datum arg)
+{
+	int			slot = DatumGetInt32(arg);
+
+	kp_log_set_append_waiter(slot, false);
+	SpinLockAcquire(&kp_store_shared->waiter_mutex);
+	kp_store_shared->waiters[slot].latch = NULL;
+	SpinLockRelease(&kp_store_shared->waiter_mutex);
+}
+
+int
+kp_log_register_append_waiter(Latch *latch)
+{
+	int			slot = -1;
+	int			i;
+
+	SpinLockAcquire(&kp_store_shared->waiter_mutex);
+	for (i = 0; i < KP_MAX_APPEND_WAITERS; i++)
+	{
+		if (kp_store_shared->waiters[i].latch == NULL)
+		{
+			kp_store_shared->waiters[i].latch = latch;
+			slot = i;
+			break;
+		}
+	}
+	SpinLockRelease(&kp_store_shared->waiter_mutex);
+	if (slot < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many kafka_pg processes wait for appends (at most %d)",
+						KP_MAX_APPEND_WAITERS)));
+	on_shmem_exit(release_waiter_slot, Int32GetDatum(slot));
+	return slot;
+}
+
+void
+kp_log_set_append_waiter(int slot, bool waiting)
+{
+	KpAppendWaiter *w;
+	uint32		was;
+
+	if (slot < 0)
+		return;
+	w = &kp_store_shared->waiters[slot];
+	was = pg_atomic_exchange_u32(&w->waiting, waiting ? 1 : 0);
+	if (was && !waiting)
+		pg_atomic_fetch_sub_u32(&kp_store_shared->nwaiting, 1);
+	else if (!was && waiting)
+		pg_atomic_fetch_add_u32(&kp_store_shared->nwaiting, 1);
+}
+
+/* Wake the processes waiting for appends; free when nobody waits. */
+static void
+notify_append_waiters(void)
+{
+	int			i;
+
+	if (pg_atomic_read_u32(&kp_store_shared->nwaiting) == 0)
+		return;
+	for (i = 0; i < KP_MAX_APPEND_WAITERS; i++)
+	{
+		KpAppendWaiter *w = &kp_store_shared->waiters[i];
+		Latch	   *latch = w->latch;
+
+		if (latch && pg_atomic_read_u32(&w->waiting))
+			SetLatch(latch);
+	}
 }
 
 static void
@@ -871,6 +959,8 @@ kp_log_write_pending_markers(void)
 		kp_partition_unlock(state);
 		ConditionVariableBroadcast(&state->cv);
 	}
+	if (written > 0)
+		notify_append_waiters();
 	list_free_deep(todo);
 	return written;
 }

@@ -10,6 +10,12 @@
  * readers go by the pages alone and stop at the first batch that is not
  * whole and CRC-valid, i.e. at the end of what has been replayed.
  *
+ * Nothing below the log start offset is ever returned (DeleteRecords may
+ * have put it inside a segment that still exists, retention.c): a reader
+ * asked for an earlier offset starts at the log start.  Callers that must
+ * refuse such an offset (Fetch: OFFSET_OUT_OF_RANGE) check it against
+ * kp_log_offsets first, as they do for offsets past the log end.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -62,22 +68,43 @@ reader_open_segment(KpLogReader *r, int seg, int64 offset)
 		kp_segment_seek_offset(r->rel, offset);
 }
 
-KpLogReader *
-kp_log_reader_open(int64 partition_id, int64 from_offset)
+/*
+ * The log start offset on a standby, where there is no partition state:
+ * the first segment's base offset, or a larger one that DeleteRecords
+ * recorded in the directory.
+ */
+static int64
+standby_log_start(int64 partition_id)
+{
+	int64		recorded = kp_directory_log_start(partition_id);
+	int			nsegs;
+	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+
+	return Max(nsegs > 0 ? segs[0].base_offset : 0, recorded);
+}
+
+/* with_floor: start no lower than the log start offset */
+static KpLogReader *
+reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 {
 	KpLogReader *r = palloc0(sizeof(KpLogReader));
+	int64		log_start;
 	int			i;
 
 	r->partition_id = partition_id;
-	r->from_offset = from_offset;
 	r->high_watermark = -1;
 	if (!RecoveryInProgress())
 	{
 		KpPartitionState *state = kp_partition_lock(partition_id, true);
 
 		r->high_watermark = state->log_end_offset;
+		log_start = state->log_start_offset;
 		kp_partition_unlock(state);
 	}
+	else
+		log_start = standby_log_start(partition_id);
+	r->from_offset = with_floor ? Max(from_offset, log_start) : from_offset;
+	from_offset = r->from_offset;
 	reader_load_segments(r);
 	r->seg = -1;
 	if (r->nsegs == 0)
@@ -87,6 +114,12 @@ kp_log_reader_open(int64 partition_id, int64 from_offset)
 			break;
 	reader_open_segment(r, i, from_offset);
 	return r;
+}
+
+KpLogReader *
+kp_log_reader_open(int64 partition_id, int64 from_offset)
+{
+	return reader_open(partition_id, from_offset, true);
 }
 
 /* Read len bytes at the reader's position into its buffer. */
@@ -204,7 +237,6 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 		size_t		len;
 
 		out->segment_count = nsegs;
-		out->log_start_offset = nsegs > 0 ? segs[0].base_offset : 0;
 		for (i = 0; i < nsegs; i++)
 		{
 			Relation	rel = kp_segment_open(segs[i].relnode);
@@ -213,7 +245,8 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 			kp_segment_close(rel);
 		}
 		out->log_end_offset = last_base;
-		r = kp_log_reader_open(partition_id, last_base);
+		/* the last segment's batches, even those below the log start */
+		r = reader_open(partition_id, last_base, false);
 		while (kp_log_reader_next(r, &batch, &len))
 		{
 			KpBatchHeader hdr;
@@ -223,6 +256,8 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 		}
 		kp_log_reader_close(r);
 		out->last_stable_offset = out->log_end_offset;
+		out->log_start_offset = Min(standby_log_start(partition_id),
+									out->log_end_offset);
 	}
 }
 
@@ -291,7 +326,8 @@ kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *found_ts)
 				int64		rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
 					it.hdr.max_timestamp : rec.timestamp;
 
-				if (rts >= ts)
+				/* the batch may straddle the log start (Kafka's startingOffset) */
+				if (rts >= ts && rec.offset >= r->from_offset)
 				{
 					result = rec.offset;
 					*found_ts = rts;

@@ -138,6 +138,14 @@ extern KpTxnOutcome kp_sql_xact_outcome(int64 producer_id);
 extern void kp_resolver_wakeup(void);
 extern void kp_store_set_resolver_latch(Latch *latch);
 
+/*
+ * Processes that wait for appends (listener workers with parked fetches)
+ * register their latch once and flag when they are waiting; every append
+ * then sets the latches of the waiting ones.
+ */
+extern int	kp_log_register_append_waiter(Latch *latch);
+extern void kp_log_set_append_waiter(int slot, bool waiting);
+
 /* ---------- reading ---------- */
 
 /* Offsets of a partition as readers see them now. */
@@ -207,5 +215,19 @@ extern void kp_log_drop_partition(int64 partition_id);
 #define KP_SQL_PID_FLAG		(INT64CONST(1) << 62)
 #define KpPidIsSqlXact(pid)	((pid) >= 0 && ((pid) & KP_SQL_PID_FLAG) != 0)
 #define KpPidGetFullXid(pid) FullTransactionIdFromU64((uint64) ((pid) & ~KP_SQL_PID_FLAG))
+
+/* ---------- deleting records (retention.c) ---------- */
+
+/*
+ * Kafka's DeleteRecords (KIP-107): raise the partition's log start offset to
+ * before_offset (-1: the high watermark), durably and replicated, and drop
+ * the segments that end at or below it when the transaction commits.
+ * ERROR KP001 (OFFSET_OUT_OF_RANGE) when before_offset is negative or past
+ * the high watermark; an offset at or below the log start changes nothing.
+ * *new_log_start gets the log start offset afterwards (the low watermark).
+ * Readers never return offsets below the log start; kp_log_offsets reports it.
+ */
+extern void kp_log_delete_records(int64 partition_id, int64 before_offset,
+								  int64 *new_log_start);
 
 #endif							/* KP_STORE_H */

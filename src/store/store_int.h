@@ -33,6 +33,7 @@
 #include "store/store.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
+#include "storage/spin.h"
 #include "storage/relfilenode.h"
 #include "utils/rel.h"
 
@@ -83,6 +84,12 @@ typedef struct KpDirEntry
 } KpDirEntry;
 
 #define KP_DIRENT_DROPPED		0x0001
+/*
+ * Not a segment: "the partition's log start offset is base_offset" (Kafka's
+ * DeleteRecords, retention.c).  relnode is InvalidOid.  Append-only like the
+ * segment entries; the largest one of a partition wins.
+ */
+#define KP_DIRENT_LOG_START		0x0002
 
 #define KP_DIR_ENTRIES_PER_PAGE \
 	((BLCKSZ - SizeOfPageHeaderData) / sizeof(KpDirEntry))
@@ -106,6 +113,12 @@ extern void kp_directory_mark_dropped(int64 partition_id, Oid relnode);
  * owned by the cache: valid until the next directory call.
  */
 extern const KpSegInfo *kp_directory_segments(int64 partition_id, int *nsegs);
+
+/* Record a raised log start offset (WAL-logged, not transactional). */
+extern void kp_directory_set_log_start(int64 partition_id, int64 log_start_offset);
+
+/* The largest log start offset recorded for a partition, or -1. */
+extern int64 kp_directory_log_start(int64 partition_id);
 
 /* ---------- segment.c ---------- */
 
@@ -210,6 +223,14 @@ typedef struct KpPartitionState
 	ConditionVariable cv;		/* broadcast after every append */
 } KpPartitionState;
 
+#define KP_MAX_APPEND_WAITERS	64
+
+typedef struct KpAppendWaiter
+{
+	Latch	   *latch;
+	pg_atomic_uint32 waiting;
+} KpAppendWaiter;
+
 typedef struct KpStoreShared
 {
 	int			partition_tranche;
@@ -217,6 +238,9 @@ typedef struct KpStoreShared
 	LWLock	   *directory_lock; /* serialises directory appends */
 	Latch	   *resolver_latch; /* set by the resolver at start */
 	pg_atomic_uint64 appends;	/* statistics */
+	pg_atomic_uint32 nwaiting;	/* waiters with waiting set */
+	slock_t		waiter_mutex;	/* guards slot allocation */
+	KpAppendWaiter waiters[KP_MAX_APPEND_WAITERS];
 } KpStoreShared;
 
 extern KpStoreShared *kp_store_shared;

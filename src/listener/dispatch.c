@@ -1,0 +1,382 @@
+/*-------------------------------------------------------------------------
+ *
+ * dispatch.c
+ *	  From a request frame to a response: decode, route, run, encode.
+ *
+ * What a broker does with a bad request follows Kafka: a frame whose header
+ * cannot be read, an API key the broker does not serve, a version outside
+ * the advertised range or a body that does not decode closes the
+ * connection (Kafka's InvalidRequestException), except that ApiVersions at
+ * an unsupported version is answered in v0 with UNSUPPORTED_VERSION and the
+ * supported range, so a client can retry lower.
+ *
+ * Each request runs in its own transaction and memory context.  An ERROR
+ * from a handler is logged, the transaction aborted, and the connection
+ * closed; the worker carries on with its other connections.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+
+#include "common/kafka_errors.h"
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "listener/listener_int.h"
+
+typedef struct KpHandlerEntry
+{
+	int16		api_key;
+	KpHandlerFn fn;
+} KpHandlerEntry;
+
+/* The APIs this broker serves; versions are the codec's (Kafka 4.3's). */
+static const KpHandlerEntry handler_table[] = {
+	{KP_API_PRODUCE, kp_handle_produce},
+	{KP_API_FETCH, kp_handle_fetch},
+	{KP_API_LIST_OFFSETS, kp_handle_list_offsets},
+	{KP_API_METADATA, kp_handle_metadata},
+	{KP_API_API_VERSIONS, kp_handle_api_versions},
+	{KP_API_INIT_PRODUCER_ID, kp_handle_init_producer_id},
+	{KP_API_DESCRIBE_CLUSTER, kp_handle_describe_cluster},
+	/* admin APIs (handlers_admin.c) join this table as they land */
+};
+
+static MemoryContext request_cxt = NULL;
+static char cluster_id[32];
+
+void
+kp_dispatch_init(MemoryContext parent)
+{
+	request_cxt = AllocSetContextCreate(parent, "kafka_pg request",
+										ALLOCSET_DEFAULT_SIZES);
+}
+
+KpHandlerFn
+kp_handler_for(int16 api_key)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(handler_table); i++)
+		if (handler_table[i].api_key == api_key)
+			return handler_table[i].fn;
+	return NULL;
+}
+
+/*
+ * The cluster id clients see: 16 bytes from the database system identifier
+ * and the database OID, base64url without padding, the shape of Kafka's
+ * (22 characters).  Stable across restarts, different per cluster.
+ */
+const char *
+kp_cluster_id(void)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	uint8		raw[18];
+	uint64		sysid;
+	int			i;
+	int			o = 0;
+
+	if (cluster_id[0])
+		return cluster_id;
+	sysid = GetSystemIdentifier();
+	memset(raw, 0, sizeof(raw));
+	for (i = 0; i < 8; i++)
+		raw[i] = (uint8) (sysid >> (56 - 8 * i));
+	raw[8] = (uint8) (MyDatabaseId >> 24);
+	raw[9] = (uint8) (MyDatabaseId >> 16);
+	raw[10] = (uint8) (MyDatabaseId >> 8);
+	raw[11] = (uint8) MyDatabaseId;
+	memcpy(raw + 12, "kpg", 3);
+	for (i = 0; i + 2 < 18 && o < 22; i += 3)
+	{
+		uint32		v = ((uint32) raw[i] << 16) | ((uint32) raw[i + 1] << 8) | raw[i + 2];
+
+		cluster_id[o++] = alphabet[(v >> 18) & 63];
+		cluster_id[o++] = alphabet[(v >> 12) & 63];
+		if (o < 22)
+			cluster_id[o++] = alphabet[(v >> 6) & 63];
+		if (o < 22)
+			cluster_id[o++] = alphabet[v & 63];
+	}
+	cluster_id[22] = '\0';
+	return cluster_id;
+}
+
+const char *
+kp_advertised_host_name(void)
+{
+	if (kp_advertised_host && kp_advertised_host[0])
+		return kp_advertised_host;
+	if (kp_listen_address == NULL || kp_listen_address[0] == '\0' ||
+		strcmp(kp_listen_address, "0.0.0.0") == 0 || strcmp(kp_listen_address, "::") == 0 ||
+		strcmp(kp_listen_address, "*") == 0)
+		return "127.0.0.1";
+	return kp_listen_address;
+}
+
+int
+kp_advertised_port_number(void)
+{
+	return kp_advertised_port > 0 ? kp_advertised_port : kp_port;
+}
+
+/* Kafka error code for an ERROR: class KP carries it in its digits. */
+static int16
+kafka_code_for(int sqlerrcode)
+{
+	char	   *state = unpack_sql_state(sqlerrcode);
+
+	if (state[0] == 'K' && state[1] == 'P' &&
+		isdigit((unsigned char) state[2]) && isdigit((unsigned char) state[3]) &&
+		isdigit((unsigned char) state[4]))
+		return (int16) atoi(state + 2);
+	if (sqlerrcode == ERRCODE_INVALID_PARAMETER_VALUE)
+		return KP_ERR_INVALID_REQUEST;
+	return KP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+int16
+kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	int16		code = KP_ERR_NONE;
+
+	if (message)
+		*message = NULL;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		code = kafka_code_for(edata->sqlerrcode);
+		if (message)
+			*message = pstrdup(edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return code;
+}
+
+/* Topic by name, or (name NULL / empty) by Kafka topic id; NULL if none. */
+const KpTopic *
+kp_handler_topic(const char *name, const KpUuid *topic_id)
+{
+	if (name == NULL || name[0] == '\0')
+	{
+		Oid			argtypes[1] = {UUIDOID};
+		Datum		args[1];
+		pg_uuid_t  *u;
+		char	   *found = NULL;
+
+		if (topic_id == NULL)
+			return NULL;
+		u = palloc(sizeof(pg_uuid_t));
+		memcpy(u->data, topic_id->b, 16);
+		args[0] = UUIDPGetDatum(u);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute_with_args("SELECT name FROM kafka.topics WHERE topic_uuid = $1",
+								  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+			found = MemoryContextStrdup(request_cxt, v);
+		}
+		SPI_finish();
+		if (found == NULL)
+			return NULL;
+		name = found;
+	}
+	if (strlen(name) > KP_TOPIC_NAME_MAX)
+		return NULL;
+	return kp_topic_open(name, AccessShareLock, true);
+}
+
+/* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
+static void
+answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
+{
+	const KpApiEntry *api = kp_api_lookup(KP_API_API_VERSIONS);
+	KpApiVersionsResponse resp;
+	StringInfoData out;
+	StringInfoData framed;
+
+	kp_init_struct(api->response, &resp);
+	resp.error_code = KP_ERR_UNSUPPORTED_VERSION;
+	resp.n_api_keys = 1;
+	resp.api_keys = palloc0(sizeof(KpApiVersionsResponseApiVersion));
+	resp.api_keys[0].api_key = KP_API_API_VERSIONS;
+	resp.api_keys[0].min_version = api->min_version;
+	resp.api_keys[0].max_version = api->max_version;
+	initStringInfo(&out);
+	kp_encode_response_header(KP_API_API_VERSIONS, 0, hdr->correlation_id, &out);
+	kp_encode(api->response, 0, &resp, &out);
+	initStringInfo(&framed);
+	kp_wire_put_int32(&framed, out.len);
+	appendBinaryStringInfo(&framed, out.data, out.len);
+	kp_conn_send(c, framed.data, framed.len);
+}
+
+bool
+kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
+{
+	MemoryContext oldcxt;
+	KpRequestHeader hdr;
+	size_t		hlen;
+	KpError		err;
+	const KpApiEntry *api;
+	KpHandlerFn fn;
+	KpRequestContext ctx;
+	bool		ok = true;
+
+	oldcxt = MemoryContextSwitchTo(request_cxt);
+
+	if (!kp_decode_request_header(frame, len, &hdr, &hlen, &err))
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s: bad request header: %s",
+						c->peer, err.message)));
+		ok = false;
+		goto done;
+	}
+	api = kp_api_lookup(hdr.request_api_key);
+	fn = kp_handler_for(hdr.request_api_key);
+	if (api == NULL || fn == NULL)
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s (client %s): unsupported API key %d",
+						c->peer, hdr.client_id ? hdr.client_id : "", hdr.request_api_key)));
+		ok = false;
+		goto done;
+	}
+	if (hdr.request_api_version < api->min_version || hdr.request_api_version > api->max_version)
+	{
+		if (hdr.request_api_key == KP_API_API_VERSIONS)
+		{
+			answer_unsupported_api_versions(c, &hdr);
+			goto done;
+		}
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s (client %s): %s version %d is not supported (%d to %d are)",
+						c->peer, hdr.client_id ? hdr.client_id : "", api->name,
+						hdr.request_api_version, api->min_version, api->max_version)));
+		ok = false;
+		goto done;
+	}
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.header = &hdr;
+	ctx.api = api;
+	ctx.version = hdr.request_api_version;
+	ctx.peer = c->peer;
+	ctx.final_attempt = final;
+	ctx.request = palloc0(api->request->root->size);
+	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
+	{
+		if (hdr.request_api_key == KP_API_API_VERSIONS)
+		{
+			/* clients may send newer ApiVersions bodies; KIP-511 says answer */
+			kp_init_struct(api->request, ctx.request);
+		}
+		else
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: closing connection from %s (client %s): malformed %s v%d request: %s",
+							c->peer, hdr.client_id ? hdr.client_id : "", api->name,
+							ctx.version, err.message)));
+			ok = false;
+			goto done;
+		}
+	}
+	ctx.response = palloc0(api->response->root->size);
+	kp_init_struct(api->response, ctx.response);
+
+	/* run the handler in a transaction of its own */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, api->name);
+	MemoryContextSwitchTo(request_cxt);
+	PG_TRY();
+	{
+		fn(&ctx);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(request_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("kafka_pg listener: %s v%d request from %s (client %s) failed: %s",
+						api->name, ctx.version, c->peer,
+						hdr.client_id ? hdr.client_id : "", edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+		ok = false;
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	MemoryContextSwitchTo(request_cxt);
+	if (!ok)
+		goto done;
+
+	if (ctx.park && !final)
+	{
+		kp_conn_park(c, frame, len, ctx.park_until_ms);
+		goto done;
+	}
+	if (!ctx.no_response)
+	{
+		StringInfoData out;
+		char		lenbuf[4];
+
+		initStringInfo(&out);
+		kp_wire_put_int32(&out, 0);	/* size, filled in below */
+		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, &out);
+		kp_encode(api->response, ctx.version, ctx.response, &out);
+		lenbuf[0] = (char) ((out.len - 4) >> 24);
+		lenbuf[1] = (char) ((out.len - 4) >> 16);
+		lenbuf[2] = (char) ((out.len - 4) >> 8);
+		lenbuf[3] = (char) (out.len - 4);
+		memcpy(out.data, lenbuf, 4);
+		kp_conn_send(c, out.data, out.len);
+	}
+
+done:
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(request_cxt);
+	return ok;
+}

@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers.h
+ *	  What a request handler sees (internal to src/listener).
+ *
+ * A handler gets the decoded request struct and a response struct already
+ * filled with the response's defaults; it fills the response and returns.
+ * It runs inside a Postgres transaction that the dispatcher commits after
+ * it returns.  An ERROR it raises closes the connection (the client
+ * reconnects and retries), so a handler turns expected failures (unknown
+ * topic, bad config, ...) into the response's Kafka error codes instead;
+ * kp_handler_try() runs catalog work in a subtransaction and maps its
+ * SQLSTATE to the Kafka error code (class KP: the digits are the code).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_LISTENER_HANDLERS_H
+#define KP_LISTENER_HANDLERS_H
+
+#include "postgres.h"
+
+#include "catalog/kafka_catalog.h"
+#include "protocol/protocol.h"
+
+typedef struct KpRequestContext
+{
+	const KpRequestHeader *header;
+	const KpApiEntry *api;
+	int16		version;
+	void	   *request;		/* the decoded request struct */
+	void	   *response;		/* the response struct, defaults filled */
+	const char *peer;			/* client address, for logs */
+
+	/* set by the handler */
+	bool		no_response;	/* Produce with acks=0 */
+	bool		park;			/* Fetch: wait for data, then call again */
+	int64		park_until_ms;	/* ... at the latest then */
+
+	/* set by the dispatcher */
+	bool		final_attempt;	/* a parked request's last call: answer now */
+} KpRequestContext;
+
+typedef void (*KpHandlerFn) (KpRequestContext *ctx);
+
+/* handlers_core.c */
+extern void kp_handle_api_versions(KpRequestContext *ctx);
+extern void kp_handle_metadata(KpRequestContext *ctx);
+extern void kp_handle_produce(KpRequestContext *ctx);
+extern void kp_handle_fetch(KpRequestContext *ctx);
+extern void kp_handle_list_offsets(KpRequestContext *ctx);
+extern void kp_handle_init_producer_id(KpRequestContext *ctx);
+extern void kp_handle_describe_cluster(KpRequestContext *ctx);
+
+/* handlers_admin.c */
+extern void kp_handle_create_topics(KpRequestContext *ctx);
+extern void kp_handle_delete_topics(KpRequestContext *ctx);
+extern void kp_handle_create_partitions(KpRequestContext *ctx);
+extern void kp_handle_describe_configs(KpRequestContext *ctx);
+extern void kp_handle_alter_configs(KpRequestContext *ctx);
+extern void kp_handle_incremental_alter_configs(KpRequestContext *ctx);
+extern void kp_handle_delete_records(KpRequestContext *ctx);
+extern void kp_handle_offset_for_leader_epoch(KpRequestContext *ctx);
+
+/* dispatch.c */
+
+/* The handler for an API key, or NULL when the broker does not serve it. */
+extern KpHandlerFn kp_handler_for(int16 api_key);
+
+/*
+ * Run fn(arg) in a subtransaction.  Returns KP_ERR_NONE, or the Kafka error
+ * code its ERROR maps to (SQLSTATE KPnnn -> nnn, anything else
+ * UNKNOWN_SERVER_ERROR) with the message in *message (palloc'd, may be
+ * NULL).  The error is not re-thrown.
+ */
+extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
+
+/* The broker's identity, for Metadata and DescribeCluster. */
+extern const char *kp_cluster_id(void);
+extern const char *kp_advertised_host_name(void);
+extern int	kp_advertised_port_number(void);
+
+/* Open a topic for a request without raising an error when it is missing. */
+extern const KpTopic *kp_handler_topic(const char *name, const KpUuid *topic_id);
+
+#endif							/* KP_LISTENER_HANDLERS_H */

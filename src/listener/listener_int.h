@@ -1,0 +1,49 @@
+/*-------------------------------------------------------------------------
+ *
+ * listener_int.h
+ *	  Connection state shared by server.c and dispatch.c (src/listener only).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_LISTENER_INT_H
+#define KP_LISTENER_INT_H
+
+#include "postgres.h"
+#include "lib/stringinfo.h"
+
+typedef struct KpConn
+{
+	struct KpConn *next;
+	int			fd;
+	uint64		id;
+	char		peer[64];
+	StringInfoData in;			/* bytes received, from in_pos on unread */
+	int			in_pos;
+	StringInfoData out;			/* bytes to send, from out_pos on */
+	int			out_pos;
+	bool		want_read;		/* current epoll interest */
+	bool		want_write;
+	bool		closing;		/* close once the output is sent */
+	int64		last_active_ms;
+	/* a parked request (long-poll fetch), re-run when data comes */
+	char	   *parked_frame;
+	int			parked_len;
+	int64		park_until_ms;
+} KpConn;
+
+/* server.c */
+extern void kp_conn_send(KpConn *c, const char *data, int len);
+extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms);
+extern int64 kp_listener_now_ms(void);
+
+/* dispatch.c */
+extern void kp_dispatch_init(MemoryContext parent);
+
+/*
+ * Handle one request frame (without its size prefix); the response goes to
+ * the connection's output.  final: a parked request's last chance.
+ * Returns false when the connection must be closed.
+ */
+extern bool kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final);
+
+#endif							/* KP_LISTENER_INT_H */

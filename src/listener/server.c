@@ -1,0 +1,605 @@
+/*-------------------------------------------------------------------------
+ *
+ * server.c
+ *	  Listener workers: sockets, connections, framing, the event loop.
+ *
+ * Each worker binds the Kafka port with SO_REUSEPORT and runs one
+ * non-blocking loop: an epoll set of its connections (plus the listening
+ * socket) sits inside a Postgres WaitEventSet beside the worker's latch, so
+ * the loop wakes for network traffic, for appends that parked fetches wait
+ * for, and for postmaster death alike.
+ *
+ * Framing is Kafka's: a 4-byte big-endian size, then the request.  Sizes
+ * outside 1..socket.request.max.bytes close the connection before a byte of
+ * the body is buffered.  Requests of one connection are handled one at a
+ * time in arrival order; a parked fetch (long poll) holds back the requests
+ * behind it, so responses always go out in request order.  A connection
+ * whose output backs up is not read until it drains: a slow client slows
+ * only itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "listener/listener_int.h"
+#include "main/kafka_pg.h"
+#include "store/store.h"
+
+/* settings */
+char	   *kp_listen_address = NULL;
+int			kp_port = 9092;
+char	   *kp_advertised_host = NULL;
+int			kp_advertised_port = 0;
+int			kp_listener_workers = 2;
+int			kp_socket_request_max_bytes = 104857600;
+int			kp_connections_max_idle_ms = 600000;
+bool		kp_auto_create_topics_enable = true;
+int			kp_num_partitions = 1;
+int			kp_node_id = 0;
+
+#define MAX_EVENTS			64
+#define READ_CHUNK			65536
+#define OUTPUT_BACKLOG_MAX	(16 * 1024 * 1024)	/* stop reading above this */
+
+static MemoryContext listener_cxt = NULL;
+static KpConn *connections = NULL;
+static int	nconnections = 0;
+static int	epfd = -1;
+static int	listen_fd = -1;
+static uint64 next_conn_id = 1;
+static int	waiter_slot = -1;
+
+void
+kp_listener_init(void)
+{
+	int			i;
+
+	DefineCustomStringVariable("kafka.listen_address",
+							   "Address the Kafka listener binds (Kafka's listeners).",
+							   NULL, &kp_listen_address, "127.0.0.1",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.port",
+							"TCP port of the Kafka listener; 0 disables the listener.",
+							NULL, &kp_port, 9092, 0, 65535,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("kafka.advertised_host",
+							   "Host name given to clients in Metadata (Kafka's advertised.listeners).",
+							   "Empty: the listen address, or 127.0.0.1 when that is a wildcard.",
+							   &kp_advertised_host, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.advertised_port",
+							"Port given to clients in Metadata; 0: kafka.port.",
+							NULL, &kp_advertised_port, 0, 0, 65535,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.listener_workers",
+							"Number of listener processes sharing the Kafka port.",
+							NULL, &kp_listener_workers, 2, 1, 64,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.socket_request_max_bytes",
+							"Largest request accepted (Kafka's socket.request.max.bytes).",
+							NULL, &kp_socket_request_max_bytes, 104857600, 1024, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.connections_max_idle_ms",
+							"Idle connections are closed after this long (Kafka's connections.max.idle.ms).",
+							NULL, &kp_connections_max_idle_ms, 600000, 1000, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("kafka.auto_create_topics_enable",
+							 "Create a topic when a client asks for its metadata (Kafka's auto.create.topics.enable).",
+							 NULL, &kp_auto_create_topics_enable, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.num_partitions",
+							"Partitions of auto-created topics (Kafka's num.partitions).",
+							NULL, &kp_num_partitions, 1, 1, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.node_id",
+							"The broker id clients see (Kafka's node.id).",
+							NULL, &kp_node_id, 0, 0, INT_MAX,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	if (kp_port == 0)
+		return;
+	for (i = 0; i < kp_listener_workers; i++)
+	{
+		BackgroundWorker worker;
+
+		memset(&worker, 0, sizeof(worker));
+		snprintf(worker.bgw_name, BGW_MAXLEN, "kafka_pg listener %d", i);
+		snprintf(worker.bgw_type, BGW_MAXLEN, "kafka_pg listener");
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = 2;
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "kafka_pg");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "kp_listener_main");
+		worker.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&worker);
+	}
+}
+
+int64
+kp_listener_now_ms(void)
+{
+	return GetCurrentTimestamp() / 1000;
+}
+
+/* ---------------------------------------------------------------------
+ * Connections
+ * ---------------------------------------------------------------------
+ */
+
+static void
+conn_close(KpConn *c, const char *why)
+{
+	KpConn	  **pp;
+
+	if (why)
+		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s: %s", c->peer, why)));
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	for (pp = &connections; *pp; pp = &(*pp)->next)
+	{
+		if (*pp == c)
+		{
+			*pp = c->next;
+			break;
+		}
+	}
+	nconnections--;
+	if (c->in.data)
+		pfree(c->in.data);
+	if (c->out.data)
+		pfree(c->out.data);
+	if (c->parked_frame)
+		pfree(c->parked_frame);
+	pfree(c);
+}
+
+static void
+conn_update_events(KpConn *c)
+{
+	struct epoll_event ev;
+	bool		want_write = c->out.len > c->out_pos;
+	bool		want_read = !want_write || c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX;
+
+	if (want_write == c->want_write && want_read == c->want_read)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = (want_read ? EPOLLIN : 0) | (want_write ? EPOLLOUT : 0) | EPOLLRDHUP;
+	ev.data.ptr = c;
+	epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->want_write = want_write;
+	c->want_read = want_read;
+}
+
+/* Write what we can; returns false if the connection died. */
+static bool
+conn_flush(KpConn *c)
+{
+	while (c->out_pos < c->out.len)
+	{
+		ssize_t		n = send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos,
+							 MSG_NOSIGNAL);
+
+		if (n < 0)
+		{
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		c->out_pos += n;
+	}
+	if (c->out_pos == c->out.len)
+	{
+		c->out_pos = 0;
+		resetStringInfo(&c->out);
+		/* give back a large buffer once it has drained */
+		if (c->out.maxlen > 4 * 1024 * 1024)
+		{
+			pfree(c->out.data);
+			c->out.data = MemoryContextAlloc(listener_cxt, 8192);
+			c->out.maxlen = 8192;
+			resetStringInfo(&c->out);
+		}
+	}
+	conn_update_events(c);
+	return true;
+}
+
+void
+kp_conn_send(KpConn *c, const char *data, int len)
+{
+	MemoryContext old = MemoryContextSwitchTo(listener_cxt);
+
+	appendBinaryStringInfo(&c->out, data, len);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Handle the complete frames buffered for a connection, in order, until
+ * one parks or the output backs up.  Returns false if the connection must
+ * be closed.
+ */
+static bool
+conn_process(KpConn *c)
+{
+	while (c->parked_frame == NULL && !c->closing &&
+		   c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX)
+	{
+		int			avail = c->in.len - c->in_pos;
+		int32		size;
+
+		if (avail < 4)
+			break;
+		size = (int32) (((uint32) (uint8) c->in.data[c->in_pos] << 24) |
+						((uint32) (uint8) c->in.data[c->in_pos + 1] << 16) |
+						((uint32) (uint8) c->in.data[c->in_pos + 2] << 8) |
+						(uint32) (uint8) c->in.data[c->in_pos + 3]);
+		if (size <= 0 || size > kp_socket_request_max_bytes)
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: closing connection from %s: request size %d outside 1..%d (socket.request.max.bytes)",
+							c->peer, size, kp_socket_request_max_bytes)));
+			return false;
+		}
+		if (avail - 4 < size)
+			break;
+		c->in_pos += 4;
+		if (!kp_dispatch_frame(c, (uint8 *) c->in.data + c->in_pos, size, false))
+			return false;
+		c->in_pos += size;
+	}
+	/* compact the input buffer */
+	if (c->in_pos > 0 && c->parked_frame == NULL)
+	{
+		int			rest = c->in.len - c->in_pos;
+
+		if (rest > 0)
+			memmove(c->in.data, c->in.data + c->in_pos, rest);
+		c->in.len = rest;
+		c->in.data[rest] = '\0';
+		c->in_pos = 0;
+		if (rest == 0 && c->in.maxlen > 4 * 1024 * 1024)
+		{
+			pfree(c->in.data);
+			c->in.data = MemoryContextAlloc(listener_cxt, 8192);
+			c->in.maxlen = 8192;
+			resetStringInfo(&c->in);
+		}
+	}
+	return !c->closing || c->out.len > c->out_pos;
+}
+
+static bool
+conn_read(KpConn *c)
+{
+	for (;;)
+	{
+		ssize_t		n;
+		MemoryContext old;
+
+		old = MemoryContextSwitchTo(listener_cxt);
+		enlargeStringInfo(&c->in, READ_CHUNK);
+		MemoryContextSwitchTo(old);
+		n = recv(c->fd, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1, 0);
+		if (n == 0)
+			return false;		/* peer closed */
+		if (n < 0)
+		{
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		c->in.len += n;
+		c->in.data[c->in.len] = '\0';
+		c->last_active_ms = kp_listener_now_ms();
+		/* don't buffer unboundedly ahead of a parked request */
+		if (c->in.len - c->in_pos > kp_socket_request_max_bytes + 4)
+			break;
+	}
+	return true;
+}
+
+static void
+accept_connections(void)
+{
+	for (;;)
+	{
+		struct sockaddr_storage addr;
+		socklen_t	alen = sizeof(addr);
+		int			fd = accept4(listen_fd, (struct sockaddr *) &addr, &alen,
+								 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		KpConn	   *c;
+		struct epoll_event ev;
+		int			one = 1;
+
+		if (fd < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				ereport(LOG, (errmsg("kafka_pg listener: accept failed: %m")));
+			return;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+		c = MemoryContextAllocZero(listener_cxt, sizeof(KpConn));
+		c->fd = fd;
+		c->id = next_conn_id++;
+		c->last_active_ms = kp_listener_now_ms();
+		c->want_read = true;
+		if (addr.ss_family == AF_INET)
+		{
+			struct sockaddr_in *sin = (struct sockaddr_in *) &addr;
+			char		host[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+			snprintf(c->peer, sizeof(c->peer), "%s:%d", host, ntohs(sin->sin_port));
+		}
+		else if (addr.ss_family == AF_INET6)
+		{
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &addr;
+			char		host[INET6_ADDRSTRLEN];
+
+			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+			snprintf(c->peer, sizeof(c->peer), "[%s]:%d", host, ntohs(sin6->sin6_port));
+		}
+		else
+			snprintf(c->peer, sizeof(c->peer), "unknown");
+		{
+			MemoryContext old = MemoryContextSwitchTo(listener_cxt);
+
+			initStringInfo(&c->in);
+			initStringInfo(&c->out);
+			MemoryContextSwitchTo(old);
+		}
+
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = c;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		{
+			close(fd);
+			pfree(c->in.data);
+			pfree(c->out.data);
+			pfree(c);
+			continue;
+		}
+		c->next = connections;
+		connections = c;
+		nconnections++;
+	}
+}
+
+static void
+open_listen_socket(void)
+{
+	struct addrinfo hints;
+	struct addrinfo *res;
+	char		portstr[16];
+	int			one = 1;
+	int			rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(portstr, sizeof(portstr), "%d", kp_port);
+	rc = getaddrinfo(kp_listen_address[0] ? kp_listen_address : NULL, portstr, &hints, &res);
+	if (rc != 0)
+		ereport(ERROR,
+				(errmsg("kafka_pg listener: cannot resolve kafka.listen_address \"%s\": %s",
+						kp_listen_address, gai_strerror(rc))));
+
+	listen_fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		ereport(ERROR, (errmsg("kafka_pg listener: could not create socket: %m")));
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (bind(listen_fd, res->ai_addr, res->ai_addrlen) < 0)
+		ereport(ERROR,
+				(errmsg("kafka_pg listener: could not bind %s:%d: %m", kp_listen_address, kp_port),
+				 errhint("Is another Kafka broker or kafka_pg cluster using the port? Set kafka.port.")));
+	if (listen(listen_fd, 1024) < 0)
+		ereport(ERROR, (errmsg("kafka_pg listener: could not listen on %s:%d: %m",
+							   kp_listen_address, kp_port)));
+	freeaddrinfo(res);
+}
+
+/* Close connections idle for longer than connections.max.idle.ms. */
+static void
+close_idle_connections(int64 now)
+{
+	KpConn	   *c = connections;
+
+	while (c)
+	{
+		KpConn	   *next = c->next;
+
+		if (c->parked_frame == NULL && c->out.len == c->out_pos &&
+			now - c->last_active_ms > kp_connections_max_idle_ms)
+			conn_close(c, "idle for longer than kafka.connections_max_idle_ms");
+		c = next;
+	}
+}
+
+/* Re-run parked fetches whose data may have come or whose time is up. */
+static void
+run_parked(bool data_arrived)
+{
+	int64		now = kp_listener_now_ms();
+	KpConn	   *c = connections;
+	bool		still_parked = false;
+
+	while (c)
+	{
+		KpConn	   *next = c->next;
+
+		if (c->parked_frame && (data_arrived || now >= c->park_until_ms))
+		{
+			char	   *frame = c->parked_frame;
+			int			len = c->parked_len;
+			bool		ok;
+
+			c->parked_frame = NULL;
+			ok = kp_dispatch_frame(c, (uint8 *) frame, len, now >= c->park_until_ms);
+			pfree(frame);
+			if (ok && c->parked_frame == NULL)
+				ok = conn_process(c);	/* requests that queued behind it */
+			if (ok)
+				ok = conn_flush(c);
+			if (!ok)
+				conn_close(c, "error");
+		}
+		c = next;
+	}
+	for (c = connections; c; c = c->next)
+		if (c->parked_frame)
+			still_parked = true;
+	kp_log_set_append_waiter(waiter_slot, still_parked);
+}
+
+static long
+next_timeout(void)
+{
+	int64		now = kp_listener_now_ms();
+	int64		soonest = now + 1000;
+	KpConn	   *c;
+
+	for (c = connections; c; c = c->next)
+		if (c->parked_frame && c->park_until_ms < soonest)
+			soonest = c->park_until_ms;
+	return (long) Max(0, soonest - now);
+}
+
+void
+kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms)
+{
+	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
+	memcpy(c->parked_frame, frame, len);
+	c->parked_len = len;
+	c->park_until_ms = until_ms;
+	kp_log_set_append_waiter(waiter_slot, true);
+}
+
+void
+kp_listener_main(Datum arg)
+{
+	int			worker = DatumGetInt32(arg);
+	WaitEventSet *wes;
+	struct epoll_event ev;
+	struct epoll_event events[MAX_EVENTS];
+	int64		last_idle_check = 0;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+
+	listener_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg listener",
+										 ALLOCSET_DEFAULT_SIZES);
+	kp_dispatch_init(listener_cxt);
+	open_listen_socket();
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		ereport(ERROR, (errmsg("kafka_pg listener: epoll_create1 failed: %m")));
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.ptr = NULL;			/* NULL = the listening socket */
+	epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
+
+	wes = CreateWaitEventSet(TopMemoryContext, 3);
+	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	AddWaitEventToSet(wes, WL_SOCKET_READABLE, epfd, NULL, NULL);
+	waiter_slot = kp_log_register_append_waiter(MyLatch);
+
+	ereport(LOG,
+			(errmsg("kafka_pg listener %d serving Kafka clients on %s:%d (database \"%s\", advertised as %s:%d)",
+					worker, kp_listen_address, kp_port, kp_database,
+					kp_advertised_host_name(), kp_advertised_port_number())));
+
+	for (;;)
+	{
+		WaitEvent	wev[3];
+		int			nwev;
+		int			n;
+		int			i;
+		bool		latch_set = false;
+		int64		now;
+
+		nwev = WaitEventSetWait(wes, next_timeout(), wev, 3, PG_WAIT_EXTENSION);
+		for (i = 0; i < nwev; i++)
+			if (wev[i].events & WL_LATCH_SET)
+				latch_set = true;
+		if (latch_set)
+			ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		n = epoll_wait(epfd, events, MAX_EVENTS, 0);
+		for (i = 0; i < n; i++)
+		{
+			KpConn	   *c = events[i].data.ptr;
+			bool		ok = true;
+
+			if (c == NULL)
+			{
+				accept_connections();
+				continue;
+			}
+			if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+			{
+				ok = conn_read(c);
+				/* answer what arrived even if the peer half-closed */
+				if (!conn_process(c))
+					ok = false;
+			}
+			if (ok && (events[i].events & EPOLLOUT || c->out.len > c->out_pos))
+				ok = conn_flush(c);
+			else if (ok)
+				conn_update_events(c);
+			if (!ok || (c->closing && c->out.len == c->out_pos))
+				conn_close(c, ok ? "closed" : "peer closed or error");
+		}
+
+		run_parked(latch_set);
+
+		now = kp_listener_now_ms();
+		if (now - last_idle_check > 1000)
+		{
+			close_idle_connections(now);
+			last_idle_check = now;
+			pgstat_report_stat(false);
+		}
+	}
+}
