@@ -1,0 +1,260 @@
+/*-------------------------------------------------------------------------
+ *
+ * retention.c
+ *	  Moving a partition's log start offset forward: Kafka's DeleteRecords
+ *	  (KIP-107), and the segment drops that follow from it.
+ *
+ * The log start offset is the first offset a consumer can read.  It starts
+ * at the first segment's base offset; DeleteRecords raises it to any offset
+ * up to the high watermark, possibly into the middle of a segment.  The new
+ * value is recorded in the segment directory as an entry of its own
+ * (KP_DIRENT_LOG_START, directory.c), written with generic WAL at once, so
+ * it survives a restart (partition_load reads it back) and a standby sees it
+ * by replay (reader.c).  Like Kafka's, the move is not transactional: a
+ * ROLLBACK does not bring deleted records back.
+ *
+ * Segments that end at or below the new log start (the next segment's base
+ * offset is <= it; the active segment is never dropped, as in Kafka's
+ * deleteLogStartOffsetBreachedSegments) are dropped with RelationDropStorage,
+ * which empties the file when the transaction commits.  Their directory
+ * entries are flagged dropped just before that commit (XACT_EVENT_PRE_COMMIT),
+ * so the directory never lists a segment whose file is gone, and an aborted
+ * transaction keeps both; a later DeleteRecords or retention pass finds the
+ * segments again.  A crash between the pre-commit flag and the commit record
+ * leaves an unreferenced file (space, not data: it was below the log start).
+ *
+ * Locking: the partition's appender lock while the offsets are read and the
+ * log start moves, as for an append.  Callers hold a topic lock that keeps
+ * concurrent DeleteRecords on the same topic apart until commit.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/storage.h"
+#include "utils/memutils.h"
+
+#include "common/kafka_errors.h"
+#include "store/store_int.h"
+
+/* A segment dropped by the current transaction, to flag at pre-commit. */
+typedef struct KpPendingDrop
+{
+	int64		partition_id;
+	Oid			relnode;
+	int64		size_bytes;
+	int			nest_level;		/* subtransaction that dropped it */
+} KpPendingDrop;
+
+static List *pending_drops = NIL;
+static bool callbacks_registered = false;
+
+static void
+flag_pending_drops(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_drops)
+	{
+		KpPendingDrop *d = lfirst(lc);
+		KpPartitionState *state;
+
+		kp_directory_mark_dropped(d->partition_id, d->relnode);
+		state = kp_partition_lock(d->partition_id, false);
+		if (state != NULL)
+		{
+			state->segment_count--;
+			state->closed_bytes -= d->size_bytes;
+			kp_partition_unlock(state);
+		}
+	}
+}
+
+static void
+forget_pending_drops(void)
+{
+	list_free_deep(pending_drops);
+	pending_drops = NIL;
+}
+
+static void
+retention_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			flag_pending_drops();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (pending_drops != NIL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot prepare a transaction that deleted records of a partition")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			forget_pending_drops();
+			break;
+	}
+}
+
+/* A subtransaction's drops go with it on abort, to its parent on commit. */
+static void
+retention_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						   SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach(lc, pending_drops)
+		{
+			KpPendingDrop *d = lfirst(lc);
+
+			if (d->nest_level >= level)
+			{
+				pending_drops = foreach_delete_current(pending_drops, lc);
+				pfree(d);
+			}
+		}
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, pending_drops)
+		{
+			KpPendingDrop *d = lfirst(lc);
+
+			if (d->nest_level >= level)
+				d->nest_level = level - 1;
+		}
+	}
+}
+
+static bool
+drop_is_pending(int64 partition_id, Oid relnode)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_drops)
+	{
+		KpPendingDrop *d = lfirst(lc);
+
+		if (d->partition_id == partition_id && d->relnode == relnode)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Drop the segments that lie wholly below log_start (not the active one).
+ * Called with the appender lock held.
+ */
+static void
+drop_segments_below(int64 partition_id, int64 log_start)
+{
+	int			nsegs;
+	const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
+	KpSegInfo  *segs;
+	int			i;
+
+	if (nsegs < 2)
+		return;
+	segs = palloc(sizeof(KpSegInfo) * nsegs);
+	memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
+
+	for (i = 0; i + 1 < nsegs && segs[i + 1].base_offset <= log_start; i++)
+	{
+		Relation	rel;
+		KpPendingDrop *d;
+		MemoryContext old;
+
+		if (drop_is_pending(partition_id, segs[i].relnode))
+			continue;
+
+		if (!callbacks_registered)
+		{
+			RegisterXactCallback(retention_xact_callback, NULL);
+			RegisterSubXactCallback(retention_subxact_callback, NULL);
+			callbacks_registered = true;
+		}
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		d = palloc(sizeof(KpPendingDrop));
+		d->partition_id = partition_id;
+		d->relnode = segs[i].relnode;
+		d->nest_level = GetCurrentTransactionNestLevel();
+		MemoryContextSwitchTo(old);
+
+		rel = kp_segment_open(segs[i].relnode);
+		d->size_bytes = kp_segment_data_size(rel);
+		/* a commit that deletes files must have an xid to log them with */
+		(void) GetCurrentTransactionId();
+		RelationDropStorage(rel);
+		kp_segment_close(rel);
+
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		pending_drops = lappend(pending_drops, d);
+		MemoryContextSwitchTo(old);
+	}
+	pfree(segs);
+}
+
+/*
+ * Kafka's DeleteRecords for one partition (UnifiedLog.maybeIncrementLogStartOffset):
+ * before_offset -1 means the high watermark; a negative one or one past the
+ * high watermark is OFFSET_OUT_OF_RANGE (KP001); one at or below the log
+ * start changes nothing.  *new_log_start gets the log start offset after the
+ * call (Kafka's low watermark).
+ */
+void
+kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_start)
+{
+	KpPartitionState *state;
+	int64		high_watermark;
+	int64		target;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot delete records during recovery"),
+				 errhint("Delete records on the primary.")));
+
+	state = kp_partition_lock(partition_id, true);
+	high_watermark = state->log_end_offset;
+	target = (before_offset == -1) ? high_watermark : before_offset;
+	if (target < 0 || target > high_watermark)
+	{
+		kp_partition_unlock(state);
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_OFFSET_OUT_OF_RANGE),
+				 errmsg("cannot delete records before offset %lld: the high watermark is %lld",
+						(long long) target, (long long) high_watermark),
+				 errhint("Use an offset between the log start offset and the high watermark, or -1 for the high watermark.")));
+	}
+
+	PG_TRY();
+	{
+		if (target > state->log_start_offset)
+		{
+			kp_directory_set_log_start(partition_id, target);
+			state->log_start_offset = target;
+		}
+		drop_segments_below(partition_id, state->log_start_offset);
+	}
+	PG_CATCH();
+	{
+		/* reload from the store next time rather than trust a half change */
+		state->loaded = false;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	*new_log_start = state->log_start_offset;
+	kp_partition_unlock(state);
+}
