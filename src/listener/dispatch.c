@@ -302,7 +302,17 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
 	{
-		if (hdr.request_api_key == KP_API_API_VERSIONS)
+		/*
+		 * Kafka's parsers read what the schema says and ignore what follows;
+		 * some clients rely on it (librdkafka sends Metadata's
+		 * IncludeClusterAuthorizedOperations past v10).  Everything before
+		 * the trailing bytes decoded, so go on.
+		 */
+		if (err.code == KP_DECODE_TRAILING_BYTES)
+			ereport(DEBUG1,
+					(errmsg("kafka_pg listener: ignoring trailing bytes of a %s v%d request from %s",
+							api->name, ctx.version, c->peer)));
+		else if (hdr.request_api_key == KP_API_API_VERSIONS)
 		{
 			/* clients may send newer ApiVersions bodies; KIP-511 says answer */
 			kp_init_struct(api->request, ctx.request);
