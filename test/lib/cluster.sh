@@ -185,6 +185,12 @@ kp_set_kafka_port() {
 	[ -n "$guc" ] || { kp_log "no kafka.*port* setting defined by the extension yet; listener port not set"; return 0; }
 	cur=$(kp_psql "$port" postgres -At -c "SHOW $guc")
 	KP_KAFKA_PORT_GUC=$guc
+	if [ "$cur" != "$kport" ] && grep -q "^$guc = $kport\$" "$datadir/kafka_pg.conf"; then
+		# configured, yet not in force: the server dropped it (see its log)
+		kp_log "warning: $datadir/kafka_pg.conf sets $guc = $kport but the server runs with $cur:"
+		grep -E "\"$guc\"|reserved prefix" "$(kp_logfile "$datadir")" | tail -n 2 >&2
+		return 0
+	fi
 	if [ "$cur" != "$kport" ]; then
 		kp_as_pg sed -i "/^$guc = /d" "$datadir/kafka_pg.conf"
 		echo "$guc = $kport" | kp_as_pg tee -a "$datadir/kafka_pg.conf" >/dev/null
