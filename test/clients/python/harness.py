@@ -1,0 +1,128 @@
+"""A very small test runner shared by the Python client tests (no pytest, so that Debian's
+/usr/bin/python3 and the PyPI virtualenvs run the same files with nothing else installed).
+
+    @test                      a test
+    @test(tags=("groups",))    runs only with KAFKA_TEST_GROUPS=1 (needs consumer groups)
+    @test(tags=("txn",))       runs only with KAFKA_TEST_TXN=1 (needs transactions)
+    skip("why")                inside a test: this client version lacks the feature
+
+main(title) runs the tests named on the command line (all by default), each with a time limit,
+and prints "N passed, M failed" (skips on the line before) as its last line.
+"""
+import os
+import signal
+import sys
+import time
+import traceback
+import uuid
+
+BOOTSTRAP = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+RUN_ID = os.environ.get("KAFKA_TEST_RUN_ID") or uuid.uuid4().hex[:8]
+TEST_TIMEOUT = int(os.environ.get("KAFKA_TEST_TIMEOUT", "90"))
+TAG_ENV = {"groups": "KAFKA_TEST_GROUPS", "txn": "KAFKA_TEST_TXN"}
+
+_tests = []
+
+
+class Skip(Exception):
+    pass
+
+
+class Timeout(Exception):
+    pass
+
+
+def skip(why):
+    raise Skip(why)
+
+
+def test(fn=None, tags=()):
+    def deco(f):
+        _tests.append((f.__name__.removeprefix("test_"), f, tuple(tags)))
+        return f
+    return deco(fn) if fn is not None else deco
+
+
+_counter = [0]
+
+
+def topic_name(prefix):
+    """A topic name unique to this run (Kafka topic names: [a-zA-Z0-9._-], at most 249)."""
+    _counter[0] += 1
+    return f"{prefix}-{RUN_ID}-{_counter[0]}"
+
+
+def eq(what, expected, actual):
+    if expected != actual:
+        raise AssertionError(f"{what}:\n      expected {expected!r}\n      actual   {actual!r}")
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def wait_until(what, fn, timeout=20.0, interval=0.2):
+    """Call fn until it returns a true value; return that value or fail after timeout seconds."""
+    deadline = time.time() + timeout
+    last = None
+    while True:
+        try:
+            v = fn()
+            if v:
+                return v
+            last = v
+        except Exception as e:  # noqa: BLE001 - report the last error
+            last = e
+        if time.time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+        time.sleep(interval)
+
+
+def _alarm(signum, frame):
+    raise Timeout(f"test took longer than {TEST_TIMEOUT}s")
+
+
+def main(title):
+    names = sys.argv[1:]
+    selected = [t for t in _tests if not names or t[0] in names]
+    print(f"{title} against {BOOTSTRAP}", flush=True)
+    passed = failed = skipped = 0
+    failures = []
+    signal.signal(signal.SIGALRM, _alarm)
+    for name, fn, tags in selected:
+        off = [t for t in tags if os.environ.get(TAG_ENV[t], "0") != "1"]
+        if off:
+            print(f"SKIP {name} (needs {', '.join(off)}; {' '.join(TAG_ENV[t] + '=1' for t in off)} runs it)",
+                  flush=True)
+            skipped += 1
+            continue
+        start = time.time()
+        signal.alarm(TEST_TIMEOUT)
+        try:
+            fn()
+            signal.alarm(0)
+            print(f"ok   {name} ({time.time() - start:.1f}s)", flush=True)
+            passed += 1
+        except Skip as e:
+            signal.alarm(0)
+            print(f"SKIP {name} ({e})", flush=True)
+            skipped += 1
+        except BaseException as e:  # noqa: BLE001
+            signal.alarm(0)
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            print(f"FAIL {name} ({time.time() - start:.1f}s)", flush=True)
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            # the assertion message and the test's own frames, not the harness
+            print("    " + "".join(tb[-3:]).rstrip().replace("\n", "\n    "), flush=True)
+            failed += 1
+            failures.append(name)
+    if failures:
+        print("failed: " + " ".join(failures))
+    if skipped:
+        print(f"skipped: {skipped}")
+    print(f"{passed} passed, {failed} failed", flush=True)
+    # librdkafka handles can hang interpreter shutdown when a broker misbehaves
+    sys.stdout.flush()
+    os._exit(1 if failed else 0)
