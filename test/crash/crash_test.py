@@ -575,11 +575,37 @@ def run():
         print("\nserver log lines about kafka_pg (recovery and otherwise): %d" % len(recovery_lines))
         for line in recovery_lines[:40]:
             print("  " + line)
+        if failures:
+            diagnose(srv.data)
         if failures or os.environ.get("KP_KEEP_TMP") == "1":
             print("server log: %s" % srv.log)
             kafkapg.tail(srv.log, 60)
         if os.environ.get("KP_KEEP_TMP") != "1":
             shutil.rmtree(root, ignore_errors=True)
+
+
+def diagnose(datadir):
+    """For errors naming a segment page, say what is on disk there (before the
+    data directory is removed): an all-zero block at the end of a segment is a
+    relation extension whose page initialisation was lost in the crash."""
+    done = set()
+    for f in failures:
+        m = re.search(r"segment (\d+) block (\d+)", f)
+        if not m or m.groups() in done:
+            continue
+        done.add(m.groups())
+        rel, blk = int(m.group(1)), int(m.group(2))
+        for dirpath, _, files in os.walk(os.path.join(datadir, "base")):
+            if str(rel) in files:
+                path = os.path.join(dirpath, str(rel))
+                size = os.path.getsize(path)
+                with open(path, "rb") as fh:
+                    fh.seek(blk * 8192)
+                    page = fh.read(8192)
+                print("diagnosis: %s has %d blocks; block %d is %s%s"
+                      % (os.path.relpath(path, datadir), size // 8192, blk,
+                         "all zeros" if page == bytes(len(page)) else "not zero (header %s)" % page[:24].hex(),
+                         " and the last block" if blk == size // 8192 - 1 else ""))
 
 
 def main():
