@@ -34,9 +34,11 @@ expect_eq() {
 kc() {
 	local out=$1
 	shift
-	if ! "${KC[@]}" "$@" >"$out" 2>"$out.err"; then
-		echo "    kcat $* failed (exit $?):"
-		grep -v '^% Reached end' "$out.err" | head -20 | sed 's/^/      /'
+	local rc=0
+	"${KC[@]}" "$@" >"$out" 2>"$out.err" || rc=$?
+	if [ $rc != 0 ]; then
+		echo "    kcat $* failed (exit $rc):"
+		grep -v '^% Reached end' "$out.err" | sed 's/^%\([0-9]\)|[0-9.]*|/%\1|/' | awk '!seen[$0]++' | head -20 | sed 's/^/      /'
 		return 1
 	fi
 }
