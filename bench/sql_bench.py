@@ -14,6 +14,7 @@ numbers and asserts nothing.  Environment knobs:
   BENCH_PARTS     comma list of parts: batch,fetch,single,profile
                   (default batch,fetch,single; profile = perf record of one
                   produce_batch, written to bench/out/)
+  BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
   BENCH_KEEP      1 = keep the temporary directory
 """
@@ -40,6 +41,7 @@ PGB_SECS = int(os.environ.get("BENCH_PGB_SECS", "20"))
 PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single").split(",")
 PORT0 = int(os.environ.get("BENCH_PORT", "56432"))
 KEEP = os.environ.get("BENCH_KEEP") == "1"
+PROFILE_RUNS = int(os.environ.get("BENCH_PROFILE_RUNS", "3"))
 
 
 def pg_bindir():
@@ -471,32 +473,127 @@ def part_single(cl, conn, cur):
     out("- records in t1+t8 after the runs (markers included in offsets): %s" % cnt)
 
 
+PROFILE_DO = """
+DO $$
+DECLARE a bytea[]; t0 timestamptz; n int;
+BEGIN
+  SELECT array_agg(v) INTO a FROM staging;
+  COMMIT;
+  PERFORM pg_sleep(2);
+  t0 := clock_timestamp();
+  SELECT sum(record_count) INTO n FROM kafka.produce_batch('{topic}', NULL, a);
+  COMMIT;
+  RAISE NOTICE 'elapsed % %', extract(epoch FROM clock_timestamp() - t0), n;
+END $$"""
+
+
+def perf_aggregate(script_text, marker):
+    """From `perf script` output: per-function self and inclusive sample
+    shares among the samples whose call chain contains marker.  Frames
+    without a symbol (static functions of a stripped postgres) are named
+    after their first named caller."""
+    self_c, incl_c, total = {}, {}, 0
+    for block in script_text.split("\n\n"):
+        lines = [l for l in block.split("\n") if l.startswith(("\t", " ")) and l.strip()]
+        frames = []
+        for l in lines:
+            parts = l.strip().split(None, 1)
+            if len(parts) < 2:
+                continue
+            sym = parts[1]
+            dso = ""
+            if sym.endswith(")") and " (" in sym:
+                sym, dso = sym.rsplit(" (", 1)
+                dso = os.path.basename(dso[:-1])
+            sym = re.sub(r"\+0x[0-9a-f]+$", "", sym)
+            frames.append((sym, dso))
+        if not frames or not any(marker in f[0] for f in frames):
+            continue
+        total += 1
+        # the marker frame and its callees only (frames are leaf first)
+        depth = max(i for i, f in enumerate(frames) if marker in f[0])
+        frames = frames[:depth + 1]
+        named = []
+        for sym, dso in frames:
+            if sym == "[unknown]" or sym.startswith("0x"):
+                caller = next((f[0] for f in frames[frames.index((sym, dso)) + 1:]
+                               if f[0] != "[unknown]" and not f[0].startswith("0x")), "?")
+                sym = "(static, under %s)" % caller
+            named.append("%s [%s]" % (sym, dso))
+        self_c[named[0]] = self_c.get(named[0], 0) + 1
+        for n in set(named):
+            incl_c[n] = incl_c.get(n, 0) + 1
+    return total, self_c, incl_c
+
+
 def part_profile(cl, conn, cur):
-    """perf record of one produce_batch of the prebuilt array (1 partition)."""
+    """perf record (DWARF call graphs) of one produce_batch of a prebuilt
+    array into a 1-partition topic; only the samples under
+    kp_sql_produce_batch or the COMMIT that follows are counted."""
     outdir = os.path.join(HERE, "out")
     os.makedirs(outdir, exist_ok=True)
     pid = q1(cur, "SELECT pg_backend_pid()")[0]
     recreate_topic(cur, "p", 1)
     checkpoint(cur)
     data = os.path.join(outdir, "perf.data")
-    # build the array first (inside the DO block) and profile it all; the
-    # report below is filtered to the produce_batch call chain.
-    perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-o", data, "-p", str(pid)],
+    # warm-up, not recorded: fault in shared_buffers and caches
+    cur.execute(PROFILE_DO.replace("{topic}", "p").replace("pg_sleep(2)", "pg_sleep(0)"))
+    recreate_topic(cur, "p", 1)
+    checkpoint(cur)
+    perf = subprocess.Popen(["perf", "record", "-F", "1999", "--call-graph", "dwarf,16384",
+                             "-o", data, "-p", str(pid)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)
-    t, w = prebuilt_produce(conn, cur, "p")
+    del conn.notices[:]
+    for i in range(PROFILE_RUNS):
+        cur.execute(PROFILE_DO.replace("{topic}", "p"))
+    time.sleep(2)  # the resolver writes the COMMIT markers
+    tfs = []
+    for i in range(PROFILE_RUNS):
+        t0 = time.perf_counter()
+        nf = q1(cur, "SELECT count(*) FROM (SELECT length(value) FROM kafka.fetch('p', 0, %s, %s)) f",
+                (i * N, N))[0]
+        tfs.append(time.perf_counter() - t0)
+    tf = med(tfs)
     perf.send_signal(signal.SIGINT)
     perf.wait()
-    log("profiled produce_batch: %.3f s" % t)
-    rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--stdio",
-                          "--percent-limit", "0.5", "-g", "none", "--sort", "symbol,dso",
-                          "--parent", "kp_sql_produce_batch", "--comm", "postgres"],
-                         capture_output=True, text=True).stdout
-    with open(os.path.join(outdir, "perf-produce-batch.txt"), "w") as f:
-        f.write(rep)
+    m = [re.search(r"elapsed ([0-9.e+-]+)", x) for x in conn.notices]
+    t = med([float(x.group(1)) for x in m if x])
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,time,ip,sym,dso"],
+                            capture_output=True, text=True).stdout
     out()
-    out("## Profile of produce_batch (perf, whole backend during the DO block; see bench/out/)")
-    out(rep)
+    out("## Profile: %d x produce_batch of %s records (prebuilt array, 1 partition), median %.3f s "
+        "under perf; then %d x fetch of them" % (PROFILE_RUNS, "{:,}".format(N), t, PROFILE_RUNS))
+    out()
+    out("perf record -F 1999 --call-graph dwarf of the backend; only samples whose call chain "
+        "holds the named function count; shares are of those samples; inclusive = the function "
+        "or its callees.  Frames without a symbol (static functions of the stripped postgres "
+        "binary) are named after their first named caller.")
+    for marker, title in (("kp_sql_produce_batch", "inside kafka.produce_batch"),
+                          ("CommitTransaction", "in COMMITs (mostly the produce's)"),
+                          ("kp_sql_fetch", "inside kafka.fetch('p', 0, from, %d): %d records in "
+                           "median %.3f s" % (N, nf, tf))):
+        total, self_c, incl_c = perf_aggregate(script, marker)
+        out()
+        out("### %s: %d samples" % (title, total))
+        if not total:
+            continue
+        out()
+        out("| self % | function [object] |")
+        out("|---|---|")
+        for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:20]:
+            out("| %.1f | %s |" % (100.0 * v / total, k))
+        out()
+        out("| inclusive % | function [object] (kernel frames left out) |")
+        out("|---|---|")
+        user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
+        for k, v in sorted(user, key=lambda kv: -kv[1])[:30]:
+            out("| %.1f | %s |" % (100.0 * v / total, k))
+    if KEEP:
+        with open(os.path.join(outdir, "perf-script.txt"), "w") as f:
+            f.write(script)
+    else:
+        os.unlink(data)
 
 
 def main():
@@ -541,7 +638,11 @@ def main():
         try:
             rev = subprocess.check_output(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
                                           text=True, stderr=subprocess.DEVNULL).strip()
-            out("- kafka_pg: the installed library; repository HEAD %s" % rev)
+            lib = os.path.join(subprocess.check_output(["pg_config", "--pkglibdir"], text=True).strip(),
+                               "kafka_pg.so")
+            md5 = subprocess.check_output(["md5sum", lib], text=True).split()[0]
+            out("- kafka_pg: %s (md5 %s, built %s); repository HEAD %s" % (
+                lib, md5[:12], time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(lib))), rev))
         except Exception:
             pass
         out("- settings: " + ", ".join("%s=%s" % kv for kv in SETTINGS))
