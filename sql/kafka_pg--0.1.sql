@@ -227,3 +227,15 @@ CREATE VIEW kafka.segments AS
 	FROM kafka.topics t
 	JOIN kafka.partitions p USING (topic_id)
 	CROSS JOIN LATERAL kafka._partition_segments(p.partition_id) s;
+
+------------------------------------------------------------------------------
+-- Deleting records (Kafka's DeleteRecords, kafka-delete-records.sh)
+------------------------------------------------------------------------------
+
+-- Make before_offset (-1: the high watermark) the partition's log start
+-- offset: earlier records can no longer be fetched, and segments that end
+-- below it are dropped when the transaction commits.  Returns the new log
+-- start offset.  Like Kafka's, the move of the log start is not undone by
+-- ROLLBACK.
+CREATE FUNCTION kafka.delete_records(topic text, partition integer, before_offset bigint)
+	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_delete_records' LANGUAGE C VOLATILE STRICT;

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * delete_records.c
+ *	  kafka.delete_records: Kafka's DeleteRecords (kafka-delete-records.sh)
+ *	  from SQL.
+ *
+ * The same steps as the wire listener's DeleteRecords handler
+ * (src/listener/handlers_admin.c): lock the topic against other changes,
+ * refuse topics whose cleanup.policy lacks "delete" (POLICY_VIOLATION, as
+ * Kafka does), and let the store move the log start offset
+ * (src/store/retention.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "catalog/kafka_catalog.h"
+#include "common/kafka_errors.h"
+#include "store/store.h"
+
+PG_FUNCTION_INFO_V1(kp_sql_delete_records);
+
+/* kafka.delete_records(topic, partition, before_offset) -> new log start */
+Datum
+kp_sql_delete_records(PG_FUNCTION_ARGS)
+{
+	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		partition = PG_GETARG_INT32(1);
+	int64		before_offset = PG_GETARG_INT64(2);
+	const KpTopic *topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);
+	KpPartitionRef ref;
+	int64		log_start;
+
+	kp_topic_partition(topic, partition, &ref);
+	if (!topic->config.cleanup_delete)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_POLICY_VIOLATION),
+				 errmsg("records of topic \"%s\" cannot be deleted: its cleanup.policy does not include \"delete\"",
+						topic_name)));
+	kp_log_delete_records(ref.partition_id, before_offset, &log_start);
+	PG_RETURN_INT64(log_start);
+}
