@@ -1,0 +1,200 @@
+/*
+ * Measurements for bench/wire/bench.sh that Kafka's own perf tools cannot make against a broker
+ * without consumer groups, made the same way against Apache Kafka and kafka_pg:
+ *
+ *   consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]
+ *       A consumer without a group (assign + seekToBeginning, client defaults) reads RECORDS
+ *       records from the start of every partition; prints records/s and MB/s of record values.
+ *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
+ *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
+ *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
+ *       Each value starts with its send time (System.nanoTime, one JVM), so end-to-end latency is
+ *       receive time minus send time. The first second is warm-up and not counted. Prints
+ *       percentiles of end-to-end and of send-to-acknowledgement latency.
+ *
+ *   create BOOTSTRAP PARTITIONS TOPIC...   /   delete BOOTSTRAP TOPIC...
+ *       Topics for a run, in one JVM (faster than a kafka-topics call per topic). create waits
+ *       until ListOffsets answers for every partition, i.e. until the leader serves it.
+ *
+ * Output: one line of key=value pairs, for bench.sh to parse. Compiled with javac against the jars
+ * that test/clients/kafka/fetch-kafka.sh caches.
+ */
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public class WireBench {
+    public static void main(String[] a) throws Exception {
+        if (a.length >= 4 && a[0].equals("create"))
+            create(a[1], Integer.parseInt(a[2]), Arrays.asList(a).subList(3, a.length));
+        else if (a.length >= 3 && a[0].equals("delete"))
+            delete(a[1], Arrays.asList(a).subList(2, a.length));
+        else if (a.length >= 5 && a[0].equals("consume"))
+            consume(a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]), a.length > 5 ? Integer.parseInt(a[5]) : 300);
+        else if (a.length == 7 && a[0].equals("e2e"))
+            e2e(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]));
+        else {
+            System.err.println("usage: WireBench create BOOTSTRAP PARTITIONS TOPIC...\n"
+                    + "       WireBench delete BOOTSTRAP TOPIC...\n"
+                    + "       WireBench consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]\n"
+                    + "       WireBench e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE");
+            System.exit(2);
+        }
+    }
+
+    static Admin admin(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return Admin.create(p);
+    }
+
+    static void create(String bootstrap, int parts, List<String> topics) throws Exception {
+        try (Admin admin = admin(bootstrap)) {
+            List<NewTopic> l = new ArrayList<>();
+            for (String t : topics) l.add(new NewTopic(t, parts, (short) 1));
+            admin.createTopics(l).all().get(60, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
+            for (String t : topics) for (TopicPartition tp : partitions(t, parts)) specs.put(tp, OffsetSpec.latest());
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (true) {
+                try {
+                    admin.listOffsets(specs).all().get(30, TimeUnit.SECONDS);
+                    return;
+                } catch (ExecutionException e) {
+                    if (System.nanoTime() > deadline) throw e;
+                    Thread.sleep(100);
+                }
+            }
+        }
+    }
+
+    static void delete(String bootstrap, List<String> topics) throws Exception {
+        try (Admin admin = admin(bootstrap)) {
+            admin.deleteTopics(topics).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    static List<TopicPartition> partitions(String topic, int n) {
+        List<TopicPartition> l = new ArrayList<>();
+        for (int p = 0; p < n; p++) l.add(new TopicPartition(topic, p));
+        return l;
+    }
+
+    static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, Properties extra) {
+        Properties c = new Properties();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        c.putAll(extra);
+        return new KafkaConsumer<>(c);
+    }
+
+    static void consume(String bootstrap, String topic, int parts, long records, int timeoutS) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, new Properties())) {
+            List<TopicPartition> tps = partitions(topic, parts);
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            for (TopicPartition tp : tps) c.position(tp); // resolve offsets before the clock starts
+            long n = 0, bytes = 0, start = System.nanoTime(), deadline = start + timeoutS * 1_000_000_000L;
+            while (n < records && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+                    n++;
+                    if (r.value() != null) bytes += r.value().length;
+                }
+            }
+            double s = (System.nanoTime() - start) / 1e9;
+            System.out.printf("consume records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s%n",
+                    n, bytes, s, n / s, bytes / s / (1024 * 1024), n >= records);
+        }
+    }
+
+    static double pct(long[] sorted, double p) {
+        if (sorted.length == 0) return Double.NaN;
+        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))] / 1e6;
+    }
+
+    static void e2e(String bootstrap, String topic, int parts, int rate, int seconds, int size) throws Exception {
+        int total = rate * seconds, warm = rate;
+        long[] e2e = new long[total], ack = new long[total];
+        Arrays.fill(e2e, -1);
+        Arrays.fill(ack, -1);
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1");
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        AtomicBoolean done = new AtomicBoolean();
+        long[] received = {0};
+        try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, cp);
+             KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+            List<TopicPartition> tps = partitions(topic, parts);
+            c.assign(tps);
+            c.seekToEnd(tps);
+            for (TopicPartition tp : tps) c.position(tp);
+            p.partitionsFor(topic); // metadata before the clock starts
+            Thread reader = new Thread(() -> {
+                while (!done.get()) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+                        long now = System.nanoTime();
+                        ByteBuffer b = ByteBuffer.wrap(r.value());
+                        int i = b.getInt(8);
+                        if (i >= 0 && i < total && e2e[i] < 0) {
+                            e2e[i] = now - b.getLong(0);
+                            received[0]++;
+                        }
+                    }
+                }
+            });
+            reader.start();
+            long start = System.nanoTime(), interval = 1_000_000_000L / rate;
+            for (int i = 0; i < total; i++) {
+                long due = start + i * interval;
+                long wait;
+                while ((wait = due - System.nanoTime()) > 0) LockSupport.parkNanos(Math.min(wait, 200_000));
+                byte[] v = new byte[Math.max(size, 12)];
+                long sent = System.nanoTime();
+                ByteBuffer.wrap(v).putLong(0, sent).putInt(8, i);
+                final int idx = i;
+                p.send(new ProducerRecord<>(topic, v), (m, e) -> {
+                    if (e == null) ack[idx] = System.nanoTime() - sent;
+                });
+            }
+            p.flush();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (received[0] < total && System.nanoTime() < deadline) Thread.sleep(50);
+            done.set(true);
+            reader.join();
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            long[] e = Arrays.stream(e2e, warm, total).filter(x -> x >= 0).sorted().toArray();
+            long[] k = Arrays.stream(ack, warm, total).filter(x -> x >= 0).sorted().toArray();
+            System.out.printf("e2e sent=%d received=%d rate=%d seconds=%.1f e2e_p50_ms=%.2f e2e_p99_ms=%.2f e2e_p999_ms=%.2f e2e_max_ms=%.2f ack_p50_ms=%.2f ack_p99_ms=%.2f%n",
+                    total, received[0], rate, elapsed, pct(e, 50), pct(e, 99), pct(e, 99.9), pct(e, 100), pct(k, 50), pct(k, 99));
+        }
+    }
+}

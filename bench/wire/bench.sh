@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Wire-protocol benchmark: Apache Kafka 4.x (single-node KRaft on loopback, started and stopped by
+# this script) beside kafka_pg at $KP_BOOTSTRAP, measured with the same Java client and the same
+# settings, one broker after the other, repetitions interleaved. Prints the median of each figure
+# and the ratio kafka_pg/Kafka; asserts nothing.
+#
+#   bench/wire/bench.sh                           # kafka_pg at 127.0.0.1:9092 if it answers
+#   KP_BOOTSTRAP=127.0.0.1:19092 bench/wire/bench.sh
+#
+# Figures:
+#   produce   kafka-producer-perf-test, --throughput -1, N records of 100 B and of 1 KiB, 6
+#             partitions, acks=1 (idempotence off) and acks=all (idempotent), client defaults
+#             otherwise: records/s and MB/s
+#   consume   from the start of the log just written, every partition, without a consumer group
+#             (WireBench consume: assign + seekToBeginning; kafka_pg has no groups yet), and
+#             kafka-consumer-perf-test (a group; "n/a" where groups are missing): records/s, MB/s
+#   latency   WireBench e2e: 100 B records at a fixed rate (5000/s for 10 s, acks=all,
+#             linger.ms=0) read by a waiting consumer: end-to-end and acknowledgement p50/p99
+#
+# Settings: KP_BOOTSTRAP, BENCH_REPS (3), BENCH_SMALL_RECORDS (1000000, 100 B),
+# BENCH_LARGE_RECORDS (200000, 1 KiB), BENCH_PARTITIONS (6), BENCH_E2E_RATE (5000),
+# BENCH_E2E_SECONDS (10), BENCH_KAFKA_PORT (39092; the controller takes the next port),
+# BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g).
+# The raw output of every step goes to bench/out/wire-<time>.log.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+K=$repo/test/clients/kafka/kafka.sh
+KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
+REPS=${BENCH_REPS:-3}
+SMALL=${BENCH_SMALL_RECORDS:-1000000}
+LARGE=${BENCH_LARGE_RECORDS:-200000}
+PARTS=${BENCH_PARTITIONS:-6}
+RATE=${BENCH_E2E_RATE:-5000}
+E2E_S=${BENCH_E2E_SECONDS:-10}
+KPORT=${BENCH_KAFKA_PORT:-39092}
+STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
+
+mkdir -p "$repo/bench/out"
+LOG=$repo/bench/out/wire-$(date +%Y%m%d-%H%M%S).log
+work=$(mktemp -d)
+export KAFKA_STATE_DIR=$work/kafka
+say() { echo "$*" >&2; }
+
+cleanup() {
+	"$K" stop "$KPORT" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { say "bench: cannot fetch the Kafka jars"; exit 1; }
+mkdir -p "$work/classes"
+javac -nowarn -cp "$jars/*" -d "$work/classes" "$here/WireBench.java" || exit 1
+wb() {
+	timeout "$STEP_TIMEOUT" java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
+		-cp "$work/classes:$jars/*" WireBench "$@"
+}
+port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+
+say "bench: starting Apache Kafka on 127.0.0.1:$KPORT (log: $LOG)"
+"$K" start "$KPORT" >>"$LOG" 2>&1 || { say "bench: Kafka did not start"; tail -20 "$LOG" >&2; exit 1; }
+targets=("kafka=127.0.0.1:$KPORT")
+if port_open "$KP_BOOTSTRAP" && wb create "$KP_BOOTSTRAP" 1 "wb-probe-$$" >>"$LOG" 2>&1; then
+	wb delete "$KP_BOOTSTRAP" "wb-probe-$$" >>"$LOG" 2>&1
+	targets+=("kafka_pg=$KP_BOOTSTRAP")
+	have_kp=1
+else
+	have_kp=0
+	say "kafka_pg: not available at $KP_BOOTSTRAP"
+fi
+
+declare -A vals  # "target|metric" -> space-separated values
+
+record() { vals["$1|$2"]+="$3 "; }
+
+# kafka-producer-perf-test's summary line:
+# N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, P50 ms 50th, ...
+produce() { # produce TARGET BOOTSTRAP TOPIC RECORDS SIZE ACKS
+	local name=$1 bs=$2 topic=$3 n=$4 size=$5 acks=$6 idem=true out line
+	[ "$acks" = all ] || idem=false
+	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$n" \
+		--record-size "$size" --throughput -1 \
+		--producer-props bootstrap.servers="$bs" acks="$acks" enable.idempotence=$idem 2>&1)
+	echo "$out" >>"$LOG"
+	line=$(grep -E "^$n records sent" <<<"$out" | tail -1)
+	local key="produce ${size}B acks=$acks"
+	if [ -n "$line" ]; then
+		record "$name" "$key records/s" "$(sed -E 's/.* records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line")"
+		record "$name" "$key MB/s" "$(sed -E 's/.*records\/sec \(([0-9.]+) MB\/sec\).*/\1/' <<<"$line")"
+	else
+		record "$name" "$key records/s" fail
+		record "$name" "$key MB/s" fail
+		say "  $name: $key failed: $(grep -iE 'error|exception' <<<"$out" | head -2)"
+	fi
+}
+
+consume() { # consume TARGET BOOTSTRAP TOPIC RECORDS SIZE
+	local name=$1 bs=$2 topic=$3 n=$4 size=$5 out key="consume ${5}B (no group)"
+	out=$(wb consume "$bs" "$topic" "$PARTS" "$n" "$STEP_TIMEOUT" 2>&1)
+	echo "$out" >>"$LOG"
+	if grep -q "complete=true" <<<"$out"; then
+		record "$name" "$key records/s" "$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")"
+		record "$name" "$key MB/s" "$(sed -nE 's/.*mb_per_sec=([0-9.]+).*/\1/p' <<<"$out")"
+	else
+		record "$name" "$key records/s" fail
+		record "$name" "$key MB/s" fail
+		say "  $name: $key failed: $(tail -2 <<<"$out")"
+	fi
+}
+
+# kafka-consumer-perf-test: a header line, then
+# start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
+# rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec (fetch.*: without the group join)
+consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
+	local name=$1 bs=$2 topic=$3 n=$4 size=$5 out line key="consume ${5}B (consumer-perf-test, group)"
+	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-consumer-perf-test --bootstrap-server "$bs" --topic "$topic" \
+		--messages "$n" --timeout 30000 2>&1)
+	echo "$out" >>"$LOG"
+	line=$(grep -E '^[0-9]{4}-' <<<"$out" | tail -1)
+	if [ -n "$line" ] && [ "$(awk -F', *' '{ print $5 }' <<<"$line")" -ge "$n" ] 2>/dev/null; then
+		record "$name" "$key records/s" "$(awk -F', *' '{ print $10 }' <<<"$line")"
+		record "$name" "$key MB/s" "$(awk -F', *' '{ print $9 }' <<<"$line")"
+	else
+		record "$name" "$key records/s" n/a
+		record "$name" "$key MB/s" n/a
+		say "  $name: $key: $(grep -iE 'error|exception' <<<"$out" | head -2)"
+	fi
+}
+
+e2e() { # e2e TARGET BOOTSTRAP TOPIC
+	local name=$1 bs=$2 topic=$3 out m key="latency 100B @${RATE}/s acks=all"
+	out=$(wb e2e "$bs" "$topic" "$PARTS" "$RATE" "$E2E_S" 100 2>&1)
+	echo "$out" >>"$LOG"
+	if grep -q "^e2e " <<<"$out"; then
+		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do
+			record "$name" "$key ${m/_/ } ms" "$(sed -nE "s/.*${m}_ms=([0-9.]+|NaN).*/\1/p" <<<"$out")"
+		done
+		grep -q "received=$((RATE * E2E_S)) " <<<"$out" || say "  $name: $key: not every record was received: $out"
+	else
+		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do record "$name" "$key ${m/_/ } ms" fail; done
+		say "  $name: $key failed: $(tail -2 <<<"$out")"
+	fi
+}
+
+metrics=()
+for size in 100 1024; do
+	for acks in 1 all; do metrics+=("produce ${size}B acks=$acks records/s" "produce ${size}B acks=$acks MB/s"); done
+done
+for size in 100 1024; do metrics+=("consume ${size}B (no group) records/s" "consume ${size}B (no group) MB/s"); done
+metrics+=("consume 100B (consumer-perf-test, group) records/s" "consume 100B (consumer-perf-test, group) MB/s")
+for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 100B @${RATE}/s acks=all $m ms"); done
+
+t_start=$SECONDS
+for rep in $(seq 1 "$REPS"); do
+	for tg in "${targets[@]}"; do
+		name=${tg%%=*}
+		bs=${tg#*=}
+		tag=r$rep-$RANDOM
+		topics=(wb-100-1-$tag wb-100-all-$tag wb-1024-1-$tag wb-1024-all-$tag wb-e2e-$tag)
+		say "bench: repetition $rep/$REPS, $name at $bs ($((SECONDS - t_start)) s so far)"
+		if ! wb create "$bs" "$PARTS" "${topics[@]}" >>"$LOG" 2>&1; then
+			say "  $name: creating topics failed (see $LOG)"
+			continue
+		fi
+		produce "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100 1
+		produce "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100 all
+		produce "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024 1
+		produce "$name" "$bs" "wb-1024-all-$tag" "$LARGE" 1024 all
+		consume "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100
+		consume "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024
+		consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
+		e2e "$name" "$bs" "wb-e2e-$tag"
+		wb delete "$bs" "${topics[@]}" >>"$LOG" 2>&1 || say "  $name: deleting topics failed"
+	done
+done
+
+# median of the numeric values; "fail"/"n/a" when none
+median() {
+	local nums
+	nums=$(tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g)
+	if [ -z "$nums" ]; then
+		tr ' ' '\n' <<<"$1" | grep -v '^$' | head -1
+		return
+	fi
+	awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }' <<<"$nums"
+}
+
+fmt() { if [[ $1 =~ ^[0-9.]+$ ]]; then printf '%.1f' "$1"; else printf '%s' "$1"; fi; }
+
+echo
+echo "## Wire benchmark: Apache Kafka $(basename "$jars" | sed 's/kafka-jars-//') vs kafka_pg ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
+echo
+echo "Medians of $REPS repetitions. $PARTS partitions; $SMALL records of 100 B, $LARGE of 1 KiB; same Java client"
+echo "(kafka-clients $(basename "$jars" | sed 's/kafka-jars-//')) and settings for both. Kafka: $KAFKA_STATE_DIR, heap ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g}."
+[ $have_kp = 1 ] || echo "kafka_pg: not available at $KP_BOOTSTRAP"
+echo
+printf '| %-52s | %12s | %12s | %14s |\n' "figure" "Kafka" "kafka_pg" "kafka_pg/Kafka"
+printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "$(printf -- '-%.0s' {1..14})" "$(printf -- '-%.0s' {1..14})" "$(printf -- '-%.0s' {1..16})"
+for m in "${metrics[@]}"; do
+	k=$(median "${vals["kafka|$m"]:-}")
+	if [ $have_kp = 1 ]; then
+		p=$(median "${vals["kafka_pg|$m"]:-}")
+		ratio=$(awk -v a="$p" -v b="$k" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.3f", a / b; else print "-" }')
+	else
+		p=-
+		ratio=-
+	fi
+	printf '| %-52s | %12s | %12s | %14s |\n' "$m" "$(fmt "${k:--}")" "$(fmt "${p:--}")" "$ratio"
+done
+echo
+echo "Throughput: higher is better; latency (ms): lower is better. Raw output: $LOG ($((SECONDS - t_start)) s)."
