@@ -47,6 +47,55 @@ CREATE TABLE kafka.store (
 );
 
 ------------------------------------------------------------------------------
+-- Consumer groups.  One owner: src/group/ (the group coordinator) writes
+-- these; wire members and SQL consumers go through it alike.
+------------------------------------------------------------------------------
+
+CREATE TABLE kafka.consumer_groups (
+	group_id		text PRIMARY KEY,
+	protocol_type	text NOT NULL DEFAULT '',	-- 'consumer' for Kafka consumers
+	state			text NOT NULL DEFAULT 'Empty'
+					CHECK (state IN ('Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable')),
+	generation_id	integer NOT NULL DEFAULT 0,
+	protocol_name	text,					-- the assignor chosen for this generation
+	leader_id		text,
+	rebalance_round integer NOT NULL DEFAULT 0, -- bumped when a rebalance starts
+	rebalance_deadline timestamptz,			-- the join phase ends then at the latest
+	join_not_before timestamptz,			-- ... and not before (group.initial.rebalance.delay.ms)
+	state_changed_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE kafka.group_members (
+	group_id		text NOT NULL REFERENCES kafka.consumer_groups ON DELETE CASCADE,
+	member_id		text NOT NULL,
+	group_instance_id text,					-- static membership (KIP-345)
+	client_id		text NOT NULL DEFAULT '',
+	client_host		text NOT NULL DEFAULT '',
+	session_timeout_ms integer NOT NULL,
+	rebalance_timeout_ms integer NOT NULL,
+	protocol_names	text[] NOT NULL DEFAULT '{}',	-- in the member's order of preference
+	protocol_metadata bytea[] NOT NULL DEFAULT '{}',
+	join_round		integer NOT NULL DEFAULT -1,	-- round it joined in; -1: pending (KIP-394)
+	assignment		bytea,
+	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (group_id, member_id)
+);
+CREATE UNIQUE INDEX ON kafka.group_members (group_id, group_instance_id)
+	WHERE group_instance_id IS NOT NULL;
+
+-- Committed offsets: "the next offset to read" (Kafka's OffsetCommit).
+CREATE TABLE kafka.committed_offsets (
+	group_id		text NOT NULL,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	committed_offset bigint NOT NULL,
+	leader_epoch	integer NOT NULL DEFAULT -1,
+	metadata		text,
+	commit_time		timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (group_id, topic, partition)
+);
+
+------------------------------------------------------------------------------
 -- Internal C functions
 ------------------------------------------------------------------------------
 
@@ -219,6 +268,25 @@ CREATE VIEW kafka.topic_configs AS
 	CROSS JOIN kafka.config_defaults() d
 	LEFT JOIN kafka.topic_config_overrides o
 		   ON o.topic_id = t.topic_id AND o.name = d.name;
+
+-- Lag per group, topic and partition: how far the committed offset is
+-- behind the log end offset.
+CREATE VIEW kafka.consumer_group_lag AS
+	SELECT o.group_id, o.topic, o.partition, o.committed_offset,
+		   s.log_end_offset, greatest(s.log_end_offset - o.committed_offset, 0) AS lag,
+		   o.metadata, o.commit_time
+	FROM kafka.committed_offsets o
+	JOIN kafka.topics t ON t.name = o.topic
+	JOIN kafka.partitions p ON p.topic_id = t.topic_id AND p.partition = o.partition
+	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s;
+
+-- Groups with their members, as kafka-consumer-groups --describe shows them.
+CREATE VIEW kafka.consumer_group_members AS
+	SELECT g.group_id, g.state, g.generation_id, g.protocol_name, m.member_id,
+		   m.group_instance_id, m.client_id, m.client_host, m.member_id = g.leader_id AS is_leader,
+		   m.last_heartbeat
+	FROM kafka.consumer_groups g
+	JOIN kafka.group_members m USING (group_id);
 
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).

@@ -50,6 +50,17 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_API_VERSIONS, kp_handle_api_versions},
 	{KP_API_INIT_PRODUCER_ID, kp_handle_init_producer_id},
 	{KP_API_DESCRIBE_CLUSTER, kp_handle_describe_cluster},
+	{KP_API_FIND_COORDINATOR, kp_handle_find_coordinator},
+	{KP_API_JOIN_GROUP, kp_handle_join_group},
+	{KP_API_SYNC_GROUP, kp_handle_sync_group},
+	{KP_API_HEARTBEAT, kp_handle_heartbeat},
+	{KP_API_LEAVE_GROUP, kp_handle_leave_group},
+	{KP_API_OFFSET_COMMIT, kp_handle_offset_commit},
+	{KP_API_OFFSET_FETCH, kp_handle_offset_fetch},
+	{KP_API_DESCRIBE_GROUPS, kp_handle_describe_groups},
+	{KP_API_LIST_GROUPS, kp_handle_list_groups},
+	{KP_API_DELETE_GROUPS, kp_handle_delete_groups},
+	{KP_API_OFFSET_DELETE, kp_handle_offset_delete},
 	/* admin APIs (handlers_admin.c) join this table as they land */
 };
 
@@ -299,6 +310,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.version = hdr.request_api_version;
 	ctx.peer = c->peer;
 	ctx.final_attempt = final;
+	strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
 	{
@@ -363,9 +375,10 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	if (!ok)
 		goto done;
 
-	if (ctx.park && !final)
+	/* a fetch answers at its deadline; a join may wait for a later one */
+	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
-		kp_conn_park(c, frame, len, ctx.park_until_ms);
+		kp_conn_park(c, frame, len, ctx.park_until_ms, ctx.park_cookie);
 		goto done;
 	}
 	if (!ctx.no_response)

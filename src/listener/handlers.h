@@ -33,8 +33,9 @@ typedef struct KpRequestContext
 
 	/* set by the handler */
 	bool		no_response;	/* Produce with acks=0 */
-	bool		park;			/* Fetch: wait for data, then call again */
+	bool		park;			/* wait (for data, for the group), then call again */
 	int64		park_until_ms;	/* ... at the latest then */
+	char		park_cookie[128];	/* kept for the next call (e.g. a member id) */
 
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
@@ -50,6 +51,19 @@ extern void kp_handle_fetch(KpRequestContext *ctx);
 extern void kp_handle_list_offsets(KpRequestContext *ctx);
 extern void kp_handle_init_producer_id(KpRequestContext *ctx);
 extern void kp_handle_describe_cluster(KpRequestContext *ctx);
+
+/* handlers_group.c */
+extern void kp_handle_find_coordinator(KpRequestContext *ctx);
+extern void kp_handle_join_group(KpRequestContext *ctx);
+extern void kp_handle_sync_group(KpRequestContext *ctx);
+extern void kp_handle_heartbeat(KpRequestContext *ctx);
+extern void kp_handle_leave_group(KpRequestContext *ctx);
+extern void kp_handle_offset_commit(KpRequestContext *ctx);
+extern void kp_handle_offset_fetch(KpRequestContext *ctx);
+extern void kp_handle_describe_groups(KpRequestContext *ctx);
+extern void kp_handle_list_groups(KpRequestContext *ctx);
+extern void kp_handle_delete_groups(KpRequestContext *ctx);
+extern void kp_handle_offset_delete(KpRequestContext *ctx);
 
 /* handlers_admin.c */
 extern void kp_handle_create_topics(KpRequestContext *ctx);

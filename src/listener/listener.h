@@ -4,8 +4,8 @@
  *	  The Kafka wire-protocol listener: the whole public face of
  *	  src/listener.
  *
- * kafka.listener_workers background workers share the Kafka port
- * (SO_REUSEPORT: the kernel spreads connections over them).  Each runs a
+ * kafka.listener_workers background workers share the Kafka port (the
+ * postmaster binds it, the workers inherit it and accept from it).  Each runs a
  * non-blocking event loop over its connections; requests of a connection
  * are handled one at a time in order (as Kafka's broker does), each in its
  * own Postgres transaction, by the handlers in handlers_*.c.

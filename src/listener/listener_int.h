@@ -29,11 +29,13 @@ typedef struct KpConn
 	char	   *parked_frame;
 	int			parked_len;
 	int64		park_until_ms;
+	char		park_cookie[128];	/* the handler's note for its next call */
 } KpConn;
 
 /* server.c */
 extern void kp_conn_send(KpConn *c, const char *data, int len);
-extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms);
+extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms,
+						 const char *cookie);
 extern int64 kp_listener_now_ms(void);
 
 /* dispatch.c */

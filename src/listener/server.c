@@ -3,8 +3,9 @@
  * server.c
  *	  Listener workers: sockets, connections, framing, the event loop.
  *
- * Each worker binds the Kafka port with SO_REUSEPORT and runs one
- * non-blocking loop: an epoll set of its connections (plus the listening
+ * The postmaster binds the Kafka port; every worker inherits the socket and
+ * accepts from it (EPOLLEXCLUSIVE: one worker wakes per connection), and
+ * runs one non-blocking loop: an epoll set of its connections (plus the listening
  * socket) sits inside a Postgres WaitEventSet beside the worker's latch, so
  * the loop wakes for network traffic, for appends that parked fetches wait
  * for, and for postmaster death alike.
@@ -72,6 +73,8 @@ static int	listen_fd = -1;
 static uint64 next_conn_id = 1;
 static int	waiter_slot = -1;
 
+static bool open_listen_socket(int elevel);
+
 void
 kp_listener_init(void)
 {
@@ -121,6 +124,10 @@ kp_listener_init(void)
 
 	if (kp_port == 0)
 		return;
+	if (!open_listen_socket(WARNING))
+		ereport(WARNING,
+				(errmsg("kafka_pg: the Kafka listener will try to bind port %d again when its workers restart",
+						kp_port)));
 	for (i = 0; i < kp_listener_workers; i++)
 	{
 		BackgroundWorker worker;
@@ -396,8 +403,15 @@ accept_connections(void)
 	}
 }
 
-static void
-open_listen_socket(void)
+/*
+ * Bind the Kafka port.  The postmaster does it once, in _PG_init, and every
+ * listener worker inherits the socket across fork(): the workers share one
+ * accept queue, and a second cluster on the same machine cannot silently
+ * share the port (SO_REUSEPORT would let it, and the kernel would spread
+ * clients over two different brokers).
+ */
+static bool
+open_listen_socket(int elevel)
 {
 	struct addrinfo hints;
 	struct addrinfo *res;
@@ -412,23 +426,33 @@ open_listen_socket(void)
 	snprintf(portstr, sizeof(portstr), "%d", kp_port);
 	rc = getaddrinfo(kp_listen_address[0] ? kp_listen_address : NULL, portstr, &hints, &res);
 	if (rc != 0)
-		ereport(ERROR,
+	{
+		ereport(elevel,
 				(errmsg("kafka_pg listener: cannot resolve kafka.listen_address \"%s\": %s",
 						kp_listen_address, gai_strerror(rc))));
+		return false;
+	}
 
-	listen_fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	listen_fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (listen_fd < 0)
-		ereport(ERROR, (errmsg("kafka_pg listener: could not create socket: %m")));
+	{
+		ereport(elevel, (errmsg("kafka_pg listener: could not create socket: %m")));
+		freeaddrinfo(res);
+		return false;
+	}
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (bind(listen_fd, res->ai_addr, res->ai_addrlen) < 0)
-		ereport(ERROR,
-				(errmsg("kafka_pg listener: could not bind %s:%d: %m", kp_listen_address, kp_port),
+	if (bind(listen_fd, res->ai_addr, res->ai_addrlen) < 0 || listen(listen_fd, 1024) < 0)
+	{
+		ereport(elevel,
+				(errmsg("kafka_pg listener: could not listen on %s:%d: %m", kp_listen_address, kp_port),
 				 errhint("Is another Kafka broker or kafka_pg cluster using the port? Set kafka.port.")));
-	if (listen(listen_fd, 1024) < 0)
-		ereport(ERROR, (errmsg("kafka_pg listener: could not listen on %s:%d: %m",
-							   kp_listen_address, kp_port)));
+		close(listen_fd);
+		listen_fd = -1;
+		freeaddrinfo(res);
+		return false;
+	}
 	freeaddrinfo(res);
+	return true;
 }
 
 /* Close connections idle for longer than connections.max.idle.ms. */
@@ -468,6 +492,8 @@ run_parked(bool data_arrived)
 
 			c->parked_frame = NULL;
 			ok = kp_dispatch_frame(c, (uint8 *) frame, len, now >= c->park_until_ms);
+			if (c->parked_frame == NULL)
+				c->park_cookie[0] = '\0';
 			pfree(frame);
 			if (ok && c->parked_frame == NULL)
 				ok = conn_process(c);	/* requests that queued behind it */
@@ -498,8 +524,9 @@ next_timeout(void)
 }
 
 void
-kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms)
+kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms, const char *cookie)
 {
+	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
 	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
 	memcpy(c->parked_frame, frame, len);
 	c->parked_len = len;
@@ -524,12 +551,16 @@ kp_listener_main(Datum arg)
 	listener_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg listener",
 										 ALLOCSET_DEFAULT_SIZES);
 	kp_dispatch_init(listener_cxt);
-	open_listen_socket();
+	if (listen_fd < 0 && !open_listen_socket(LOG))
+	{
+		/* the postmaster could not bind it either: try again after a pause */
+		proc_exit(1);
+	}
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		ereport(ERROR, (errmsg("kafka_pg listener: epoll_create1 failed: %m")));
 	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;	/* one worker wakes per connection */
 	ev.data.ptr = NULL;			/* NULL = the listening socket */
 	epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
 

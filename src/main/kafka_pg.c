@@ -23,6 +23,7 @@
 
 #include "main/kafka_pg.h"
 #include "catalog/kafka_catalog.h"
+#include "group/group.h"
 #include "listener/listener.h"
 #include "store/store.h"
 #include "txn/txn.h"
@@ -142,8 +143,6 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	MarkGUCPrefixReserved("kafka");
-
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = kp_utility_hook;
 
@@ -153,7 +152,11 @@ _PG_init(void)
 	shmem_startup_hook = kp_shmem_startup;
 
 	kp_txn_init();
+	kp_group_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
 	kp_listener_init();
+
+	/* last: every kafka.* setting must be defined before this */
+	MarkGUCPrefixReserved("kafka");
 }

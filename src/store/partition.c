@@ -766,6 +766,12 @@ kp_log_set_append_waiter(int slot, bool waiting)
 		pg_atomic_fetch_add_u32(&kp_store_shared->nwaiting, 1);
 }
 
+void
+kp_log_wake_waiters(void)
+{
+	notify_append_waiters();
+}
+
 /* Wake the processes waiting for appends; free when nobody waits. */
 static void
 notify_append_waiters(void)

@@ -146,6 +146,9 @@ extern void kp_store_set_resolver_latch(Latch *latch);
 extern int	kp_log_register_append_waiter(Latch *latch);
 extern void kp_log_set_append_waiter(int slot, bool waiting);
 
+/* Wake every waiting process (group changes use it too). */
+extern void kp_log_wake_waiters(void);
+
 /* ---------- reading ---------- */
 
 /* Offsets of a partition as readers see them now. */

@@ -8,7 +8,9 @@
  * ABORT control batch to each partition and so advances its last stable
  * offset.  Once a second it also sweeps for SQL transactions that finished
  * without telling anyone (prepared transactions, crash survivors found by
- * recovery).  It runs in kafka.database and restarts if it exits.
+ * recovery), and does the group coordinator's upkeep (expired sessions,
+ * join phases past their deadline, old offsets).  It runs in
+ * kafka.database and restarts if it exits.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "group/group.h"
 #include "main/kafka_pg.h"
 #include "store/store.h"
 #include "txn/txn.h"
@@ -64,6 +67,7 @@ kp_resolver_main(Datum arg)
 		{
 			kp_log_sweep_sql_txns();
 			kp_log_write_pending_markers();
+			kp_group_expire();
 		}
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(cxt);

@@ -1,0 +1,571 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_group.c
+ *	  The group APIs on the wire: FindCoordinator, JoinGroup, SyncGroup,
+ *	  Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups,
+ *	  ListGroups, DeleteGroups, OffsetDelete.
+ *
+ * These translate between the wire structs and the group coordinator
+ * (src/group), which SQL consumers use too.  A JoinGroup or a follower's
+ * SyncGroup that must wait parks (the dispatcher calls it again when a
+ * group changes or its deadline comes); the member id handed out on the
+ * first call travels in the park cookie.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "group/group.h"
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "listener/listener_int.h"
+
+static KpBytes
+to_bytes(KpBlob b)
+{
+	KpBytes		out;
+
+	out.data = (const uint8 *) b.data;
+	out.len = b.len < 0 ? 0 : b.len;
+	if (out.data == NULL)
+		out.data = (const uint8 *) "";
+	return out;
+}
+
+static char *
+peer_host(const char *peer)
+{
+	char	   *host = pstrdup(peer);
+	char	   *colon = strrchr(host, ':');
+
+	if (colon)
+		*colon = '\0';
+	return psprintf("/%s", host);
+}
+
+/* ---------------------------------------------------------------------
+ * FindCoordinator: this node coordinates every group
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_find_coordinator(KpRequestContext *ctx)
+{
+	KpFindCoordinatorRequest *req = ctx->request;
+	KpFindCoordinatorResponse *resp = ctx->response;
+	int			i;
+
+	if (ctx->version < 4)
+	{
+		resp->error_code = KP_ERR_NONE;
+		resp->node_id = kp_node_id;
+		resp->host = pstrdup(kp_advertised_host_name());
+		resp->port = kp_advertised_port_number();
+		if (req->key_type == 1)
+		{
+			/* transaction coordinators come with the transactions issue */
+			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+			resp->node_id = -1;
+			resp->host = pstrdup("");
+			resp->port = -1;
+		}
+		return;
+	}
+	resp->n_coordinators = req->n_coordinator_keys < 0 ? 0 : req->n_coordinator_keys;
+	resp->coordinators = palloc0(sizeof(KpFindCoordinatorResponseCoordinator) *
+								 Max(resp->n_coordinators, 1));
+	for (i = 0; i < resp->n_coordinators; i++)
+	{
+		KpFindCoordinatorResponseCoordinator *c = &resp->coordinators[i];
+
+		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
+		if (req->key_type == 1)
+		{
+			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+			c->node_id = -1;
+			c->host = pstrdup("");
+			c->port = -1;
+			continue;
+		}
+		c->error_code = KP_ERR_NONE;
+		c->node_id = kp_node_id;
+		c->host = pstrdup(kp_advertised_host_name());
+		c->port = kp_advertised_port_number();
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * JoinGroup / SyncGroup / Heartbeat / LeaveGroup
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_join_group(KpRequestContext *ctx)
+{
+	KpJoinGroupRequest *req = ctx->request;
+	KpJoinGroupResponse *resp = ctx->response;
+	KpJoinArgs	a;
+	KpJoinResult r;
+	int16		code;
+	int			i;
+
+	memset(&a, 0, sizeof(a));
+	a.group_id = req->group_id;
+	a.member_id = req->member_id ? req->member_id : "";
+	a.group_instance_id = req->group_instance_id;
+	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
+	a.client_host = peer_host(ctx->peer);
+	a.session_timeout_ms = req->session_timeout_ms;
+	/* v0 had no rebalance timeout: the session timeout served */
+	a.rebalance_timeout_ms = req->rebalance_timeout_ms > 0 ? req->rebalance_timeout_ms :
+		req->session_timeout_ms;
+	a.protocol_type = req->protocol_type;
+	a.nprotocols = req->n_protocols < 0 ? 0 : req->n_protocols;
+	a.protocol_names = palloc(sizeof(char *) * Max(a.nprotocols, 1));
+	a.protocol_metadata = palloc(sizeof(KpBlob) * Max(a.nprotocols, 1));
+	for (i = 0; i < a.nprotocols; i++)
+	{
+		KpBlob	   *b = (KpBlob *) &a.protocol_metadata[i];
+
+		a.protocol_names[i] = req->protocols[i].name ? req->protocols[i].name : "";
+		b->data = (const char *) req->protocols[i].metadata.data;
+		b->len = req->protocols[i].metadata.len;
+	}
+	/* MEMBER_ID_REQUIRED exists from v4 on (KIP-394) */
+	a.require_known_member_id = ctx->version >= 4;
+	if (ctx->park_cookie[0])
+		a.retry_member_id = ctx->park_cookie;
+
+	code = kp_group_join(&a, &r);
+	if (code == KP_ERR_NONE && r.wait)
+	{
+		/* the join phase is not over: wait for it (it ends by its deadline) */
+		ctx->park = true;
+		ctx->park_until_ms = r.wait_until_ms;
+		strlcpy(ctx->park_cookie, r.member_id, sizeof(ctx->park_cookie));
+		return;
+	}
+	resp->error_code = code;
+	resp->generation_id = r.generation_id;
+	resp->protocol_type = r.protocol_type;
+	resp->protocol_name = r.protocol_name ? r.protocol_name : (ctx->version >= 7 ? NULL : pstrdup(""));
+	resp->leader = r.leader_id ? r.leader_id : pstrdup("");
+	resp->skip_assignment = r.skip_assignment;
+	resp->member_id = r.member_id ? r.member_id : pstrdup("");
+	resp->n_members = r.nmembers;
+	resp->members = palloc0(sizeof(KpJoinGroupResponseMember) * Max(r.nmembers, 1));
+	for (i = 0; i < r.nmembers; i++)
+	{
+		resp->members[i].member_id = r.members[i].member_id;
+		resp->members[i].group_instance_id = r.members[i].group_instance_id;
+		resp->members[i].metadata = to_bytes(r.members[i].metadata);
+	}
+	if (code != KP_ERR_NONE && code != KP_ERR_MEMBER_ID_REQUIRED)
+	{
+		resp->generation_id = -1;
+		resp->n_members = 0;
+	}
+}
+
+void
+kp_handle_sync_group(KpRequestContext *ctx)
+{
+	KpSyncGroupRequest *req = ctx->request;
+	KpSyncGroupResponse *resp = ctx->response;
+	KpSyncAssignment *as;
+	int			n = req->n_assignments < 0 ? 0 : req->n_assignments;
+	int			i;
+	KpBlob		mine;
+	char	   *ptype = NULL;
+	char	   *pname = NULL;
+	bool		wait;
+	int64		until;
+	int16		code;
+
+	as = palloc(sizeof(KpSyncAssignment) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		as[i].member_id = req->assignments[i].member_id ? req->assignments[i].member_id : "";
+		as[i].assignment.data = (const char *) req->assignments[i].assignment.data;
+		as[i].assignment.len = req->assignments[i].assignment.len;
+	}
+	code = kp_group_sync(req->group_id, req->member_id ? req->member_id : "",
+						 req->group_instance_id, req->generation_id, n, as,
+						 ctx->final_attempt, &mine, &ptype, &pname, &wait, &until);
+	if (code == KP_ERR_NONE && wait)
+	{
+		ctx->park = true;
+		ctx->park_until_ms = until;
+		return;
+	}
+	resp->error_code = code;
+	resp->protocol_type = ptype;
+	resp->protocol_name = pname;
+	resp->assignment = to_bytes(mine);
+}
+
+void
+kp_handle_heartbeat(KpRequestContext *ctx)
+{
+	KpHeartbeatRequest *req = ctx->request;
+	KpHeartbeatResponse *resp = ctx->response;
+
+	resp->error_code = kp_group_heartbeat(req->group_id, req->member_id ? req->member_id : "",
+										  req->group_instance_id, req->generation_id);
+}
+
+void
+kp_handle_leave_group(KpRequestContext *ctx)
+{
+	KpLeaveGroupRequest *req = ctx->request;
+	KpLeaveGroupResponse *resp = ctx->response;
+	int			i;
+
+	if (ctx->version < 3)
+	{
+		resp->error_code = kp_group_leave(req->group_id, req->member_id, NULL);
+		return;
+	}
+	resp->error_code = KP_ERR_NONE;
+	resp->n_members = req->n_members < 0 ? 0 : req->n_members;
+	resp->members = palloc0(sizeof(KpLeaveGroupResponseMemberResponse) * Max(resp->n_members, 1));
+	for (i = 0; i < resp->n_members; i++)
+	{
+		KpLeaveGroupRequestMemberIdentity *m = &req->members[i];
+
+		resp->members[i].member_id = m->member_id ? pstrdup(m->member_id) : pstrdup("");
+		resp->members[i].group_instance_id = m->group_instance_id ? pstrdup(m->group_instance_id) : NULL;
+		resp->members[i].error_code = kp_group_leave(req->group_id, m->member_id, m->group_instance_id);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Offsets
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_offset_commit(KpRequestContext *ctx)
+{
+	KpOffsetCommitRequest *req = ctx->request;
+	KpOffsetCommitResponse *resp = ctx->response;
+	int16		group_code;
+	int			i;
+
+	group_code = kp_group_check_commit(req->group_id, req->member_id, req->group_instance_id,
+									   req->generation_id_or_member_epoch);
+	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
+	resp->topics = palloc0(sizeof(KpOffsetCommitResponseTopic) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+	{
+		KpOffsetCommitRequestTopic *rt = &req->topics[i];
+		KpOffsetCommitResponseTopic *ot = &resp->topics[i];
+		const KpTopic *t = kp_handler_topic(ctx->version >= 10 ? NULL : rt->name, &rt->topic_id);
+		int			j;
+
+		ot->name = rt->name ? pstrdup(rt->name) : NULL;
+		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
+		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
+		ot->partitions = palloc0(sizeof(KpOffsetCommitResponsePartition) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpOffsetCommitRequestPartition *rp = &rt->partitions[j];
+			KpOffsetCommitResponsePartition *op = &ot->partitions[j];
+
+			op->partition_index = rp->partition_index;
+			if (group_code != KP_ERR_NONE)
+				op->error_code = group_code;
+			else if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+				op->error_code = (ctx->version >= 10 && t == NULL) ? KP_ERR_UNKNOWN_TOPIC_ID :
+					KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else
+				op->error_code = kp_group_commit_offset(req->group_id, t->name, rp->partition_index,
+														rp->committed_offset,
+														rp->committed_leader_epoch,
+														rp->committed_metadata);
+		}
+	}
+}
+
+/* One group's offsets, into the v8+ shapes (v1-7 are converted below). */
+static void
+fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopics *topics,
+					KpOffsetFetchResponseGroup *out)
+{
+	int			i;
+
+	out->group_id = pstrdup(group_id ? group_id : "");
+	out->error_code = KP_ERR_NONE;
+	if (ntopics < 0)
+	{
+		/* all committed offsets of the group */
+		char	  **names;
+		int32	   *parts;
+		int			n = kp_group_committed_partitions(group_id, &names, &parts);
+		int			t = 0;
+
+		out->topics = palloc0(sizeof(KpOffsetFetchResponseTopics) * Max(n, 1));
+		for (i = 0; i < n; i++)
+		{
+			KpOffsetFetchResponseTopics *ot;
+			KpOffsetFetchResponsePartitions *op;
+			int32		epoch;
+			char	   *md;
+
+			if (t == 0 || strcmp(out->topics[t - 1].name, names[i]) != 0)
+			{
+				out->topics[t].name = names[i];
+				out->topics[t].partitions = palloc0(sizeof(KpOffsetFetchResponsePartitions) * n);
+				t++;
+			}
+			ot = &out->topics[t - 1];
+			op = &ot->partitions[ot->n_partitions++];
+			op->partition_index = parts[i];
+			op->committed_offset = kp_group_fetch_offset(group_id, names[i], parts[i], &epoch, &md);
+			op->committed_leader_epoch = epoch;
+			op->metadata = md ? md : pstrdup("");
+			op->error_code = KP_ERR_NONE;
+		}
+		out->n_topics = t;
+		return;
+	}
+	out->n_topics = ntopics;
+	out->topics = palloc0(sizeof(KpOffsetFetchResponseTopics) * Max(ntopics, 1));
+	for (i = 0; i < ntopics; i++)
+	{
+		KpOffsetFetchRequestTopics *rt = &topics[i];
+		KpOffsetFetchResponseTopics *ot = &out->topics[i];
+		const KpTopic *t = kp_handler_topic(rt->name, &rt->topic_id);
+		int			j;
+
+		ot->name = rt->name ? pstrdup(rt->name) : NULL;
+		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
+		ot->n_partitions = rt->n_partition_indexes < 0 ? 0 : rt->n_partition_indexes;
+		ot->partitions = palloc0(sizeof(KpOffsetFetchResponsePartitions) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpOffsetFetchResponsePartitions *op = &ot->partitions[j];
+			int32		epoch = -1;
+			char	   *md = NULL;
+
+			op->partition_index = rt->partition_indexes[j];
+			op->committed_offset = -1;
+			op->committed_leader_epoch = -1;
+			op->metadata = pstrdup("");
+			if (t == NULL)
+			{
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				continue;
+			}
+			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,
+														 &epoch, &md);
+			op->committed_leader_epoch = epoch;
+			if (md)
+				op->metadata = md;
+			op->error_code = KP_ERR_NONE;
+		}
+	}
+}
+
+void
+kp_handle_offset_fetch(KpRequestContext *ctx)
+{
+	KpOffsetFetchRequest *req = ctx->request;
+	KpOffsetFetchResponse *resp = ctx->response;
+	int			i;
+
+	if (ctx->version >= 8)
+	{
+		resp->n_groups = req->n_groups < 0 ? 0 : req->n_groups;
+		resp->groups = palloc0(sizeof(KpOffsetFetchResponseGroup) * Max(resp->n_groups, 1));
+		for (i = 0; i < resp->n_groups; i++)
+			fetch_group_offsets(req->groups[i].group_id, req->groups[i].n_topics,
+								req->groups[i].topics, &resp->groups[i]);
+		return;
+	}
+	else
+	{
+		/* v1-7: one group; convert to and from the v8 shapes */
+		KpOffsetFetchRequestTopics *topics = NULL;
+		KpOffsetFetchResponseGroup g;
+		int			n = req->n_topics;
+
+		if (n >= 0)
+		{
+			topics = palloc0(sizeof(KpOffsetFetchRequestTopics) * Max(n, 1));
+			for (i = 0; i < n; i++)
+			{
+				topics[i].name = req->topics[i].name;
+				topics[i].n_partition_indexes = req->topics[i].n_partition_indexes;
+				topics[i].partition_indexes = req->topics[i].partition_indexes;
+			}
+		}
+		memset(&g, 0, sizeof(g));
+		fetch_group_offsets(req->group_id, n, topics, &g);
+		resp->error_code = g.error_code;
+		resp->n_topics = g.n_topics;
+		resp->topics = palloc0(sizeof(KpOffsetFetchResponseTopic) * Max(g.n_topics, 1));
+		for (i = 0; i < g.n_topics; i++)
+		{
+			int			j;
+
+			resp->topics[i].name = g.topics[i].name;
+			resp->topics[i].n_partitions = g.topics[i].n_partitions;
+			resp->topics[i].partitions = palloc0(sizeof(KpOffsetFetchResponsePartition) *
+												 Max(g.topics[i].n_partitions, 1));
+			for (j = 0; j < g.topics[i].n_partitions; j++)
+			{
+				KpOffsetFetchResponsePartition *o = &resp->topics[i].partitions[j];
+				KpOffsetFetchResponsePartitions *s = &g.topics[i].partitions[j];
+
+				o->partition_index = s->partition_index;
+				o->committed_offset = s->committed_offset;
+				o->committed_leader_epoch = s->committed_leader_epoch;
+				o->metadata = s->metadata;
+				o->error_code = s->error_code;
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Describe, list, delete
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_describe_groups(KpRequestContext *ctx)
+{
+	KpDescribeGroupsRequest *req = ctx->request;
+	KpDescribeGroupsResponse *resp = ctx->response;
+	int			i;
+
+	resp->n_groups = req->n_groups < 0 ? 0 : req->n_groups;
+	resp->groups = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroup) * Max(resp->n_groups, 1));
+	for (i = 0; i < resp->n_groups; i++)
+	{
+		KpDescribeGroupsResponseDescribedGroup *g = &resp->groups[i];
+		KpGroupInfo info;
+		int			j;
+
+		kp_group_describe(req->groups[i] ? req->groups[i] : "", &info);
+		g->error_code = KP_ERR_NONE;
+		g->group_id = pstrdup(req->groups[i] ? req->groups[i] : "");
+		g->group_state = info.state;
+		g->protocol_type = info.protocol_type;
+		g->protocol_data = info.protocol_name;
+		g->authorized_operations = req->include_authorized_operations ? 0x0ff8 : PG_INT32_MIN;
+		g->n_members = info.nmembers;
+		g->members = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroupMember) * Max(info.nmembers, 1));
+		for (j = 0; j < info.nmembers; j++)
+		{
+			g->members[j].member_id = info.members[j].member_id;
+			g->members[j].group_instance_id = info.members[j].group_instance_id;
+			g->members[j].client_id = info.members[j].client_id;
+			g->members[j].client_host = info.members[j].client_host;
+			g->members[j].member_metadata = to_bytes(info.members[j].metadata);
+			g->members[j].member_assignment = to_bytes(info.members[j].assignment);
+		}
+	}
+}
+
+void
+kp_handle_list_groups(KpRequestContext *ctx)
+{
+	KpListGroupsRequest *req = ctx->request;
+	KpListGroupsResponse *resp = ctx->response;
+	char	  **ids;
+	char	  **states;
+	char	  **types;
+	int			n = kp_group_list(&ids, &states, &types);
+	int			i;
+
+	resp->error_code = KP_ERR_NONE;
+	resp->groups = palloc0(sizeof(KpListGroupsResponseListedGroup) * Max(n, 1));
+	resp->n_groups = 0;
+	for (i = 0; i < n; i++)
+	{
+		KpListGroupsResponseListedGroup *g;
+
+		if (req->n_states_filter > 0)
+		{
+			int			k;
+			bool		match = false;
+
+			for (k = 0; k < req->n_states_filter; k++)
+				if (req->states_filter[k] && pg_strcasecmp(req->states_filter[k], states[i]) == 0)
+					match = true;
+			if (!match)
+				continue;
+		}
+		if (req->n_types_filter > 0)
+		{
+			int			k;
+			bool		match = false;
+
+			for (k = 0; k < req->n_types_filter; k++)
+				if (req->types_filter[k] && pg_strcasecmp(req->types_filter[k], "classic") == 0)
+					match = true;
+			if (!match)
+				continue;
+		}
+		g = &resp->groups[resp->n_groups++];
+		g->group_id = ids[i];
+		g->protocol_type = types[i];
+		g->group_state = states[i];
+		g->group_type = pstrdup("classic");
+	}
+}
+
+void
+kp_handle_delete_groups(KpRequestContext *ctx)
+{
+	KpDeleteGroupsRequest *req = ctx->request;
+	KpDeleteGroupsResponse *resp = ctx->response;
+	int			i;
+
+	resp->n_results = req->n_groups_names < 0 ? 0 : req->n_groups_names;
+	resp->results = palloc0(sizeof(KpDeleteGroupsResponseDeletableGroupResult) * Max(resp->n_results, 1));
+	for (i = 0; i < resp->n_results; i++)
+	{
+		const char *id = req->groups_names[i] ? req->groups_names[i] : "";
+
+		resp->results[i].group_id = pstrdup(id);
+		resp->results[i].error_code = kp_group_delete(id);
+	}
+}
+
+void
+kp_handle_offset_delete(KpRequestContext *ctx)
+{
+	KpOffsetDeleteRequest *req = ctx->request;
+	KpOffsetDeleteResponse *resp = ctx->response;
+	KpGroupInfo info;
+	int			i;
+
+	kp_group_describe(req->group_id ? req->group_id : "", &info);
+	resp->error_code = info.exists ? KP_ERR_NONE : KP_ERR_GROUP_ID_NOT_FOUND;
+	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
+	resp->topics = palloc0(sizeof(KpOffsetDeleteResponseTopic) * Max(resp->n_topics, 1));
+	if (!info.exists)
+	{
+		resp->n_topics = 0;
+		return;
+	}
+	for (i = 0; i < resp->n_topics; i++)
+	{
+		KpOffsetDeleteRequestTopic *rt = &req->topics[i];
+		KpOffsetDeleteResponseTopic *ot = &resp->topics[i];
+		int			j;
+
+		ot->name = rt->name ? pstrdup(rt->name) : pstrdup("");
+		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
+		ot->partitions = palloc0(sizeof(KpOffsetDeleteResponsePartition) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			ot->partitions[j].partition_index = rt->partitions[j].partition_index;
+			ot->partitions[j].error_code = kp_group_delete_offsets(req->group_id, ot->name,
+																   rt->partitions[j].partition_index);
+		}
+	}
+}
