@@ -205,6 +205,30 @@ CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint
 							   OUT crc_valid boolean)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_dump_log' LANGUAGE C VOLATILE STRICT;
 
+-- Consume as a member of a consumer group: records from the partitions no
+-- other consumer of the group holds, from the group's committed offsets;
+-- the new offsets are committed with the caller's transaction (exactly-once).
+CREATE FUNCTION kafka.consume(group_id text, topic text, max_records integer DEFAULT 100,
+							  auto_offset_reset text DEFAULT 'earliest',
+							  OUT partition integer, OUT "offset" bigint,
+							  OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+							  OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_consume' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.consume_text(group_id text, topic text, max_records integer DEFAULT 100,
+								   auto_offset_reset text DEFAULT 'earliest',
+								   OUT partition integer, OUT "offset" bigint,
+								   OUT "timestamp" timestamptz, OUT key text, OUT value text,
+								   OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_consume' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.consume_json(group_id text, topic text, max_records integer DEFAULT 100,
+								   auto_offset_reset text DEFAULT 'earliest',
+								   OUT partition integer, OUT "offset" bigint,
+								   OUT "timestamp" timestamptz, OUT key text, OUT value jsonb,
+								   OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_consume' LANGUAGE C VOLATILE;
+
 -- Kafka's ListOffsets: "timestamp" -2 = earliest, -1 = latest, -3 = max
 -- timestamp, otherwise the first offset whose timestamp is >= the given
 -- milliseconds since the epoch.  NULL offset when there is none.

@@ -44,6 +44,7 @@
 
 #include "group/group.h"
 #include "protocol/errors.h"
+#include "protocol/protocol.h"
 #include "store/store.h"
 
 int			kp_group_initial_rebalance_delay_ms = 3000;
@@ -193,8 +194,17 @@ blob_datum(KpBlob b)
 	return PointerGetDatum(v);
 }
 
+static void read_group(const char *group_id, bool create, bool for_update, GroupRow *g);
+
 static void
 lock_group(const char *group_id, bool create, GroupRow *g)
+{
+	read_group(group_id, create, true, g);
+}
+
+/* The group's row, locked FOR UPDATE when for_update. */
+static void
+read_group(const char *group_id, bool create, bool for_update, GroupRow *g)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(group_id)};
@@ -206,8 +216,14 @@ lock_group(const char *group_id, bool create, GroupRow *g)
 	run("SELECT protocol_type, state, generation_id, protocol_name, leader_id, rebalance_round, "
 		"  (extract(epoch FROM rebalance_deadline) * 1000)::bigint, "
 		"  (extract(epoch FROM join_not_before) * 1000)::bigint "
-		"FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE",
+		"FROM kafka.consumer_groups WHERE group_id = $1",
 		1, types, values, NULL);
+	if (for_update && SPI_processed > 0)
+		run("SELECT protocol_type, state, generation_id, protocol_name, leader_id, rebalance_round, "
+			"  (extract(epoch FROM rebalance_deadline) * 1000)::bigint, "
+			"  (extract(epoch FROM join_not_before) * 1000)::bigint "
+			"FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE",
+			1, types, values, NULL);
 	if (SPI_processed == 0)
 		return;
 	g->exists = true;
@@ -1320,4 +1336,66 @@ kp_group_expire(void)
 			"                AND g.state <> 'Empty')", 1, types, values, NULL);
 	}
 	SPI_finish();
+}
+
+int
+kp_group_held_partitions(const char *group_id, const char *topic, int32 **partitions)
+{
+	GroupRow	g;
+	MemberRow  *m;
+	int			n;
+	int			i;
+	int			count = 0;
+	int			cap = 16;
+	MemoryContext caller = CurrentMemoryContext;
+
+	*partitions = palloc(sizeof(int32) * cap);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	read_group(group_id, false, false, &g);	/* no lock: SQL consumers must not queue */
+	if (!g.exists || strcmp(g.state, "Empty") == 0 ||
+		strcmp(g.protocol_type, "consumer") != 0)
+	{
+		SPI_finish();
+		return 0;
+	}
+	n = load_members(group_id, &m);
+	for (i = 0; i < n; i++)
+	{
+		KpConsumerProtocolAssignment a;
+		KpError		err;
+		int16		version;
+		int			t;
+
+		if (m[i].assignment.len < 2)
+			continue;
+		version = (int16) (((uint8) m[i].assignment.data[0] << 8) | (uint8) m[i].assignment.data[1]);
+		version = Min(Max(version, 0), kp_ConsumerProtocolAssignment_desc.max_version);
+		if (!kp_decode(&kp_ConsumerProtocolAssignment_desc, version,
+					   (const uint8 *) m[i].assignment.data + 2, m[i].assignment.len - 2, &a, &err) &&
+			err.code != KP_DECODE_TRAILING_BYTES)
+			continue;
+		for (t = 0; t < a.n_assigned_partitions; t++)
+		{
+			int			k;
+
+			if (a.assigned_partitions[t].topic == NULL ||
+				strcmp(a.assigned_partitions[t].topic, topic) != 0)
+				continue;
+			for (k = 0; k < a.assigned_partitions[t].n_partitions; k++)
+			{
+				if (count == cap)
+				{
+					MemoryContext old = MemoryContextSwitchTo(caller);
+
+					cap *= 2;
+					*partitions = repalloc(*partitions, sizeof(int32) * cap);
+					MemoryContextSwitchTo(old);
+				}
+				(*partitions)[count++] = a.assigned_partitions[t].partitions[k];
+			}
+		}
+	}
+	SPI_finish();
+	return count;
 }

@@ -103,6 +103,14 @@ extern int64 kp_group_fetch_offset(const char *group_id, const char *topic,
 extern int	kp_group_committed_partitions(const char *group_id, char ***topics,
 										  int32 **partitions);
 
+/*
+ * Partitions of topic that members of the group hold by their current
+ * assignment (consumer-protocol assignments decoded): SQL consumers keep
+ * off them.  Returns how many; *partitions palloc'd.
+ */
+extern int	kp_group_held_partitions(const char *group_id, const char *topic,
+									 int32 **partitions);
+
 /* Describe / list / delete */
 typedef struct KpGroupMemberInfo
 {

@@ -95,8 +95,8 @@ headers_datum(const KpRecord *rec, Oid header_type)
 	return PointerGetDatum(arr);
 }
 
-static bool
-parse_isolation(const char *s)
+bool
+kp_parse_isolation(const char *s)
 {
 	if (strcmp(s, "read_committed") == 0)
 		return true;
@@ -109,16 +109,19 @@ parse_isolation(const char *s)
 	return true;
 }
 
-Datum
-kp_sql_fetch(PG_FUNCTION_ARGS)
+/*
+ * Emit records of one partition into the caller's tuplestore (columns:
+ * partition, offset, timestamp, key, value, headers; key/value types as
+ * the result type says), from from_offset, at most max_records.  Returns
+ * how many were emitted; *position is where a consumer goes on from: past
+ * every record emitted and every batch skipped (markers, aborted
+ * transactions), not past a transaction still in progress.
+ */
+int
+kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition,
+					int64 from_offset, int max_records, bool read_committed,
+					int64 *position)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		partition = PG_GETARG_INT32(1);
-	int64		from_offset = PG_GETARG_INT64(2);
-	int32		max_records = PG_GETARG_INT32(3);
-	bool		read_committed = parse_isolation(text_to_cstring(PG_GETARG_TEXT_PP(4)));
-	const KpTopic *topic;
 	KpPartitionRef ref;
 	KpLogOffsets off;
 	KpLogReader *reader;
@@ -130,14 +133,8 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 	Oid			header_type;
 	int64		last_pid = KP_NO_PRODUCER_ID;
 	KpSqlVisibility last_vis = KP_VIS_COMMITTED;
-	bool		stop = false;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (max_records < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_records must not be negative")));
-
+	*position = from_offset;
 	key_form = TupleDescAttr(rsinfo->setDesc, 3)->atttypid == BYTEAOID ? OUT_BYTEA : OUT_TEXT;
 	switch (TupleDescAttr(rsinfo->setDesc, 4)->atttypid)
 	{
@@ -153,35 +150,36 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 	}
 	header_type = get_element_type(TupleDescAttr(rsinfo->setDesc, 5)->atttypid);
 
-	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	kp_topic_partition(topic, partition, &ref);
 	kp_log_offsets(ref.partition_id, &off);
 	if (from_offset < off.log_start_offset || from_offset > off.log_end_offset)
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_OFFSET_OUT_OF_RANGE),
 				 errmsg("offset %lld is out of range for partition %d of topic \"%s\"",
-						(long long) from_offset, partition, topic_name),
+						(long long) from_offset, partition, topic->name),
 				 errdetail("The log starts at offset %lld and ends at %lld.",
 						   (long long) off.log_start_offset, (long long) off.log_end_offset)));
 	if (max_records == 0 || from_offset == off.log_end_offset)
-		return (Datum) 0;
+		return 0;
 
 	reader = kp_log_reader_open(ref.partition_id, from_offset);
-	while (!stop && emitted < max_records && kp_log_reader_next(reader, &batch, &len))
+	while (emitted < max_records && kp_log_reader_next(reader, &batch, &len))
 	{
 		KpRecordIter it;
 		KpRecord	rec;
 		bool		done = false;
 		KpCodecError err;
+		bool		whole = true;
 
 		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
 		if (err != KP_CODEC_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
 					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
-							partition, topic_name, kp_codec_error_message(err))));
+							partition, topic->name, kp_codec_error_message(err))));
 		if (KpBatchIsControl(&it.hdr))
 		{
+			*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
 			kp_record_iter_end(&it);
 			continue;
 		}
@@ -201,6 +199,7 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 				}
 				if (last_vis == KP_VIS_ABORTED)
 				{
+					*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
 					kp_record_iter_end(&it);
 					continue;
 				}
@@ -212,7 +211,7 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 			}
 		}
 
-		while (emitted < max_records)
+		for (;;)
 		{
 			Datum		values[6];
 			bool		nulls[6] = {false, false, false, false, false, false};
@@ -223,11 +222,16 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 				ereport(ERROR,
 						(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
 						 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
-								partition, topic_name, kp_codec_error_message(err))));
+								partition, topic->name, kp_codec_error_message(err))));
 			if (done)
 				break;
 			if (rec.offset < from_offset)
 				continue;
+			if (emitted >= max_records)
+			{
+				whole = false;
+				break;
+			}
 			ts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ? it.hdr.max_timestamp : rec.timestamp;
 			values[0] = Int32GetDatum(partition);
 			values[1] = Int64GetDatum(rec.offset);
@@ -243,10 +247,36 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 			values[5] = headers_datum(&rec, header_type);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			emitted++;
+			*position = rec.offset + 1;
 		}
+		if (whole)
+			*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
 		kp_record_iter_end(&it);
 	}
 	kp_log_reader_close(reader);
+	return emitted;
+}
+
+Datum
+kp_sql_fetch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		partition = PG_GETARG_INT32(1);
+	int64		from_offset = PG_GETARG_INT64(2);
+	int32		max_records = PG_GETARG_INT32(3);
+	bool		read_committed = kp_parse_isolation(text_to_cstring(PG_GETARG_TEXT_PP(4)));
+	const KpTopic *topic;
+	int64		position;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (max_records < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_records must not be negative")));
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	(void) kp_sql_emit_records(rsinfo, topic, partition, from_offset, max_records,
+							   read_committed, &position);
 	return (Datum) 0;
 }
 

@@ -14,6 +14,17 @@
 /* A text argument as a C string; ERROR naming the argument if it is null. */
 extern char *kp_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname);
 
+/* read_committed -> true, read_uncommitted -> false, else ERROR */
+extern bool kp_parse_isolation(const char *s);
+
+struct ReturnSetInfo;
+struct KpTopic;
+
+/* fetch.c: records of one partition into a materialized SRF result */
+extern int	kp_sql_emit_records(struct ReturnSetInfo *rsinfo, const struct KpTopic *topic,
+								int32 partition, int64 from_offset, int max_records,
+								bool read_committed, int64 *position);
+
 /* Kafka timestamps (ms since the Unix epoch) <-> timestamptz */
 #define KP_UNIX_EPOCH_OFFSET_MS \
 	(((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000)
