@@ -276,6 +276,12 @@ typedef struct CreateTopicArg
 } CreateTopicArg;
 
 static void
+check_name_fn(void *arg)
+{
+	kp_topic_check_name((const char *) arg);
+}
+
+static void
 create_topic_fn(void *varg)
 {
 	CreateTopicArg *arg = varg;
@@ -355,6 +361,16 @@ kp_handle_create_topics(KpRequestContext *ctx)
 			out->error_message = pstrdup("Duplicate topic name.");
 			continue;
 		}
+
+		/* the name first, as ReplicationControlManager does */
+		code = kp_handler_try(check_name_fn, out->name, &msg);
+		if (code != KP_ERR_NONE)
+		{
+			out->error_code = code;
+			out->error_message = msg;
+			continue;
+		}
+		msg = NULL;
 
 		memset(&arg, 0, sizeof(arg));
 		arg.name = out->name;

@@ -244,6 +244,12 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		{
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
+
+			/*
+			 * Durable before we answer: the transaction may have no xid
+			 * (nothing dropped), and then its commit flushes nothing.
+			 */
+			XLogFlush(GetXLogInsertRecPtr());
 		}
 		drop_segments_below(partition_id, state->log_start_offset);
 	}
