@@ -61,7 +61,14 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_LIST_GROUPS, kp_handle_list_groups},
 	{KP_API_DELETE_GROUPS, kp_handle_delete_groups},
 	{KP_API_OFFSET_DELETE, kp_handle_offset_delete},
-	/* admin APIs (handlers_admin.c) join this table as they land */
+	{KP_API_CREATE_TOPICS, kp_handle_create_topics},
+	{KP_API_DELETE_TOPICS, kp_handle_delete_topics},
+	{KP_API_CREATE_PARTITIONS, kp_handle_create_partitions},
+	{KP_API_DESCRIBE_CONFIGS, kp_handle_describe_configs},
+	{KP_API_ALTER_CONFIGS, kp_handle_alter_configs},
+	{KP_API_INCREMENTAL_ALTER_CONFIGS, kp_handle_incremental_alter_configs},
+	{KP_API_DELETE_RECORDS, kp_handle_delete_records},
+	{KP_API_OFFSET_FOR_LEADER_EPOCH, kp_handle_offset_for_leader_epoch},
 };
 
 static MemoryContext request_cxt = NULL;

@@ -145,7 +145,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 		if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name", true, 0) != SPI_OK_SELECT)
 			elog(ERROR, "kafka_pg: cannot list topics");
 		n = (int) SPI_processed;
-		names = palloc(sizeof(char *) * Max(n, 1));
+		/* outside SPI's memory: SPI_finish frees that */
+		names = MemoryContextAlloc(CurTransactionContext, sizeof(char *) * Max(n, 1));
 		for (i = 0; i < n; i++)
 			names[i] = MemoryContextStrdup(CurTransactionContext,
 										   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
@@ -450,8 +451,10 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	out->n_aborted_transactions = read_committed ? 0 : -1;
 	if (fetch_offset < off.log_start_offset || fetch_offset > off.log_end_offset)
 	{
+		/* empty, not null, records: librdkafka < 2.1 chokes on null */
 		out->error_code = KP_ERR_OFFSET_OUT_OF_RANGE;
-		out->records.len = -1;
+		out->records.data = (const uint8 *) "";
+		out->records.len = 0;
 		return;
 	}
 	bound = read_committed ? off.last_stable_offset : off.log_end_offset;
@@ -565,7 +568,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 			op->log_start_offset = -1;
 			op->preferred_read_replica = -1;
 			op->partition_index = rp->partition;
-			op->records.len = -1;
+			op->records.data = (const uint8 *) "";
+			op->records.len = 0;
 			if (t == NULL || rp->partition < 0 || rp->partition >= t->partition_count)
 			{
 				op->error_code = (t == NULL && ctx->version >= 13) ? KP_ERR_UNKNOWN_TOPIC_ID :
