@@ -150,6 +150,12 @@ class Cluster:
 
     def cleanup(self):
         self.stop()
+        try:
+            outdir = os.path.join(HERE, "out")
+            os.makedirs(outdir, exist_ok=True)
+            shutil.copy(self.logfile, os.path.join(outdir, "server.log"))
+        except OSError:
+            pass
         if KEEP:
             log("kept %s" % self.tmp)
         else:
@@ -191,18 +197,21 @@ def print_table(title, res, baseline, nrec, nbytes, notes):
     out()
     out("### " + title)
     out()
-    out("| what | records/s median (min-max) | MB/s median | seconds median | WAL MB | ratio to %s |" % baseline)
-    out("|---|---|---|---|---|---|")
-    base = med([s for s, _ in res.r[baseline]])
+    out("| what | records/s median (min-max) | MB/s median | seconds median | WAL MB | ratio of medians | ratio per repetition, median (min-max) |")
+    out("|---|---|---|---|---|---|---|")
+    base_secs = [s for s, _ in res.r[baseline]]
+    base = med(base_secs)
     for name in res.order:
         secs = [s for s, _ in res.r[name]]
         wals = [w for _, w in res.r[name] if w is not None]
         m = med(secs)
         rates = [nrec / s for s in secs]
-        out("| %s | %s (%s-%s) | %.1f | %.3f | %s | %.2f |" % (
+        paired = [b / x for b, x in zip(base_secs, secs)]
+        out("| %s | %s (%s-%s) | %.1f | %.3f | %s | %.2f | %.2f (%.2f-%.2f) |" % (
             name, "{:,.0f}".format(nrec / m), "{:,.0f}".format(min(rates)),
             "{:,.0f}".format(max(rates)), nbytes / m / 1e6, m,
-            ("%.0f" % (med(wals) / 1e6)) if wals else "-", base / m))
+            ("%.0f" % (med(wals) / 1e6)) if wals else "-", base / m,
+            med(paired), min(paired), max(paired)))
     for n in notes:
         out("- " + n)
 
@@ -335,6 +344,9 @@ def part_batch(cl, conn, cur, binfile):
                     "(`'{\"\\\\x..\",...}'::bytea[]`, ~%d MB): includes sending it over loopback "
                     "and parsing it (array_in/byteain); client wall time." % ((N * (VSIZE * 2 + 5)) // 1000000),
                     "WAL MB: pg_current_wal_insert_lsn() difference over the timed statement.",
+                    "Ratios are throughput / baseline throughput: > 1 is faster than the baseline. "
+                    "'per repetition' pairs each run with the baseline run of the same repetition "
+                    "(seconds apart), which cancels much of this machine's drift.",
                 ])
     return res
 
@@ -400,6 +412,7 @@ def part_fetch(cl, conn, cur):
                 cases[0][0], N, N * VSIZE, [
                     "All aggregates run in the server (count and sum(length(value)) of every record, "
                     "so every value is materialised); client wall time.",
+                    "Ratios are throughput / baseline throughput; 'per repetition' pairs runs of the same repetition.",
                     "Client loop: next from_offset = max(offset)+1 of the previous call, as a consumer does.",
                     "fetch returns read_committed records; the rows are materialised in a tuplestore "
                     "(work_mem=64MB) before the aggregate reads them.",
@@ -456,14 +469,16 @@ def part_single(cl, conn, cur):
             tps[name].append(t)
             wal[name].append((wal_lsn(cur) - w0) / (t * PGB_SECS))
     out()
-    out("| what | tps median (min-max) | WAL bytes per transaction | ratio to the INSERT with as many clients |")
-    out("|---|---|---|---|")
+    out("| what | tps median (min-max) | WAL bytes per transaction | ratio of medians to the INSERT with as many clients | ratio per repetition, median (min-max) |")
+    out("|---|---|---|---|---|")
     for name, _, clients in configs:
-        base = med(tps["one-row INSERT INTO plain1, %d client%s (baseline %d)" %
-                       (clients, "" if clients == 1 else "s", clients)])
+        bl = tps["one-row INSERT INTO plain1, %d client%s (baseline %d)" %
+                 (clients, "" if clients == 1 else "s", clients)]
         m = med(tps[name])
-        out("| %s | %.0f (%.0f-%.0f) | %.0f | %.2f |" % (name, m, min(tps[name]), max(tps[name]),
-                                                         med(wal[name]), m / base))
+        paired = [x / b for x, b in zip(tps[name], bl)]
+        out("| %s | %.0f (%.0f-%.0f) | %.0f | %.2f | %.2f (%.2f-%.2f) |" % (
+            name, m, min(tps[name]), max(tps[name]), med(wal[name]), m / med(bl),
+            med(paired), min(paired), max(paired)))
     out("- pgbench -n -M prepared -T %d -j min(clients,2); each transaction is one statement in "
         "autocommit with synchronous_commit=on, so each waits for its WAL flush; %d repetitions, "
         "run interleaved; a CHECKPOINT before each run." % (PGB_SECS, PGB_REPS))
@@ -596,7 +611,17 @@ def part_profile(cl, conn, cur):
         os.unlink(data)
 
 
+def lib_md5():
+    try:
+        lib = os.path.join(subprocess.check_output(["pg_config", "--pkglibdir"], text=True).strip(),
+                           "kafka_pg.so")
+        return subprocess.check_output(["md5sum", lib], text=True).split()[0]
+    except Exception:
+        return None
+
+
 def main():
+    md5_start = lib_md5()
     cl = Cluster()
 
     def on_signal(signum, frame):
@@ -658,6 +683,11 @@ def main():
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
         conn.close()
+        if lib_md5() != md5_start:
+            out()
+            out("**Note: kafka_pg.so was reinstalled during the run.**  The server kept the "
+                "library it preloaded at start (install replaces the file, it does not overwrite "
+                "it); the md5 above is the one measured.")
     except KeyboardInterrupt:
         log("interrupted")
         return 130
