@@ -62,7 +62,12 @@ CREATE TABLE kafka.consumer_groups (
 	rebalance_round integer NOT NULL DEFAULT 0, -- bumped when a rebalance starts
 	rebalance_deadline timestamptz,			-- the join phase ends then at the latest
 	join_not_before timestamptz,			-- ... and not before (group.initial.rebalance.delay.ms)
-	state_changed_at timestamptz NOT NULL DEFAULT now()
+	state_changed_at timestamptz NOT NULL DEFAULT now(),
+	-- the consumer protocol (KIP-848): group_type 'consumer'
+	group_type		text NOT NULL DEFAULT 'classic' CHECK (group_type IN ('classic', 'consumer')),
+	group_epoch		integer NOT NULL DEFAULT 0,	-- bumped by every membership or subscription change
+	assignment_epoch integer NOT NULL DEFAULT 0,	-- the group epoch the target assignment is for
+	metadata_signature text NOT NULL DEFAULT ''	-- subscribed topics' partition counts, to notice new partitions
 );
 
 CREATE TABLE kafka.group_members (
@@ -78,6 +83,13 @@ CREATE TABLE kafka.group_members (
 	join_round		integer NOT NULL DEFAULT -1,	-- round it joined in; -1: pending (KIP-394)
 	assignment		bytea,
 	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
+	-- the consumer protocol (KIP-848); partitions as 'topic:0,1|other:3'
+	member_epoch	integer NOT NULL DEFAULT 0,
+	rack_id			text,
+	subscribed_topics text[],
+	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
+	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
+	owned			text NOT NULL DEFAULT '',	-- what the member last said it owns
 	PRIMARY KEY (group_id, member_id)
 );
 CREATE UNIQUE INDEX ON kafka.group_members (group_id, group_instance_id)

@@ -117,6 +117,7 @@ kp_group_init_gucs(void)
 							NULL, &kp_offsets_retention_minutes, 10080, 1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MIN, NULL, NULL, NULL);
 	RegisterXactCallback(group_xact_callback, NULL);
+	kp_group_consumer_init_gucs();
 }
 
 void
@@ -195,6 +196,17 @@ blob_datum(KpBlob b)
 }
 
 static void read_group(const char *group_id, bool create, bool for_update, GroupRow *g);
+
+static bool
+kp_group_is_consumer_type(const char *group_id)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(group_id)};
+
+	run("SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1 AND group_type = 'consumer'",
+		1, types, values, NULL);
+	return SPI_processed > 0;
+}
 
 static void
 lock_group(const char *group_id, bool create, GroupRow *g)
@@ -1018,7 +1030,16 @@ kp_group_check_commit(const char *group_id, const char *member_id,
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	lock_group(group_id, true, &g);
-	if (generation_id < 0 && (member_id == NULL || member_id[0] == '\0'))
+	if (member_id && member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
+		kp_group_consumer_member_epoch(group_id, member_id) >= 0)
+	{
+		/* KIP-848 members commit with their member epoch */
+		int32		epoch = kp_group_consumer_member_epoch(group_id, member_id);
+
+		if (generation_id != epoch)
+			code = generation_id > epoch ? KP_ERR_STALE_MEMBER_EPOCH : KP_ERR_STALE_MEMBER_EPOCH;
+	}
+	else if (generation_id < 0 && (member_id == NULL || member_id[0] == '\0'))
 	{
 		/* a simple commit (assign() consumers): only while nobody is a member */
 		if (strcmp(g.state, "Empty") != 0)
@@ -1202,7 +1223,8 @@ kp_group_list(char ***group_ids, char ***states, char ***protocol_types)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	run("SELECT group_id, state, protocol_type FROM kafka.consumer_groups ORDER BY 1", 0, NULL, NULL, NULL);
+	run("SELECT group_id, state, CASE WHEN group_type = 'consumer' THEN 'consumer:' || protocol_type "
+		"ELSE protocol_type END FROM kafka.consumer_groups ORDER BY 1", 0, NULL, NULL, NULL);
 	n = (int) SPI_processed;
 	*group_ids = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
 	*states = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
@@ -1277,15 +1299,18 @@ kp_group_expire(void)
 	char	  **groups;
 	int			n;
 	int			i;
+	Oid			cs_types[1] = {INT4OID};
+	Datum		cs_values[1] = {Int32GetDatum(kp_group_consumer_session_timeout_ms)};
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	run("SELECT DISTINCT g.group_id FROM kafka.consumer_groups g JOIN kafka.group_members m USING (group_id) "
-		"WHERE (m.last_heartbeat + m.session_timeout_ms * interval '1 ms' < now() "
+		"WHERE (m.last_heartbeat + (CASE WHEN g.group_type = 'consumer' THEN $1 ELSE m.session_timeout_ms END) "
+		"       * interval '1 ms' < now() "
 		"       AND NOT (g.state = 'PreparingRebalance' AND m.join_round = g.rebalance_round)) "
 		"   OR (g.state IN ('PreparingRebalance', 'CompletingRebalance') AND g.rebalance_deadline < now()) "
 		"   OR (g.state = 'PreparingRebalance' AND g.join_not_before < now())",
-		0, NULL, NULL, NULL);
+		1, cs_types, cs_values, NULL);
 	n = (int) SPI_processed;
 	groups = palloc(sizeof(char *) * Max(n, 1));
 	for (i = 0; i < n; i++)
@@ -1301,6 +1326,27 @@ kp_group_expire(void)
 		lock_group(groups[i], false, &g);
 		if (!g.exists)
 			continue;
+		if (strcmp(g.protocol_type, "consumer") == 0 &&
+			kp_group_is_consumer_type(groups[i]))
+		{
+			/* KIP-848: drop the silent members; the epoch moves on */
+			Oid			t2[2] = {TEXTOID, INT4OID};
+			Datum		v2[2] = {CStringGetTextDatum(groups[i]),
+			Int32GetDatum(kp_group_consumer_session_timeout_ms)};
+
+			run("DELETE FROM kafka.group_members WHERE group_id = $1 "
+				"AND last_heartbeat + $2 * interval '1 ms' < now()", 2, t2, v2, NULL);
+			if (SPI_processed > 0)
+			{
+				ereport(LOG,
+						(errmsg("kafka_pg: %d member%s of consumer group \"%s\" missed their session timeout",
+								(int) SPI_processed, SPI_processed == 1 ? "" : "s", groups[i])));
+				run("UPDATE kafka.consumer_groups SET group_epoch = group_epoch + 1, "
+					"  state = CASE WHEN EXISTS (SELECT 1 FROM kafka.group_members m WHERE m.group_id = $1) "
+					"               THEN 'Stable' ELSE 'Empty' END WHERE group_id = $1", 1, t2, v2, NULL);
+			}
+			continue;
+		}
 		values[0] = CStringGetTextDatum(groups[i]);
 		values[1] = Int32GetDatum(strcmp(g.state, "PreparingRebalance") == 0 ? g.round : -2);
 		run("DELETE FROM kafka.group_members WHERE group_id = $1 "

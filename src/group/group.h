@@ -138,6 +138,79 @@ extern int	kp_group_list(char ***group_ids, char ***states, char ***protocol_typ
 extern int16 kp_group_delete(const char *group_id);
 extern int16 kp_group_delete_offsets(const char *group_id, const char *topic, int32 partition);
 
+/* ---------- the consumer protocol (KIP-848), consumer_protocol.c ---------- */
+
+typedef struct KpCgHeartbeatArgs
+{
+	const char *group_id;
+	const char *member_id;
+	int32		member_epoch;	/* 0 join, -1 leave, -2 static leave */
+	const char *instance_id;
+	const char *rack_id;
+	int32		rebalance_timeout_ms;
+	int			nsubscribed;	/* -1: unchanged */
+	char	  **subscribed;
+	const char *server_assignor;	/* NULL: unchanged / default */
+	int			nowned;			/* -1: unchanged */
+	char	  **owned_topics;	/* (topic, partition) pairs */
+	int32	   *owned_partitions;
+	const char *client_id;
+	const char *client_host;
+} KpCgHeartbeatArgs;
+
+typedef struct KpCgHeartbeatResult
+{
+	char	   *error_message;
+	char	   *member_id;
+	int32		member_epoch;
+	int32		heartbeat_interval_ms;
+	bool		send_assignment;
+	int			nassigned;		/* (topic, partition) pairs */
+	char	  **assigned_topics;
+	int32	   *assigned_partitions;
+} KpCgHeartbeatResult;
+
+extern int16 kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *args,
+										 KpCgHeartbeatResult *result);
+
+/* -1 when the member is not a consumer-protocol member of the group */
+extern int32 kp_group_consumer_member_epoch(const char *group_id, const char *member_id);
+
+typedef struct KpCgMemberInfo
+{
+	char	   *member_id;
+	char	   *instance_id;
+	char	   *rack_id;
+	int32		member_epoch;
+	char	   *client_id;
+	char	   *client_host;
+	int			nsubscribed;
+	char	  **subscribed;
+	int			nassigned;
+	char	  **assigned_topics;
+	int32	   *assigned_partitions;
+	int			ntarget;
+	char	  **target_topics;
+	int32	   *target_partitions;
+} KpCgMemberInfo;
+
+typedef struct KpCgGroupInfo
+{
+	bool		exists;			/* and is a consumer-protocol group */
+	char	   *state;
+	int32		group_epoch;
+	int32		assignment_epoch;
+	char	   *assignor;
+	int			nmembers;
+	KpCgMemberInfo *members;
+} KpCgGroupInfo;
+
+extern void kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info);
+
+extern int	kp_group_consumer_heartbeat_interval_ms;
+extern int	kp_group_consumer_session_timeout_ms;
+extern void kp_group_consumer_init_gucs(void);
+
 /* Periodic upkeep (the resolver): expire members, old offsets. */
 extern void kp_group_expire(void);
 

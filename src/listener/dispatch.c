@@ -61,6 +61,8 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_LIST_GROUPS, kp_handle_list_groups},
 	{KP_API_DELETE_GROUPS, kp_handle_delete_groups},
 	{KP_API_OFFSET_DELETE, kp_handle_offset_delete},
+	{KP_API_CONSUMER_GROUP_HEARTBEAT, kp_handle_consumer_group_heartbeat},
+	{KP_API_CONSUMER_GROUP_DESCRIBE, kp_handle_consumer_group_describe},
 	{KP_API_CREATE_TOPICS, kp_handle_create_topics},
 	{KP_API_DELETE_TOPICS, kp_handle_delete_topics},
 	{KP_API_CREATE_PARTITIONS, kp_handle_create_partitions},

@@ -64,6 +64,8 @@ extern void kp_handle_describe_groups(KpRequestContext *ctx);
 extern void kp_handle_list_groups(KpRequestContext *ctx);
 extern void kp_handle_delete_groups(KpRequestContext *ctx);
 extern void kp_handle_offset_delete(KpRequestContext *ctx);
+extern void kp_handle_consumer_group_heartbeat(KpRequestContext *ctx);
+extern void kp_handle_consumer_group_describe(KpRequestContext *ctx);
 
 /* handlers_admin.c */
 extern void kp_handle_create_topics(KpRequestContext *ctx);

@@ -504,16 +504,27 @@ kp_handle_list_groups(KpRequestContext *ctx)
 			bool		match = false;
 
 			for (k = 0; k < req->n_types_filter; k++)
-				if (req->types_filter[k] && pg_strcasecmp(req->types_filter[k], "classic") == 0)
+				if (req->types_filter[k] &&
+					pg_strcasecmp(req->types_filter[k],
+								  strncmp(types[i], "consumer:", 9) == 0 ? "consumer" : "classic") == 0)
 					match = true;
 			if (!match)
 				continue;
 		}
 		g = &resp->groups[resp->n_groups++];
 		g->group_id = ids[i];
-		g->protocol_type = types[i];
+		/* kp_group_list marks consumer-protocol groups "consumer:<type>" */
+		if (strncmp(types[i], "consumer:", 9) == 0)
+		{
+			g->protocol_type = types[i] + 9;
+			g->group_type = pstrdup("consumer");
+		}
+		else
+		{
+			g->protocol_type = types[i];
+			g->group_type = pstrdup("classic");
+		}
 		g->group_state = states[i];
-		g->group_type = pstrdup("classic");
 	}
 }
 
@@ -566,6 +577,169 @@ kp_handle_offset_delete(KpRequestContext *ctx)
 			ot->partitions[j].partition_index = rt->partitions[j].partition_index;
 			ot->partitions[j].error_code = kp_group_delete_offsets(req->group_id, ot->name,
 																   rt->partitions[j].partition_index);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * The consumer protocol (KIP-848)
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
+{
+	KpConsumerGroupHeartbeatRequest *req = ctx->request;
+	KpConsumerGroupHeartbeatResponse *resp = ctx->response;
+	KpCgHeartbeatArgs a;
+	KpCgHeartbeatResult r;
+	int			i;
+	int			total = 0;
+	int			k;
+
+	memset(&a, 0, sizeof(a));
+	a.group_id = req->group_id;
+	a.member_id = req->member_id;
+	a.member_epoch = req->member_epoch;
+	a.instance_id = req->instance_id;
+	a.rack_id = req->rack_id;
+	a.rebalance_timeout_ms = req->rebalance_timeout_ms;
+	a.nsubscribed = req->n_subscribed_topic_names;
+	a.subscribed = req->subscribed_topic_names;
+	for (i = 0; i < a.nsubscribed; i++)
+		if (a.subscribed[i] == NULL)
+			a.subscribed[i] = "";
+	a.server_assignor = req->server_assignor;
+	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
+	a.client_host = peer_host(ctx->peer);
+	a.nowned = -1;
+	if (req->n_topic_partitions >= 0)
+	{
+		for (i = 0; i < req->n_topic_partitions; i++)
+			total += Max(req->topic_partitions[i].n_partitions, 0);
+		a.owned_topics = palloc(sizeof(char *) * Max(total, 1));
+		a.owned_partitions = palloc(sizeof(int32) * Max(total, 1));
+		a.nowned = 0;
+		for (i = 0; i < req->n_topic_partitions; i++)
+		{
+			const KpTopic *t = kp_handler_topic(NULL, &req->topic_partitions[i].topic_id);
+
+			if (t == NULL)
+				continue;		/* a deleted topic: nothing to own there */
+			for (k = 0; k < req->topic_partitions[i].n_partitions; k++)
+			{
+				a.owned_topics[a.nowned] = pstrdup(t->name);
+				a.owned_partitions[a.nowned] = req->topic_partitions[i].partitions[k];
+				a.nowned++;
+			}
+		}
+	}
+
+	resp->error_code = kp_group_consumer_heartbeat(&a, &r);
+	resp->error_message = r.error_message;
+	resp->member_id = r.member_id;
+	resp->member_epoch = r.member_epoch;
+	resp->heartbeat_interval_ms = r.heartbeat_interval_ms;
+	resp->assignment = NULL;
+	if (resp->error_code == KP_ERR_NONE && r.send_assignment)
+	{
+		KpConsumerGroupHeartbeatResponseAssignment *as = palloc0(sizeof(*as));
+		int			t = 0;
+
+		as->topic_partitions = palloc0(sizeof(KpConsumerGroupHeartbeatResponseTopicPartitions) *
+									   Max(r.nassigned, 1));
+		for (i = 0; i < r.nassigned; i++)
+		{
+			if (t == 0 || (i > 0 && strcmp(r.assigned_topics[i - 1], r.assigned_topics[i]) != 0))
+			{
+				const KpTopic *topic = kp_handler_topic(r.assigned_topics[i], NULL);
+
+				memset(&as->topic_partitions[t], 0, sizeof(as->topic_partitions[t]));
+				if (topic)
+					memcpy(as->topic_partitions[t].topic_id.b, topic->topic_uuid.data, 16);
+				as->topic_partitions[t].partitions = palloc(sizeof(int32) * r.nassigned);
+				t++;
+			}
+			as->topic_partitions[t - 1].partitions[as->topic_partitions[t - 1].n_partitions++] =
+				r.assigned_partitions[i];
+		}
+		as->n_topic_partitions = t;
+		resp->assignment = as;
+	}
+}
+
+void
+kp_handle_consumer_group_describe(KpRequestContext *ctx)
+{
+	KpConsumerGroupDescribeRequest *req = ctx->request;
+	KpConsumerGroupDescribeResponse *resp = ctx->response;
+	int			i;
+
+	resp->n_groups = req->n_group_ids < 0 ? 0 : req->n_group_ids;
+	resp->groups = palloc0(sizeof(KpConsumerGroupDescribeResponseDescribedGroup) * Max(resp->n_groups, 1));
+	for (i = 0; i < resp->n_groups; i++)
+	{
+		KpConsumerGroupDescribeResponseDescribedGroup *g = &resp->groups[i];
+		KpCgGroupInfo info;
+		int			j;
+
+		kp_group_consumer_describe(req->group_ids[i] ? req->group_ids[i] : "", &info);
+		g->group_id = pstrdup(req->group_ids[i] ? req->group_ids[i] : "");
+		g->authorized_operations = req->include_authorized_operations ? 0x0ff8 : PG_INT32_MIN;
+		if (!info.exists)
+		{
+			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
+			g->error_message = psprintf("group \"%s\" is not a consumer group", g->group_id);
+			g->group_state = pstrdup("Dead");
+			g->assignor_name = pstrdup("");
+			continue;
+		}
+		g->group_state = info.state;
+		g->group_epoch = info.group_epoch;
+		g->assignment_epoch = info.assignment_epoch;
+		g->assignor_name = info.assignor;
+		g->n_members = info.nmembers;
+		g->members = palloc0(sizeof(KpConsumerGroupDescribeResponseMember) * Max(info.nmembers, 1));
+		for (j = 0; j < info.nmembers; j++)
+		{
+			KpConsumerGroupDescribeResponseMember *m = &g->members[j];
+			KpCgMemberInfo *mi = &info.members[j];
+			int			pass;
+
+			m->member_id = mi->member_id;
+			m->instance_id = mi->instance_id;
+			m->rack_id = mi->rack_id;
+			m->member_epoch = mi->member_epoch;
+			m->client_id = mi->client_id;
+			m->client_host = mi->client_host;
+			m->n_subscribed_topic_names = mi->nsubscribed;
+			m->subscribed_topic_names = mi->subscribed;
+			for (pass = 0; pass < 2; pass++)
+			{
+				KpConsumerGroupDescribeResponseAssignment *as = pass == 0 ? &m->assignment : &m->target_assignment;
+				int			n = pass == 0 ? mi->nassigned : mi->ntarget;
+				char	  **topics = pass == 0 ? mi->assigned_topics : mi->target_topics;
+				int32	   *parts = pass == 0 ? mi->assigned_partitions : mi->target_partitions;
+				int			p;
+				int			t = 0;
+
+				as->topic_partitions = palloc0(sizeof(KpConsumerGroupDescribeResponseTopicPartitions) * Max(n, 1));
+				for (p = 0; p < n; p++)
+				{
+					if (t == 0 || strcmp(topics[p - 1], topics[p]) != 0)
+					{
+						const KpTopic *topic = kp_handler_topic(topics[p], NULL);
+
+						if (topic)
+							memcpy(as->topic_partitions[t].topic_id.b, topic->topic_uuid.data, 16);
+						as->topic_partitions[t].topic_name = topics[p];
+						as->topic_partitions[t].partitions = palloc(sizeof(int32) * n);
+						t++;
+					}
+					as->topic_partitions[t - 1].partitions[as->topic_partitions[t - 1].n_partitions++] = parts[p];
+				}
+				as->n_topic_partitions = t;
+			}
 		}
 	}
 }
