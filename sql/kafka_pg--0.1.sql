@@ -241,6 +241,12 @@ CREATE FUNCTION kafka.consume_json(group_id text, topic text, max_records intege
 								   OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_consume' LANGUAGE C VOLATILE;
 
+-- Write now the COMMIT/ABORT markers of transactions that have ended (the
+-- resolver worker does it in kafka.database within a second; elsewhere the
+-- next append to the partition does).  Returns how many it wrote.
+CREATE FUNCTION kafka.flush_markers() RETURNS integer
+	AS 'MODULE_PATHNAME', 'kp_sql_flush_markers' LANGUAGE C VOLATILE;
+
 -- Kafka's ListOffsets: "timestamp" -2 = earliest, -1 = latest, -3 = max
 -- timestamp, otherwise the first offset whose timestamp is >= the given
 -- milliseconds since the epoch.  NULL offset when there is none.

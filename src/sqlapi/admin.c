@@ -34,6 +34,7 @@ PG_FUNCTION_INFO_V1(kp_sql_config_defaults);
 PG_FUNCTION_INFO_V1(kp_sql_partition_stats);
 PG_FUNCTION_INFO_V1(kp_sql_partition_segments);
 PG_FUNCTION_INFO_V1(kp_sql_murmur2);
+PG_FUNCTION_INFO_V1(kp_sql_flush_markers);
 PG_FUNCTION_INFO_V1(kp_sql_partition_for_key);
 
 char *
@@ -254,4 +255,11 @@ kp_sql_partition_for_key(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
 				 errmsg("number of partitions must be larger than 0, got %d", n)));
 	PG_RETURN_INT32(kp_partition_for_key(VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), n));
+}
+
+Datum
+kp_sql_flush_markers(PG_FUNCTION_ARGS)
+{
+	kp_log_sweep_sql_txns();
+	PG_RETURN_INT32(kp_log_write_pending_markers());
 }
