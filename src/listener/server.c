@@ -619,6 +619,8 @@ kp_listener_main(Datum arg)
 				ok = conn_flush(c);
 			else if (ok)
 				conn_update_events(c);
+			else
+				(void) conn_flush(c);	/* answers to the requests before the bad one */
 			if (!ok || (c->closing && c->out.len == c->out_pos))
 				conn_close(c, ok ? "closed" : "peer closed or error");
 		}

@@ -124,6 +124,21 @@ def main():
     s.close()
     check("100 pipelined requests are answered in order", order == list(range(1000, 1100)), str(order[:5]))
 
+    # 2b. metadata for all topics, every way a client asks for it
+    s = socket.create_connection((HOST, PORT), timeout=10)
+    asks = [frame(3, 0, 2000, struct.pack(">i", 0)),          # v0: empty list = all
+            frame(3, 1, 2001, struct.pack(">i", -1)),         # v1+: null = all
+            frame(3, 4, 2002, struct.pack(">i", -1) + b"\x00"),  # no auto-create
+            frame(3, 9, 2003, b"\x00\x00\x00\x00\x00", flexible=True),  # compact null, 3 flags, tags
+            frame(3, 12, 2004, b"\x00\x00\x00\x00", flexible=True)]  # compact null, 2 flags, tags
+    s.sendall(b"".join(asks))
+    got = []
+    for _ in asks:
+        r = read_response(s)
+        got.append(None if r is None else struct.unpack(">i", r[:4])[0])
+    s.close()
+    check("metadata for all topics is answered at v0, v1, v4, v9 and v12", got == [2000, 2001, 2002, 2003, 2004], str(got))
+
     # 3. a stalled client does not stall the others
     stalled = socket.create_connection((HOST, PORT), timeout=10)
     stalled.sendall(struct.pack(">i", 1000) + b"\x00\x12\x00\x00")  # 4 of 1000 bytes
