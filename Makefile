@@ -11,7 +11,7 @@ PGFILEDESC = "kafka_pg - a Kafka broker inside PostgreSQL"
 SRCS = $(sort $(wildcard src/*/*.c))
 OBJS = $(SRCS:.c=.o)
 
-REGRESS = setup topics produce_fetch transactions segments delete_records
+REGRESS = setup topics produce_fetch transactions segments delete_records consumer_groups
 REGRESS_OPTS = --inputdir=. --outputdir=test/regress-out
 
 PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11 -Wno-declaration-after-statement

@@ -247,6 +247,30 @@ CREATE FUNCTION kafka.consume_json(group_id text, topic text, max_records intege
 CREATE FUNCTION kafka.flush_markers() RETURNS integer
 	AS 'MODULE_PATHNAME', 'kp_sql_flush_markers' LANGUAGE C VOLATILE;
 
+-- A SQL session as a member of a consumer-protocol group (KIP-848), under
+-- the same coordinator as Java consumers with group.protocol=consumer:
+-- join (member_id NULL, epoch 0), heartbeat (within
+-- kafka.group_consumer_session_timeout_ms), poll the assigned partitions
+-- (offsets commit with the caller's transaction), leave (epoch -1).
+CREATE FUNCTION kafka.group_heartbeat(group_id text, member_id text DEFAULT NULL,
+									  member_epoch integer DEFAULT 0,
+									  topics text[] DEFAULT NULL,
+									  OUT member_id text, OUT member_epoch integer,
+									  OUT partitions text[])
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_group_heartbeat' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.group_poll(group_id text, member_id text, max_records integer DEFAULT 100,
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_group_poll' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.group_poll_text(group_id text, member_id text, max_records integer DEFAULT 100,
+									  OUT partition integer, OUT "offset" bigint,
+									  OUT "timestamp" timestamptz, OUT key text, OUT value text,
+									  OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_group_poll' LANGUAGE C VOLATILE;
+
 -- Kafka's ListOffsets: "timestamp" -2 = earliest, -1 = latest, -3 = max
 -- timestamp, otherwise the first offset whose timestamp is >= the given
 -- milliseconds since the epoch.  NULL offset when there is none.

@@ -29,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -36,6 +37,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "catalog/kafka_catalog.h"
@@ -164,6 +166,156 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 									  "SET committed_offset = $4, commit_time = now()",
 									  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
 				elog(ERROR, "kafka_pg: cannot record the committed offset");
+		}
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/* ---------------------------------------------------------------------
+ * SQL sessions as members of a consumer-protocol group (KIP-848)
+ *
+ * kafka.group_join / group_heartbeat / group_poll / group_leave make a SQL
+ * session a member of a group under the same coordinator and rules as the
+ * wire members with group.protocol=consumer: the coordinator assigns it
+ * partitions (server-side), it reads them from the committed offsets and
+ * commits in its own transaction, and its session expires if it stops
+ * heartbeating (kafka.group_consumer_session_timeout_ms).
+ * ---------------------------------------------------------------------
+ */
+
+PG_FUNCTION_INFO_V1(kp_sql_group_heartbeat);
+PG_FUNCTION_INFO_V1(kp_sql_group_poll);
+
+/*
+ * kafka.group_heartbeat(group, member_id, topics[]) -> (member_id, member_epoch,
+ * partitions): join with member_id NULL (or '') and epoch 0, then heartbeat;
+ * topics NULL leaves the subscription unchanged.  A negative epoch leaves.
+ */
+Datum
+kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
+{
+	KpCgHeartbeatArgs a;
+	KpCgHeartbeatResult r;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int16		code;
+	Datum	   *parts;
+	int			i;
+
+	memset(&a, 0, sizeof(a));
+	a.group_id = kp_arg_text(fcinfo, 0, "group_id");
+	a.member_id = PG_ARGISNULL(1) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	a.member_epoch = PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2);
+	a.nsubscribed = -1;
+	if (!PG_ARGISNULL(3))
+	{
+		Datum	   *elems;
+		bool	   *enulls;
+
+		deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, &enulls, &a.nsubscribed);
+		a.subscribed = palloc(sizeof(char *) * Max(a.nsubscribed, 1));
+		for (i = 0; i < a.nsubscribed; i++)
+			a.subscribed[i] = enulls[i] ? "" : TextDatumGetCString(elems[i]);
+	}
+	a.nowned = -1;
+	a.client_id = "postgres";
+	a.client_host = "sql";
+	code = kp_group_consumer_heartbeat(&a, &r);
+	if (code != 0)
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE('K', 'P', '0' + (code / 100) % 10, '0' + (code / 10) % 10, '0' + code % 10)),
+				 errmsg("group heartbeat failed with Kafka error %d", code),
+				 r.error_message ? errdetail("%s", r.error_message) : 0));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = CStringGetTextDatum(r.member_id ? r.member_id : "");
+	values[1] = Int32GetDatum(r.member_epoch);
+	parts = palloc(sizeof(Datum) * Max(r.nassigned, 1));
+	for (i = 0; i < r.nassigned; i++)
+		parts[i] = CStringGetTextDatum(psprintf("%s:%d", r.assigned_topics[i], r.assigned_partitions[i]));
+	values[2] = PointerGetDatum(construct_array(parts, r.nassigned, TEXTOID, -1, false, TYPALIGN_INT));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/*
+ * kafka.group_poll(group, member_id, max_records): records of the partitions
+ * the coordinator assigned to this member (per its last heartbeat), from the
+ * group's committed offsets, committing the new offsets in the caller's
+ * transaction.
+ */
+Datum
+kp_sql_group_poll(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *group_id = kp_arg_text(fcinfo, 0, "group_id");
+	char	   *member_id = kp_arg_text(fcinfo, 1, "member_id");
+	int32		max_records = PG_ARGISNULL(2) ? 100 : PG_GETARG_INT32(2);
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id)};
+	char	   *assigned;
+	char	   *save;
+	char	   *tpart;
+	int			emitted = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT assigned FROM kafka.group_members WHERE group_id = $1 AND member_id = $2",
+							  2, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_MEMBER_ID),
+				 errmsg("member \"%s\" is not in group \"%s\"", member_id, group_id),
+				 errhint("Join with kafka.group_heartbeat first; a member that stops heartbeating is removed.")));
+	assigned = pstrdup(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+
+	/* 'topic:0,1|other:3' as the coordinator keeps it */
+	for (tpart = strtok_r(assigned, "|", &save); tpart && emitted < max_records;
+		 tpart = strtok_r(NULL, "|", &save))
+	{
+		char	   *colon = strchr(tpart, ':');
+		char	   *save2;
+		char	   *num;
+		const KpTopic *topic;
+
+		if (colon == NULL)
+			continue;
+		*colon = '\0';
+		topic = kp_topic_open(tpart, AccessShareLock, true);
+		if (topic == NULL)
+			continue;
+		for (num = strtok_r(colon + 1, ",", &save2); num && emitted < max_records;
+			 num = strtok_r(NULL, ",", &save2))
+		{
+			int32		p = (int32) strtol(num, NULL, 10);
+			bool		found;
+			int64		from;
+			int64		position;
+			KpLogOffsets off;
+			KpPartitionRef ref;
+
+			topic = kp_topic_open(tpart, AccessShareLock, false);
+			kp_topic_partition(topic, p, &ref);
+			kp_log_offsets(ref.partition_id, &off);
+			from = committed_offset_for_update(group_id, tpart, p, &found);
+			if (!found || from < off.log_start_offset || from > off.log_end_offset)
+				from = off.log_start_offset;
+			emitted += kp_sql_emit_records(rsinfo, topic, p, from, max_records - emitted, true, &position);
+			if (position != from || !found)
+			{
+				Oid			t4[4] = {TEXTOID, TEXTOID, INT4OID, INT8OID};
+				Datum		v4[4] = {CStringGetTextDatum(group_id), CStringGetTextDatum(tpart),
+				Int32GetDatum(p), Int64GetDatum(position)};
+
+				if (SPI_execute_with_args("INSERT INTO kafka.committed_offsets (group_id, topic, partition, "
+										  "  committed_offset, commit_time) VALUES ($1, $2, $3, $4, now()) "
+										  "ON CONFLICT (group_id, topic, partition) DO UPDATE "
+										  "SET committed_offset = $4, commit_time = now()",
+										  4, t4, v4, NULL, false, 0) != SPI_OK_INSERT)
+					elog(ERROR, "kafka_pg: cannot record the committed offset");
+			}
 		}
 	}
 	SPI_finish();
