@@ -684,9 +684,13 @@ func TestGroupConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Error(); err != nil {
+		t.Fatalf("FetchOffsets: %v", err)
+	}
 	for part := int32(0); part < 2; part++ {
-		if o, _ := os.Lookup(topic, part); o.At != 5 {
-			t.Errorf("committed offset of partition %d: %d", part, o.At)
+		o, ok := os.Lookup(topic, part)
+		if !ok || o.At != 5 || o.Err != nil {
+			t.Errorf("committed offset of partition %d: %+v (found %v); all: %+v", part, o, ok, os)
 		}
 	}
 }
