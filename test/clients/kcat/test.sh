@@ -59,7 +59,7 @@ FEATURES_REQUIRED="MsgVer2 ApiVersion LZ4 OffsetTime IdempotentProducer ZSTD"
 test_features() {
 	# librdkafka < 2.11 enables a feature only if exact old API versions are advertised;
 	# a missing one silently disables compression, offsets-by-time or idempotence.
-	"${KC[@]}" -d feature -L >"$TMP/f.out" 2>"$TMP/f.err" || { cat "$TMP/f.err" | tail -5; return 1; }
+	"${KC[@]}" -d feature -L -t "$(topic features)" >"$TMP/f.out" 2>"$TMP/f.err" || { cat "$TMP/f.err" | tail -5; return 1; }
 	local f bad=0
 	for f in $FEATURES_REQUIRED; do
 		if ! grep -q "Enabling feature $f\$" "$TMP/f.err"; then
@@ -72,7 +72,7 @@ test_features() {
 }
 
 test_features_groups() { # groups
-	"${KC[@]}" -d feature -L >"$TMP/f.out" 2>"$TMP/f.err" || { tail -5 "$TMP/f.err"; return 1; }
+	"${KC[@]}" -d feature -L -t "$(topic features)" >"$TMP/f.out" 2>"$TMP/f.err" || { tail -5 "$TMP/f.err"; return 1; }
 	local f bad=0
 	for f in BrokerGroupCoordinator BrokerBalancedConsumer; do
 		if ! grep -q "Enabling feature $f\$" "$TMP/f.err"; then

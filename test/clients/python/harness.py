@@ -83,7 +83,8 @@ def _alarm(signum, frame):
     raise Timeout(f"test took longer than {TEST_TIMEOUT}s")
 
 
-def main(title):
+def main(title, on_failure=None):
+    """on_failure: called after a failed test (e.g. to drop a shared client a failure may have broken)."""
     names = sys.argv[1:]
     selected = [t for t in _tests if not names or t[0] in names]
     print(f"{title} against {BOOTSTRAP}", flush=True)
@@ -118,6 +119,11 @@ def main(title):
             print("    " + "".join(tb[-3:]).rstrip().replace("\n", "\n    "), flush=True)
             failed += 1
             failures.append(name)
+            if on_failure is not None:
+                try:
+                    on_failure()
+                except Exception:  # noqa: BLE001
+                    pass
     if failures:
         print("failed: " + " ".join(failures))
     if skipped:

@@ -25,6 +25,10 @@ COMMON = {"bootstrap.servers": BOOTSTRAP, "socket.timeout.ms": 20000}
 _admin = []
 
 
+def drop_admin():
+    _admin.clear()
+
+
 def admin():
     """One AdminClient for the run: a futures' client must outlive the futures."""
     if not _admin:
@@ -492,4 +496,4 @@ def test_group_subscribe_commit():
 
 
 if __name__ == "__main__":
-    main(f"confluent-kafka {VERSION_STR} (librdkafka {LIBVERSION_STR})")
+    main(f"confluent-kafka {VERSION_STR} (librdkafka {LIBVERSION_STR})", on_failure=drop_admin)
