@@ -457,6 +457,14 @@ partition_load(KpPartitionState *state)
 			}
 			size = end;
 		}
+		else if (!RecoveryInProgress() && kp_segment_has_excess_blocks(rel, end))
+		{
+			/* zero pages from an extension whose write a crash lost */
+			kp_segment_truncate(rel, end);
+			ereport(LOG,
+					(errmsg("kafka_pg: removed empty pages after the last batch of partition %lld",
+							(long long) partition_id)));
+		}
 
 		state->log_end_offset = leo;
 		state->active_relnode = last.relnode;

@@ -123,19 +123,45 @@ check_data_page(Relation rel, BlockNumber blkno, Page page)
 						rel->rd_node.relNode, blkno)));
 }
 
+/*
+ * The last block holding data, 0 if none.  Blocks past it may exist and be
+ * new (all zeroes): the relation is extended before a page is written, so a
+ * crash between the two, or a reader racing the appender, sees such pages;
+ * they hold nothing.
+ */
+static BlockNumber
+segment_last_block(Relation rel)
+{
+	BlockNumber blkno = segment_nblocks(rel);
+
+	while (blkno > 1)
+	{
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno - 1, RBM_NORMAL, NULL);
+		bool		isnew;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		isnew = PageIsNew(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+		if (!isnew)
+			return blkno - 1;
+		blkno--;
+	}
+	return 0;
+}
+
 int64
 kp_segment_data_size(Relation rel)
 {
-	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber last = segment_last_block(rel);
 	Buffer		buf;
 	int64		size;
 
-	if (nblocks <= 1)
+	if (last == 0)
 		return 0;
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, nblocks - 1, RBM_NORMAL, NULL);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, last, RBM_NORMAL, NULL);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	check_data_page(rel, nblocks - 1, BufferGetPage(buf));
-	size = (int64) (nblocks - 2) * C_PER_PAGE + KpPageDataLen(BufferGetPage(buf));
+	check_data_page(rel, last, BufferGetPage(buf));
+	size = (int64) (last - 1) * C_PER_PAGE + KpPageDataLen(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
 	return size;
 }
@@ -260,6 +286,12 @@ kp_segment_read(Relation rel, int64 pos, char *dst, size_t len)
 		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		if (PageIsNew(page))
+		{
+			/* extended but not yet (or, after a crash, never) written */
+			UnlockReleaseBuffer(buf);
+			return false;
+		}
 		check_data_page(rel, blkno, page);
 		ok = (KpPageDataLen(page) >= inpage + chunk);
 		if (ok)
@@ -282,6 +314,11 @@ read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
+	if (PageIsNew(page))
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
 	check_data_page(rel, blkno, page);
 	*out = *KpSegOpaque(page);
 	UnlockReleaseBuffer(buf);
@@ -308,8 +345,7 @@ kp_segment_seek_offset(Relation rel, int64 offset)
 		BlockNumber mid = lo + (hi - lo) / 2;
 		KpSegPageOpaque op;
 
-		read_opaque(rel, mid, &op);
-		if (op.cover_offset <= offset)
+		if (read_opaque(rel, mid, &op) && op.cover_offset <= offset)
 		{
 			best = op.cover_pos;
 			lo = mid + 1;
@@ -345,8 +381,14 @@ kp_segment_seek_timestamp(Relation rel, int64 ts)
 		BlockNumber mid = lo + (hi - lo) / 2;
 		KpSegPageOpaque op;
 
-		read_opaque(rel, mid, &op);
-		if (op.max_timestamp >= ts)
+		if (!read_opaque(rel, mid, &op))
+		{
+			/* nothing written there yet: look earlier */
+			if (mid == 1)
+				break;
+			hi = mid - 1;
+		}
+		else if (op.max_timestamp >= ts)
 		{
 			found = op.cover_pos;
 			if (mid == 1)
@@ -362,13 +404,21 @@ kp_segment_seek_timestamp(Relation rel, int64 ts)
 int64
 kp_segment_max_timestamp(Relation rel)
 {
-	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber last = segment_last_block(rel);
 	KpSegPageOpaque op;
 
-	if (nblocks <= 1)
+	if (last == 0 || !read_opaque(rel, last, &op))
 		return -1;
-	read_opaque(rel, nblocks - 1, &op);
 	return op.max_timestamp;
+}
+
+/* Does the relation have blocks past those that hold size bytes? */
+bool
+kp_segment_has_excess_blocks(Relation rel, int64 size)
+{
+	BlockNumber need = (BlockNumber) (size == 0 ? 1 : 1 + (size + C_PER_PAGE - 1) / C_PER_PAGE);
+
+	return segment_nblocks(rel) > need;
 }
 
 /*

@@ -155,6 +155,9 @@ extern int64 kp_segment_seek_timestamp(Relation rel, int64 ts);
 /* Largest timestamp in the segment, -1 when empty. */
 extern int64 kp_segment_max_timestamp(Relation rel);
 
+/* Blocks past those holding size bytes (zero pages left by a crash)? */
+extern bool kp_segment_has_excess_blocks(Relation rel, int64 size);
+
 /* Cut the stream back to size bytes (torn-tail recovery). WAL-logged. */
 extern void kp_segment_truncate(Relation rel, int64 size);
 
