@@ -546,7 +546,7 @@ def run():
         acks, doubts, aborts, _ = read_acks(root)
         info("%d loops done in %.0fs; %d records acknowledged, %d in doubt, %d aborted"
              % (done, time.time() - t_start, len(acks), len(doubts), len(aborts)))
-        if done < min(3, loops):
+        if done < min(3, loops) and not failures:
             fail("only %d kill/restart loops completed" % done)
         conn = srv.connect()
         cur = conn.cursor()
@@ -572,7 +572,10 @@ def run():
         if problems:
             for line in problems.splitlines()[:20]:
                 fail("server log: %s" % line)
-        print("\nserver log lines about kafka_pg (recovery and otherwise): %d" % len(recovery_lines))
+        routine = re.compile(r"serving Kafka clients|resolver started|resolver shutting down|"
+                             r"due to administrator command|exited with exit code 1")
+        recovery_lines = [l for l in recovery_lines if not routine.search(l)]
+        print("\nserver log lines about kafka_pg, less worker starts and stops: %d" % len(recovery_lines))
         for line in recovery_lines[:40]:
             print("  " + line)
         if failures:
