@@ -1,6 +1,6 @@
 // franz-go (kgo, kadm) against the broker at $KAFKA_BOOTSTRAP (default 127.0.0.1:9092).
 // Consumers read with ConsumePartitions (direct assignment, no group). Tests that need consumer
-// groups or transactions run only with KAFKA_TEST_GROUPS=1 / KAFKA_TEST_TXN=1.
+// groups run unless KAFKA_TEST_GROUPS=0; those that need transactions only with KAFKA_TEST_TXN=1.
 package clienttests
 
 import (
@@ -37,7 +37,11 @@ func envOr(k, d string) string {
 
 func needs(t *testing.T, tag string) {
 	env := map[string]string{"groups": "KAFKA_TEST_GROUPS", "txn": "KAFKA_TEST_TXN"}[tag]
-	if os.Getenv(env) != "1" {
+	v := os.Getenv(env)
+	if v == "" && tag == "groups" {
+		v = "1"
+	}
+	if v != "1" {
 		t.Skipf("needs %s; %s=1 runs it", tag, env)
 	}
 }

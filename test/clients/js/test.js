@@ -5,7 +5,9 @@
 // native build fails on Node 20), and reading back. kafkajs's Consumer always joins a group, so
 // records are read back with kafkajs's own Fetch request through its internal Cluster/Broker
 // classes (the same codec the Consumer uses, without JoinGroup); the real Consumer tests need
-// consumer groups and run only with KAFKA_TEST_GROUPS=1.
+// consumer groups (KAFKA_TEST_GROUPS=0 skips them); transactions run only with KAFKA_TEST_TXN=1.
+// known-failures lists kafka_pg bugs ("<test name> <reason>"): XFAIL, not counted
+// (KAFKA_TEST_STRICT=1 counts them).
 //
 // Usage: node test.js [test names...]. Last line: "N passed, M failed".
 'use strict'
@@ -21,6 +23,21 @@ const BOOTSTRAP = process.env.KAFKA_BOOTSTRAP || '127.0.0.1:9092'
 const RUN_ID = process.env.KAFKA_TEST_RUN_ID || crypto.randomBytes(4).toString('hex')
 const TEST_TIMEOUT = parseInt(process.env.KAFKA_TEST_TIMEOUT || '90', 10) * 1000
 const TAG_ENV = { groups: 'KAFKA_TEST_GROUPS', txn: 'KAFKA_TEST_TXN' }
+const TAG_DEFAULT = { groups: '1', txn: '0' }
+
+function loadKnownFailures () {
+  const fs = require('fs')
+  const file = require('path').join(__dirname, 'known-failures')
+  const out = {}
+  if (process.env.KAFKA_TEST_STRICT === '1' || !fs.existsSync(file)) return out
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const l = line.trim()
+    if (!l || l.startsWith('#')) continue
+    const m = l.match(/^(\S+)\s*(.*)$/)
+    out[m[1]] = m[2]
+  }
+  return out
+}
 
 CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec
 CompressionCodecs[CompressionTypes.LZ4] = new LZ4Codec().codec
@@ -392,10 +409,11 @@ async function main () {
   const names = process.argv.slice(2)
   const selected = tests.filter(t => names.length === 0 || names.includes(t.name))
   console.log(`kafkajs ${require('kafkajs/package.json').version} on Node ${process.version} against ${BOOTSTRAP}`)
-  let passed = 0; let failed = 0; let skipped = 0
+  let passed = 0; let failed = 0; let skipped = 0; let xfailed = 0
+  const known = loadKnownFailures()
   const failures = []
   for (const t of selected) {
-    const off = t.tags.filter(tag => process.env[TAG_ENV[tag]] !== '1')
+    const off = t.tags.filter(tag => (process.env[TAG_ENV[tag]] || TAG_DEFAULT[tag]) !== '1')
     if (off.length) {
       console.log(`SKIP ${t.name} (needs ${off.join(', ')}; ${off.map(x => TAG_ENV[x] + '=1').join(' ')} runs it)`)
       skipped++
@@ -407,15 +425,17 @@ async function main () {
     try {
       await Promise.race([t.fn(), new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`test took longer than ${TEST_TIMEOUT / 1000}s`)), TEST_TIMEOUT) })])
       console.log(`ok   ${t.name} (${((Date.now() - start) / 1000).toFixed(1)}s)`)
+      if (t.name in known) console.log(`XPASS ${t.name}: listed in known-failures; remove the line`)
       passed++
     } catch (e) {
       if (e instanceof Skip) { console.log(`SKIP ${t.name} (${e.message})`); skipped++; continue }
-      console.log(`FAIL ${t.name} (${((Date.now() - start) / 1000).toFixed(1)}s)`)
+      console.log(`${t.name in known ? 'XFAIL' : 'FAIL'} ${t.name} (${((Date.now() - start) / 1000).toFixed(1)}s)`)
+      if (t.name in known) console.log(`    known failure: ${known[t.name]}`)
       console.log('    ' + String(e.stack || e).split('\n').slice(0, 8).join('\n    '))
       if (e.type) console.log(`    kafkajs error type: ${e.type}`)
       for (const l of errors.slice(-5)) console.log(`    log: ${l}`)
-      failed++
-      failures.push(t.name)
+      if (t.name in known) xfailed++
+      else { failed++; failures.push(t.name) }
     } finally { clearTimeout(timer) }
   }
   try {
@@ -424,6 +444,7 @@ async function main () {
   } catch (e) {}
   if (failures.length) console.log(`failed: ${failures.join(' ')}`)
   if (skipped) console.log(`skipped: ${skipped}`)
+  if (xfailed) console.log(`known failures (XFAIL, not counted): ${xfailed}`)
   console.log(`${passed} passed, ${failed} failed`)
   process.exit(failed ? 1 : 0)
 }

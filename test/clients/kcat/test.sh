@@ -3,8 +3,9 @@
 # Every test uses its own topic (auto-created by the first Metadata request that names it, with the
 # broker's default of one partition) and compares what kcat prints byte for byte.
 #
-# Tests that need consumer groups (JoinGroup & co.) or transactions run only with
-# KAFKA_TEST_GROUPS=1 / KAFKA_TEST_TXN=1; they are counted as skipped otherwise.
+# Tests that need consumer groups (JoinGroup & co.) run unless KAFKA_TEST_GROUPS=0; those that
+# need transactions only with KAFKA_TEST_TXN=1. known-failures beside this file lists kafka_pg bugs
+# (lines "<test name> <reason>"): they print XFAIL and are not counted (KAFKA_TEST_STRICT=1 counts them).
 # Run one test: test.sh NAME...   (names as printed)
 set -u
 
@@ -15,7 +16,13 @@ trap 'rm -rf "$TMP"' EXIT
 PY=/usr/bin/python3
 KC=(timeout 60 kcat -b "$B" -m 20 -X socket.timeout.ms=20000)
 
-PASSED=0 FAILED=0 SKIPPED=0
+PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0
+KNOWN=$(dirname "$0")/known-failures
+known_failure() { # print the reason if $1 is a known failure
+	[ "${KAFKA_TEST_STRICT:-0}" = 1 ] && return 1
+	[ -f "$KNOWN" ] || return 1
+	awk -v n="$1" '$1 == n { $1 = ""; sub(/^ /, ""); print; found = 1 } END { exit !found }' "$KNOWN"
+}
 FAILS=()
 
 elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
@@ -291,8 +298,8 @@ SEL=${*:-$ALL}
 echo "kcat $(kcat -V 2>&1 | sed -n 's/.*Version \([^ ]*\).*librdkafka \([^ ]*\).*/\1 (librdkafka \2)/p') against $B"
 for name in $SEL; do
 	tag=$(grep -E "^test_$name\(\) *\{ *# *(groups|txn)" "$0" | sed 's/.*# *//')
-	if [ "$tag" = groups ] && [ "${KAFKA_TEST_GROUPS:-0}" != 1 ]; then
-		echo "SKIP $name (needs consumer groups; KAFKA_TEST_GROUPS=1 runs it)"
+	if [ "$tag" = groups ] && [ "${KAFKA_TEST_GROUPS:-1}" != 1 ]; then
+		echo "SKIP $name (needs consumer groups; KAFKA_TEST_GROUPS=0 skips it)"
 		SKIPPED=$((SKIPPED + 1)); continue
 	fi
 	if [ "$tag" = txn ] && [ "${KAFKA_TEST_TXN:-0}" != 1 ]; then
@@ -303,13 +310,21 @@ for name in $SEL; do
 	if out=$("test_$name" 2>&1); then
 		printf 'ok   %s (%ss)\n' "$name" "$(elapsed "$start")"
 		PASSED=$((PASSED + 1))
+		known_failure "$name" >/dev/null && echo "XPASS $name: listed in known-failures; remove the line"
 	else
-		printf 'FAIL %s (%ss)\n' "$name" "$(elapsed "$start")"
+		if known_failure "$name" >/dev/null; then tag=XFAIL; else tag=FAIL; fi
+		printf '%s %s (%ss)\n' "$tag" "$name" "$(elapsed "$start")"
 		[ -n "$out" ] && printf '%s\n' "$out"
-		FAILED=$((FAILED + 1)); FAILS+=("$name")
+		if known=$(known_failure "$name"); then
+			echo "    known failure: $known"
+			XFAILED=$((XFAILED + 1))
+		else
+			FAILED=$((FAILED + 1)); FAILS+=("$name")
+		fi
 	fi
 done
 [ $FAILED = 0 ] || echo "failed: ${FAILS[*]}"
 [ $SKIPPED = 0 ] || echo "skipped: $SKIPPED"
+[ $XFAILED = 0 ] || echo "known failures (XFAIL, not counted): $XFAILED"
 echo "$PASSED passed, $FAILED failed"
 [ $FAILED = 0 ]

@@ -496,4 +496,4 @@ def test_group_subscribe_commit():
 
 
 if __name__ == "__main__":
-    main(f"confluent-kafka {VERSION_STR} (librdkafka {LIBVERSION_STR})", on_failure=drop_admin)
+    main(f"confluent-kafka {VERSION_STR} (librdkafka {LIBVERSION_STR})", on_failure=drop_admin, client_id=f"confluent-kafka-{VERSION_STR}")

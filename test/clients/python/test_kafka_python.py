@@ -386,4 +386,4 @@ def test_group_subscribe_commit():
 
 
 if __name__ == "__main__":
-    main(f"kafka-python {kafka.__version__}", on_failure=drop_admin)
+    main(f"kafka-python {kafka.__version__}", on_failure=drop_admin, client_id=f"kafka-python-{kafka.__version__}")
