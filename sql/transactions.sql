@@ -26,6 +26,7 @@ SELECT "offset", value FROM kafka.fetch_text('tx', 0, 0, 10, 'read_uncommitted')
 
 -- kafka.dump_log shows the log as stored: the data batches of each
 -- transaction and the marker that ended it.
+SELECT kafka.flush_markers() >= 0 AS flushed;
 SELECT base_offset, record_count, is_transactional, is_control, control_type
   FROM kafka.dump_log('tx', 0);
 

@@ -49,8 +49,11 @@ static HTAB *partition_hash = NULL;
 
 /* partitions dropped by the current transaction, forgotten at commit */
 static List *dropped_partitions = NIL;
+/* partitions whose storage this transaction created, gone if it aborts */
+static List *created_partitions = NIL;
 
 static int	write_markers_locked(KpPartitionState *state);
+static void remember_partition(List **list, int64 partition_id);
 static void notify_append_waiters(void);
 static bool xact_callback_registered = false;
 
@@ -591,6 +594,8 @@ roll_segment(KpPartitionState *state, bool drop_on_abort)
 	Oid			relnode;
 
 	relnode = kp_segment_create(partition_id, state->log_end_offset, drop_on_abort);
+	if (drop_on_abort)
+		remember_partition(&created_partitions, partition_id);
 	kp_directory_add(partition_id, state->log_end_offset, relnode);
 	if (OidIsValid(state->active_relnode))
 		state->closed_bytes += state->active_size;
@@ -860,11 +865,17 @@ write_markers_locked(KpPartitionState *state)
 	int			i = 0;
 	bool		exists = OidIsValid(state->active_relnode);
 
+	/*
+	 * A dropped segment's file is emptied when the dropping (or, for a
+	 * partition created by an aborted transaction, the creating)
+	 * transaction ends: no blocks means no partition to write to.
+	 */
 	if (exists)
 	{
 		Relation	rel = kp_segment_open(state->active_relnode);
 
-		exists = smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM);
+		exists = smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM) &&
+			smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) > 0;
 		kp_segment_close(rel);
 	}
 
@@ -952,7 +963,7 @@ kp_log_write_pending_markers(void)
 	hash_seq_init(&seq, partition_hash);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		if (entry->key.dboid == MyDatabaseId && entry->has_decided)
+		if (entry->key.dboid == MyDatabaseId && entry->has_decided && entry->loaded)
 		{
 			int64	   *id = palloc(sizeof(int64));
 
@@ -985,62 +996,59 @@ kp_log_write_pending_markers(void)
  */
 
 static void
-store_xact_callback(XactEvent event, void *arg)
+forget_partitions(List *ids)
 {
 	ListCell   *lc;
 	KpPartitionState *state;
 
-	if (event == XACT_EVENT_COMMIT)
+	foreach(lc, ids)
 	{
-		foreach(lc, dropped_partitions)
-		{
-			KpPartitionKey key;
+		KpPartitionKey key;
 
-			memset(&key, 0, sizeof(key));
-			key.dboid = MyDatabaseId;
-			key.partition_id = *(int64 *) lfirst(lc);
-			LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
-			state = hash_search(partition_hash, &key, HASH_FIND, NULL);
-			if (state != NULL)
-			{
-				/*
-				 * Empty it under its own lock first: the resolver may have
-				 * found it just before and be waiting for that lock.
-				 */
-				LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-				state->ntxns = 0;
-				state->has_decided = false;
-				state->active_relnode = InvalidOid;
-				LWLockRelease(&state->lock);
-				hash_search(partition_hash, &key, HASH_REMOVE, NULL);
-			}
-			LWLockRelease(kp_store_shared->map_lock);
+		memset(&key, 0, sizeof(key));
+		key.dboid = MyDatabaseId;
+		key.partition_id = *(int64 *) lfirst(lc);
+		LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
+		state = hash_search(partition_hash, &key, HASH_FIND, NULL);
+		if (state != NULL)
+		{
+			/*
+			 * Empty it under its own lock first: the resolver may have
+			 * found it just before and be waiting for that lock.
+			 */
+			LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+			state->ntxns = 0;
+			state->has_decided = false;
+			state->active_relnode = InvalidOid;
+			LWLockRelease(&state->lock);
+			hash_search(partition_hash, &key, HASH_REMOVE, NULL);
 		}
+		LWLockRelease(kp_store_shared->map_lock);
 	}
+}
+
+static void
+store_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT)
+		forget_partitions(dropped_partitions);
+	if (event == XACT_EVENT_ABORT)
+		forget_partitions(created_partitions);
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
 		list_free_deep(dropped_partitions);
 		dropped_partitions = NIL;
+		list_free_deep(created_partitions);
+		created_partitions = NIL;
 	}
 }
 
-void
-kp_log_drop_partition(int64 partition_id)
+static void
+remember_partition(List **list, int64 partition_id)
 {
-	int			nsegs;
-	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
-	int			i;
 	MemoryContext old;
 	int64	   *id;
-
-	for (i = 0; i < nsegs; i++)
-	{
-		Relation	rel = kp_segment_open(segs[i].relnode);
-
-		RelationDropStorage(rel);
-		kp_segment_close(rel);
-	}
 
 	if (!xact_callback_registered)
 	{
@@ -1050,6 +1058,24 @@ kp_log_drop_partition(int64 partition_id)
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	id = palloc(sizeof(int64));
 	*id = partition_id;
-	dropped_partitions = lappend(dropped_partitions, id);
+	*list = lappend(*list, id);
 	MemoryContextSwitchTo(old);
+}
+
+void
+kp_log_drop_partition(int64 partition_id)
+{
+	int			nsegs;
+	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+	int			i;
+
+	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+
+		RelationDropStorage(rel);
+		kp_segment_close(rel);
+	}
+
+	remember_partition(&dropped_partitions, partition_id);
 }
