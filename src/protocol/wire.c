@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "codec/codec.h"
 #include "protocol/protocol.h"
 
 #define VERSION_IN(mask, v)	((((mask) >> (v)) & 1) != 0)
@@ -699,37 +700,23 @@ kp_wire_put_int64(StringInfo out, int64 v)
 	appendBinaryStringInfo(out, (const char *) b, 8);
 }
 
-static void
-put_uvarint64(StringInfo out, uint64 v)
-{
-	uint8		b[10];
-	int			n = 0;
-
-	while (v >= 0x80)
-	{
-		b[n++] = (uint8) (v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8) v;
-	appendBinaryStringInfo(out, (const char *) b, n);
-}
-
+/* The one varint encoder of the project is the record codec's. */
 void
 kp_wire_put_uvarint(StringInfo out, uint32 v)
 {
-	put_uvarint64(out, v);
+	kp_append_uvarint(out, v);
 }
 
 void
 kp_wire_put_varint(StringInfo out, int32 v)
 {
-	put_uvarint64(out, (uint32) (((uint32) v << 1) ^ (uint32) (v >> 31)));
+	kp_append_varint(out, v);	/* zig-zag of an int32 is its int64 zig-zag */
 }
 
 void
 kp_wire_put_varlong(StringInfo out, int64 v)
 {
-	put_uvarint64(out, ((uint64) v << 1) ^ (uint64) (v >> 63));
+	kp_append_varint(out, v);
 }
 
 static void
