@@ -90,6 +90,17 @@ extern KpHandlerFn kp_handler_for(int16 api_key);
  */
 extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 
+/*
+ * Authorized operations as Kafka reports them when asked (no ACLs here:
+ * everything a topic, group or the cluster supports).  Bits are
+ * AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
+ * DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+ * IDEMPOTENT_WRITE 12.  Kafka's values: topic 3576, cluster 8096.
+ */
+#define KP_TOPIC_AUTHORIZED_OPERATIONS		3576
+#define KP_CLUSTER_AUTHORIZED_OPERATIONS	8096
+#define KP_GROUP_AUTHORIZED_OPERATIONS		((1 << 3) | (1 << 6) | (1 << 8))
+
 /* The broker's identity, for Metadata and DescribeCluster. */
 extern const char *kp_cluster_id(void);
 extern const char *kp_advertised_host_name(void);

@@ -98,8 +98,7 @@ fill_topic_metadata(KpMetadataResponseTopic *out, const KpTopic *t, bool with_op
 		mp->n_offline_replicas = 0;
 		mp->offline_replicas = NULL;
 	}
-	/* READ..DESCRIBE_CONFIGS: everything, no ACLs here */
-	out->topic_authorized_operations = with_ops ? 0x0ff8 : PG_INT32_MIN;
+	out->topic_authorized_operations = with_ops ? KP_TOPIC_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 }
 
 typedef struct AutoCreateArg
@@ -131,6 +130,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 	resp->brokers[0].rack = NULL;
 	resp->cluster_id = pstrdup(kp_cluster_id());
 	resp->controller_id = kp_node_id;
+	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
+		KP_CLUSTER_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 
 	/* v0: an empty list means all topics; v1+: null means all */
 	all_topics = (req->n_topics < 0) || (ctx->version == 0 && req->n_topics == 0);
@@ -735,5 +736,5 @@ kp_handle_describe_cluster(KpRequestContext *ctx)
 	resp->brokers[0].port = kp_advertised_port_number();
 	resp->brokers[0].rack = NULL;
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
-		0x0ff8 : PG_INT32_MIN;
+		KP_CLUSTER_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 }

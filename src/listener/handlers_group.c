@@ -314,6 +314,11 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 
 			if (t == 0 || strcmp(out->topics[t - 1].name, names[i]) != 0)
 			{
+				const KpTopic *topic = kp_handler_topic(names[i], NULL);
+
+				/* v10 names topics by id only */
+				if (topic)
+					memcpy(out->topics[t].topic_id.b, topic->topic_uuid.data, 16);
 				out->topics[t].name = names[i];
 				out->topics[t].partitions = palloc0(sizeof(KpOffsetFetchResponsePartitions) * n);
 				t++;
@@ -338,8 +343,11 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		const KpTopic *t = kp_handler_topic(rt->name, &rt->topic_id);
 		int			j;
 
-		ot->name = rt->name ? pstrdup(rt->name) : NULL;
-		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
+		ot->name = rt->name ? pstrdup(rt->name) : (t ? pstrdup(t->name) : NULL);
+		if (t)
+			memcpy(ot->topic_id.b, t->topic_uuid.data, 16);
+		else
+			memcpy(ot->topic_id.b, rt->topic_id.b, 16);
 		ot->n_partitions = rt->n_partition_indexes < 0 ? 0 : rt->n_partition_indexes;
 		ot->partitions = palloc0(sizeof(KpOffsetFetchResponsePartitions) * Max(ot->n_partitions, 1));
 		for (j = 0; j < ot->n_partitions; j++)
@@ -454,7 +462,8 @@ kp_handle_describe_groups(KpRequestContext *ctx)
 		g->group_state = info.state;
 		g->protocol_type = info.protocol_type;
 		g->protocol_data = info.protocol_name;
-		g->authorized_operations = req->include_authorized_operations ? 0x0ff8 : PG_INT32_MIN;
+		g->authorized_operations = req->include_authorized_operations ?
+			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 		g->n_members = info.nmembers;
 		g->members = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroupMember) * Max(info.nmembers, 1));
 		for (j = 0; j < info.nmembers; j++)
@@ -685,7 +694,8 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 
 		kp_group_consumer_describe(req->group_ids[i] ? req->group_ids[i] : "", &info);
 		g->group_id = pstrdup(req->group_ids[i] ? req->group_ids[i] : "");
-		g->authorized_operations = req->include_authorized_operations ? 0x0ff8 : PG_INT32_MIN;
+		g->authorized_operations = req->include_authorized_operations ?
+			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 		if (!info.exists)
 		{
 			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
