@@ -155,37 +155,13 @@ directory_open(void)
 Oid
 kp_store_create_directory(void)
 {
-	RelFileNode rnode;
-	Relation	rel;
-	Buffer		buf;
-	GenericXLogState *xstate;
-	Page		page;
-	KpDirMeta  *meta;
+	KpDirMeta	meta;
 
-	rnode.spcNode = MyDatabaseTableSpace;
-	rnode.dbNode = MyDatabaseId;
-	rnode.relNode = GetNewRelFileNode(MyDatabaseTableSpace, NULL,
-									  RELPERSISTENCE_PERMANENT);
-	RelationCreateStorage(rnode, RELPERSISTENCE_PERMANENT, true);
-
-	rel = CreateFakeRelcacheEntry(rnode);
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	xstate = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(xstate, buf, GENERIC_XLOG_FULL_IMAGE);
-	PageInit(page, BLCKSZ, 0);
-	meta = (KpDirMeta *) PageGetContents(page);
-	meta->magic = KP_DIR_MAGIC;
-	meta->version = KP_STORE_VERSION;
-	meta->change_count = 1;
-	meta->drop_count = 0;
-	meta->nentries = 0;
-	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(KpDirMeta);
-	GenericXLogFinish(xstate);
-	UnlockReleaseBuffer(buf);
-	FreeFakeRelcacheEntry(rel);
-
-	return rnode.relNode;
+	memset(&meta, 0, sizeof(meta));
+	meta.magic = KP_DIR_MAGIC;
+	meta.version = KP_STORE_VERSION;
+	meta.change_count = 1;
+	return kp_store_create_relation(true, &meta, sizeof(meta));
 }
 
 static KpDirMeta *

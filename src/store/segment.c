@@ -56,12 +56,30 @@ kp_segment_close(Relation rel)
 Oid
 kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
 {
+	KpSegmentMeta meta;
+
+	memset(&meta, 0, sizeof(meta));
+	meta.magic = KP_SEG_MAGIC;
+	meta.version = KP_STORE_VERSION;
+	meta.partition_id = partition_id;
+	meta.base_offset = base_offset;
+	meta.created_ms = kp_now_ms();
+	return kp_store_create_relation(drop_on_abort, &meta, sizeof(meta));
+}
+
+/*
+ * Create a relation of the store (a segment or the directory): new storage
+ * with no pg_class row, and block 0 holding metalen bytes of meta after the
+ * page header, logged as a full page image.
+ */
+Oid
+kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen)
+{
 	RelFileNode rnode;
 	Relation	rel;
 	Buffer		buf;
 	GenericXLogState *xstate;
 	Page		page;
-	KpSegmentMeta *meta;
 
 	rnode.spcNode = MyDatabaseTableSpace;
 	rnode.dbNode = MyDatabaseId;
@@ -75,13 +93,8 @@ kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
 	xstate = GenericXLogStart(rel);
 	page = GenericXLogRegisterBuffer(xstate, buf, GENERIC_XLOG_FULL_IMAGE);
 	PageInit(page, BLCKSZ, 0);
-	meta = (KpSegmentMeta *) PageGetContents(page);
-	meta->magic = KP_SEG_MAGIC;
-	meta->version = KP_STORE_VERSION;
-	meta->partition_id = partition_id;
-	meta->base_offset = base_offset;
-	meta->created_ms = kp_now_ms();
-	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + sizeof(KpSegmentMeta);
+	memcpy(PageGetContents(page), meta, metalen);
+	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + metalen;
 	GenericXLogFinish(xstate);
 	UnlockReleaseBuffer(buf);
 	FreeFakeRelcacheEntry(rel);

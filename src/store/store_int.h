@@ -126,6 +126,7 @@ extern Relation kp_segment_open(Oid relnode);
 extern void kp_segment_close(Relation rel);
 extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
 							  bool drop_on_abort);
+extern Oid	kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen);
 extern void kp_segment_read_meta(Relation rel, KpSegmentMeta *meta);
 
 /* Bytes of batch data in the segment (from its pages). */
