@@ -123,6 +123,8 @@ class Cluster:
             "unix_socket_directories = '%s'" % self.tmp,
             "shared_preload_libraries = 'kafka_pg'",
             "kafka.database = 'postgres'",
+            # the wire listener (if built) must not take the shared default 9092
+            "kafka.port = %d" % free_port(self.port + 1000),
             "log_min_messages = warning",
             "log_checkpoints = on",
             "lc_messages = 'C'",
@@ -637,7 +639,7 @@ def main():
         # give a wire listener, if the extension has one, a free port of its own
         g = q1(cur, "SELECT string_agg(name, ',') FROM pg_settings WHERE name LIKE 'kafka.%%' "
                     "AND name ~ 'port' AND vartype = 'integer'")[0]
-        if g:
+        if g and "kafka.port" not in g.split(","):
             for name in g.split(","):
                 cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(cl.port + 1000)))
             conn.close()
