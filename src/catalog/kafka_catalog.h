@@ -101,6 +101,9 @@ typedef struct KpTopic
  */
 extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok);
 
+/* The name of the topic with this Kafka topic id, or NULL (no lock taken). */
+extern char *kp_topic_name_for_uuid(const pg_uuid_t *uuid);
+
 /* The partition reference the store needs; ERROR for a bad partition. */
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);

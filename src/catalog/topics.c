@@ -539,3 +539,42 @@ kp_topic_drop_all_storage(void)
 		kp_log_drop_partition(ids[i]);
 	kp_store_drop_directory();
 }
+
+/*
+ * The name of the topic with Kafka topic id uuid, or NULL.  Clients from
+ * Fetch v13 and Produce v13 on name topics by id in every request, so the
+ * cache is asked first; the catalog only on a miss.
+ */
+char *
+kp_topic_name_for_uuid(const pg_uuid_t *uuid)
+{
+	HASH_SEQ_STATUS seq;
+	KpTopicEntry *entry;
+	Oid			argtypes[1] = {UUIDOID};
+	Datum		args[1];
+	char	   *found = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	topic_cache_init();
+	hash_seq_init(&seq, topic_cache);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		if (memcmp(entry->topic.topic_uuid.data, uuid->data, UUID_LEN) == 0)
+		{
+			found = pstrdup(entry->topic.name);
+			hash_seq_term(&seq);
+			return found;
+		}
+	}
+
+	args[0] = UUIDPGetDatum(uuid);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT name FROM kafka.topics WHERE topic_uuid = $1",
+							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		found = MemoryContextStrdup(caller,
+									SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return found;
+}

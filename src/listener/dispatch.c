@@ -209,36 +209,27 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 const KpTopic *
 kp_handler_topic(const char *name, const KpUuid *topic_id)
 {
-	if (name == NULL || name[0] == '\0')
+	const KpTopic *t;
+	bool		by_id = (name == NULL || name[0] == '\0');
+
+	if (by_id)
 	{
-		Oid			argtypes[1] = {UUIDOID};
-		Datum		args[1];
-		pg_uuid_t  *u;
-		char	   *found = NULL;
+		pg_uuid_t	u;
 
 		if (topic_id == NULL)
 			return NULL;
-		u = palloc(sizeof(pg_uuid_t));
-		memcpy(u->data, topic_id->b, 16);
-		args[0] = UUIDPGetDatum(u);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute_with_args("SELECT name FROM kafka.topics WHERE topic_uuid = $1",
-								  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-			found = MemoryContextStrdup(request_cxt, v);
-		}
-		SPI_finish();
-		if (found == NULL)
+		memcpy(u.data, topic_id->b, 16);
+		name = kp_topic_name_for_uuid(&u);
+		if (name == NULL)
 			return NULL;
-		name = found;
 	}
 	if (strlen(name) > KP_TOPIC_NAME_MAX)
 		return NULL;
-	return kp_topic_open(name, AccessShareLock, true);
+	t = kp_topic_open(name, AccessShareLock, true);
+	/* asked by id: a topic re-created under the same name is another topic */
+	if (t && by_id && memcmp(t->topic_uuid.data, topic_id->b, 16) != 0)
+		return NULL;
+	return t;
 }
 
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
