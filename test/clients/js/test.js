@@ -397,8 +397,9 @@ test('transactional_producer', async () => {
     await tx.send({ topic: t, messages: [{ value: 'aborted', partition: 0 }] })
     await tx.abort()
   } finally { await p.disconnect() }
-  const offs = await (await admin()).fetchTopicOffsets(t)
-  assert.equal(offs[0].high, '5') // 2 + marker + 1 + marker
+  // 2 records + commit marker + 1 record + abort marker (markers are written asynchronously)
+  const a = await admin()
+  await waitUntil('high watermark 5', async () => (await a.fetchTopicOffsets(t))[0].high === '5')
   const got = await consumeAll(t, 2)
   assert.deepEqual(got.map(([, m]) => m.value.toString()), ['c0', 'c1'])
 }, ['txn', 'groups'])
