@@ -133,6 +133,9 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	Oid			header_type;
 	int64		last_pid = KP_NO_PRODUCER_ID;
 	KpSqlVisibility last_vis = KP_VIS_COMMITTED;
+	MemoryContext record_cxt;
+	MemoryContext oldcxt;
+	Datum		no_headers;
 
 	*position = from_offset;
 	key_form = TupleDescAttr(rsinfo->setDesc, 3)->atttypid == BYTEAOID ? OUT_BYTEA : OUT_TEXT;
@@ -161,6 +164,12 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 						   (long long) off.log_start_offset, (long long) off.log_end_offset)));
 	if (max_records == 0 || from_offset == off.log_end_offset)
 		return 0;
+
+	/* one empty header array for all records without headers */
+	no_headers = PointerGetDatum(construct_empty_array(header_type));
+	/* what a record's datums need lives until it is in the tuplestore */
+	record_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg fetched record",
+									   ALLOCSET_DEFAULT_SIZES);
 
 	reader = kp_log_reader_open(ref.partition_id, from_offset);
 	while (emitted < max_records && kp_log_reader_next(reader, &batch, &len))
@@ -233,6 +242,7 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 				break;
 			}
 			ts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ? it.hdr.max_timestamp : rec.timestamp;
+			oldcxt = MemoryContextSwitchTo(record_cxt);
 			values[0] = Int32GetDatum(partition);
 			values[1] = Int64GetDatum(rec.offset);
 			values[2] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
@@ -244,8 +254,10 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 				nulls[4] = true;
 			else
 				values[4] = bytes_datum(rec.value, rec.value_len, value_form, rec.offset, "value");
-			values[5] = headers_datum(&rec, header_type);
+			values[5] = rec.header_count > 0 ? headers_datum(&rec, header_type) : no_headers;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(record_cxt);
 			emitted++;
 			*position = rec.offset + 1;
 		}
@@ -254,6 +266,7 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 		kp_record_iter_end(&it);
 	}
 	kp_log_reader_close(reader);
+	MemoryContextDelete(record_cxt);
 	return emitted;
 }
 

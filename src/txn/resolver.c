@@ -28,6 +28,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "group/group.h"
 #include "main/kafka_pg.h"
@@ -38,6 +39,7 @@ void
 kp_resolver_main(Datum arg)
 {
 	MemoryContext cxt;
+	TimestampTz last_upkeep = 0;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -52,6 +54,8 @@ kp_resolver_main(Datum arg)
 	while (!ShutdownRequestPending)
 	{
 		MemoryContext old;
+		TimestampTz now = GetCurrentTimestamp();
+		bool		upkeep;
 
 		if (ConfigReloadPending)
 		{
@@ -63,12 +67,21 @@ kp_resolver_main(Datum arg)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(cxt);
+		/*
+		 * Markers at every wakeup (a commit sets our latch); the sweeps and
+		 * the group upkeep, which run SQL, at most once a second.
+		 */
+		upkeep = TimestampDifferenceExceeds(last_upkeep, now, 1000);
 		if (OidIsValid(get_namespace_oid("kafka", true)))
 		{
-			kp_log_sweep_sql_txns();
+			if (upkeep)
+				kp_log_sweep_sql_txns();
 			kp_log_write_pending_markers();
-			kp_group_expire();
+			if (upkeep)
+				kp_group_expire();
 		}
+		if (upkeep)
+			last_upkeep = now;
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(cxt);
 		PopActiveSnapshot();
@@ -77,7 +90,8 @@ kp_resolver_main(Datum arg)
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
+						 Max(1, 1000 - TimestampDifferenceMilliseconds(last_upkeep, GetCurrentTimestamp())),
+						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
