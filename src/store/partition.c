@@ -464,8 +464,8 @@ partition_load(KpPartitionState *state)
 		{
 			/* zero pages from an extension whose write a crash lost */
 			kp_segment_truncate(rel, end);
-			ereport(LOG,
-					(errmsg("kafka_pg: removed empty pages after the last batch of partition %lld",
+			ereport(DEBUG1,
+					(errmsg_internal("kafka_pg: removed empty pages after the last batch of partition %lld",
 							(long long) partition_id)));
 		}
 

@@ -23,6 +23,10 @@
 #include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
+#include "common/relpath.h"
+#include <sys/stat.h>
+#include <unistd.h>
 #include "storage/smgr.h"
 
 #include "store/store_int.h"
@@ -30,6 +34,49 @@
 #define C_PER_PAGE	((int64) KP_SEG_DATA_PER_PAGE)
 
 static bool read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out);
+
+/* how far ahead of the data a segment's file is extended at once */
+#define KP_PREEXTEND_BLOCKS		128
+
+/*
+ * Make the segment's file reach past blkno by up to KP_PREEXTEND_BLOCKS
+ * zero blocks, with one ftruncate() rather than one 8 kB write per block
+ * (ReadBuffer(P_NEW) writes each new block's zeroes through the kernel:
+ * half of a batch append's time).  The appender then takes the new blocks
+ * with RBM_ZERO_AND_LOCK, which neither reads nor writes them.  The blocks
+ * are holes until their pages are written; a crash may leave some past the
+ * data, which readers and recovery treat as the end (segment_last_block).
+ * Stays within the relation's last 1 GB file (RELSEG_SIZE); returns false
+ * when that file does not exist yet (the caller extends with P_NEW, which
+ * creates it).  Only the appender, holding the partition's lock, extends.
+ */
+static bool
+preextend(Relation rel, BlockNumber blkno)
+{
+	BlockNumber segno = blkno / RELSEG_SIZE;
+	BlockNumber segstart = segno * RELSEG_SIZE;
+	BlockNumber target = Min(blkno + KP_PREEXTEND_BLOCKS, segstart + RELSEG_SIZE);
+	char	   *path = relpathperm(rel->rd_node, MAIN_FORKNUM);
+	int			fd;
+	struct stat st;
+	off_t		want = (off_t) (target - segstart) * BLCKSZ;
+	bool		ok = false;
+
+	if (segno > 0)
+		path = psprintf("%s.%u", path, segno);
+	fd = OpenTransientFile(path, O_RDWR | PG_BINARY);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0)
+	{
+		if (st.st_size >= want)
+			ok = true;
+		else if (st.st_size % BLCKSZ == 0 && ftruncate(fd, want) == 0)
+			ok = true;
+	}
+	CloseTransientFile(fd);
+	return ok;
+}
 
 Relation
 kp_segment_open(Oid relnode)
@@ -142,24 +189,45 @@ check_data_page(Relation rel, BlockNumber blkno, Page page)
  * crash between the two, or a reader racing the appender, sees such pages;
  * they hold nothing.
  */
+static bool
+block_is_new(Relation rel, BlockNumber blkno)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	bool		isnew;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	isnew = PageIsNew(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return isnew;
+}
+
 static BlockNumber
 segment_last_block(Relation rel)
 {
-	BlockNumber blkno = segment_nblocks(rel);
+	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber lo = 1;
+	BlockNumber hi;
+	BlockNumber last = 0;
 
-	while (blkno > 1)
+	if (nblocks <= 1)
+		return 0;
+	if (!block_is_new(rel, nblocks - 1))
+		return nblocks - 1;
+	/* data pages come first, zero pages after them: bisect */
+	hi = nblocks - 1;
+	while (lo < hi)
 	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno - 1, RBM_NORMAL, NULL);
-		bool		isnew;
+		BlockNumber mid = lo + (hi - lo) / 2;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		isnew = PageIsNew(BufferGetPage(buf));
-		UnlockReleaseBuffer(buf);
-		if (!isnew)
-			return blkno - 1;
-		blkno--;
+		if (block_is_new(rel, mid))
+			hi = mid;
+		else
+		{
+			last = mid;
+			lo = mid + 1;
+		}
 	}
-	return 0;
+	return last;
 }
 
 int64
@@ -198,6 +266,7 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 	const int64 end = pos + (int64) len;
 	XLogRecPtr	lsn = InvalidXLogRecPtr;
 	int64		running_max = max_timestamp;
+	BlockNumber nblocks = segment_nblocks(rel);
 
 	/*
 	 * The time index is the running maximum up to each page's end: start
@@ -229,14 +298,28 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 
 			if (fresh)
 			{
-				buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-				if (BufferGetBlockNumber(buf) != blkno)
-					elog(ERROR, "kafka_pg segment %u: new block %u where %u was expected",
-						 rel->rd_node.relNode, BufferGetBlockNumber(buf), blkno);
+				if (blkno >= nblocks && preextend(rel, blkno))
+					nblocks = segment_nblocks(rel);
+				if (blkno < nblocks)
+				{
+					/* a block of the extension: no read, no write, locked */
+					buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_ZERO_AND_LOCK, NULL);
+				}
+				else
+				{
+					buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+					if (BufferGetBlockNumber(buf) != blkno)
+						elog(ERROR, "kafka_pg segment %u: new block %u where %u was expected",
+							 rel->rd_node.relNode, BufferGetBlockNumber(buf), blkno);
+					LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+					nblocks = blkno + 1;
+				}
 			}
 			else
+			{
 				buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			}
 			bufs[nbufs++] = buf;
 
 			page = GenericXLogRegisterBuffer(xstate, buf,
