@@ -231,6 +231,14 @@ def children_of(pid):
     return [int(x) for x in r.stdout.split()]
 
 
+def is_postgres(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().startswith(b"postgres")
+    except OSError:
+        return False
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -503,7 +511,8 @@ def run():
                 deadline = time.time() + 60
                 while any(alive(k) for k in kids) and time.time() < deadline:
                     time.sleep(0.2)
-                left = [k for k in kids if alive(k)]
+                # a pid may have been recycled: only postgres processes count
+                left = [k for k in kids if alive(k) and is_postgres(k)]
                 if left:
                     fail("%s: children %s of the killed postmaster still alive after 60s; killing them" % (label, left))
                     for k in left:
