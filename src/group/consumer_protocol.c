@@ -177,6 +177,9 @@ typedef struct CMember
 {
 	char	   *member_id;
 	char	   *instance_id;
+	char	   *client_id;
+	char	   *client_host;
+	char	   *rack_id;
 	int32		member_epoch;
 	int			nsubscribed;
 	char	  **subscribed;
@@ -196,7 +199,7 @@ load_cmembers(const char *group_id, CMember **out)
 	CMember    *m;
 
 	if (SPI_execute_with_args("SELECT member_id, group_instance_id, member_epoch, subscribed_topics, "
-							  "  assigned, target, owned "
+							  "  assigned, target, owned, client_id, client_host, rack_id "
 							  "FROM kafka.group_members WHERE group_id = $1 ORDER BY member_id",
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: cannot read group members");
@@ -226,6 +229,9 @@ load_cmembers(const char *group_id, CMember **out)
 		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5), &m[i].assigned);
 		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 6), &m[i].target);
 		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 7), &m[i].owned);
+		m[i].client_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 8);
+		m[i].client_host = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 9);
+		m[i].rack_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 10);
 	}
 	*out = m;
 	return n;
@@ -842,8 +848,9 @@ kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 			mi->member_id = pstrdup(m[i].member_id);
 			mi->instance_id = m[i].instance_id ? pstrdup(m[i].instance_id) : NULL;
 			mi->member_epoch = m[i].member_epoch;
-			mi->client_id = pstrdup("");
-			mi->client_host = pstrdup("");
+			mi->client_id = pstrdup(m[i].client_id ? m[i].client_id : "");
+			mi->client_host = pstrdup(m[i].client_host ? m[i].client_host : "");
+			mi->rack_id = m[i].rack_id ? pstrdup(m[i].rack_id) : NULL;
 			mi->nsubscribed = m[i].nsubscribed;
 			mi->subscribed = palloc(sizeof(char *) * Max(m[i].nsubscribed, 1));
 			for (k = 0; k < m[i].nsubscribed; k++)
