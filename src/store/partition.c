@@ -97,6 +97,7 @@ kp_store_shmem_init(void)
 		kp_store_shared->resolver_latch = NULL;
 		pg_atomic_init_u64(&kp_store_shared->appends, 0);
 		pg_atomic_init_u32(&kp_store_shared->nwaiting, 0);
+		pg_atomic_init_u32(&kp_store_shared->resolver_idle, 1);
 		SpinLockInit(&kp_store_shared->waiter_mutex);
 		for (int i = 0; i < KP_MAX_APPEND_WAITERS; i++)
 		{
@@ -816,13 +817,24 @@ kp_store_set_resolver_latch(Latch *latch)
 	on_shmem_exit(resolver_detach, (Datum) 0);
 }
 
+/*
+ * Wake the resolver if it is idle.  While it is busy it polls every few
+ * milliseconds anyway, so a stream of commits costs no signal each.
+ */
 void
 kp_resolver_wakeup(void)
 {
 	Latch	   *latch = kp_store_shared ? kp_store_shared->resolver_latch : NULL;
 
-	if (latch)
+	if (latch && pg_atomic_read_u32(&kp_store_shared->resolver_idle))
 		SetLatch(latch);
+}
+
+void
+kp_resolver_set_idle(bool idle)
+{
+	pg_atomic_write_u32(&kp_store_shared->resolver_idle, idle ? 1 : 0);
+	pg_memory_barrier();
 }
 
 /* ---------------------------------------------------------------------

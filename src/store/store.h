@@ -137,6 +137,7 @@ extern KpTxnOutcome kp_sql_xact_outcome(int64 producer_id);
 /* Ask the resolver to run (sets its latch); the resolver registers it. */
 extern void kp_resolver_wakeup(void);
 extern void kp_store_set_resolver_latch(Latch *latch);
+extern void kp_resolver_set_idle(bool idle);
 
 /*
  * Processes that wait for appends (listener workers with parked fetches)

@@ -241,6 +241,7 @@ typedef struct KpStoreShared
 	LWLock	   *map_lock;		/* guards the partition hash table */
 	LWLock	   *directory_lock; /* serialises directory appends */
 	Latch	   *resolver_latch; /* set by the resolver at start */
+	pg_atomic_uint32 resolver_idle; /* 1: asleep until woken (or 1 s) */
 	pg_atomic_uint64 appends;	/* statistics */
 	pg_atomic_uint32 nwaiting;	/* waiters with waiting set */
 	slock_t		waiter_mutex;	/* guards slot allocation */

@@ -4,9 +4,11 @@
  *	  The resolver background worker: writes transaction markers.
  *
  * Backends decide their transactions' outcome in shared memory at commit
- * or abort and set this worker's latch; the worker appends the COMMIT or
- * ABORT control batch to each partition and so advances its last stable
- * offset.  Once a second it also sweeps for SQL transactions that finished
+ * or abort and set this worker's latch if it is idle; the worker appends
+ * the COMMIT or ABORT control batch to each partition and so advances its
+ * last stable offset.  While there is work it polls every 10 ms instead of
+ * being signalled by every commit (the next append to a partition writes
+ * its pending markers too).  Once a second it also sweeps for SQL transactions that finished
  * without telling anyone (prepared transactions, crash survivors found by
  * recovery), and does the group coordinator's upkeep (expired sessions,
  * join phases past their deadline, old offsets).  It runs in
@@ -56,6 +58,7 @@ kp_resolver_main(Datum arg)
 		MemoryContext old;
 		TimestampTz now = GetCurrentTimestamp();
 		bool		upkeep;
+		int			written;
 
 		if (ConfigReloadPending)
 		{
@@ -72,14 +75,19 @@ kp_resolver_main(Datum arg)
 		 * the group upkeep, which run SQL, at most once a second.
 		 */
 		upkeep = TimestampDifferenceExceeds(last_upkeep, now, 1000);
+		written = 0;
+		/* idle from before the scan: a decision the scan misses wakes us */
+		kp_resolver_set_idle(true);
 		if (OidIsValid(get_namespace_oid("kafka", true)))
 		{
 			if (upkeep)
 				kp_log_sweep_sql_txns();
-			kp_log_write_pending_markers();
+			written = kp_log_write_pending_markers();
 			if (upkeep)
 				kp_group_expire();
 		}
+		if (written > 0)
+			kp_resolver_set_idle(false);	/* busy: poll, do not be signalled */
 		if (upkeep)
 			last_upkeep = now;
 		MemoryContextSwitchTo(old);
@@ -90,6 +98,7 @@ kp_resolver_main(Datum arg)
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 written > 0 ? 10 :
 						 Max(1, 1000 - TimestampDifferenceMilliseconds(last_upkeep, GetCurrentTimestamp())),
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
