@@ -16,7 +16,6 @@ const assert = require('assert/strict')
 const crypto = require('crypto')
 const { Kafka, CompressionTypes, CompressionCodecs, ConfigResourceTypes, logLevel } = require('kafkajs')
 const SnappyCodec = require('kafkajs-snappy')
-const LZ4Codec = require('kafkajs-lz4')
 const { ZstdCodec } = require('zstd-codec')
 
 const BOOTSTRAP = process.env.KAFKA_BOOTSTRAP || '127.0.0.1:9092'
@@ -40,7 +39,13 @@ function loadKnownFailures () {
 }
 
 CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec
-CompressionCodecs[CompressionTypes.LZ4] = new LZ4Codec().codec
+// kafkajs-lz4 needs lz4's native build (npm install script); without it only the lz4 tests fail
+try {
+  const LZ4Codec = require('kafkajs-lz4')
+  CompressionCodecs[CompressionTypes.LZ4] = new LZ4Codec().codec
+} catch (e) {
+  console.log(`kafkajs-lz4 unavailable (${e.message.split('\n')[0]}): lz4 tests will fail`)
+}
 
 let zstd = null
 const zstdReady = new Promise(resolve => ZstdCodec.run(z => { zstd = z; resolve() }))
