@@ -117,6 +117,17 @@ public class GroupBench {
         return m;
     }
 
+    static String describe(List<M> ms) {
+        StringBuilder b = new StringBuilder();
+        for (M m : ms) {
+            List<Integer> l = new ArrayList<>();
+            for (var tp : m.assignment) l.add(tp.partition());
+            Collections.sort(l);
+            b.append(l.toString().replace(" ", ""));
+        }
+        return b.toString();
+    }
+
     static boolean settled(List<M> ms, int partitions) {
         Set<TopicPartition> all = new HashSet<>();
         int sum = 0;
@@ -147,14 +158,20 @@ public class GroupBench {
                 if (System.currentTimeMillis() - since >= 2000) break;
             } else since = 0;
             lastState = state;
-            if (System.currentTimeMillis() > deadline) throw new RuntimeException("the group of " + (members - 1) + " never settled");
+            if (System.currentTimeMillis() > deadline) {
+                System.out.println("protocol=" + protocol + " error=the_group_of_" + (members - 1) + "_never_settled state=" + describe(ms));
+                System.exit(1);
+            }
             Thread.sleep(10);
         }
         long t0 = System.nanoTime();
         ms.add(member(bootstrap, topic, group, protocol));
         deadline = System.currentTimeMillis() + 180000;
         while (!settled(ms, partitions)) {
-            if (System.currentTimeMillis() > deadline) throw new RuntimeException("the group of " + members + " never settled");
+            if (System.currentTimeMillis() > deadline) {
+                System.out.println("protocol=" + protocol + " error=the_group_of_" + members + "_never_settled state=" + describe(ms));
+                System.exit(1);
+            }
             Thread.sleep(2);
         }
         double s = (System.nanoTime() - t0) / 1e9;
