@@ -156,7 +156,7 @@ class GroupsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"classic"})
+    @ValueSource(strings = {"classic", "consumer"})
     void static_member_restarts_without_rebalance(String protocol) throws Exception {
         String topic = Kit.name("static", protocol), group = Kit.name("g-static", protocol);
         Kit.createTopic(topic, 6);
@@ -164,7 +164,7 @@ class GroupsTest {
         java.util.function.IntFunction<Properties> props = i -> {
             var p = Kit.consumerProps(group, protocol);
             p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "instance-" + i);
-            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "30000");
+            if (protocol.equals("classic")) p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "30000");
             return p;
         };
         for (int i = 0; i < 3; i++) ms.add(new Member("static-" + i, props.apply(i), topic, false));
