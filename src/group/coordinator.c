@@ -1055,8 +1055,15 @@ kp_group_check_commit(const char *group_id, const char *member_id,
 			code = find_instance(m, n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
 		else if (generation_id != g.generation)
 			code = KP_ERR_ILLEGAL_GENERATION;
-		else if (strcmp(g.state, "PreparingRebalance") == 0)
+		else if (strcmp(g.state, "CompletingRebalance") == 0)
+		{
+			/*
+			 * As Kafka: a member may commit while the group prepares a
+			 * rebalance (it commits what it processed before rejoining),
+			 * not between the join and the assignment.
+			 */
 			code = KP_ERR_REBALANCE_IN_PROGRESS;
+		}
 	}
 	SPI_finish();
 	return code;
