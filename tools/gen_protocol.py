@@ -190,10 +190,17 @@ class Message:
         self.root = None
 
 
+# Versions that the 4.0 snapshot still marks unstable but that shipped as
+# stable in Kafka 4.0: ConsumerGroupHeartbeat v1 (KIP-1082: client-generated
+# member ids, SubscribedTopicRegex), which librdkafka 2.10+ requires for
+# group.protocol=consumer.  The snapshot's v1 layout is the released one.
+STABLE_SINCE_4_0 = {"ConsumerGroupHeartbeatRequest"}
+
+
 def version_range(spec):
     vs = parse_versions(spec["validVersions"])
     lo, hi = min(vs), max(vs)
-    if spec.get("latestVersionUnstable"):
+    if spec.get("latestVersionUnstable") and spec.get("name") not in STABLE_SINCE_4_0:
         hi -= 1
     return lo, hi
 

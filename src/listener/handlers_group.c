@@ -606,6 +606,15 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	int			total = 0;
 	int			k;
 
+	if (req->subscribed_topic_regex != NULL && req->subscribed_topic_regex[0] != '\0')
+	{
+		/* KIP-848 regular-expression subscriptions (v1) */
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		resp->error_message = pstrdup("kafka_pg does not support regular-expression subscriptions yet; subscribe to topic names");
+		resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
+		resp->member_epoch = req->member_epoch;
+		return;
+	}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;

@@ -5111,8 +5111,8 @@ const KpMessageDesc kp_WriteTxnMarkersResponse_desc = {
 };
 
 static const KpFieldDesc KpConsumerGroupHeartbeatRequestTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupHeartbeatRequestTopicPartitions_desc = {
@@ -5125,21 +5125,22 @@ static const KpStructDesc KpConsumerGroupHeartbeatRequestTopicPartitions_desc = 
 };
 
 static const KpFieldDesc KpConsumerGroupHeartbeatRequest_fields[] = {
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, instance_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "RebalanceTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rebalance_timeout_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_subscribed_topic_names), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "ServerAssignor", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, server_assignor), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_topic_partitions), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatRequestTopicPartitions_desc, .default_null = true},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RebalanceTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rebalance_timeout_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_subscribed_topic_names), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_regex), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "ServerAssignor", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, server_assignor), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_topic_partitions), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatRequestTopicPartitions_desc, .default_null = true},
 };
 
 static const KpStructDesc KpConsumerGroupHeartbeatRequest_desc = {
 	.name = "ConsumerGroupHeartbeatRequest",
 	.size = sizeof(KpConsumerGroupHeartbeatRequest),
-	.nfields = 9,
+	.nfields = 10,
 	.fields = KpConsumerGroupHeartbeatRequest_fields,
 	.ntagged = 0,
 	.tag_order = NULL
@@ -5149,14 +5150,14 @@ const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc = {
 	.name = "ConsumerGroupHeartbeatRequest",
 	.api_key = 68,
 	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
 	.root = &KpConsumerGroupHeartbeatRequest_desc
 };
 
 static const KpFieldDesc KpConsumerGroupHeartbeatResponseTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupHeartbeatResponseTopicPartitions_desc = {
@@ -5169,7 +5170,7 @@ static const KpStructDesc KpConsumerGroupHeartbeatResponseTopicPartitions_desc =
 };
 
 static const KpFieldDesc KpConsumerGroupHeartbeatResponseAssignment_fields[] = {
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseTopicPartitions_desc, .default_null = false},
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseTopicPartitions_desc, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupHeartbeatResponseAssignment_desc = {
@@ -5182,13 +5183,13 @@ static const KpStructDesc KpConsumerGroupHeartbeatResponseAssignment_desc = {
 };
 
 static const KpFieldDesc KpConsumerGroupHeartbeatResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "Assignment", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpConsumerGroupHeartbeatResponse, assignment), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseAssignment_desc, .default_null = true},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpConsumerGroupHeartbeatResponse, assignment), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseAssignment_desc, .default_null = true},
 };
 
 static const KpStructDesc KpConsumerGroupHeartbeatResponse_desc = {
@@ -5204,8 +5205,8 @@ const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc = {
 	.name = "ConsumerGroupHeartbeatResponse",
 	.api_key = 68,
 	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
 	.root = &KpConsumerGroupHeartbeatResponse_desc
 };
 

@@ -168,7 +168,7 @@
 #define KP_API_LIST_TRANSACTIONS_MIN_VERSION     0
 #define KP_API_LIST_TRANSACTIONS_MAX_VERSION     2
 #define KP_API_CONSUMER_GROUP_HEARTBEAT_MIN_VERSION 0
-#define KP_API_CONSUMER_GROUP_HEARTBEAT_MAX_VERSION 0
+#define KP_API_CONSUMER_GROUP_HEARTBEAT_MAX_VERSION 1
 #define KP_API_CONSUMER_GROUP_DESCRIBE_MIN_VERSION 0
 #define KP_API_CONSUMER_GROUP_DESCRIBE_MAX_VERSION 0
 #define KP_API_LIST_CONFIG_RESOURCES_MIN_VERSION 0
@@ -2759,56 +2759,57 @@ typedef struct KpWriteTxnMarkersResponse
 
 extern const KpMessageDesc kp_WriteTxnMarkersResponse_desc;
 
-/* ---- ConsumerGroupHeartbeatRequest (request, versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupHeartbeatRequest (request, versions 0-1, flexible 0+) ---- */
 
 typedef struct KpConsumerGroupHeartbeatRequestTopicPartitions
 {
-	KpUuid	topic_id;		/* v0 */
+	KpUuid	topic_id;		/* v0-1 */
 	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0 */
+	int32	*partitions;		/* v0-1 */
 } KpConsumerGroupHeartbeatRequestTopicPartitions;
 
 typedef struct KpConsumerGroupHeartbeatRequest
 {
-	char	*group_id;		/* v0 */
-	char	*member_id;		/* v0 */
-	int32	member_epoch;		/* v0 */
-	char	*instance_id;		/* v0, nullable v0, default null */
-	char	*rack_id;		/* v0, nullable v0, default null */
-	int32	rebalance_timeout_ms;		/* v0, default -1 */
+	char	*group_id;		/* v0-1 */
+	char	*member_id;		/* v0-1 */
+	int32	member_epoch;		/* v0-1 */
+	char	*instance_id;		/* v0-1, nullable v0-1, default null */
+	char	*rack_id;		/* v0-1, nullable v0-1, default null */
+	int32	rebalance_timeout_ms;		/* v0-1, default -1 */
 	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
-	char	**subscribed_topic_names;		/* v0, nullable v0, default null */
-	char	*server_assignor;		/* v0, nullable v0, default null */
+	char	**subscribed_topic_names;		/* v0-1, nullable v0-1, default null */
+	char	*subscribed_topic_regex;		/* v1, nullable v1, default null */
+	char	*server_assignor;		/* v0-1, nullable v0-1, default null */
 	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupHeartbeatRequestTopicPartitions	*topic_partitions;		/* v0, nullable v0, default null */
+	KpConsumerGroupHeartbeatRequestTopicPartitions	*topic_partitions;		/* v0-1, nullable v0-1, default null */
 } KpConsumerGroupHeartbeatRequest;
 
 extern const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc;
 
-/* ---- ConsumerGroupHeartbeatResponse (response, versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupHeartbeatResponse (response, versions 0-1, flexible 0+) ---- */
 
 typedef struct KpConsumerGroupHeartbeatResponseTopicPartitions
 {
-	KpUuid	topic_id;		/* v0 */
+	KpUuid	topic_id;		/* v0-1 */
 	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0 */
+	int32	*partitions;		/* v0-1 */
 } KpConsumerGroupHeartbeatResponseTopicPartitions;
 
 typedef struct KpConsumerGroupHeartbeatResponseAssignment
 {
 	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupHeartbeatResponseTopicPartitions	*topic_partitions;		/* v0 */
+	KpConsumerGroupHeartbeatResponseTopicPartitions	*topic_partitions;		/* v0-1 */
 } KpConsumerGroupHeartbeatResponseAssignment;
 
 typedef struct KpConsumerGroupHeartbeatResponse
 {
-	int32	throttle_time_ms;		/* v0 */
-	int16	error_code;		/* v0 */
-	char	*error_message;		/* v0, nullable v0, default null */
-	char	*member_id;		/* v0, nullable v0, default null */
-	int32	member_epoch;		/* v0 */
-	int32	heartbeat_interval_ms;		/* v0 */
-	KpConsumerGroupHeartbeatResponseAssignment	*assignment;		/* v0, nullable v0, default null */
+	int32	throttle_time_ms;		/* v0-1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+	char	*member_id;		/* v0-1, nullable v0-1, default null */
+	int32	member_epoch;		/* v0-1 */
+	int32	heartbeat_interval_ms;		/* v0-1 */
+	KpConsumerGroupHeartbeatResponseAssignment	*assignment;		/* v0-1, nullable v0-1, default null */
 } KpConsumerGroupHeartbeatResponse;
 
 extern const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc;

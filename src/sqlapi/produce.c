@@ -21,6 +21,7 @@
 #include "common/pg_prng.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -176,6 +177,17 @@ append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
  * The single-record produce shared by the bytea, text and jsonb forms.
  * Arguments 3.. are headers, partition, timestamp.
  */
+/* Produce needs a primary: say so before anything asks for a transaction id. */
+static void
+check_not_in_recovery(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot produce to a topic during recovery"),
+				 errhint("Produce on the primary; a standby serves reads.")));
+}
+
 static Datum
 produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 			const char *value, int value_len)
@@ -196,6 +208,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
+	check_not_in_recovery();
 	if (!PG_ARGISNULL(3))
 		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
 	if (!PG_ARGISNULL(5))
@@ -325,6 +338,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_not_in_recovery();
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
