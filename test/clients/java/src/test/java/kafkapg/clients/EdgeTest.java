@@ -18,6 +18,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -31,6 +33,9 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -230,6 +235,45 @@ class EdgeTest {
         }
         try (KafkaProducer<byte[], byte[]> p = Kit.producer()) {
             assertEquals(0, p.send(new ProducerRecord<>(t, 1, null, Kit.bytes("after"))).get().offset());
+        }
+    }
+
+    @Test
+    void invalid_topic_names_partition_counts_and_replication_factors_are_refused() throws Exception {
+        try (Admin admin = Kit.admin()) {
+            for (String bad : List.of("bad name!", "a".repeat(250), ".", "..")) {
+                ExecutionException e = assertThrows(ExecutionException.class, () -> admin.createTopics(
+                        List.of(new NewTopic(bad, 1, (short) 1))).all().get(30, TimeUnit.SECONDS), "topic name '" + bad + "'");
+                assertInstanceOf(InvalidTopicException.class, e.getCause(), "topic name '" + bad + "'");
+            }
+            String t = Kit.topic("edge-badparts");
+            ExecutionException e = assertThrows(ExecutionException.class, () -> admin.createTopics(
+                    List.of(new NewTopic(t, 0, (short) 1))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidPartitionsException.class, e.getCause());
+            e = assertThrows(ExecutionException.class, () -> admin.createTopics(
+                    List.of(new NewTopic(t, 1, (short) 3))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidReplicationFactorException.class, e.getCause());
+            assertTrue(!admin.listTopics().names().get().contains(t), "no topic was created");
+        }
+    }
+
+    @Test
+    void create_topics_with_validate_only_creates_nothing() throws Exception {
+        String t = Kit.topic("edge-validate");
+        try (Admin admin = Kit.admin()) {
+            admin.createTopics(List.of(new NewTopic(t, 3, (short) 1)), new CreateTopicsOptions().validateOnly(true))
+                    .all().get(30, TimeUnit.SECONDS);
+            Thread.sleep(500);
+            assertTrue(!admin.listTopics().names().get().contains(t), "validateOnly created " + t);
+        }
+    }
+
+    @Test
+    void producing_to_an_invalid_topic_name_fails_with_InvalidTopic() throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = Kit.producer(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10000)) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> p.send(new ProducerRecord<>("bad topic name!", Kit.bytes("x"))).get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidTopicException.class, e.getCause());
         }
     }
 }
