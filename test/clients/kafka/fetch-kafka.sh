@@ -32,6 +32,13 @@ fi
 
 command -v mvn >/dev/null || { echo "fetch-kafka.sh: mvn not found (apt-get install maven)" >&2; exit 1; }
 mkdir -p "$cache_root"
+# one fetch at a time; whoever waited finds the cache complete
+exec 9>"$cache_root/.kafka-jars.lock"
+flock 9
+if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$sum" ]; then
+	echo "$dir"
+	exit 0
+fi
 tmp=$(mktemp -d "$cache_root/.kafka-jars-$version.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
