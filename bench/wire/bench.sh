@@ -10,7 +10,8 @@
 # Figures:
 #   produce   kafka-producer-perf-test, --throughput -1, N records of 100 B and of 1 KiB, 6
 #             partitions, acks=1 (idempotence off) and acks=all (idempotent), client defaults
-#             otherwise: records/s and MB/s
+#             otherwise: records/s and MB/s; and N ~100 B JSON-like text records compressed with
+#             lz4 and with zstd (acks=all)
 #   consume   from the start of the log just written, every partition, without a consumer group
 #             (WireBench consume: assign + seekToBeginning; kafka_pg has no groups yet), and
 #             kafka-consumer-perf-test (a group; "n/a" where groups are missing): records/s, MB/s
@@ -77,15 +78,19 @@ record() { vals["$1|$2"]+="$3 "; }
 
 # kafka-producer-perf-test's summary line:
 # N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, P50 ms 50th, ...
-produce() { # produce TARGET BOOTSTRAP TOPIC RECORDS SIZE ACKS
-	local name=$1 bs=$2 topic=$3 n=$4 size=$5 acks=$6 idem=true out line
+produce() { # produce TARGET BOOTSTRAP TOPIC RECORDS SIZE ACKS [CODEC]
+	local name=$1 bs=$2 topic=$3 n=$4 size=$5 acks=$6 codec=${7:-none} idem=true out line
 	[ "$acks" = all ] || idem=false
+	# --payload-file: compressible text records (the default payload is random letters)
+	local sizeargs=(--record-size "$size")
+	[ "$codec" = none ] || sizeargs=(--payload-file "$work/payload.txt")
 	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$n" \
-		--record-size "$size" --throughput -1 \
-		--producer-props bootstrap.servers="$bs" acks="$acks" enable.idempotence=$idem 2>&1)
+		"${sizeargs[@]}" --throughput -1 \
+		--producer-props bootstrap.servers="$bs" acks="$acks" enable.idempotence=$idem compression.type="$codec" 2>&1)
 	echo "$out" >>"$LOG"
 	line=$(grep -E "^$n records sent" <<<"$out" | tail -1)
 	local key="produce ${size}B acks=$acks"
+	[ "$codec" = none ] || key="produce ~${size}B text $codec acks=$acks"
 	if [ -n "$line" ]; then
 		record "$name" "$key records/s" "$(sed -E 's/.* records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line")"
 		record "$name" "$key MB/s" "$(sed -E 's/.*records\/sec \(([0-9.]+) MB\/sec\).*/\1/' <<<"$line")"
@@ -144,10 +149,17 @@ e2e() { # e2e TARGET BOOTSTRAP TOPIC
 	fi
 }
 
+# about 100-byte JSON-like lines for the compressed runs
+for i in $(seq 1 2000); do
+	printf '{"id":%d,"user":"user-%d","event":"page_view","path":"/products/%d","ms":%d}\n' \
+		"$i" $((i % 97)) $((i % 313)) $((1700000000000 + i * 37))
+done >"$work/payload.txt"
+
 metrics=()
 for size in 100 1024; do
 	for acks in 1 all; do metrics+=("produce ${size}B acks=$acks records/s" "produce ${size}B acks=$acks MB/s"); done
 done
+for codec in lz4 zstd; do metrics+=("produce ~100B text $codec acks=all records/s" "produce ~100B text $codec acks=all MB/s"); done
 for size in 100 1024; do metrics+=("consume ${size}B (no group) records/s" "consume ${size}B (no group) MB/s"); done
 metrics+=("consume 100B (consumer-perf-test, group) records/s" "consume 100B (consumer-perf-test, group) MB/s")
 for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 100B @${RATE}/s acks=all $m ms"); done
@@ -158,7 +170,7 @@ for rep in $(seq 1 "$REPS"); do
 		name=${tg%%=*}
 		bs=${tg#*=}
 		tag=r$rep-$RANDOM
-		topics=(wb-100-1-$tag wb-100-all-$tag wb-1024-1-$tag wb-1024-all-$tag wb-e2e-$tag)
+		topics=(wb-100-1-$tag wb-100-all-$tag wb-1024-1-$tag wb-1024-all-$tag wb-e2e-$tag wb-lz4-$tag wb-zstd-$tag)
 		say "bench: repetition $rep/$REPS, $name at $bs ($((SECONDS - t_start)) s so far)"
 		if ! wb create "$bs" "$PARTS" "${topics[@]}" >>"$LOG" 2>&1; then
 			say "  $name: creating topics failed (see $LOG)"
@@ -168,6 +180,8 @@ for rep in $(seq 1 "$REPS"); do
 		produce "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100 all
 		produce "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024 1
 		produce "$name" "$bs" "wb-1024-all-$tag" "$LARGE" 1024 all
+		produce "$name" "$bs" "wb-lz4-$tag" "$SMALL" 100 all lz4
+		produce "$name" "$bs" "wb-zstd-$tag" "$SMALL" 100 all zstd
 		consume "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100
 		consume "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024
 		consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
