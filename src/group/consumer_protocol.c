@@ -529,7 +529,19 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	}
 	n = load_cmembers(a->group_id, &m);
 
-	/* leaving: -1, or -2 for a static member that will come back */
+	/*
+	 * -2: a static member leaving to come back (KIP-848).  It keeps its
+	 * place and its partitions until its session times out; rejoining with
+	 * its instance id takes them over, without moving anyone else.
+	 */
+	if (a->member_epoch == -2 && a->instance_id != NULL)
+	{
+		r->member_id = pstrdup(a->member_id ? a->member_id : "");
+		r->member_epoch = -2;
+		goto out;
+	}
+
+	/* leaving: -1 */
 	if (a->member_epoch < 0)
 	{
 		Oid			types[2] = {TEXTOID, TEXTOID};
@@ -601,12 +613,23 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 			SPI_execute_with_args("UPDATE kafka.group_members SET target = $3 WHERE group_id = $1 AND member_id = $2",
 								  3, t3, v3, NULL, false, 0);
 		}
-		group_epoch++;
-		changed = true;
 		n = load_cmembers(a->group_id, &m);
 		for (i = 0; i < n; i++)
 			if (strcmp(m[i].member_id, id) == 0)
 				me = &m[i];
+		if (inherit_assigned == NULL)
+		{
+			/* a new member changes the group; a returning static one does not */
+			group_epoch++;
+			changed = true;
+		}
+		else
+		{
+			/* it still holds what its previous incarnation held */
+			tps_parse(inherit_assigned, &me->assigned);
+			me->member_epoch = assignment_epoch;
+			me->dirty = true;
+		}
 	}
 	else
 	{
