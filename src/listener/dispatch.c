@@ -383,19 +383,23 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	if (!ctx.no_response)
 	{
-		StringInfoData out;
-		char		lenbuf[4];
+		/*
+		 * Encode straight into the connection's output buffer (which lives
+		 * in the listener's context: appending keeps it there), after a
+		 * 4-byte size filled in at the end.  No copy of the response.
+		 */
+		StringInfo	out = kp_conn_output(c);
+		int			start = out->len;
+		int32		size;
 
-		initStringInfo(&out);
-		kp_wire_put_int32(&out, 0);	/* size, filled in below */
-		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, &out);
-		kp_encode(api->response, ctx.version, ctx.response, &out);
-		lenbuf[0] = (char) ((out.len - 4) >> 24);
-		lenbuf[1] = (char) ((out.len - 4) >> 16);
-		lenbuf[2] = (char) ((out.len - 4) >> 8);
-		lenbuf[3] = (char) (out.len - 4);
-		memcpy(out.data, lenbuf, 4);
-		kp_conn_send(c, out.data, out.len);
+		kp_wire_put_int32(out, 0);
+		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
+		kp_encode(api->response, ctx.version, ctx.response, out);
+		size = out->len - start - 4;
+		out->data[start] = (char) (size >> 24);
+		out->data[start + 1] = (char) (size >> 16);
+		out->data[start + 2] = (char) (size >> 8);
+		out->data[start + 3] = (char) size;
 	}
 
 done:

@@ -464,7 +464,9 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	if (fetch_offset >= bound)
 		return;
 
+	/* sized once for what this partition may return: no regrowth copies */
 	initStringInfo(&records);
+	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
 	reader = kp_log_reader_open(partition_id, fetch_offset);
 	while (kp_log_reader_next(reader, &batch, &len))
 	{

@@ -34,6 +34,8 @@ typedef struct KpConn
 
 /* server.c */
 extern void kp_conn_send(KpConn *c, const char *data, int len);
+/* The connection's output buffer, to append a response to directly. */
+extern StringInfo kp_conn_output(KpConn *c);
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms,
 						 const char *cookie);
 extern int64 kp_listener_now_ms(void);

@@ -223,8 +223,8 @@ conn_flush(KpConn *c)
 	{
 		c->out_pos = 0;
 		resetStringInfo(&c->out);
-		/* give back a large buffer once it has drained */
-		if (c->out.maxlen > 4 * 1024 * 1024)
+		/* give back a large buffer once it has drained (keep fetch-sized ones) */
+		if (c->out.maxlen > 16 * 1024 * 1024)
 		{
 			pfree(c->out.data);
 			c->out.data = MemoryContextAlloc(listener_cxt, 8192);
@@ -234,6 +234,12 @@ conn_flush(KpConn *c)
 	}
 	conn_update_events(c);
 	return true;
+}
+
+StringInfo
+kp_conn_output(KpConn *c)
+{
+	return &c->out;
 }
 
 void
