@@ -12,6 +12,8 @@ PACKAGES=(
 	# tests
 	postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
 	python3 python3-psycopg2
+	# the wire part checks records between librdkafka and SQL
+	python3-confluent-kafka
 	# the codec unit test checks batches both ways against kafka-python
 	python3-kafka python3-lz4 python3-snappy python3-zstandard
 	procps util-linux coreutils

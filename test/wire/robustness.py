@@ -90,7 +90,14 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
     rnd = random.Random(SEED)
     print(f"# seed {SEED}")
+    # The listener workers connect to kafka.database; while the suite creates
+    # that database they exit and come back bgw_restart_time (2 s) later, so
+    # wait for them before taking the "before" picture.
+    deadline = time.time() + 30
     pids_before = listener_pids()
+    while (not pids_before or pids_before[0].startswith("psql")) and time.time() < deadline:
+        time.sleep(0.5)
+        pids_before = listener_pids()
     check("listener processes are running", len(pids_before) >= 1 and not pids_before[0].startswith("psql"),
           str(pids_before))
 
