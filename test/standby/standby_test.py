@@ -226,7 +226,10 @@ def lsn(conn, sql):
 
 
 def wait_replay(primary, standby, timeout=90):
-    target = lsn(primary, "SELECT pg_current_wal_lsn()")
+    # the insert position, not pg_current_wal_lsn() (the write position): a
+    # batch a snapshot saw may be in WAL not yet written (an open or
+    # asynchronously committed transaction; the walwriter writes it soon)
+    target = lsn(primary, "SELECT pg_current_wal_insert_lsn()")
     t0 = time.time()
     while time.time() - t0 < timeout:
         cur = standby.cursor()
