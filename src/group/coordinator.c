@@ -372,6 +372,28 @@ find_instance(MemberRow *m, int n, const char *instance_id)
 	return NULL;
 }
 
+/*
+ * Lock an existing group and find a member in it: UNKNOWN_MEMBER_ID when
+ * the group or the member is gone, FENCED_INSTANCE_ID when the member's
+ * static instance id now belongs to another member id.
+ */
+static int16
+lock_group_member(const char *group_id, const char *member_id, const char *instance_id,
+				  GroupRow *g, MemberRow **m, int *n, MemberRow **me)
+{
+	*m = NULL;
+	*n = 0;
+	*me = NULL;
+	lock_group(group_id, false, g);
+	if (!g->exists)
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	*n = load_members(group_id, m);
+	*me = find_member(*m, *n, member_id);
+	if (*me == NULL)
+		return find_instance(*m, *n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
+	return KP_ERR_NONE;
+}
+
 static int64
 now_ms(void)
 {
@@ -829,21 +851,14 @@ kp_group_sync(const char *group_id, const char *member_id, const char *instance_
 	assignment->len = 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	lock_group(group_id, false, &g);
-	if (!g.exists)
+	code = lock_group_member(group_id, member_id, instance_id, &g, &m, &n, &me);
+	if (g.exists)
 	{
-		code = KP_ERR_UNKNOWN_MEMBER_ID;
-		goto out;
+		*protocol_type = pstrdup(g.protocol_type ? g.protocol_type : "");
+		*protocol_name = g.protocol_name ? pstrdup(g.protocol_name) : NULL;
 	}
-	*protocol_type = pstrdup(g.protocol_type ? g.protocol_type : "");
-	*protocol_name = g.protocol_name ? pstrdup(g.protocol_name) : NULL;
-	n = load_members(group_id, &m);
-	me = find_member(m, n, member_id);
-	if (me == NULL)
-	{
-		code = find_instance(m, n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
+	if (code != KP_ERR_NONE)
 		goto out;
-	}
 	if (generation_id != g.generation)
 	{
 		code = KP_ERR_ILLEGAL_GENERATION;
@@ -922,19 +937,9 @@ kp_group_heartbeat(const char *group_id, const char *member_id, const char *inst
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	lock_group(group_id, false, &g);
-	if (!g.exists)
-	{
-		code = KP_ERR_UNKNOWN_MEMBER_ID;
+	code = lock_group_member(group_id, member_id, instance_id, &g, &m, &n, &me);
+	if (code != KP_ERR_NONE)
 		goto out;
-	}
-	n = load_members(group_id, &m);
-	me = find_member(m, n, member_id);
-	if (me == NULL)
-	{
-		code = find_instance(m, n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
-		goto out;
-	}
 	{
 		Oid			types[2] = {TEXTOID, TEXTOID};
 		Datum		values[2] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id)};
