@@ -247,6 +247,10 @@ extern KpCodecError kp_record_iter_next(KpRecordIter *it, KpRecord *rec,
 										bool *done);
 extern void kp_record_iter_end(KpRecordIter *it);
 
+/* Decode every record of a batch (inflating it); KP_CODEC_OK if all are sound. */
+extern KpCodecError kp_batch_check_records(const char *batch, size_t len,
+										   size_t max_uncompressed);
+
 /* ---------- building batches ---------- */
 
 /*

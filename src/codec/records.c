@@ -296,3 +296,24 @@ kp_record_iter_end(KpRecordIter *it)
 	it->pos = it->end = NULL;
 	it->remaining = 0;
 }
+
+/*
+ * Decode every record of a batch, inflating a compressed one (refusing more
+ * than max_uncompressed bytes); the memory is released before returning.
+ */
+KpCodecError
+kp_batch_check_records(const char *batch, size_t len, size_t max_uncompressed)
+{
+	KpRecordIter it;
+	KpRecord	rec;
+	KpCodecError err;
+	bool		done = false;
+
+	err = kp_record_iter_begin(&it, batch, len, max_uncompressed);
+	if (err != KP_CODEC_OK)
+		return err;
+	while (err == KP_CODEC_OK && !done)
+		err = kp_record_iter_next(&it, &rec, &done);
+	kp_record_iter_end(&it);
+	return err;
+}

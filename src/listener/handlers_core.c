@@ -252,6 +252,20 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "record batch without records";
 		return KP_ERR_INVALID_RECORD;
 	}
+	/*
+	 * kp_batch_validate checks an uncompressed batch's records; a compressed
+	 * one's are checked here, inflated, as Kafka's LogValidator does, so that
+	 * no batch a reader cannot decode is ever stored.
+	 */
+	if (KpBatchCompression(hdr) != KP_COMPRESSION_NONE)
+	{
+		err = kp_batch_check_records((const char *) data, len, KP_WIRE_MAX_INFLATE);
+		if (err != KP_CODEC_OK)
+		{
+			*why = kp_codec_error_message(err);
+			return KP_ERR_CORRUPT_MESSAGE;
+		}
+	}
 	if (!t->config.log.log_append_time)
 	{
 		now = GetCurrentTimestamp() / 1000 +

@@ -400,6 +400,8 @@ test_round_trips(void)
 		const char *diff;
 
 		CHECK(err == KP_CODEC_OK, "%s: validate: %s", name, kp_codec_error_message(err));
+		err = kp_batch_check_records(batch, len, 16 * 1024 * 1024);
+		CHECK(err == KP_CODEC_OK, "%s: check_records: %s", name, kp_codec_error_message(err));
 		CHECK(hdr.magic == 2 && hdr.base_offset == 0 && KpBatchTotalSize(&hdr) == len &&
 			  hdr.records_count == n && hdr.last_offset_delta == n - 1 &&
 			  KpBatchCompression(&hdr) == codec && !KpBatchIsTransactional(&hdr) &&
@@ -851,6 +853,9 @@ test_malformed_records(void)
 			  "%s: validate does not inflate", kp_compression_name(all_codecs[c]));
 		e = kp_record_iter_begin(&it, b, len, 1 << 20);
 		CHECK(e == KP_CODEC_BAD_COMPRESSION, "%s: corrupt payload: %s",
+			  kp_compression_name(all_codecs[c]), kp_codec_error_message(e));
+		e = kp_batch_check_records(b, len, 1 << 20);
+		CHECK(e == KP_CODEC_BAD_COMPRESSION, "%s: check_records refuses the corrupt payload: %s",
 			  kp_compression_name(all_codecs[c]), kp_codec_error_message(e));
 		pfree(b);
 	}

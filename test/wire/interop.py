@@ -7,17 +7,22 @@
 - produced with kafka.produce / kafka.produce_batch in SQL (headers,
   explicit timestamps, binary keys) and read over the wire;
 - keyed records from SQL land on the partition librdkafka's murmur2
-  partitioner (the Java client's default) picks for the same key.
+  partitioner (the Java client's default) picks for the same key;
+- a compressed batch whose payload does not inflate (CRC right) is refused
+  with CORRUPT_MESSAGE and nothing of it is readable from SQL.
 
 Usage: interop.py HOST:PORT (env PGHOST/PGPORT/PGUSER/PGDATABASE for SQL).
 Last line: "N passed, M failed".
 """
 import os
+import socket
+import struct
 import sys
 import time
 import uuid
 
 import psycopg2
+from kafka.record.util import calc_crc32c
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 BOOTSTRAP = sys.argv[1]
@@ -53,6 +58,38 @@ def read_wire(topic, partition, n, timeout=30):
         out.append((m.offset(), m.key(), m.value(), m.headers() or [], m.timestamp()[1]))
     c.close()
     return out
+
+
+def raw_produce(topic, batch):
+    """Produce v3 of one batch to partition 0 over a plain socket; the partition's error code."""
+    name = topic.encode()
+    body = (struct.pack(">hih", -1, -1, 10000) + struct.pack(">i", 1) + struct.pack(">h", len(name)) + name
+            + struct.pack(">ii", 1, 0) + struct.pack(">i", len(batch)) + batch)
+    client = b"interop"
+    req = struct.pack(">hhih", 0, 3, 77, len(client)) + client + body
+    host, port = BOOTSTRAP.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        data = b""
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+            chunk = s.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+    # correlation id, topics[1]: name, partitions[1]: index, error_code, ...
+    pos = 8 + 4
+    nlen = struct.unpack(">h", data[pos:pos + 2])[0]
+    pos += 2 + nlen + 4 + 4
+    return struct.unpack(">h", data[pos:pos + 2])[0]
+
+
+def batch_v2(codec, payload, count=1):
+    """A record batch whose CRC is right, with payload as its records section."""
+    ts = int(time.time() * 1000)
+    after_crc = (struct.pack(">hiqqqhii", codec, count - 1, ts, ts, -1, -1, -1, count) + payload)
+    crc = calc_crc32c(after_crc)
+    rest = struct.pack(">ib", 0, 2) + struct.pack(">I", crc) + after_crc
+    return struct.pack(">qi", 0, len(rest)) + rest
 
 
 def main():
@@ -126,6 +163,17 @@ def main():
     diff = [k for k in keys if sql_part.get(k) != wire_part.get(k)]
     check(f"{len(keys)} keys: kafka.produce picks the partition librdkafka's murmur2 partitioner picks",
           len(wire_part) == len(keys) and not diff, repr(diff[:5]))
+    # 4. a compressed batch whose payload does not inflate (CRC right) is
+    #    refused with CORRUPT_MESSAGE and nothing is stored
+    topic = f"interop-corrupt-{run}"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    junk = bytes((i * 37 + 11) & 0xff for i in range(40))
+    for codec, cname in ((1, "gzip"), (2, "snappy"), (3, "lz4"), (4, "zstd")):
+        code = raw_produce(topic, batch_v2(codec, junk))
+        check(f"{cname} batch with a payload that does not inflate: CORRUPT_MESSAGE (2)", code == 2, str(code))
+    cur.execute("SELECT \"offset\" FROM kafka.list_offsets(%s, 0, -1::bigint)", (topic,))
+    end = cur.fetchone()[0]
+    check("nothing was stored from the corrupt batches", end == 0, str(end))
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
