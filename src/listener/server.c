@@ -101,9 +101,11 @@ kp_listener_init(void)
 							"Number of listener processes sharing the Kafka port.",
 							NULL, &kp_listener_workers, 2, 1, 64,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* at most what one palloc'd input buffer can hold, frame prefix included */
 	DefineCustomIntVariable("kafka.socket_request_max_bytes",
 							"Largest request accepted (Kafka's socket.request.max.bytes).",
-							NULL, &kp_socket_request_max_bytes, 104857600, 1024, INT_MAX,
+							NULL, &kp_socket_request_max_bytes, 104857600, 1024,
+							(int) (MaxAllocSize / 2),
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.connections_max_idle_ms",
 							"Idle connections are closed after this long (Kafka's connections.max.idle.ms).",
