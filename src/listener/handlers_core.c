@@ -457,6 +457,7 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	KpFetchResponseAbortedTransaction *aborted = NULL;
 	int			naborted = 0;
 	int			maxaborted = 0;
+	int64		last_pid = -1;	/* SQL transaction of the previous batch */
 
 	kp_log_offsets(partition_id, &off);
 	out->high_watermark = off.log_end_offset;
@@ -494,27 +495,31 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 			if ((int64) len > part_left || (int64) len > budget->total_left)
 				break;
 		}
+		/* a transaction's outcome is looked up once per run of its batches */
 		if (read_committed && KpBatchIsTransactional(&hdr) && !KpBatchIsControl(&hdr) &&
-			KpPidIsSqlXact(hdr.producer_id) &&
-			kp_sql_xact_outcome(hdr.producer_id) == KP_TXN_ABORTED)
+			KpPidIsSqlXact(hdr.producer_id) && hdr.producer_id != last_pid)
 		{
-			int			k;
-			bool		known = false;
-
-			for (k = 0; k < naborted; k++)
-				if (aborted[k].producer_id == hdr.producer_id)
-					known = true;
-			if (!known)
+			last_pid = hdr.producer_id;
+			if (kp_sql_xact_outcome(last_pid) == KP_TXN_ABORTED)
 			{
-				if (naborted == maxaborted)
+				int			k;
+				bool		known = false;
+
+				for (k = 0; k < naborted; k++)
+					if (aborted[k].producer_id == hdr.producer_id)
+						known = true;
+				if (!known)
 				{
-					maxaborted = maxaborted ? maxaborted * 2 : 8;
-					aborted = aborted ? repalloc(aborted, sizeof(*aborted) * maxaborted) :
-						palloc(sizeof(*aborted) * maxaborted);
+					if (naborted == maxaborted)
+					{
+						maxaborted = maxaborted ? maxaborted * 2 : 8;
+						aborted = aborted ? repalloc(aborted, sizeof(*aborted) * maxaborted) :
+							palloc(sizeof(*aborted) * maxaborted);
+					}
+					aborted[naborted].producer_id = hdr.producer_id;
+					aborted[naborted].first_offset = hdr.base_offset;
+					naborted++;
 				}
-				aborted[naborted].producer_id = hdr.producer_id;
-				aborted[naborted].first_offset = hdr.base_offset;
-				naborted++;
 			}
 		}
 		appendBinaryStringInfo(&records, batch, len);

@@ -8,6 +8,8 @@
   explicit timestamps, binary keys) and read over the wire;
 - keyed records from SQL land on the partition librdkafka's murmur2
   partitioner (the Java client's default) picks for the same key;
+- interleaved SQL transactions, one rolled back: read_committed wire readers
+  get only the committed records, read_uncommitted ones all of them;
 - a compressed batch whose payload does not inflate (CRC right) is refused
   with CORRUPT_MESSAGE and nothing of it is readable from SQL.
 
@@ -45,9 +47,9 @@ def sql():
     return c
 
 
-def read_wire(topic, partition, n, timeout=30):
+def read_wire(topic, partition, n, timeout=30, isolation="read_committed"):
     c = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "interop-" + uuid.uuid4().hex,
-                  "enable.auto.commit": False, "isolation.level": "read_committed"})
+                  "enable.auto.commit": False, "isolation.level": isolation})
     c.assign([TopicPartition(topic, partition, 0)])
     out = []
     t0 = time.time()
@@ -163,7 +165,27 @@ def main():
     diff = [k for k in keys if sql_part.get(k) != wire_part.get(k)]
     check(f"{len(keys)} keys: kafka.produce picks the partition librdkafka's murmur2 partitioner picks",
           len(wire_part) == len(keys) and not diff, repr(diff[:5]))
-    # 4. a compressed batch whose payload does not inflate (CRC right) is
+    # 4. SQL transactions interleaved on one partition, one rolled back:
+    #    read_committed wire readers skip the aborted batches, read_uncommitted
+    #    ones see them
+    topic = f"interop-txn-{run}"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    a, b = psycopg2.connect(""), psycopg2.connect("")
+    ca, cb = a.cursor(), b.cursor()
+    ca.execute("SELECT kafka.produce(%s, 'a', 'a1', partition => 0)", (topic,))
+    cb.execute("SELECT kafka.produce(%s, 'b', 'b1', partition => 0)", (topic,))
+    ca.execute("SELECT kafka.produce(%s, 'a', 'a2', partition => 0)", (topic,))
+    cb.execute("SELECT kafka.produce(%s, 'b', 'b2', partition => 0)", (topic,))
+    a.rollback()
+    b.commit()
+    a.close()
+    b.close()
+    got = [m[2] for m in read_wire(topic, 0, 2)]
+    check("read_committed over the wire: only the committed transaction's records", got == [b"b1", b"b2"], repr(got))
+    got = [m[2] for m in read_wire(topic, 0, 4, isolation="read_uncommitted")]
+    check("read_uncommitted over the wire: every record, aborted ones too", got == [b"a1", b"b1", b"a2", b"b2"], repr(got))
+
+    # 5. a compressed batch whose payload does not inflate (CRC right) is
     #    refused with CORRUPT_MESSAGE and nothing is stored
     topic = f"interop-corrupt-{run}"
     cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
