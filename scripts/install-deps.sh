@@ -8,6 +8,10 @@ PACKAGES=(
 	# server and build
 	postgresql-15 postgresql-server-dev-15 postgresql-client-15
 	build-essential clang make
+	# the fuzz parts link -fsanitize=address,fuzzer: clang's runtimes are a separate package
+	libclang-rt-14-dev
+	# tools/pgindent (make format, and the suite's format check)
+	pg-bsd-indent
 	libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
 	# tests
 	postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
