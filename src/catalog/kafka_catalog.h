@@ -128,4 +128,9 @@ extern void kp_topic_drop_all_storage(void);
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
 
+/* ---------- cluster-wide reads (cluster.c) ---------- */
+
+/* Every topic's name in Kafka's order (byte order); returns the count. */
+extern int	kp_topic_list_names(char ***names);
+
 #endif							/* KP_KAFKA_CATALOG_H */

@@ -71,6 +71,7 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_INCREMENTAL_ALTER_CONFIGS, kp_handle_incremental_alter_configs},
 	{KP_API_DELETE_RECORDS, kp_handle_delete_records},
 	{KP_API_OFFSET_FOR_LEADER_EPOCH, kp_handle_offset_for_leader_epoch},
+	{KP_API_DESCRIBE_TOPIC_PARTITIONS, kp_handle_describe_topic_partitions},
 };
 
 static MemoryContext request_cxt = NULL;

@@ -77,6 +77,9 @@ extern void kp_handle_incremental_alter_configs(KpRequestContext *ctx);
 extern void kp_handle_delete_records(KpRequestContext *ctx);
 extern void kp_handle_offset_for_leader_epoch(KpRequestContext *ctx);
 
+/* handlers_describe_partitions.c */
+extern void kp_handle_describe_topic_partitions(KpRequestContext *ctx);
+
 /* dispatch.c */
 
 /* The handler for an API key, or NULL when the broker does not serve it. */
