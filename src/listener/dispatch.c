@@ -78,6 +78,8 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_QUORUM, kp_handle_describe_quorum},
 	{KP_API_LIST_CONFIG_RESOURCES, kp_handle_list_config_resources},
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
+	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
+	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 };
 
 static MemoryContext request_cxt = NULL;

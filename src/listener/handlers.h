@@ -88,6 +88,10 @@ extern void kp_handle_describe_quorum(KpRequestContext *ctx);
 extern void kp_handle_list_config_resources(KpRequestContext *ctx);
 extern void kp_handle_describe_client_quotas(KpRequestContext *ctx);
 
+/* handlers_scram.c */
+extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
+extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
+
 /* dispatch.c */
 
 /* The handler for an API key, or NULL when the broker does not serve it. */
