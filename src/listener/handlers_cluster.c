@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "datatype/timestamp.h"
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
@@ -65,14 +66,29 @@ kp_handle_elect_leaders(KpRequestContext *ctx)
 	resp->error_code = KP_ERR_NONE;
 
 	/*
-	 * Asked for every partition, Kafka answers only the partitions whose
-	 * election was needed: here none.
+	 * Asked for every partition (null), Kafka answers every topic, each with
+	 * only the partitions whose election was needed: here none.
 	 */
 	if (req->n_topic_partitions < 0)
 	{
+		char	  **names;
+		int			n;
+
 		resp->n_replica_election_results = 0;
 		if (bad_type)
+		{
 			resp->error_code = KP_ERR_INVALID_REQUEST;
+			return;
+		}
+		n = kp_topic_list_names(&names);
+		resp->replica_election_results =
+			palloc0(sizeof(KpElectLeadersResponseReplicaElectionResult) * Max(n, 1));
+		for (i = 0; i < n; i++)
+		{
+			resp->replica_election_results[i].topic = names[i];
+			resp->replica_election_results[i].n_partition_result = 0;
+		}
+		resp->n_replica_election_results = n;
 		return;
 	}
 
@@ -272,20 +288,48 @@ kp_handle_describe_quorum(KpRequestContext *ctx)
 	KpDescribeQuorumResponseTopicData *topic;
 	KpDescribeQuorumResponsePartitionData *part;
 	KpDescribeQuorumResponseNode *node;
-	int64		now_ms = (GetCurrentTimestamp() / 1000) + (int64) 946684800000;
+	int64		now_ms;
 	int64		offset = (int64) GetFlushRecPtr(NULL);
 
+	/* Unix time in milliseconds, as Kafka's timestamps */
+	now_ms = GetCurrentTimestamp() / 1000 +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
+
 	resp->error_code = KP_ERR_NONE;
-	resp->error_message = NULL;
+	resp->error_message = pstrdup("");	/* v2: Kafka sends "", not null */
 	resp->n_nodes = 0;
 
-	/* KafkaRaftClient: exactly one topic, __cluster_metadata, partition 0 */
+	/*
+	 * KafkaRaftClient: exactly one topic, __cluster_metadata, with exactly
+	 * partition 0; otherwise every partition asked for is
+	 * UNKNOWN_TOPIC_OR_PARTITION (getPartitionLevelErrorResponse).
+	 */
 	if (req->n_topics != 1 || req->topics[0].topic_name == NULL ||
 		strcmp(req->topics[0].topic_name, CLUSTER_METADATA_TOPIC) != 0 ||
 		req->topics[0].n_partitions != 1 || req->topics[0].partitions[0].partition_index != 0)
 	{
-		resp->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-		resp->n_topics = 0;
+		int			i;
+		int			j;
+
+		resp->n_topics = Max(req->n_topics, 0);
+		resp->topics = palloc0(sizeof(KpDescribeQuorumResponseTopicData) * Max(resp->n_topics, 1));
+		for (i = 0; i < resp->n_topics; i++)
+		{
+			KpDescribeQuorumRequestTopicData *rt = &req->topics[i];
+
+			topic = &resp->topics[i];
+			topic->topic_name = pstrdup(rt->topic_name ? rt->topic_name : "");
+			topic->n_partitions = Max(rt->n_partitions, 0);
+			topic->partitions = palloc0(sizeof(KpDescribeQuorumResponsePartitionData) *
+										Max(topic->n_partitions, 1));
+			for (j = 0; j < topic->n_partitions; j++)
+			{
+				part = &topic->partitions[j];
+				part->partition_index = rt->partitions[j].partition_index;
+				part->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				part->error_message = pstrdup("This server does not host this topic-partition.");
+			}
+		}
 		return;
 	}
 
@@ -404,15 +448,32 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 
 /*
  * No client quotas exist yet (they come with issue 10), so every filter
- * matches nothing.  `kafka-configs --describe --entity-type users` asks
- * for quotas beside SCRAM credentials.
+ * matches nothing; a filter on an entity type Kafka does not know is
+ * UNSUPPORTED_VERSION, as Kafka answers.  `kafka-configs --describe
+ * --entity-type users` asks for quotas beside SCRAM credentials.
  */
 void
 kp_handle_describe_client_quotas(KpRequestContext *ctx)
 {
+	KpDescribeClientQuotasRequest *req = ctx->request;
 	KpDescribeClientQuotasResponse *resp = ctx->response;
+	int			i;
 
 	resp->error_code = KP_ERR_NONE;
-	resp->error_message = NULL;
+	resp->error_message = pstrdup("");	/* Kafka sends "", not null */
 	resp->n_entries = 0;
+	for (i = 0; i < req->n_components; i++)
+	{
+		const char *type = req->components[i].entity_type;
+
+		/* Kafka's quota entity types (ClientQuotaEntity) */
+		if (type == NULL || (strcmp(type, "user") != 0 && strcmp(type, "client-id") != 0 &&
+							 strcmp(type, "ip") != 0))
+		{
+			resp->error_code = KP_ERR_UNSUPPORTED_VERSION;
+			resp->error_message = psprintf("Unsupported entity type %s", type ? type : "");
+			resp->n_entries = -1;	/* null, as Kafka's error response */
+			return;
+		}
+	}
 }

@@ -70,7 +70,7 @@ kp_handle_describe_user_scram_credentials(KpRequestContext *ctx)
 	int			i;
 
 	resp->error_code = KP_ERR_NONE;
-	resp->error_message = NULL;
+	resp->error_message = pstrdup("");	/* Kafka sends "", not null */
 
 	if (req->n_users <= 0)
 	{
