@@ -141,7 +141,7 @@ typedef struct KpScramCredential
 	int			iterations;		/* of its SCRAM-SHA-256 verifier */
 } KpScramCredential;
 
-/* Every role with a SCRAM-SHA-256 verifier, sorted by name. */
+/* Every LOGIN role with a SCRAM-SHA-256 verifier, sorted by name. */
 extern int	kp_scram_credentials(KpScramCredential **out);
 
 /* Iterations of one role's SCRAM-SHA-256 verifier, 0 if it has none. */

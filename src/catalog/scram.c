@@ -11,7 +11,9 @@
  * DescribeUserScramCredentials reports a mechanism and an iteration count
  * per user, as Kafka does, and nothing else: the verifier is parsed here
  * and wiped, never returned.  Roles with an MD5 password or none have no
- * SCRAM credential.  PostgreSQL keeps no SCRAM-SHA-512 verifier.
+ * SCRAM credential, and neither do NOLOGIN roles (they cannot log in to
+ * PostgreSQL, so they will not log in to Kafka).  PostgreSQL keeps no
+ * SCRAM-SHA-512 verifier.
  *
  * Read-only: changing a role's password from the Kafka listener waits for
  * authentication (issue 10).
@@ -70,7 +72,7 @@ credential_cmp(const void *a, const void *b)
 }
 
 /*
- * Every role with a SCRAM-SHA-256 verifier, sorted by name, with its
+ * Every LOGIN role with a SCRAM-SHA-256 verifier, sorted by name, with its
  * iteration count.  Returns the count; *out is palloc'd.
  */
 int
@@ -93,7 +95,7 @@ kp_scram_credentials(KpScramCredential **out)
 									  RelationGetDescr(rel), &isnull);
 		int			iterations;
 
-		if (isnull)
+		if (isnull || !role->rolcanlogin)
 			continue;
 		iterations = scram_iterations(pw);
 		if (iterations <= 0)
@@ -115,8 +117,8 @@ kp_scram_credentials(KpScramCredential **out)
 
 /*
  * The iteration count of role user's SCRAM-SHA-256 verifier, or 0 when the
- * role does not exist or has no such verifier (the two are not told
- * apart: Kafka answers RESOURCE_NOT_FOUND for both).
+ * role does not exist, cannot log in or has no such verifier (not told
+ * apart: Kafka answers RESOURCE_NOT_FOUND for all).
  */
 int
 kp_scram_credential_iterations(const char *user)
@@ -132,7 +134,7 @@ kp_scram_credential_iterations(const char *user)
 	if (!HeapTupleIsValid(tup))
 		return 0;
 	pw = SysCacheGetAttr(AUTHNAME, tup, Anum_pg_authid_rolpassword, &isnull);
-	if (!isnull)
+	if (!isnull && ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
 		iterations = scram_iterations(pw);
 	ReleaseSysCache(tup);
 	return iterations;
