@@ -5,27 +5,14 @@ describe_metadata_quorum, list_config_resources and describe_user_scram_credenti
 interpreter of test/clients/python's virtualenv that holds kafka-python 3 (test/clients/admin/run
 finds it). Prints "ok - ..." / "not ok - ..." and "N passed, M failed".
 """
-import os
 import sys
 import uuid
 
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
-BS = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok - " + name)
-    else:
-        failed += 1
-        print("not ok - " + name)
-        if detail:
-            print("#   " + str(detail)[:2000])
+import describe_partitions as w
+from describe_partitions import BS, check
 
 
 def attempt(name, fn):
@@ -94,8 +81,8 @@ def main():
 
     admin.delete_topics([t])
     admin.close()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    print("%d passed, %d failed" % (w.passed, w.failed))
+    return 1 if w.failed else 0
 
 
 if __name__ == "__main__":
