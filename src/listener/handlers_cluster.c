@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "datatype/timestamp.h"
 #include "utils/timestamp.h"
 
@@ -278,7 +279,9 @@ fill_voter(KpDescribeQuorumResponseReplicaState *v, int64 log_end_offset, int64 
  * on the client listener too.  The quorum's log is PostgreSQL's WAL, which
  * carries the catalog: the high watermark and the voter's log end offset
  * are the WAL flush position, the leader epoch is the timeline (bumped by
- * every promotion, as issue 11 maps Kafka's leader epochs).
+ * every promotion, as issue 11 maps Kafka's leader epochs).  A hot standby
+ * (which does not serve Kafka clients yet) would report its replay
+ * position and timeline.
  */
 void
 kp_handle_describe_quorum(KpRequestContext *ctx)
@@ -289,7 +292,16 @@ kp_handle_describe_quorum(KpRequestContext *ctx)
 	KpDescribeQuorumResponsePartitionData *part;
 	KpDescribeQuorumResponseNode *node;
 	int64		now_ms;
-	int64		offset = (int64) GetFlushRecPtr(NULL);
+	int64		offset;
+	TimeLineID	timeline;
+
+	if (RecoveryInProgress())
+		offset = (int64) GetXLogReplayRecPtr(&timeline);	/* a standby's replay */
+	else
+	{
+		offset = (int64) GetFlushRecPtr(NULL);
+		timeline = GetWALInsertionTimeLine();
+	}
 
 	/* Unix time in milliseconds, as Kafka's timestamps */
 	now_ms = GetCurrentTimestamp() / 1000 +
@@ -342,7 +354,7 @@ kp_handle_describe_quorum(KpRequestContext *ctx)
 	part->error_code = KP_ERR_NONE;
 	part->error_message = NULL;
 	part->leader_id = kp_node_id;
-	part->leader_epoch = (int32) GetWALInsertionTimeLine();
+	part->leader_epoch = (int32) timeline;
 	part->high_watermark = offset;
 	part->n_current_voters = 1;
 	part->current_voters = palloc0(sizeof(KpDescribeQuorumResponseReplicaState));
