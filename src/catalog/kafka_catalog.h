@@ -128,4 +128,23 @@ extern void kp_topic_drop_all_storage(void);
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
 
+/* ---------- cluster-wide reads (cluster.c) ---------- */
+
+/* Every topic's name in Kafka's order (byte order); returns the count. */
+extern int	kp_topic_list_names(char ***names);
+
+/* ---------- SCRAM credentials: PostgreSQL's role verifiers (scram.c) ---------- */
+
+typedef struct KpScramCredential
+{
+	char	   *user;			/* the role */
+	int			iterations;		/* of its SCRAM-SHA-256 verifier */
+} KpScramCredential;
+
+/* Every LOGIN role with a SCRAM-SHA-256 verifier, sorted by name. */
+extern int	kp_scram_credentials(KpScramCredential **out);
+
+/* Iterations of one role's SCRAM-SHA-256 verifier, 0 if it has none. */
+extern int	kp_scram_credential_iterations(const char *user);
+
 #endif							/* KP_KAFKA_CATALOG_H */

@@ -71,6 +71,15 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_INCREMENTAL_ALTER_CONFIGS, kp_handle_incremental_alter_configs},
 	{KP_API_DELETE_RECORDS, kp_handle_delete_records},
 	{KP_API_OFFSET_FOR_LEADER_EPOCH, kp_handle_offset_for_leader_epoch},
+	{KP_API_DESCRIBE_TOPIC_PARTITIONS, kp_handle_describe_topic_partitions},
+	{KP_API_ELECT_LEADERS, kp_handle_elect_leaders},
+	{KP_API_ALTER_PARTITION_REASSIGNMENTS, kp_handle_alter_partition_reassignments},
+	{KP_API_LIST_PARTITION_REASSIGNMENTS, kp_handle_list_partition_reassignments},
+	{KP_API_DESCRIBE_QUORUM, kp_handle_describe_quorum},
+	{KP_API_LIST_CONFIG_RESOURCES, kp_handle_list_config_resources},
+	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
+	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
+	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 };
 
 static MemoryContext request_cxt = NULL;

@@ -77,6 +77,21 @@ extern void kp_handle_incremental_alter_configs(KpRequestContext *ctx);
 extern void kp_handle_delete_records(KpRequestContext *ctx);
 extern void kp_handle_offset_for_leader_epoch(KpRequestContext *ctx);
 
+/* handlers_describe_partitions.c */
+extern void kp_handle_describe_topic_partitions(KpRequestContext *ctx);
+
+/* handlers_cluster.c */
+extern void kp_handle_elect_leaders(KpRequestContext *ctx);
+extern void kp_handle_alter_partition_reassignments(KpRequestContext *ctx);
+extern void kp_handle_list_partition_reassignments(KpRequestContext *ctx);
+extern void kp_handle_describe_quorum(KpRequestContext *ctx);
+extern void kp_handle_list_config_resources(KpRequestContext *ctx);
+extern void kp_handle_describe_client_quotas(KpRequestContext *ctx);
+
+/* handlers_scram.c */
+extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
+extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
+
 /* dispatch.c */
 
 /* The handler for an API key, or NULL when the broker does not serve it. */
