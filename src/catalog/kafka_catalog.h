@@ -104,6 +104,15 @@ extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool mi
 /* The name of the topic with this Kafka topic id, or NULL (no lock taken). */
 extern char *kp_topic_name_for_uuid(const pg_uuid_t *uuid);
 
+/*
+ * The Kafka topic id of a topic by name, seeing topics created earlier in
+ * this transaction; false if none (out zeroed).
+ */
+extern bool kp_topic_uuid_by_name(const char *name, pg_uuid_t *out);
+
+/* Names of all topics, sorted, in the caller's memory context. */
+extern char **kp_topic_list_names(int *n);
+
 /* The partition reference the store needs; ERROR for a bad partition. */
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);
@@ -127,5 +136,26 @@ extern void kp_topic_drop_all_storage(void);
 
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
+
+/* ---------- topic policy checks (policy.c) ---------- */
+
+/*
+ * Both front doors check what they are sent with these.  Each returns 0 if
+ * the topic's configs allow it, else the SQLSTATE of the Kafka error
+ * (ERRCODE_KP_*) with *why set to a message; with raise, it reports the
+ * ERROR instead of returning.
+ */
+extern int	kp_topic_check_batch_size(const KpTopic *t, size_t len, bool raise, char **why);
+extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
+									 bool raise, char **why);
+extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
+
+/* ---------- cluster-wide catalog state (cluster.c) ---------- */
+
+/* A new producer id from kafka.producer_id_seq. */
+extern int64 kp_catalog_next_producer_id(void);
+
+/* Record the segment directory's relfilenode in kafka.store. */
+extern void kp_catalog_record_store_directory(Oid relnode);
 
 #endif							/* KP_KAFKA_CATALOG_H */

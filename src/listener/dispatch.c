@@ -154,8 +154,8 @@ kp_advertised_port_number(void)
 }
 
 /* Kafka error code for an ERROR: class KP carries it in its digits. */
-static int16
-kafka_code_for(int sqlerrcode)
+int16
+kp_handler_code_for_sqlstate(int sqlerrcode)
 {
 	char	   *state = unpack_sql_state(sqlerrcode);
 
@@ -196,7 +196,7 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		code = kafka_code_for(edata->sqlerrcode);
+		code = kp_handler_code_for_sqlstate(edata->sqlerrcode);
 		if (message)
 			*message = pstrdup(edata->message);
 		FreeErrorData(edata);

@@ -90,6 +90,9 @@ extern KpHandlerFn kp_handler_for(int16 api_key);
  */
 extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 
+/* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
+extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
+
 /*
  * Authorized operations as Kafka reports them when asked (no ACLs here:
  * everything a topic, group or the cluster supports).  Bits are

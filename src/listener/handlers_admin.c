@@ -28,7 +28,6 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/uuid.h"
 
@@ -129,30 +128,6 @@ rollback_validated(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_KP_VALIDATED),
 			 errmsg("validated")));
-}
-
-/* Kafka's topic id of a topic, read with a fresh snapshot (it may be new). */
-static void
-topic_uuid_of(const char *name, KpUuid *out)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-
-	memset(out, 0, sizeof(KpUuid));
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT topic_uuid FROM kafka.topics WHERE name = $1",
-							  1, argtypes, args, NULL, false, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			memcpy(out->b, DatumGetUUIDP(d)->data, 16);
-	}
-	SPI_finish();
 }
 
 /*
@@ -287,7 +262,7 @@ create_topic_fn(void *varg)
 	CreateTopicArg *arg = varg;
 
 	kp_topic_create(arg->name, arg->partitions, arg->configs, arg->nconfigs);
-	topic_uuid_of(arg->name, &arg->topic_id);
+	(void) kp_topic_uuid_by_name(arg->name, (pg_uuid_t *) &arg->topic_id);
 	if (arg->validate_only)
 		rollback_validated();
 }
@@ -1313,11 +1288,7 @@ delete_records_fn(void *varg)
 	KpPartitionRef ref;
 
 	kp_topic_partition(t, arg->partition, &ref);
-	if (!t->config.cleanup_delete)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_POLICY_VIOLATION),
-				 errmsg("Records of partition %s-%d can not be deleted due to the configured policy",
-						arg->topic, arg->partition)));
+	(void) kp_topic_check_delete_records(t, true, NULL);
 	kp_log_delete_records(ref.partition_id, arg->offset, &arg->low_watermark);
 }
 

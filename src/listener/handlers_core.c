@@ -14,9 +14,9 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
@@ -141,17 +141,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 		char	  **names = NULL;
 		int			n = 0;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name", true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "kafka_pg: cannot list topics");
-		n = (int) SPI_processed;
-		/* outside SPI's memory: SPI_finish frees that */
-		names = MemoryContextAlloc(CurTransactionContext, sizeof(char *) * Max(n, 1));
-		for (i = 0; i < n; i++)
-			names[i] = MemoryContextStrdup(CurTransactionContext,
-										   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-		SPI_finish();
+		names = kp_topic_list_names(&n);
 		resp->topics = palloc0(sizeof(KpMetadataResponseTopic) * Max(n, 1));
 		resp->n_topics = 0;
 		for (i = 0; i < n; i++)
@@ -215,6 +205,8 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 {
 	KpCodecError err;
 	int64		now;
+	int			state;
+	char	   *msg;
 
 	if (len < KP_BATCH_HEADER_SIZE)
 	{
@@ -232,10 +224,10 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = kp_codec_error_message(err);
 		return err == KP_CODEC_BAD_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
 	}
-	if ((int64) len > t->config.log.max_message_bytes)
+	if ((state = kp_topic_check_batch_size(t, len, false, &msg)) != 0)
 	{
-		*why = "record batch larger than the topic's max.message.bytes";
-		return KP_ERR_MESSAGE_TOO_LARGE;
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
 	}
 	if (KpBatchIsControl(hdr))
 	{
@@ -266,16 +258,12 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 			return KP_ERR_CORRUPT_MESSAGE;
 		}
 	}
-	if (!t->config.log.log_append_time)
+	now = GetCurrentTimestamp() / 1000 +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
+	if ((state = kp_topic_check_timestamp(t, hdr->max_timestamp, now, false, &msg)) != 0)
 	{
-		now = GetCurrentTimestamp() / 1000 +
-			((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
-		if (now - hdr->max_timestamp > t->config.timestamp_before_max_ms ||
-			hdr->max_timestamp - now > t->config.timestamp_after_max_ms)
-		{
-			*why = "timestamp outside message.timestamp.before.max.ms / after.max.ms";
-			return KP_ERR_INVALID_TIMESTAMP;
-		}
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
 	}
 	return KP_ERR_NONE;
 }
@@ -707,7 +695,6 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 {
 	KpInitProducerIdRequest *req = ctx->request;
 	KpInitProducerIdResponse *resp = ctx->response;
-	bool		isnull;
 
 	resp->producer_id = -1;
 	resp->producer_epoch = -1;
@@ -725,12 +712,7 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 		resp->error_code = KP_ERR_NONE;
 		return;
 	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT nextval('kafka.producer_id_seq')", false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "kafka_pg: cannot allocate a producer id");
-	resp->producer_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
+	resp->producer_id = kp_catalog_next_producer_id();
 	resp->producer_epoch = 0;
 	resp->error_code = KP_ERR_NONE;
 }
