@@ -6,7 +6,7 @@ two C files into --out:
 
   messages_gen.h   one C struct per (nested) struct type of every message, API key
                    constants, per-message version ranges, descriptor declarations
-  messages_gen.c   the static descriptor tables that src/protocol/wire.c interprets,
+  messages_gen.c   the static descriptor tables that src/protocol/wire_decode.c and wire_encode.c interpret,
                    and kp_api_table[]
 
 The generated files are committed, so building the extension needs no Python.  Run

@@ -67,7 +67,7 @@ extern void kp_handle_offset_delete(KpRequestContext *ctx);
 extern void kp_handle_consumer_group_heartbeat(KpRequestContext *ctx);
 extern void kp_handle_consumer_group_describe(KpRequestContext *ctx);
 
-/* handlers_admin.c */
+/* handlers_topics.c, handlers_configs.c, handlers_records.c */
 extern void kp_handle_create_topics(KpRequestContext *ctx);
 extern void kp_handle_delete_topics(KpRequestContext *ctx);
 extern void kp_handle_create_partitions(KpRequestContext *ctx);

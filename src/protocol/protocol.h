@@ -5,9 +5,9 @@
  *
  * Every Kafka request and response is a C struct generated from Kafka's own
  * message definitions (messages_gen.h, by tools/gen_protocol.py), plus a
- * static descriptor table that tells the one table-driven decoder and encoder
- * in wire.c, field by field, what is on the wire at which version.  Handlers
- * see decoded structs, never raw bytes.
+ * static descriptor table that tells the one table-driven decoder
+ * (wire_decode.c) and encoder (wire_encode.c), field by field, what is on
+ * the wire at which version.  Handlers see decoded structs, never raw bytes.
  *
  * How a handler uses it:
  *
@@ -150,6 +150,12 @@ typedef struct KpFieldDesc
 	double		default_float;
 	const char *default_string;
 } KpFieldDesc;
+
+/* Is version v in a version bit mask (versions, nullable_versions, ...)? */
+#define KP_VERSION_IN(mask, v)	((((mask) >> (v)) & 1) != 0)
+
+/* The C size of one element of an array field (wire_decode.c). */
+extern size_t kp_wire_elem_size(const KpFieldDesc *f);
 
 typedef struct KpStructDesc
 {

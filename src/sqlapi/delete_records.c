@@ -5,7 +5,7 @@
  *	  from SQL.
  *
  * The same steps as the wire listener's DeleteRecords handler
- * (src/listener/handlers_admin.c): lock the topic against other changes,
+ * (src/listener/handlers_records.c): lock the topic against other changes,
  * refuse topics whose cleanup.policy lacks "delete" (POLICY_VIOLATION, as
  * Kafka does; src/catalog/policy.c), and let the store move the log start offset
  * (src/store/retention.c).
