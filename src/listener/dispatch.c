@@ -310,6 +310,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.version = hdr.request_api_version;
 	ctx.peer = c->peer;
 	ctx.final_attempt = final;
+	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
+	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
+		kp_listener_now_ms();
 	strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
@@ -378,7 +381,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
-		kp_conn_park(c, frame, len, ctx.park_until_ms, ctx.park_cookie);
+		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie);
 		goto done;
 	}
 	if (!ctx.no_response)

@@ -39,6 +39,9 @@ typedef struct KpRequestContext
 
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
+	int64		received_ms;	/* when the request first arrived: a parked
+								 * request's re-runs keep its first arrival,
+								 * so deadlines measured from it stand */
 } KpRequestContext;
 
 typedef void (*KpHandlerFn) (KpRequestContext *ctx);

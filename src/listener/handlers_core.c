@@ -596,14 +596,19 @@ kp_handle_fetch(KpRequestContext *ctx)
 		}
 	}
 
-	/* long poll: wait for min_bytes, up to max_wait_ms */
+	/*
+	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's
+	 * arrival.  A parked fetch is run again on every wake-up (any append,
+	 * any group change), so the deadline is measured from when it first
+	 * arrived, never from this run: otherwise a busy server would push a
+	 * quiet partition's answer back forever (Kafka's DelayedFetch keeps one
+	 * deadline too).
+	 */
 	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
-		int64		now = kp_listener_now_ms();
-
 		ctx->park = true;
-		ctx->park_until_ms = now + req->max_wait_ms;
+		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
 	}
 }
 
