@@ -268,6 +268,38 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 	return KP_ERR_NONE;
 }
 
+/*
+ * The batch at *batch in the topic's compression.type (t->config.compression
+ * >= 0), as Kafka's LogValidator recompresses it: offsets, timestamps and
+ * producer fields are kept.  The recompressed batch must still fit
+ * max.message.bytes (Kafka checks again after recompression).
+ */
+static int16
+recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
+{
+	KpCodecError err;
+	char	   *out;
+	size_t		out_len;
+	char	   *msg;
+	int			state;
+
+	err = kp_batch_recompress(*batch, *len, (KpCompression) t->config.compression,
+							  KP_WIRE_MAX_INFLATE, &out, &out_len);
+	if (err != KP_CODEC_OK)
+	{
+		*why = kp_codec_error_message(err);
+		return KP_ERR_CORRUPT_MESSAGE;
+	}
+	if ((state = kp_topic_check_batch_size(t, out_len, false, &msg)) != 0)
+	{
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
+	}
+	*batch = out;
+	*len = out_len;
+	return KP_ERR_NONE;
+}
+
 void
 kp_handle_produce(KpRequestContext *ctx)
 {
@@ -300,6 +332,9 @@ kp_handle_produce(KpRequestContext *ctx)
 			int16		code = KP_ERR_NONE;
 			size_t		pos;
 			int			nbatches = 0;
+			int			b;
+			char	  **batches;
+			size_t	   *batch_lens;
 			KpAppendResult res;
 			bool		first = true;
 
@@ -326,7 +361,14 @@ kp_handle_produce(KpRequestContext *ctx)
 				why = "no records";
 			}
 
-			/* validate every batch before appending any: all or nothing */
+			/*
+			 * Validate every batch before appending any: all or nothing.  A
+			 * topic whose compression.type names a codec gets its batches in
+			 * that codec, recompressed here as Kafka's LogValidator does;
+			 * "producer" (the default) keeps the producer's.
+			 */
+			batches = palloc(sizeof(char *) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
+			batch_lens = palloc(sizeof(size_t) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
 			for (pos = 0; code == KP_ERR_NONE && pos < (size_t) pd->records.len; nbatches++)
 			{
 				KpBatchHeader hdr;
@@ -347,7 +389,12 @@ kp_handle_produce(KpRequestContext *ctx)
 					why = "record batch length exceeds the request";
 					break;
 				}
+				batches[nbatches] = (char *) pd->records.data + pos;
+				batch_lens[nbatches] = total;
 				code = check_produce_batch(t, pd->records.data + pos, total, &hdr, &why);
+				if (code == KP_ERR_NONE && t->config.compression >= 0 &&
+					(KpCompression) t->config.compression != KpBatchCompression(&hdr))
+					code = recompress_batch(t, &batches[nbatches], &batch_lens[nbatches], &why);
 				pos += total;
 			}
 			if (code != KP_ERR_NONE)
@@ -359,12 +406,10 @@ kp_handle_produce(KpRequestContext *ctx)
 			}
 
 			kp_topic_partition(t, pd->index, &ref);
-			for (pos = 0; pos < (size_t) pd->records.len;)
+			for (b = 0; b < nbatches; b++)
 			{
-				char	   *batch = (char *) pd->records.data + pos;
-				size_t		total = (size_t) (uint32) kp_get_int32(batch + 8) + KP_BATCH_LOG_OVERHEAD;
-
-				kp_log_append(&ref, &t->config.log, batch, total, KP_NO_PRODUCER_ID, &res);
+				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b],
+							  KP_NO_PRODUCER_ID, &res);
 				if (res.status == KP_APPEND_OUT_OF_ORDER)
 				{
 					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -383,7 +428,6 @@ kp_handle_produce(KpRequestContext *ctx)
 				}
 				if (res.status == KP_APPEND_OK && res.end_lsn > flush_to)
 					flush_to = res.end_lsn;
-				pos += total;
 			}
 			pr->error_code = code;
 			if (code != KP_ERR_NONE)

@@ -384,7 +384,33 @@ def check_topic_compression():
                   f"(got {(base_offset, delta, pid, epoch, seq, count)})")
         check(f"the records read back are those produced (compression.type={conf})",
               recs is not None and records_of(recs) == values)
+        got = client_read(topic, len(values))
+        check(f"librdkafka reads the records back (compression.type={conf})", got == values,
+              f"(got {len(got)} records)")
+        if os.environ.get("PGDATABASE"):
+            import psycopg2
+            with psycopg2.connect("") as pg, pg.cursor() as cur:
+                cur.execute("SELECT compression, record_count, crc_valid FROM kafka.dump_log(%s, 0)", (topic,))
+                rows = cur.fetchall()
+            check(f"kafka.dump_log shows the stored batch as {name} (compression.type={conf})",
+                  rows == [(name, len(values), True)], f"(got {rows})")
     c.close()
+
+
+def client_read(topic, n, timeout=20):
+    """The values of partition 0 of topic, read with librdkafka (confluent-kafka)."""
+    from confluent_kafka import Consumer, TopicPartition
+    cons = Consumer({"bootstrap.servers": f"{HOST}:{PORT}", "group.id": f"conf-{RUN}",
+                     "enable.auto.commit": False, "broker.address.family": "v4"})
+    cons.assign([TopicPartition(topic, 0, 0)])
+    out = []
+    deadline = time.time() + timeout
+    while len(out) < n and time.time() < deadline:
+        m = cons.poll(1.0)
+        if m is not None and not m.error():
+            out.append(m.value())
+    cons.close()
+    return out
 
 
 def main():
