@@ -116,6 +116,24 @@ rd_need(KpReader *r, size_t n, const KpFieldDesc *f)
 	return true;
 }
 
+/*
+ * A NUL byte inside a string that is a C string here (every STRING but the
+ * KP_F_BINARY_STRING ones).  Kafka accepts it, so this is not a decode
+ * error: the value is kept whole (C code sees it up to the NUL), decoding
+ * goes on, and the first such field is noted in the KpError for the caller
+ * to refuse the request with a Kafka error rather than act on a shortened
+ * name (the listener answers INVALID_REQUEST, kp_error_response).
+ */
+static void
+note_embedded_nul(KpReader *r, const KpFieldDesc *f, int64 n)
+{
+	if (r->err->embedded_nul)
+		return;
+	r->err->embedded_nul = true;
+	snprintf(r->err->embedded_nul_field, sizeof(r->err->embedded_nul_field),
+			 "%s.%s (a string of %lld bytes)", r->msg_name, f->name, (long long) n);
+}
+
 /* ------------------------------------------------------------------------
  * Primitive readers: big-endian fixed width, and varints (Kafka's
  * ByteUtils.readUnsignedVarint: at most 5 bytes for 32 bits).
@@ -239,7 +257,7 @@ kp_wire_elem_size(const KpFieldDesc *f)
 		case KP_T_BOOL:
 			return sizeof(bool);
 		case KP_T_STRING:
-			return sizeof(char *);
+			return (f->flags & KP_F_BINARY_STRING) ? sizeof(KpBytes) : sizeof(char *);
 		case KP_T_BYTES:
 		case KP_T_RECORDS:
 			return sizeof(KpBytes);
@@ -345,16 +363,29 @@ decode_value(KpReader *r, const KpFieldDesc *f, int version, bool flexible,
 					if (!nullable)
 						return fail(r, KP_DECODE_NULL_NOT_ALLOWED, f,
 									"null string at version %d", version);
-					*(char **) dst = NULL;
+					if (f->flags & KP_F_BINARY_STRING)
+					{
+						((KpBytes *) dst)->data = NULL;
+						((KpBytes *) dst)->len = -1;
+					}
+					else
+						*(char **) dst = NULL;
 					return true;
 				}
 				if ((size_t) n > rd_left(r))
 					return fail(r, KP_DECODE_BAD_LENGTH, f,
 								"string length %lld exceeds the %zu bytes left",
 								(long long) n, rd_left(r));
+				if (f->flags & KP_F_BINARY_STRING)
+				{
+					/* bytes to the client: kept as they are, NULs included */
+					((KpBytes *) dst)->data = r->p;
+					((KpBytes *) dst)->len = (int32) n;
+					r->p += n;
+					return true;
+				}
 				if (memchr(r->p, '\0', n) != NULL)
-					return fail(r, KP_DECODE_EMBEDDED_NUL, f,
-								"string of length %lld contains a NUL byte", (long long) n);
+					note_embedded_nul(r, f, n);
 				s = rd_alloc(r, n + 1, f);
 				if (s == NULL)
 					return false;
@@ -578,6 +609,13 @@ init_defaults(const KpStructDesc *sdesc, void *out)
 			case KP_T_UUID:
 				break;
 			case KP_T_STRING:
+				if (f->flags & KP_F_BINARY_STRING)
+				{
+					/* the generator gives binary strings no non-empty default */
+					((KpBytes *) dst)->data = NULL;
+					((KpBytes *) dst)->len = f->default_null ? -1 : 0;
+					break;
+				}
 				/* a constant: decoded strings are palloc'd, defaults are not */
 				*(const char **) dst = f->default_null ? NULL : f->default_string;
 				break;
@@ -616,6 +654,8 @@ decode_prefix(const KpMessageDesc *desc, int version, const uint8 *buf,
 
 	err->code = KP_DECODE_OK;
 	err->message[0] = '\0';
+	err->embedded_nul = false;
+	err->embedded_nul_field[0] = '\0';
 	r.p = buf;
 	r.end = buf + len;
 	r.err = err;

@@ -136,6 +136,21 @@ encode_value(StringInfo out, const KpFieldDesc *f, int version, bool flexible,
 			appendBinaryStringInfo(out, (const char *) ((const KpUuid *) src)->b, 16);
 			break;
 		case KP_T_STRING:
+			if (f->flags & KP_F_BINARY_STRING)
+			{
+				const KpBytes *b = src;
+
+				if (b->len < 0 && nullable)
+					put_length(out, compact, true, -1);
+				else
+				{
+					put_length(out, compact, true, Max(b->len, 0));
+					if (b->len > 0)
+						appendBinaryStringInfo(out, (const char *) b->data, b->len);
+				}
+				break;
+			}
+			else
 			{
 				const char *s = *(const char *const *) src;
 
@@ -262,6 +277,13 @@ field_is_default(const KpFieldDesc *f, const char *base)
 				return memcmp(src, &zero, sizeof(KpUuid)) == 0;
 			}
 		case KP_T_STRING:
+			if (f->flags & KP_F_BINARY_STRING)
+			{
+				const KpBytes *b = src;
+
+				return f->default_null ? b->len < 0 : b->len == 0;
+			}
+			else
 			{
 				const char *s = *(const char *const *) src;
 

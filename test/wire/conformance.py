@@ -337,13 +337,82 @@ def check_nul_strings():
         got = offset_fetch(c, group, topic)
         check(f"OffsetFetch returns metadata {md!r} byte for byte",
               got is not None and got[0] == 0 and got[1] == 42 and got[2] == md, f"(got {got})")
+    # the client that commits binary metadata: librdkafka's C API (bindings such as
+    # confluent-kafka's Python refuse a str with NUL before it reaches librdkafka)
+    md = b"librdkafka\x00binary\x01\x00metadata"
+    err = librdkafka_commit(topic, f"{group}-rdk", 7, md)
+    check("librdkafka commits binary offset metadata", err == 0, f"(error {err})")
+    # read back raw: librdkafka 2.0.2's rd_kafka_committed copies the metadata as a C string
+    # (bytes after the first NUL come back garbled, from Kafka 4.4 just the same)
+    got = offset_fetch(c, f"{group}-rdk", topic)
+    check("OffsetFetch returns librdkafka's binary metadata byte for byte", got == (0, 7, md),
+          f"(got {got})")
     # a topic name with a NUL byte: refused with a Kafka error, the connection stays open
     err = create_topic(c, b"bad\x00name-" + RUN.encode())
     check("CreateTopics of a name with a NUL byte is refused with a Kafka error, not a closed connection",
           err is not None and err != 0, f"(error {err})")
     r = c.call(10, 1, string(group) + i8(0))
     check("the connection still serves after that", r is not None)
+    # other names: Kafka takes any group id (kafka_pg cannot store a NUL in text and answers
+    # INVALID_REQUEST); a topic name with NUL is never valid.  Both answer, per entry.
+    err = offset_commit(c, group + "\x00x", topic, 1, "m")
+    check("OffsetCommit with a NUL in the group id is answered per partition, the connection kept",
+          err is not None, f"(error {err})")
+    err, _ = produce(c, b"bad\x00topic-" + RUN.encode(), build_batch(0, [b"v"]))
+    check("Produce to a topic name with a NUL byte gets a partition error, the connection kept",
+          err is not None and err != 0, f"(error {err})")
     c.close()
+
+
+def librdkafka_commit(topic, group, offset, metadata):
+    """Commit (topic, 0, offset, metadata) with librdkafka's C API (ctypes over librdkafka.so.1,
+    as a C client does); its error code."""
+    import ctypes
+
+    class TP(ctypes.Structure):
+        _fields_ = [("topic", ctypes.c_char_p), ("partition", ctypes.c_int32), ("offset", ctypes.c_int64),
+                    ("metadata", ctypes.c_void_p), ("metadata_size", ctypes.c_size_t),
+                    ("opaque", ctypes.c_void_p), ("err", ctypes.c_int), ("_private", ctypes.c_void_p)]
+
+    class TPList(ctypes.Structure):
+        _fields_ = [("cnt", ctypes.c_int), ("size", ctypes.c_int), ("elems", ctypes.POINTER(TP))]
+
+    lib = ctypes.CDLL("librdkafka.so.1")
+    lib.rd_kafka_conf_new.restype = ctypes.c_void_p
+    lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_new.restype = ctypes.c_void_p
+    lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_topic_partition_list_new.restype = ctypes.POINTER(TPList)
+    lib.rd_kafka_topic_partition_list_add.restype = ctypes.POINTER(TP)
+    lib.rd_kafka_topic_partition_list_add.argtypes = [ctypes.POINTER(TPList), ctypes.c_char_p, ctypes.c_int32]
+    lib.rd_kafka_commit.argtypes = [ctypes.c_void_p, ctypes.POINTER(TPList), ctypes.c_int]
+    lib.rd_kafka_consumer_close.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_topic_partition_list_destroy.argtypes = [ctypes.POINTER(TPList)]
+    lib.rd_kafka_mem_malloc.restype = ctypes.c_void_p
+    lib.rd_kafka_mem_malloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+    errstr = ctypes.create_string_buffer(512)
+    conf = lib.rd_kafka_conf_new()
+    for k, v in (("bootstrap.servers", f"{HOST}:{PORT}"), ("group.id", group),
+                 ("enable.auto.commit", "false"), ("broker.address.family", "v4")):
+        if lib.rd_kafka_conf_set(conf, k.encode(), v.encode(), errstr, 512) != 0:
+            return ("conf", errstr.value)
+    rk = lib.rd_kafka_new(1, conf, errstr, 512)  # RD_KAFKA_CONSUMER
+    if not rk:
+        return ("new", errstr.value)
+    offsets = lib.rd_kafka_topic_partition_list_new(1)
+    tp = lib.rd_kafka_topic_partition_list_add(offsets, topic.encode(), 0)
+    tp.contents.offset = offset
+    buf = lib.rd_kafka_mem_malloc(rk, len(metadata))  # the list frees it
+    ctypes.memmove(buf, metadata, len(metadata))
+    tp.contents.metadata = buf
+    tp.contents.metadata_size = len(metadata)
+    err = lib.rd_kafka_commit(rk, offsets, 0)
+    lib.rd_kafka_topic_partition_list_destroy(offsets)
+    lib.rd_kafka_consumer_close(rk)
+    lib.rd_kafka_destroy(rk)
+    return err
 
 
 def records_of(data):
