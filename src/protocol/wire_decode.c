@@ -134,6 +134,107 @@ note_embedded_nul(KpReader *r, const KpFieldDesc *f, int64 n)
 			 "%s.%s (a string of %lld bytes)", r->msg_name, f->name, (long long) n);
 }
 
+/*
+ * Length of the longest prefix of p[0..n) that is well-formed UTF-8 (the
+ * Unicode standard's Table 3-7: no overlong forms, no surrogates, nothing
+ * above U+10FFFF); n if all of it is.
+ */
+static size_t
+utf8_valid_prefix(const uint8 *p, size_t n)
+{
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		uint8		c = p[i];
+		int			len;
+		uint8		lo = 0x80,
+					hi = 0xBF;	/* range of the second byte */
+
+		if (c < 0x80)
+		{
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			len = 2;
+		else if (c >= 0xE0 && c <= 0xEF)
+		{
+			len = 3;
+			if (c == 0xE0)
+				lo = 0xA0;
+			else if (c == 0xED)
+				hi = 0x9F;
+		}
+		else if (c >= 0xF0 && c <= 0xF4)
+		{
+			len = 4;
+			if (c == 0xF0)
+				lo = 0x90;
+			else if (c == 0xF4)
+				hi = 0x8F;
+		}
+		else
+			return i;
+		if (i + len > n || p[i + 1] < lo || p[i + 1] > hi)
+			return i;
+		for (int k = 2; k < len; k++)
+			if (p[i + k] < 0x80 || p[i + k] > 0xBF)
+				return i;
+		i += len;
+	}
+	return n;
+}
+
+/*
+ * The n bytes at r->p as a C string in which every ill-formed UTF-8
+ * sequence is replaced by U+FFFD, as Java's decoder (and so Kafka) reads a
+ * STRING: each maximal subpart of an ill-formed sequence, or else one byte,
+ * becomes one replacement character.  Kafka never sees the invalid bytes,
+ * and neither does PostgreSQL text.  NULL on a decode error.
+ */
+static char *
+utf8_replace_invalid(KpReader *r, const KpFieldDesc *f, int64 n)
+{
+	const uint8 *p = r->p;
+	size_t		i = 0;
+	char	   *out;
+	size_t		o = 0;
+
+	out = rd_alloc(r, (size_t) n * 3 + 1, f);
+	if (out == NULL)
+		return NULL;
+	while (i < (size_t) n)
+	{
+		size_t		ok = utf8_valid_prefix(p + i, n - i);
+		size_t		bad = 1;
+
+		memcpy(out + o, p + i, ok);
+		o += ok;
+		i += ok;
+		if (i >= (size_t) n)
+			break;
+		/* the maximal subpart: a lead byte and the continuations that fit it */
+		if (p[i] >= 0xC2 && p[i] <= 0xF4)
+		{
+			size_t		want = p[i] <= 0xDF ? 2 : p[i] <= 0xEF ? 3 : 4;
+
+			while (bad < want && i + bad < (size_t) n &&
+				   p[i + bad] >= 0x80 && p[i + bad] <= 0xBF &&
+				   !(bad == 1 && ((p[i] == 0xE0 && p[i + 1] < 0xA0) ||
+								  (p[i] == 0xED && p[i + 1] > 0x9F) ||
+								  (p[i] == 0xF0 && p[i + 1] < 0x90) ||
+								  (p[i] == 0xF4 && p[i + 1] > 0x8F))))
+				bad++;
+		}
+		memcpy(out + o, "\xEF\xBF\xBD", 3);
+		o += 3;
+		i += bad;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* ------------------------------------------------------------------------
  * Primitive readers: big-endian fixed width, and varints (Kafka's
  * ByteUtils.readUnsignedVarint: at most 5 bytes for 32 bits).
@@ -386,11 +487,16 @@ decode_value(KpReader *r, const KpFieldDesc *f, int version, bool flexible,
 				}
 				if (memchr(r->p, '\0', n) != NULL)
 					note_embedded_nul(r, f, n);
-				s = rd_alloc(r, n + 1, f);
-				if (s == NULL)
+				if (utf8_valid_prefix(r->p, n) == (size_t) n)
+				{
+					s = rd_alloc(r, n + 1, f);
+					if (s == NULL)
+						return false;
+					memcpy(s, r->p, n);
+					s[n] = '\0';
+				}
+				else if ((s = utf8_replace_invalid(r, f, n)) == NULL)
 					return false;
-				memcpy(s, r->p, n);
-				s[n] = '\0';
 				r->p += n;
 				*(char **) dst = s;
 				return true;

@@ -964,6 +964,47 @@ test_rejects(void)
 		kp_arena_reset();
 	}
 	{
+		/*
+		 * Ill-formed UTF-8 in a string is read as Java (Kafka) reads it: each
+		 * maximal subpart becomes U+FFFD (expectations from Python's
+		 * decode(errors="replace"), which follows the same rule)
+		 */
+		static const struct
+		{
+			uint8		in[8];
+			int			len;
+			const char *out;
+			int			out_len;
+		}			cases[] = {
+		{{0x67, 0xff, 0xe2, 0x82}, 4, "\x67\xef\xbf\xbd\xef\xbf\xbd", 7},
+		{{0x61, 0xc0, 0x80, 0x62}, 4, "\x61\xef\xbf\xbd\xef\xbf\xbd\x62", 8},
+		{{0xed, 0xa0, 0x80}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+		{{0xf0, 0x9f, 0x98, 0x78}, 4, "\xef\xbf\xbd\x78", 4},
+		{{0x6f, 0x6b, 0xe2, 0x82, 0xac}, 5, "\x6f\x6b\xe2\x82\xac", 5},
+		{{0xf4, 0x90, 0x80, 0x80}, 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12},
+		{{0xe0, 0x80, 0xaf}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+		};
+
+		for (int i = 0; i < (int) lengthof(cases); i++)
+		{
+			uint8		b[16];
+			KpFindCoordinatorRequest m;
+			KpError		err;
+
+			b[0] = 0;
+			b[1] = cases[i].len;
+			memcpy(b + 2, cases[i].in, cases[i].len);
+			if (!kp_decode(&kp_FindCoordinatorRequest_desc, 0, b, 2 + cases[i].len, &m, &err) ||
+				strlen(m.key) != (size_t) cases[i].out_len ||
+				memcmp(m.key, cases[i].out, cases[i].out_len) != 0)
+			{
+				printf("FAIL %s: UTF-8 case %d decoded wrong\n", current, i);
+				ok = false;
+			}
+			kp_arena_reset();
+		}
+	}
+	{
 		/* FindCoordinator v0 key null: not nullable */
 		uint8		b[] = {0xff, 0xff};
 

@@ -6,8 +6,10 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    server is woken by other traffic (a producer to another topic every 300 ms
    used to push the deadline back on every wake-up).
 2. A STRING with NUL bytes: OffsetCommit metadata with NUL (and other binary)
-   bytes is committed and OffsetFetch returns the exact bytes; a topic name
-   with a NUL byte is refused with a Kafka error, the connection stays open.
+   bytes is committed (librdkafka's C API too) and OffsetFetch returns the
+   exact bytes; a topic name or group id with a NUL byte is answered with an
+   error per entry, the connection stays open; ill-formed UTF-8 in a name
+   reads as U+FFFD, as Java reads it.
 7. compression.type of a topic: a gzip batch produced to a zstd topic is
    stored (and fetched) as zstd; to a topic with compression.type=producer it
    stays gzip; the records read back are the ones produced.
@@ -358,6 +360,18 @@ def check_nul_strings():
     err = offset_commit(c, group + "\x00x", topic, 1, "m")
     check("OffsetCommit with a NUL in the group id is answered per partition, the connection kept",
           err is not None, f"(error {err})")
+    # ill-formed UTF-8 in a name is read as Java reads it (U+FFFD), so a group id sent with a
+    # 0xff byte is the group "\ufffd" on both brokers, and never invalid text in PostgreSQL
+    bad = group.encode() + b"-\xff"
+    err = None
+    for _ in range(20):
+        err = offset_commit(c, bad, topic, 5, "m")
+        if err not in (14, 15, 16):
+            break
+        time.sleep(0.5)
+    got = offset_fetch(c, (group + "-\ufffd").encode(), topic)
+    check("a group id with ill-formed UTF-8 is the group with U+FFFD in its place, as in Kafka",
+          err == 0 and got is not None and got[:2] == (0, 5), f"(commit {err}, fetch {got})")
     err, _ = produce(c, b"bad\x00topic-" + RUN.encode(), build_batch(0, [b"v"]))
     check("Produce to a topic name with a NUL byte gets a partition error, the connection kept",
           err is not None and err != 0, f"(error {err})")
