@@ -31,6 +31,8 @@
 #define KP_STORE_INT_H
 
 #include "store/store.h"
+#include "codec/codec.h"
+#include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
@@ -162,7 +164,7 @@ extern bool kp_segment_has_excess_blocks(Relation rel, int64 size);
 /* Cut the stream back to size bytes (torn-tail recovery). WAL-logged. */
 extern void kp_segment_truncate(Relation rel, int64 size);
 
-/* ---------- partition.c ---------- */
+/* ---------- the partition table (partition.c) ---------- */
 
 #define KP_MAX_OPEN_TXNS		64
 
@@ -253,8 +255,43 @@ extern KpStoreShared *kp_store_shared;
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
+extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
+extern void kp_partition_created_in_xact(int64 partition_id);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 extern int64 kp_now_ms(void);
+
+/* ---------- recovery.c ---------- */
+
+extern void kp_partition_recover(KpPartitionState *state);
+
+/* ---------- append.c ---------- */
+
+extern void kp_append_locked(KpPartitionState *state, const KpLogConfig *config,
+							 bool drop_on_abort, char *batch, size_t len,
+							 int64 txn_producer_id, KpAppendResult *result);
+
+/* ---------- producer.c ---------- */
+
+extern bool kp_producer_batch_is_idempotent(const KpBatchHeader *hdr);
+extern void kp_producer_reset(KpPartitionState *state);
+extern KpAppendStatus kp_producer_check_batch(KpPartitionState *state,
+											  const KpBatchHeader *hdr,
+											  KpAppendResult *result);
+extern void kp_producer_note_batch(KpPartitionState *state,
+								   const KpBatchHeader *hdr, int64 base_offset);
+
+/* ---------- txnstate.c ---------- */
+
+extern void kp_txnstate_add(KpPartitionState *state, int64 producer_id,
+							int16 epoch, int64 first_offset);
+extern void kp_txnstate_remove(KpPartitionState *state, int i);
+extern void kp_txnstate_compute_lso(KpPartitionState *state);
+extern int	kp_txnstate_write_markers(KpPartitionState *state);
+
+/* ---------- waiters.c ---------- */
+
+extern void kp_notify_append_waiters(void);
+
 
 #endif							/* KP_STORE_INT_H */
