@@ -14,7 +14,7 @@
  * partition ids are never reused.
  *
  * The directory also records raised log start offsets (DeleteRecords,
- * retention.c) as entries flagged KP_DIRENT_LOG_START: the log start offset
+ * logstart.c) as entries flagged KP_DIRENT_LOG_START: the log start offset
  * of a partition is the larger of its first segment's base offset and the
  * largest such entry, on the primary after a restart and on a standby alike.
  *
@@ -261,7 +261,7 @@ kp_directory_set_log_start(int64 partition_id, int64 log_start_offset)
 					 KP_DIRENT_LOG_START);
 }
 
-/* Flag a partition's segment as dropped (retention, topic deletion). */
+/* Flag a partition's segment as dropped (DeleteRecords, logstart.c). */
 void
 kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 {

@@ -11,7 +11,7 @@
  * whole and CRC-valid, i.e. at the end of what has been replayed.
  *
  * Nothing below the log start offset is ever returned (DeleteRecords may
- * have put it inside a segment that still exists, retention.c): a reader
+ * have put it inside a segment that still exists, logstart.c): a reader
  * asked for an earlier offset starts at the log start.  Callers that must
  * refuse such an offset (Fetch: OFFSET_OUT_OF_RANGE) check it against
  * kp_log_offsets first, as they do for offsets past the log end.

@@ -8,7 +8,7 @@
  * rebuilds its KpPartitionState from the segment directory and the pages.
  *
  *	- The directory gives the segments and any raised log start offset
- *	  (DeleteRecords, retention.c).
+ *	  (DeleteRecords, logstart.c).
  *	- The last page's index entry of the last segment gives the batch to
  *	  start from; the tail is walked batch by batch checking lengths and
  *	  CRC-32C.  A batch torn by a crash between its WAL records (it was
@@ -140,7 +140,7 @@ void
 kp_partition_recover(KpPartitionState *state)
 {
 	int64		partition_id = state->key.partition_id;
-	int64		deleted_before = kp_directory_log_start(partition_id);	/* retention.c */
+	int64		deleted_before = kp_directory_log_start(partition_id);	/* logstart.c */
 	int			nsegs;
 	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
 	int			i;

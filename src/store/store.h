@@ -220,7 +220,7 @@ extern void kp_log_drop_partition(int64 partition_id);
 #define KpPidIsSqlXact(pid)	((pid) >= 0 && ((pid) & KP_SQL_PID_FLAG) != 0)
 #define KpPidGetFullXid(pid) FullTransactionIdFromU64((uint64) ((pid) & ~KP_SQL_PID_FLAG))
 
-/* ---------- deleting records (retention.c) ---------- */
+/* ---------- deleting records (logstart.c) ---------- */
 
 /*
  * Kafka's DeleteRecords (KIP-107): raise the partition's log start offset to

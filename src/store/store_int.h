@@ -88,7 +88,7 @@ typedef struct KpDirEntry
 #define KP_DIRENT_DROPPED		0x0001
 /*
  * Not a segment: "the partition's log start offset is base_offset" (Kafka's
- * DeleteRecords, retention.c).  relnode is InvalidOid.  Append-only like the
+ * DeleteRecords, logstart.c).  relnode is InvalidOid.  Append-only like the
  * segment entries; the largest one of a partition wins.
  */
 #define KP_DIRENT_LOG_START		0x0002

@@ -1,15 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * retention.c
+ * logstart.c
  *	  Moving a partition's log start offset forward: Kafka's DeleteRecords
  *	  (KIP-107), and the segment drops that follow from it.
+ *
+ * This is not retention.  Kafka's retention (retention.ms, retention.bytes)
+ * and compaction are issue 9's cleaner workers, which do not exist yet
+ * (README, "Where the next pieces go"); when they come, deleting whole
+ * segments by time or size will move the log start through the same two
+ * steps as here: record the new log start, then drop the segments below it.
  *
  * The log start offset is the first offset a consumer can read.  It starts
  * at the first segment's base offset; DeleteRecords raises it to any offset
  * up to the high watermark, possibly into the middle of a segment.  The new
  * value is recorded in the segment directory as an entry of its own
  * (KP_DIRENT_LOG_START, directory.c), written with generic WAL at once, so
- * it survives a restart (partition_load reads it back) and a standby sees it
+ * it survives a restart (recovery.c reads it back) and a standby sees it
  * by replay (reader.c).  Like Kafka's, the move is not transactional: a
  * ROLLBACK does not bring deleted records back.
  *
@@ -19,9 +25,9 @@
  * which empties the file when the transaction commits.  Their directory
  * entries are flagged dropped just before that commit (XACT_EVENT_PRE_COMMIT),
  * so the directory never lists a segment whose file is gone, and an aborted
- * transaction keeps both; a later DeleteRecords or retention pass finds the
- * segments again.  A crash between the pre-commit flag and the commit record
- * leaves an unreferenced file (space, not data: it was below the log start).
+ * transaction keeps both; a later DeleteRecords finds the segments again.
+ * A crash between the pre-commit flag and the commit record leaves an
+ * unreferenced file (space, not data: it was below the log start).
  *
  * Locking: the partition's appender lock while the offsets are read and the
  * log start moves, as for an append.  Callers hold a topic lock that keeps
@@ -80,7 +86,7 @@ forget_pending_drops(void)
 }
 
 static void
-retention_xact_callback(XactEvent event, void *arg)
+logstart_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
@@ -106,7 +112,7 @@ retention_xact_callback(XactEvent event, void *arg)
 
 /* A subtransaction's drops go with it on abort, to its parent on commit. */
 static void
-retention_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+logstart_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						   SubTransactionId parentSubid, void *arg)
 {
 	int			level = GetCurrentTransactionNestLevel();
@@ -180,8 +186,8 @@ drop_segments_below(int64 partition_id, int64 log_start)
 
 		if (!callbacks_registered)
 		{
-			RegisterXactCallback(retention_xact_callback, NULL);
-			RegisterSubXactCallback(retention_subxact_callback, NULL);
+			RegisterXactCallback(logstart_xact_callback, NULL);
+			RegisterSubXactCallback(logstart_subxact_callback, NULL);
 			callbacks_registered = true;
 		}
 		old = MemoryContextSwitchTo(TopMemoryContext);
