@@ -185,7 +185,6 @@ kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
 	kp_append_locked(state, config, part->created_in_xact, batch, len,
 					 txn_producer_id, result);
 	kp_partition_unlock(state);
-	ConditionVariableBroadcast(&state->cv);
 	if (result->status == KP_APPEND_OK)
 		kp_notify_append_waiters();
 }

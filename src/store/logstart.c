@@ -30,8 +30,9 @@
  * unreferenced file (space, not data: it was below the log start).
  *
  * Locking: the partition's appender lock while the offsets are read and the
- * log start moves, as for an append.  Callers hold a topic lock that keeps
- * concurrent DeleteRecords on the same topic apart until commit.
+ * log start moves, as for an append; the WAL flush and the drops come after
+ * it is released.  Callers hold a topic lock that keeps concurrent
+ * DeleteRecords on the same topic apart until commit.
  *
  *-------------------------------------------------------------------------
  */
@@ -159,8 +160,8 @@ drop_is_pending(int64 partition_id, Oid relnode)
 }
 
 /*
- * Drop the segments that lie wholly below log_start (not the active one).
- * Called with the appender lock held.
+ * Drop the segments that lie wholly below log_start (not the active one)
+ * when the transaction commits.
  */
 static void
 drop_segments_below(int64 partition_id, int64 log_start)
@@ -224,6 +225,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 	KpPartitionState *state;
 	int64		high_watermark;
 	int64		target;
+	int64		log_start;
+	bool		moved = false;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -250,14 +253,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		{
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
-
-			/*
-			 * Durable before we answer: the transaction may have no xid
-			 * (nothing dropped), and then its commit flushes nothing.
-			 */
-			XLogFlush(GetXLogInsertRecPtr());
+			moved = true;
 		}
-		drop_segments_below(partition_id, state->log_start_offset);
 	}
 	PG_CATCH();
 	{
@@ -266,7 +263,22 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-
-	*new_log_start = state->log_start_offset;
+	log_start = state->log_start_offset;
 	kp_partition_unlock(state);
+
+	/*
+	 * Durable before we answer: the transaction may have no xid (nothing
+	 * dropped), and then its commit flushes nothing.  The flush waits for
+	 * the disk, so not under the appender lock.
+	 */
+	if (moved)
+		XLogFlush(GetXLogInsertRecPtr());
+
+	/*
+	 * The drops need no appender lock either: they only schedule the
+	 * removal of segments wholly below the log start, never the active one,
+	 * and the caller's topic lock keeps other DeleteRecords away.
+	 */
+	drop_segments_below(partition_id, log_start);
+	*new_log_start = log_start;
 }

@@ -27,6 +27,7 @@
 #include "access/xact.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -139,62 +140,173 @@ kp_partition_find(Oid dboid, int64 partition_id)
 }
 
 /*
+ * Loading a partition (recovery.c) reads the segment directory, the
+ * segments' last pages and every batch header of the active segment, asks
+ * the commit log about open SQL transactions, and may cut a torn tail: I/O
+ * that grows with the segment.  It must not run under the appender lock,
+ * an LWLock, whose waiters can neither be cancelled nor seen by the
+ * deadlock detector.  So the loader builds the state in local memory with
+ * no LWLock held, serialised against other loaders of the partition by a
+ * heavyweight lock (an advisory lock tag of our own class: in pg_locks as
+ * locktype advisory, objid the partition id, objsubid this class), and
+ * installs it under the appender lock in one copy.  Processes that find the
+ * partition unloaded meanwhile wait for that heavyweight lock, where a
+ * wait is cancellable.  The lock is taken for the transaction and released
+ * as soon as the state is installed; an ERROR releases it at abort.
+ *
+ * While the partition is unloaded nobody appends to it, reads its offsets
+ * or writes its markers: all of those go through kp_partition_lock.  Only
+ * kp_log_decide_txn may still mark a transaction of the old list decided
+ * (a commit callback cannot wait for a load); install_state keeps those
+ * decisions.
+ */
+#define KP_LOCKTAG_CLASS_PARTITION_LOAD	0x4B50	/* "KP" */
+
+/*
+ * Copy the freshly recovered state into the shared entry, whose appender
+ * lock the caller holds.  A transaction still open in fresh that was
+ * decided in the entry's old list while we loaded keeps its outcome.
+ */
+static void
+install_state(KpPartitionState *state, KpPartitionState *fresh)
+{
+	int			i;
+	int			j;
+
+	for (i = 0; i < fresh->ntxns; i++)
+	{
+		if (fresh->txns[i].outcome != KP_TXN_OPEN)
+			continue;
+		for (j = 0; j < state->ntxns; j++)
+		{
+			if (state->txns[j].producer_id == fresh->txns[i].producer_id &&
+				state->txns[j].outcome != KP_TXN_OPEN)
+			{
+				fresh->txns[i].outcome = state->txns[j].outcome;
+				fresh->has_decided = true;
+			}
+		}
+	}
+	memcpy((char *) state + offsetof(KpPartitionState, loaded),
+		   (char *) fresh + offsetof(KpPartitionState, loaded),
+		   sizeof(KpPartitionState) - offsetof(KpPartitionState, loaded));
+}
+
+/*
+ * Load the partition's state from the store.  Called without its appender
+ * lock; returns with it held exclusively and the state loaded.
+ */
+static void
+load_partition(KpPartitionState *state)
+{
+	LOCKTAG		tag;
+	KpPartitionState *fresh;
+
+	SET_LOCKTAG_ADVISORY(tag, state->key.dboid,
+						 (uint32) ((uint64) state->key.partition_id >> 32),
+						 (uint32) state->key.partition_id,
+						 KP_LOCKTAG_CLASS_PARTITION_LOAD);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+	if (state->loaded)
+	{
+		/* another process loaded it while we waited */
+		LockRelease(&tag, ExclusiveLock, false);
+		return;
+	}
+	LWLockRelease(&state->lock);
+
+	fresh = palloc0(sizeof(KpPartitionState));
+	fresh->key = state->key;
+	kp_partition_recover(fresh);
+
+	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+	install_state(state, fresh);
+	LockRelease(&tag, ExclusiveLock, false);
+	pfree(fresh);
+	if (state->has_decided)
+		kp_resolver_wakeup();
+}
+
+/*
+ * The partition's entry, created (unloaded) if it has none and create is
+ * set; NULL if it has none and create is not set.
+ */
+static KpPartitionState *
+find_or_create(int64 partition_id, bool create)
+{
+	KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
+	KpPartitionKey key;
+	bool		found;
+
+	if (state != NULL || !create)
+		return state;
+	memset(&key, 0, sizeof(key));
+	key.dboid = MyDatabaseId;
+	key.partition_id = partition_id;
+	LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
+	state = hash_search(partition_hash, &key, HASH_ENTER_NULL, &found);
+	if (state == NULL)
+	{
+		LWLockRelease(kp_store_shared->map_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("too many partitions in use"),
+				 errhint("Raise kafka.max_partitions (now %d) and restart the server.",
+						 kp_max_partitions)));
+	}
+	if (!found)
+	{
+		LWLockInitialize(&state->lock, kp_store_shared->partition_tranche);
+		state->loaded = false;
+		state->ntxns = 0;
+		state->has_decided = false;
+	}
+	LWLockRelease(kp_store_shared->map_lock);
+	return state;
+}
+
+/*
  * Return the partition's state with its appender lock held exclusively,
  * recovering it from the store first if needed.  With create = false,
- * returns NULL for a partition that has no state yet.  Not on a standby.
+ * returns NULL for a partition that has no state yet.  Not on a standby;
+ * in a transaction (a load takes a heavyweight lock).
  */
 KpPartitionState *
 kp_partition_lock(int64 partition_id, bool create)
 {
-	KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
+	KpPartitionState *state = find_or_create(partition_id, create);
 
 	if (state == NULL)
-	{
-		KpPartitionKey key;
-		bool		found;
-
-		if (!create)
-			return NULL;
-		memset(&key, 0, sizeof(key));
-		key.dboid = MyDatabaseId;
-		key.partition_id = partition_id;
-		LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
-		state = hash_search(partition_hash, &key, HASH_ENTER_NULL, &found);
-		if (state == NULL)
-		{
-			LWLockRelease(kp_store_shared->map_lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("too many partitions in use"),
-					 errhint("Raise kafka.max_partitions (now %d) and restart the server.",
-							 kp_max_partitions)));
-		}
-		if (!found)
-		{
-			LWLockInitialize(&state->lock, kp_store_shared->partition_tranche);
-			ConditionVariableInit(&state->cv);
-			state->loaded = false;
-		}
-		LWLockRelease(kp_store_shared->map_lock);
-	}
-
+		return NULL;
 	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
 	if (!state->loaded)
 	{
-		PG_TRY();
-		{
-			kp_partition_recover(state);
-		}
-		PG_CATCH();
-		{
-			state->loaded = false;
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		if (state->has_decided)
-			kp_resolver_wakeup();
+		LWLockRelease(&state->lock);
+		load_partition(state);
 	}
 	return state;
+}
+
+/*
+ * The same for readers of the state: the appender lock is held shared, so
+ * readers of one partition do not queue behind each other.
+ */
+KpPartitionState *
+kp_partition_lock_shared(int64 partition_id)
+{
+	for (;;)
+	{
+		KpPartitionState *state = find_or_create(partition_id, true);
+
+		LWLockAcquire(&state->lock, LW_SHARED);
+		if (state->loaded)
+			return state;
+		LWLockRelease(&state->lock);
+		load_partition(state);
+		LWLockRelease(&state->lock);
+	}
 }
 
 void
@@ -237,34 +349,37 @@ kp_partition_ids(bool (*filter) (const KpPartitionState *state))
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Remove the entries of partitions whose storage is gone.  Each is emptied
+ * under its appender lock first (a process may have found it just before
+ * and wait for that lock: it then finds no segment and no transaction),
+ * and removed under the map lock after, so the map lock is never held
+ * while waiting for an appender lock that an append may hold for long.
+ */
 static void
 forget_partitions(List *ids)
 {
 	ListCell   *lc;
-	KpPartitionState *state;
 
 	foreach(lc, ids)
 	{
+		int64		partition_id = *(int64 *) lfirst(lc);
+		KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
 		KpPartitionKey key;
+
+		if (state == NULL)
+			continue;
+		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+		state->ntxns = 0;
+		state->has_decided = false;
+		state->active_relnode = InvalidOid;
+		LWLockRelease(&state->lock);
 
 		memset(&key, 0, sizeof(key));
 		key.dboid = MyDatabaseId;
-		key.partition_id = *(int64 *) lfirst(lc);
+		key.partition_id = partition_id;
 		LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
-		state = hash_search(partition_hash, &key, HASH_FIND, NULL);
-		if (state != NULL)
-		{
-			/*
-			 * Empty it under its own lock first: the resolver may have
-			 * found it just before and be waiting for that lock.
-			 */
-			LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-			state->ntxns = 0;
-			state->has_decided = false;
-			state->active_relnode = InvalidOid;
-			LWLockRelease(&state->lock);
-			hash_search(partition_hash, &key, HASH_REMOVE, NULL);
-		}
+		hash_search(partition_hash, &key, HASH_REMOVE, NULL);
 		LWLockRelease(kp_store_shared->map_lock);
 	}
 }

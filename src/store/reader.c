@@ -95,7 +95,7 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 	r->high_watermark = -1;
 	if (!RecoveryInProgress())
 	{
-		KpPartitionState *state = kp_partition_lock(partition_id, true);
+		KpPartitionState *state = kp_partition_lock_shared(partition_id);
 
 		r->high_watermark = state->log_end_offset;
 		log_start = state->log_start_offset;
@@ -217,7 +217,7 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 	memset(out, 0, sizeof(*out));
 	if (!RecoveryInProgress())
 	{
-		KpPartitionState *state = kp_partition_lock(partition_id, true);
+		KpPartitionState *state = kp_partition_lock_shared(partition_id);
 
 		out->log_start_offset = state->log_start_offset;
 		out->log_end_offset = state->log_end_offset;

@@ -207,6 +207,11 @@ typedef struct KpPartitionState
 {
 	KpPartitionKey key;			/* hash key: must be first */
 	LWLock		lock;			/* the appender lock: guards all below */
+
+	/*
+	 * From here to the end: the state recovery.c rebuilds from the store,
+	 * installed as one block by partition.c.
+	 */
 	bool		loaded;			/* recovered from the store */
 	int64		log_start_offset;
 	int64		log_end_offset;
@@ -226,7 +231,6 @@ typedef struct KpPartitionState
 	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
 	int64		append_count;
 	KpProducerState producers[KP_MAX_PRODUCERS];
-	ConditionVariable cv;		/* broadcast after every append */
 } KpPartitionState;
 
 #define KP_MAX_APPEND_WAITERS	64
@@ -253,6 +257,7 @@ typedef struct KpStoreShared
 extern KpStoreShared *kp_store_shared;
 
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
+extern KpPartitionState *kp_partition_lock_shared(int64 partition_id);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));

@@ -202,7 +202,10 @@ has_open_txns(const KpPartitionState *state)
  * Decide, from the commit log, open SQL transactions of this database that
  * are no longer running: prepared transactions finished elsewhere, and any
  * whose backend could not run its callbacks.  The resolver calls it now and
- * then; it costs a scan of the partition table.
+ * then; it costs a scan of the partition table.  The commit log is asked
+ * with no lock of ours held (it may read pg_xact from disk); an outcome
+ * found is final, so it is applied afterwards as a backend's commit
+ * callback would apply it.
  */
 void
 kp_log_sweep_sql_txns(void)
@@ -212,24 +215,31 @@ kp_log_sweep_sql_txns(void)
 
 	foreach(lc, ids)
 	{
-		KpPartitionState *entry = kp_partition_find(MyDatabaseId, *(int64 *) lfirst(lc));
+		int64		partition_id = *(int64 *) lfirst(lc);
+		KpPartitionState *entry = kp_partition_find(MyDatabaseId, partition_id);
+		int64		pids[KP_MAX_OPEN_TXNS];
+		int			npids = 0;
 		int			i;
 
 		if (entry == NULL)
 			continue;
-		LWLockAcquire(&entry->lock, LW_EXCLUSIVE);
-		for (i = 0; i < entry->ntxns; i++)
+		LWLockAcquire(&entry->lock, LW_SHARED);
+		for (i = 0; i < entry->ntxns && entry->loaded; i++)
 		{
 			KpOpenTxn  *txn = &entry->txns[i];
 
 			if (txn->outcome == KP_TXN_OPEN && KpPidIsSqlXact(txn->producer_id))
-			{
-				txn->outcome = kp_sql_xact_outcome(txn->producer_id);
-				if (txn->outcome != KP_TXN_OPEN)
-					entry->has_decided = true;
-			}
+				pids[npids++] = txn->producer_id;
 		}
 		LWLockRelease(&entry->lock);
+
+		for (i = 0; i < npids; i++)
+		{
+			KpTxnOutcome outcome = kp_sql_xact_outcome(pids[i]);
+
+			if (outcome != KP_TXN_OPEN)
+				kp_log_decide_txn(MyDatabaseId, partition_id, pids[i], outcome);
+		}
 	}
 	list_free_deep(ids);
 }
@@ -260,8 +270,7 @@ kp_log_write_pending_markers(void)
 			continue;
 		written += kp_txnstate_write_markers(state);
 		kp_partition_unlock(state);
-		ConditionVariableBroadcast(&state->cv);
-	}
+		}
 	if (written > 0)
 		kp_notify_append_waiters();
 	list_free_deep(todo);
