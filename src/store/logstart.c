@@ -114,7 +114,7 @@ logstart_xact_callback(XactEvent event, void *arg)
 /* A subtransaction's drops go with it on abort, to its parent on commit. */
 static void
 logstart_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						   SubTransactionId parentSubid, void *arg)
+						  SubTransactionId parentSubid, void *arg)
 {
 	int			level = GetCurrentTransactionNestLevel();
 	ListCell   *lc;
@@ -268,16 +268,16 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 
 	/*
 	 * Durable before we answer: the transaction may have no xid (nothing
-	 * dropped), and then its commit flushes nothing.  The flush waits for
-	 * the disk, so not under the appender lock.
+	 * dropped), and then its commit flushes nothing.  The flush waits for the
+	 * disk, so not under the appender lock.
 	 */
 	if (moved)
 		XLogFlush(GetXLogInsertRecPtr());
 
 	/*
-	 * The drops need no appender lock either: they only schedule the
-	 * removal of segments wholly below the log start, never the active one,
-	 * and the caller's topic lock keeps other DeleteRecords away.
+	 * The drops need no appender lock either: they only schedule the removal
+	 * of segments wholly below the log start, never the active one, and the
+	 * caller's topic lock keeps other DeleteRecords away.
 	 */
 	drop_segments_below(partition_id, log_start);
 	*new_log_start = log_start;

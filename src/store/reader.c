@@ -359,10 +359,11 @@ kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *found_ts)
 			}
 			while (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
 			{
-				int64		rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
-					it.hdr.max_timestamp : rec.timestamp;
+				int64		rts;
 
-				/* the batch may straddle the log start (Kafka's startingOffset) */
+				rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
+					it.hdr.max_timestamp : rec.timestamp;
+				/* the batch may straddle the log start (startingOffset) */
 				if (rts >= ts && rec.offset >= r->from_offset)
 				{
 					result = rec.offset;

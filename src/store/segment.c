@@ -269,8 +269,8 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 	BlockNumber nblocks = segment_nblocks(rel);
 
 	/*
-	 * The time index is the running maximum up to each page's end: start
-	 * from the page holding the byte before this batch.
+	 * The time index is the running maximum up to each page's end: start from
+	 * the page holding the byte before this batch.
 	 */
 	if (pos > 0)
 	{

@@ -52,8 +52,8 @@ typedef struct KpPartitionRef
 typedef enum KpAppendStatus
 {
 	KP_APPEND_OK = 0,
-	KP_APPEND_DUPLICATE,		/* a retry of a batch already in the log: result
-								 * holds its original offsets */
+	KP_APPEND_DUPLICATE,		/* a retry of a batch already in the log:
+								 * result holds its original offsets */
 	KP_APPEND_OUT_OF_ORDER,		/* sequence gap: OUT_OF_ORDER_SEQUENCE_NUMBER */
 	KP_APPEND_STALE_EPOCH		/* epoch older than the producer's latest:
 								 * INVALID_PRODUCER_EPOCH */
@@ -156,7 +156,7 @@ extern void kp_log_wake_waiters(void);
 typedef struct KpLogOffsets
 {
 	int64		log_start_offset;
-	int64		log_end_offset;		/* = high watermark on a single node */
+	int64		log_end_offset; /* = high watermark on a single node */
 	int64		last_stable_offset;
 	int64		size_bytes;
 	int32		segment_count;

@@ -150,8 +150,8 @@ kp_txnstate_write_markers(KpPartitionState *state)
 
 	/*
 	 * A dropped segment's file is emptied when the dropping (or, for a
-	 * partition created by an aborted transaction, the creating)
-	 * transaction ends: no blocks means no partition to write to.
+	 * partition created by an aborted transaction, the creating) transaction
+	 * ends: no blocks means no partition to write to.
 	 */
 	if (exists)
 	{
@@ -270,7 +270,7 @@ kp_log_write_pending_markers(void)
 			continue;
 		written += kp_txnstate_write_markers(state);
 		kp_partition_unlock(state);
-		}
+	}
 	if (written > 0)
 		kp_notify_append_waiters();
 	list_free_deep(todo);
