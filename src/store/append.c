@@ -170,6 +170,13 @@ kp_log_append(const KpPartitionRef *part, const KpLogConfig *config,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot produce to a topic during recovery"),
 				 errhint("Produce on the primary; a standby serves reads.")));
+
+	/*
+	 * A roll adds a directory entry, and finding the directory may read
+	 * kafka.store under a heavyweight lock: do that now, not under the
+	 * appender lock.
+	 */
+	(void) kp_directory_relnode();
 	state = kp_partition_lock(part->partition_id, true);
 
 	/*

@@ -234,6 +234,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 				 errmsg("cannot delete records during recovery"),
 				 errhint("Delete records on the primary.")));
 
+	/* kafka.store is read before the appender lock is taken (README) */
+	(void) kp_directory_relnode();
 	state = kp_partition_lock(partition_id, true);
 	high_watermark = state->log_end_offset;
 	target = (before_offset == -1) ? high_watermark : before_offset;

@@ -261,6 +261,9 @@ kp_log_write_pending_markers(void)
 	ListCell   *lc;
 	int			written = 0;
 
+	/* a marker may roll a segment: kafka.store is read before any lock */
+	if (todo != NIL)
+		(void) kp_directory_relnode();
 	foreach(lc, todo)
 	{
 		int64		partition_id = *(int64 *) lfirst(lc);
