@@ -16,10 +16,10 @@
  * it); which segments a partition has is kept in the segment directory, a
  * relation of the same kind (directory.c).
  *
- * Offsets are assigned by kp_log_append under the partition's appender lock
- * in shared memory (partition.c); that is the only path that writes to a
- * partition, shared by the SQL API, the transaction resolver and the wire
- * listener.
+ * Offsets are assigned by kp_log_append (append.c) under the partition's
+ * appender lock in shared memory (partition.c); that is the only path that
+ * writes to a partition, shared by the SQL API, the transaction resolver and
+ * the wire listener.  src/store/README has the invariants and the locks.
  *
  *-------------------------------------------------------------------------
  */
