@@ -259,6 +259,8 @@ find_or_create(int64 partition_id, bool create)
 	if (!found)
 	{
 		LWLockInitialize(&state->lock, kp_store_shared->partition_tranche);
+		SpinLockInit(&state->published_mutex);
+		state->published_valid = false;
 		state->loaded = false;
 		state->ntxns = 0;
 		state->has_decided = false;
@@ -290,28 +292,54 @@ kp_partition_lock(int64 partition_id, bool create)
 }
 
 /*
- * The same for readers of the state: the appender lock is held shared, so
- * readers of one partition do not queue behind each other.
+ * The partition's offsets as readers see them (kp_log_offsets, readers'
+ * bounds), without its appender lock: whoever changes the state publishes
+ * them when it unlocks, under a spinlock, so a reader never waits for an
+ * append in progress (it sees the offsets from before it, as if it had
+ * come a moment earlier).  A partition not loaded yet is loaded first.
  */
-KpPartitionState *
-kp_partition_lock_shared(int64 partition_id)
+void
+kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 {
 	for (;;)
 	{
 		KpPartitionState *state = find_or_create(partition_id, true);
+		bool		valid;
 
-		LWLockAcquire(&state->lock, LW_SHARED);
-		if (state->loaded)
-			return state;
-		LWLockRelease(&state->lock);
-		load_partition(state);
-		LWLockRelease(&state->lock);
+		SpinLockAcquire(&state->published_mutex);
+		valid = state->published_valid;
+		if (valid)
+			*out = state->published;
+		SpinLockRelease(&state->published_mutex);
+		if (valid)
+			return;
+		kp_partition_unlock(kp_partition_lock(partition_id, true));
 	}
 }
 
+/*
+ * Release the appender lock.  Whoever held it exclusively (and so may have
+ * changed the state) publishes the offsets readers see first.  After an
+ * ERROR the lock is released by the abort instead and nothing is
+ * published: readers keep the offsets from before the failed change.
+ */
 void
 kp_partition_unlock(KpPartitionState *state)
 {
+	if (state->loaded && LWLockHeldByMeInMode(&state->lock, LW_EXCLUSIVE))
+	{
+		KpLogOffsets off;
+
+		off.log_start_offset = state->log_start_offset;
+		off.log_end_offset = state->log_end_offset;
+		off.last_stable_offset = state->last_stable_offset;
+		off.size_bytes = state->closed_bytes + state->active_size;
+		off.segment_count = state->segment_count;
+		SpinLockAcquire(&state->published_mutex);
+		state->published = off;
+		state->published_valid = true;
+		SpinLockRelease(&state->published_mutex);
+	}
 	LWLockRelease(&state->lock);
 }
 

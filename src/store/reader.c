@@ -131,11 +131,11 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 	r->high_watermark = -1;
 	if (!RecoveryInProgress())
 	{
-		KpPartitionState *state = kp_partition_lock_shared(partition_id);
+		KpLogOffsets off;
 
-		r->high_watermark = state->log_end_offset;
-		log_start = state->log_start_offset;
-		kp_partition_unlock(state);
+		kp_partition_offsets(partition_id, &off);
+		r->high_watermark = off.log_end_offset;
+		log_start = off.log_start_offset;
 	}
 	else
 		log_start = standby_log_start(partition_id);
@@ -252,16 +252,7 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!RecoveryInProgress())
-	{
-		KpPartitionState *state = kp_partition_lock_shared(partition_id);
-
-		out->log_start_offset = state->log_start_offset;
-		out->log_end_offset = state->log_end_offset;
-		out->last_stable_offset = state->last_stable_offset;
-		out->size_bytes = state->closed_bytes + state->active_size;
-		out->segment_count = state->segment_count;
-		kp_partition_unlock(state);
-	}
+		kp_partition_offsets(partition_id, out);
 	else
 	{
 		int			nsegs;

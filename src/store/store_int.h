@@ -206,7 +206,16 @@ typedef struct KpPartitionKey
 typedef struct KpPartitionState
 {
 	KpPartitionKey key;			/* hash key: must be first */
-	LWLock		lock;			/* the appender lock: guards all below */
+	LWLock		lock;			/* the appender lock: guards all below but
+								 * published */
+
+	/*
+	 * The offsets readers see, published by kp_partition_unlock under
+	 * published_mutex, so readers need no appender lock.
+	 */
+	slock_t		published_mutex;
+	bool		published_valid;
+	KpLogOffsets published;
 
 	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,
@@ -257,7 +266,7 @@ typedef struct KpStoreShared
 extern KpStoreShared *kp_store_shared;
 
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
-extern KpPartitionState *kp_partition_lock_shared(int64 partition_id);
+extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
