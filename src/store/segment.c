@@ -102,7 +102,8 @@ kp_segment_close(Relation rel)
  * by this very transaction, which nobody else can have written to).
  */
 Oid
-kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
+kp_segment_create(int64 partition_id, int64 base_offset,
+				  int64 first_open_offset, bool drop_on_abort)
 {
 	KpSegmentMeta meta;
 
@@ -112,7 +113,44 @@ kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
 	meta.partition_id = partition_id;
 	meta.base_offset = base_offset;
 	meta.created_ms = kp_now_ms();
+	meta.first_open_offset = first_open_offset;
+	meta.txnindex_relnode = InvalidOid;
+	meta.flags = KP_SEGMETA_HAS_FIRST_OPEN;
 	return kp_store_create_relation(drop_on_abort, &meta, sizeof(meta));
+}
+
+/*
+ * Record in the segment's metapage that its aborted-transaction index is
+ * relation txnindex_relnode (txnindex.c, with the appender lock held).
+ * Generic WAL, so standbys find the index by replay.
+ */
+void
+kp_segment_set_txnindex(Relation rel, Oid txnindex_relnode)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	GenericXLogState *xstate;
+	Page		page;
+	KpSegmentMeta *meta;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xstate = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xstate, buf, 0);
+	meta = (KpSegmentMeta *) PageGetContents(page);
+	if (meta->magic != KP_SEG_MAGIC)
+	{
+		GenericXLogAbort(xstate);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment %u has a bad metapage",
+						rel->rd_node.relNode)));
+	}
+	meta->txnindex_relnode = txnindex_relnode;
+	/* a segment from before issue 8: its metapage grows to the new size */
+	((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower,
+										SizeOfPageHeaderData + sizeof(KpSegmentMeta));
+	GenericXLogFinish(xstate);
+	UnlockReleaseBuffer(buf);
 }
 
 /*
