@@ -52,9 +52,10 @@
  * The index entries a cursor needs are read segment by segment from the one
  * holding the fetch offset, as Kafka's collectAbortedTransactions reads
  * them: entries are in marker order, and an entry whose last_stable_offset
- * (the LSO just after its marker) is at or past an offset proves that every
+ * (the LSO just after its marker) is past an offset proves that every
  * transaction open at that offset had its marker by then, so no later
- * segment's index can cover it.
+ * segment's index can cover it; so does a later segment's first_open_offset
+ * (the LSO when it was rolled).
  *
  * On a hot standby there is no partition state: the LSO is found by the
  * walk recovery uses (recovery.c, kp_scan_open_txns), and the indexes are
@@ -81,7 +82,8 @@ struct KpLogReader
 	/* the aborted-transaction index entries read so far (read_committed) */
 	KpTxnIndexEntry *idx;
 	int			nidx;
-	int			idx_next_seg;	/* next segment whose index to read */
+	int64		idx_next_base;	/* base offset of the next segment whose index
+								 * to read (the list may be reloaded) */
 	int64		idx_complete;	/* entries covering offsets below: all read */
 	/* the visibility of the current run of one producer's batches */
 	int64		run_pid;
@@ -183,7 +185,7 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 		if (r->segs[i].base_offset <= from_offset)
 			break;
 	reader_open_segment(r, i, from_offset);
-	r->idx_next_seg = i;
+	r->idx_next_base = r->segs[i].base_offset;
 	return r;
 }
 
@@ -281,15 +283,25 @@ kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
 static void
 cursor_read_index(KpLogReader *r, int64 upto)
 {
-	while (r->idx_complete < upto && r->idx_next_seg < r->nsegs)
+	for (;;)
 	{
-		Relation	rel = kp_segment_open(r->segs[r->idx_next_seg].relnode);
+		int			seg;
+		Relation	rel;
 		int			n;
-		KpTxnIndexEntry *entries = kp_txnindex_read(rel, &n);
+		KpTxnIndexEntry *entries;
 		int			i;
 
+		if (r->idx_complete >= upto)
+			return;
+		for (seg = 0; seg < r->nsegs; seg++)
+			if (r->segs[seg].base_offset >= r->idx_next_base)
+				break;
+		if (seg >= r->nsegs)
+			return;
+		rel = kp_segment_open(r->segs[seg].relnode);
+		entries = kp_txnindex_read(rel, &n);
 		kp_segment_close(rel);
-		r->idx_next_seg++;
+		r->idx_next_base = r->segs[seg].base_offset + 1;
 		for (i = 0; i < n; i++)
 		{
 			if (entries[i].last_offset < r->from_offset)
@@ -302,6 +314,24 @@ cursor_read_index(KpLogReader *r, int64 upto)
 		}
 		if (entries)
 			pfree(entries);
+
+		/*
+		 * The next segment's first_open_offset (the LSO when it was rolled)
+		 * bounds the search too: a transaction covering an offset below it
+		 * was not open at that roll, so its marker is in a segment read
+		 * already.  This spares reading every later segment's index when
+		 * there are no aborts.
+		 */
+		if (seg + 1 < r->nsegs)
+		{
+			KpSegmentMeta meta;
+
+			rel = kp_segment_open(r->segs[seg + 1].relnode);
+			kp_segment_read_meta(rel, &meta);
+			kp_segment_close(rel);
+			if (meta.flags & KP_SEGMETA_HAS_FIRST_OPEN)
+				r->idx_complete = Max(r->idx_complete, meta.first_open_offset);
+		}
 	}
 }
 

@@ -41,6 +41,8 @@ PORT=$(kp_free_port "${KP_NEXT_PORT:-56532}")
 KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29292}" "$PORT")
 trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 
+# the workers serve postgres, where the topic is (the suite exports another)
+export KP_KAFKA_DB=postgres
 # no autovacuum: the test freezes by hand, and nothing else may race it
 KP_EXTRA_CONF="autovacuum = off
 max_wal_size = 4GB" kp_init "$DATA" "$PORT" "$KPORT" || exit 1
@@ -86,7 +88,7 @@ body += struct.pack(">i", 1) + struct.pack(">h", len(topic)) + topic
 body += struct.pack(">i", 1) + struct.pack(">iqi", 0, 0, 10 << 20)  # partition 0 from offset 0
 hdr = struct.pack(">hhih", 1, 4, 7, 4) + b"test"
 msg = hdr + body
-s = socket.create_connection(("127.0.0.1", port))
+s = socket.create_connection(("127.0.0.1", port), timeout=30)
 s.sendall(struct.pack(">i", len(msg)) + msg)
 def recvn(n):
     d = b""
