@@ -47,8 +47,9 @@ CREATE TABLE kafka.store (
 );
 
 ------------------------------------------------------------------------------
--- Consumer groups.  One owner: src/group/ (the group coordinator) writes
--- these; wire members and SQL consumers go through it alike.
+-- Consumer groups.  One owner: src/catalog/groups.c and offsets.c hold all
+-- the SQL against these tables; the group coordinator (src/group/) decides
+-- what they say, and wire members and SQL consumers go through it alike.
 ------------------------------------------------------------------------------
 
 CREATE TABLE kafka.consumer_groups (
