@@ -352,6 +352,29 @@ kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids)
 }
 
 
+int64
+kp_cat_groups_next_deadline(int32 consumer_session_ms)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(consumer_session_ms)};
+	int64		next = -1;
+
+	/* moments already past are the once-a-second sweep's (they may be stuck) */
+	begin();
+	run("SELECT (extract(epoch FROM min(t)) * 1000)::bigint FROM ("
+		"  SELECT " MEMBER_SESSION_END " AS t FROM kafka.consumer_groups g "
+		"    JOIN kafka.group_members m USING (group_id) WHERE " MEMBER_CAN_EXPIRE
+		"  UNION ALL SELECT rebalance_deadline FROM kafka.consumer_groups g "
+		"    WHERE g.state IN ('PreparingRebalance', 'CompletingRebalance') "
+		"  UNION ALL SELECT join_not_before FROM kafka.consumer_groups g "
+		"    WHERE g.state = 'PreparingRebalance') s WHERE t >= now()",
+		1, types, values, NULL);
+	if (SPI_processed > 0)
+		next = col_int64(0, 1, -1);
+	SPI_finish();
+	return next;
+}
+
 /* ---------------------------------------------------------------------
  * kafka.group_members
  * ---------------------------------------------------------------------

@@ -215,6 +215,8 @@ extern int	kp_cat_groups_list(char ***group_ids, char ***states, char ***protoco
  * or its initial delay.
  */
 extern int	kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids);
+/* The earliest of those moments still to come (Unix ms), -1 if none. */
+extern int64 kp_cat_groups_next_deadline(int32 consumer_session_ms);
 
 /* Members, ordered by member id. */
 extern int	kp_cat_members_load(const char *group_id, KpMemberRow **members);

@@ -25,6 +25,8 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+
 #include "catalog/kafka_catalog.h"	/* KpBlob; the group tables' rows */
 
 typedef struct KpJoinArgs
@@ -257,8 +259,16 @@ extern int	kp_group_consumer_heartbeat_interval_ms;
 extern int	kp_group_consumer_session_timeout_ms;
 extern void kp_group_consumer_init_gucs(void);
 
-/* Periodic upkeep (the resolver): expire members, old offsets. */
+/*
+ * Upkeep by the clock (the resolver): expire members, finish join phases
+ * past their deadline, drop old offsets.  kp_group_next_upkeep: when it next
+ * has work (a session end or a deadline still to come), 0 if nothing is
+ * known.  The caller also runs the upkeep once a second, which covers what
+ * begins after the call (sessions and join phases last longer than that,
+ * unless set shorter; a parked JoinGroup also looks at its own deadline).
+ */
 extern void kp_group_expire(void);
+extern TimestampTz kp_group_next_upkeep(void);
 
 /* Wake processes waiting for group changes (parked requests). */
 extern void kp_group_wakeup(void);

@@ -7,13 +7,18 @@
  *	  offsets.retention.minutes.
  *
  * The resolver worker (src/txn/resolver.c) runs kp_group_expire in its own
- * transaction, once a second.  Each group it acts on is locked (the group
- * lock) and looked at again under the lock, so a heartbeat that came in
- * meanwhile wins.
+ * transaction, once a second and at the moment kp_group_next_upkeep names:
+ * the earliest session end or join deadline still to come.  So a member is
+ * removed at its session timeout, as Kafka's timer does it, not up to a
+ * second later.  Each group the upkeep acts on is locked (the group lock)
+ * and looked at again under the lock, so a heartbeat that came in meanwhile
+ * wins.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "utils/timestamp.h"
 
 #include "group/group_int.h"
 
@@ -86,4 +91,16 @@ kp_group_expire(void)
 			upkeep_classic_group(groups[i], &g);
 	}
 	kp_cat_offsets_expire(kp_offsets_retention_minutes);
+}
+
+TimestampTz
+kp_group_next_upkeep(void)
+{
+	int64		ms = kp_cat_groups_next_deadline(kp_group_consumer_session_timeout_ms);
+
+	if (ms < 0)
+		return 0;
+	/* Unix ms to TimestampTz, and a millisecond on: expiry needs now() past it */
+	return (ms + 1) * 1000 -
+		((TimestampTz) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * USECS_PER_SEC;
 }
