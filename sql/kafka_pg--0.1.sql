@@ -108,6 +108,16 @@ CREATE TABLE kafka.committed_offsets (
 	PRIMARY KEY (group_id, topic, partition)
 );
 
+-- Group configs (KIP-848, DescribeConfigs / IncrementalAlterConfigs of
+-- resource type GROUP): per-group overrides of the broker's defaults, which
+-- may exist before the group does.  Owner: src/catalog/groups.c.
+CREATE TABLE kafka.group_configs (
+	group_id		text NOT NULL,
+	name			text NOT NULL,	-- consumer.session.timeout.ms, consumer.heartbeat.interval.ms
+	value			text NOT NULL,
+	PRIMARY KEY (group_id, name)
+);
+
 ------------------------------------------------------------------------------
 -- Internal C functions
 ------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * groups.c
- *	  The rows of consumer groups and their members: the only code that
- *	  reads or writes kafka.consumer_groups and kafka.group_members.
+ *	  The rows of consumer groups, their members and their configs: the
+ *	  only code that reads or writes kafka.consumer_groups,
+ *	  kafka.group_members and kafka.group_configs.
  *
- * As pg_cron's job_metadata.c owns its tables, this file owns these two;
+ * As pg_cron's job_metadata.c owns its tables, this file owns these two,
+ * and kafka.group_configs;
  * the group coordinator (src/group) decides what the rows must say and
  * calls these functions to read and write them.  Each function runs its
  * statements through SPI inside the caller's transaction and returns its
@@ -315,13 +317,16 @@ kp_cat_groups_list(char ***group_ids, char ***states, char ***protocol_types)
 
 /*
  * The moments the upkeep acts on, as one expression per group: a member's
- * session end (its own timeout, or the consumer protocol's), a join phase's
+ * session end (its own timeout, or the consumer group's: its config, else
+ * the broker's, consumer_session_ms), a join phase's
  * deadline, the end of a first join's initial delay.  Members that joined
  * the round in progress cannot expire: they are waiting for it.
  */
 #define MEMBER_SESSION_END \
-	"m.last_heartbeat + (CASE WHEN g.group_type = 'consumer' THEN $1 ELSE m.session_timeout_ms END) " \
-	"  * interval '1 ms'"
+	"m.last_heartbeat + (CASE WHEN g.group_type = 'consumer' " \
+	"  THEN coalesce((SELECT c.value::int FROM kafka.group_configs c WHERE c.group_id = g.group_id " \
+	"                 AND c.name = 'consumer.session.timeout.ms'), $1) " \
+	"  ELSE m.session_timeout_ms END) * interval '1 ms'"
 #define MEMBER_CAN_EXPIRE \
 	"NOT (g.state = 'PreparingRebalance' AND m.join_round = g.rebalance_round)"
 
@@ -643,4 +648,48 @@ kp_cat_consumer_member_epoch(const char *group_id, const char *member_id)
 		epoch = (int32) col_int64(0, 1, -1);
 	SPI_finish();
 	return epoch;
+}
+
+/* ---------------------------------------------------------------------
+ * kafka.group_configs
+ * ---------------------------------------------------------------------
+ */
+
+int
+kp_cat_group_configs_load(const char *group_id, char ***names, char ***values)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext old;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(group_id)};
+	int			n;
+	int			i;
+
+	begin();
+	run("SELECT name, value FROM kafka.group_configs WHERE group_id = $1 ORDER BY name",
+		1, types, args, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller);
+	*names = palloc(sizeof(char *) * Max(n, 1));
+	*values = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		(*names)[i] = col_text(i, 1);
+		(*values)[i] = col_text(i, 2);
+	}
+	MemoryContextSwitchTo(old);
+	SPI_finish();
+	return n;
+}
+
+void
+kp_cat_group_config_store(const char *group_id, const char *name, const char *value)
+{
+	if (value == NULL)
+		run_texts("DELETE FROM kafka.group_configs WHERE group_id = $1 AND name = $2",
+				  2, group_id, name, NULL);
+	else
+		run_texts("INSERT INTO kafka.group_configs (group_id, name, value) VALUES ($1, $2, $3) "
+				  "ON CONFLICT (group_id, name) DO UPDATE SET value = $3",
+				  3, group_id, name, value);
 }

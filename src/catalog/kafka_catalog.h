@@ -258,6 +258,11 @@ extern int	kp_cat_members_delete_expired(const char *group_id, int32 session_ms,
 /* -1 when the member is not a consumer-protocol member of the group. */
 extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *member_id);
 
+/* Group configs (kafka.group_configs): a group's overrides, by name. */
+extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+/* value NULL: back to the broker's default */
+extern void kp_cat_group_config_store(const char *group_id, const char *name, const char *value);
+
 /* Committed offsets (offsets.c).  kp_cat_offset_store has one caller: src/group's offsets.c. */
 extern void kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
 								int64 offset, int32 leader_epoch, const char *metadata);

@@ -431,6 +431,8 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	hb.assignor = a->server_assignor ? a->server_assignor : "uniform";
 	if (a->group_id == NULL || a->group_id[0] == '\0')
 		return KP_ERR_INVALID_REQUEST;
+	/* the group's consumer.heartbeat.interval.ms (KIP-848 group configs) */
+	r->heartbeat_interval_ms = kp_group_consumer_heartbeat_ms(a->group_id);
 	if (strcmp(hb.assignor, "uniform") != 0 && strcmp(hb.assignor, "range") != 0)
 	{
 		r->error_message = psprintf("unknown server assignor \"%s\": use uniform or range", hb.assignor);
@@ -527,6 +529,7 @@ kp_group_consumer_init_gucs(void)
 							"Session timeout of consumer-protocol members (Kafka's group.consumer.session.timeout.ms).",
 							NULL, &kp_group_consumer_session_timeout_ms, 45000, 1000, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	kp_group_configs_init_gucs();
 }
 
 static void

@@ -259,6 +259,34 @@ extern int	kp_group_consumer_heartbeat_interval_ms;
 extern int	kp_group_consumer_session_timeout_ms;
 extern void kp_group_consumer_init_gucs(void);
 
+/* ---------- group configs (KIP-848, config resource type GROUP), configs.c ---------- */
+
+typedef struct KpGroupConfigEntry
+{
+	const char *name;
+	char	   *value;			/* in effect: the group's, else the broker's */
+	int8		source;			/* Kafka's ConfigSource: DYNAMIC_GROUP_CONFIG, DEFAULT_CONFIG, ... */
+	const char *doc;
+} KpGroupConfigEntry;
+
+typedef struct KpGroupConfigOp
+{
+	const char *name;
+	int8		op;				/* Kafka's AlterConfigOp: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT */
+	const char *value;
+} KpGroupConfigOp;
+
+/* DescribeConfigs: every config of the group (which need not exist); palloc'd. */
+extern int	kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries);
+
+/*
+ * IncrementalAlterConfigs: all the operations or none; INVALID_CONFIG with
+ * *message for a value Kafka would refuse.
+ */
+extern int16 kp_group_alter_configs(const char *group_id, int n, const KpGroupConfigOp *ops,
+									bool validate_only, char **message);
+extern void kp_group_configs_init_gucs(void);
+
 /*
  * Upkeep by the clock (the resolver): expire members, finish join phases
  * past their deadline, drop old offsets.  kp_group_next_upkeep: when it next

@@ -39,4 +39,8 @@ extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g);
 extern int	kp_group_assignment_partitions(KpBlob assignment, const char *topic,
 										   int32 **partitions);
 
+/* configs.c: a consumer group's settings in effect (its config, else the broker's) */
+extern int32 kp_group_consumer_session_ms(const char *group_id);
+extern int32 kp_group_consumer_heartbeat_ms(const char *group_id);
+
 #endif							/* KP_GROUP_INT_H */

@@ -22,12 +22,15 @@
 
 #include "group/group_int.h"
 
-/* A consumer-protocol group: drop the silent members; the epoch moves on. */
+/*
+ * A consumer-protocol group: drop the members silent for longer than the
+ * group's consumer.session.timeout.ms; the epoch moves on.
+ */
 static void
 expire_consumer_members(const char *group_id)
 {
 	int			removed = kp_cat_members_delete_expired(group_id,
-														kp_group_consumer_session_timeout_ms, -2);
+														kp_group_consumer_session_ms(group_id), -2);
 
 	if (removed == 0)
 		return;
