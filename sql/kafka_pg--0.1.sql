@@ -88,6 +88,7 @@ CREATE TABLE kafka.group_members (
 	member_epoch	integer NOT NULL DEFAULT 0,
 	rack_id			text,
 	subscribed_topics text[],
+	subscribed_regex text,					-- SubscribedTopicRegex (KIP-848), whole topic names
 	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
 	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
 	owned			text NOT NULL DEFAULT '',	-- what the member last said it owns

@@ -400,7 +400,7 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 	run("SELECT member_id, group_instance_id, client_id, client_host, session_timeout_ms, "
 		"  rebalance_timeout_ms, join_round, protocol_names, protocol_metadata, assignment, "
 		"  (extract(epoch FROM last_heartbeat) * 1000)::bigint, "
-		"  member_epoch, rack_id, subscribed_topics, assigned, target, owned "
+		"  member_epoch, rack_id, subscribed_topics, assigned, target, owned, subscribed_regex "
 		"FROM kafka.group_members WHERE group_id = $1 ORDER BY member_id",
 		1, types, values, NULL);
 	n = (int) SPI_processed;
@@ -441,6 +441,7 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 		m[i].assigned = col_text(i, 15);
 		m[i].target = col_text(i, 16);
 		m[i].owned = col_text(i, 17);
+		m[i].subscribed_regex = col_text(i, 18);
 	}
 	MemoryContextSwitchTo(old);
 	SPI_finish();
@@ -493,11 +494,12 @@ void
 kp_cat_member_join_consumer(const char *group_id, const char *member_id, const char *instance_id,
 							const char *client_id, const char *client_host,
 							int32 rebalance_timeout_ms, const char *rack_id, int nsubscribed,
-							char *const *subscribed)
+							char *const *subscribed, const char *subscribed_regex)
 {
-	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTARRAYOID};
-	Datum		values[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[9] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTARRAYOID,
+	TEXTOID};
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	values[0] = CStringGetTextDatum(group_id);
 	values[1] = CStringGetTextDatum(member_id);
@@ -513,14 +515,18 @@ kp_cat_member_join_consumer(const char *group_id, const char *member_id, const c
 	else
 		nulls[6] = 'n';
 	values[7] = text_array_datum(Max(nsubscribed, 0), subscribed);
+	if (subscribed_regex)
+		values[8] = CStringGetTextDatum(subscribed_regex);
+	else
+		nulls[8] = 'n';
 	begin();
 	run("INSERT INTO kafka.group_members (group_id, member_id, group_instance_id, "
 		"  client_id, client_host, session_timeout_ms, rebalance_timeout_ms, "
-		"  rack_id, subscribed_topics, join_round) "
-		"VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, 0) "
+		"  rack_id, subscribed_topics, subscribed_regex, join_round) "
+		"VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, 0) "
 		"ON CONFLICT (group_id, member_id) DO UPDATE SET subscribed_topics = $8, "
-		"  last_heartbeat = now(), member_epoch = 0",
-		8, types, values, nulls);
+		"  subscribed_regex = $9, last_heartbeat = now(), member_epoch = 0",
+		9, types, values, nulls);
 	SPI_finish();
 }
 
@@ -574,16 +580,45 @@ kp_cat_members_default_assignments(const char *group_id)
 
 void
 kp_cat_member_set_subscription(const char *group_id, const char *member_id, int nsubscribed,
-							   char *const *subscribed)
+							   char *const *subscribed, const char *subscribed_regex)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
-	Datum		values[3] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id),
-	text_array_datum(nsubscribed, subscribed)};
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[4] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id),
+	text_array_datum(nsubscribed, subscribed), (Datum) 0};
+	char		nulls[4] = {' ', ' ', ' ', 'n'};
+
+	if (subscribed_regex)
+	{
+		values[3] = CStringGetTextDatum(subscribed_regex);
+		nulls[3] = ' ';
+	}
+	begin();
+	run("UPDATE kafka.group_members SET subscribed_topics = $3, subscribed_regex = $4 "
+		"WHERE group_id = $1 AND member_id = $2",
+		4, types, values, nulls);
+	SPI_finish();
+}
+
+int
+kp_cat_topics_matching(const char *regex, char ***names)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext old;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(regex)};
+	int			n;
+	int			i;
 
 	begin();
-	run("UPDATE kafka.group_members SET subscribed_topics = $3 WHERE group_id = $1 AND member_id = $2",
-		3, types, values, NULL);
+	run("SELECT name FROM kafka.topics WHERE name ~ $1 ORDER BY name", 1, types, values, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller);
+	*names = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*names)[i] = col_text(i, 1);
+	MemoryContextSwitchTo(old);
 	SPI_finish();
+	return n;
 }
 
 void

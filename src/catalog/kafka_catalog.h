@@ -185,6 +185,7 @@ typedef struct KpMemberRow
 	char	   *rack_id;
 	int			nsubscribed;
 	char	  **subscribed;
+	char	   *subscribed_regex;	/* NULL: none */
 	char	   *assigned;
 	char	   *target;
 	char	   *owned;
@@ -230,7 +231,7 @@ extern void kp_cat_member_join_consumer(const char *group_id, const char *member
 										const char *instance_id, const char *client_id,
 										const char *client_host, int32 rebalance_timeout_ms,
 										const char *rack_id, int nsubscribed,
-										char *const *subscribed);
+										char *const *subscribed, const char *subscribed_regex);
 extern void kp_cat_member_rename(const char *group_id, const char *old_id, const char *new_id);
 extern void kp_cat_member_delete(const char *group_id, const char *member_id);
 /* last_heartbeat = now() */
@@ -242,7 +243,8 @@ extern void kp_cat_members_clear_assignments(const char *group_id);
 /* Members the leader did not assign get empty bytes. */
 extern void kp_cat_members_default_assignments(const char *group_id);
 extern void kp_cat_member_set_subscription(const char *group_id, const char *member_id,
-										   int nsubscribed, char *const *subscribed);
+										   int nsubscribed, char *const *subscribed,
+										   const char *subscribed_regex);
 extern void kp_cat_member_set_target(const char *group_id, const char *member_id,
 									 const char *target);
 extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
@@ -255,6 +257,11 @@ extern void kp_cat_member_save_consumer(const char *group_id, const char *member
  */
 extern int	kp_cat_members_delete_expired(const char *group_id, int32 session_ms,
 										  int32 spare_round);
+/*
+ * The names of the topics that match a PostgreSQL regular expression (ARE),
+ * sorted; the caller anchors and checks it (an invalid one is an ERROR).
+ */
+extern int	kp_cat_topics_matching(const char *regex, char ***names);
 /* -1 when the member is not a consumer-protocol member of the group. */
 extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *member_id);
 

@@ -21,15 +21,24 @@
  * - a member's epoch becomes the assignment epoch once its assignment is
  *   its target (its commits are fenced by that epoch).
  *
- * Members that miss kafka.group_consumer_session_timeout_ms are removed by
- * the upkeep (upkeep.c); their partitions become free.  The assignors are
- * pure functions in assignor.c; the rows go through src/catalog/groups.c.
+ * A member subscribes to topic names, to a regular expression
+ * (SubscribedTopicRegex, ConsumerGroupHeartbeat v1), or both; the pattern
+ * is matched again at every heartbeat, so a topic created or deleted
+ * changes the subscribed topics' signature and bumps the group epoch.
+ *
+ * Members that miss their group's consumer.session.timeout.ms (configs.c)
+ * are removed by the upkeep (upkeep.c); their partitions become free.  The
+ * assignors are pure functions in assignor.c; the rows go through
+ * src/catalog/groups.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_collation.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "regex/regex.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/uuid.h"
@@ -41,13 +50,20 @@
 int			kp_group_consumer_heartbeat_interval_ms = 5000;
 int			kp_group_consumer_session_timeout_ms = 45000;
 
-/* A member as the heartbeat works on it: its row with the sets parsed. */
+/*
+ * A member as the heartbeat works on it: its row with the sets parsed and
+ * its subscription resolved (the topics it names and those its regular
+ * expression matches now).
+ */
 typedef struct CMember
 {
 	KpMemberRow *row;
 	char	   *member_id;
 	int32		member_epoch;
-	int			nsubscribed;
+	int			nnames;			/* SubscribedTopicNames */
+	char	  **names;
+	char	   *regex;			/* SubscribedTopicRegex; NULL: none */
+	int			nsubscribed;	/* names and matched topics */
 	char	  **subscribed;
 	KpTPSet		assigned;		/* what it was told it owns */
 	KpTPSet		target;			/* where the assignor wants it */
@@ -55,12 +71,105 @@ typedef struct CMember
 	bool		dirty;
 } CMember;
 
+/* ---------------------------------------------------------------------
+ * Regular-expression subscriptions (KIP-848 SubscribedTopicRegex)
+ *
+ * Clients write RE2/J patterns; they are evaluated with PostgreSQL's
+ * regular expressions (advanced, ARE), which agree with RE2 on the syntax
+ * topic patterns use (classes, repetition, alternation, (?i)).  As Java's
+ * Matcher.matches(), a pattern must match the whole topic name.
+ * ---------------------------------------------------------------------
+ */
+
+/* The pattern anchored at both ends; leading embedded options stay first. */
+static char *
+anchored(const char *re)
+{
+	const char *body = re;
+
+	if (re[0] == '(' && re[1] == '?')
+	{
+		const char *p = re + 2;
+
+		while (*p >= 'a' && *p <= 'z')
+			p++;
+		if (*p == ')' && p > re + 2)
+			body = p + 1;
+	}
+	return psprintf("%.*s^(?:%s)$", (int) (body - re), re, body);
+}
+
+/* NULL when the pattern compiles, else PostgreSQL's reason. */
+static char *
+regex_error(const char *re)
+{
+	char	   *pattern = anchored(re);
+	int			len = strlen(pattern);
+	pg_wchar   *wide = palloc(sizeof(pg_wchar) * (len + 1));
+	int			wlen = pg_mb2wchar_with_len(pattern, wide, len);
+	regex_t		compiled;
+	int			rc = pg_regcomp(&compiled, wide, wlen, REG_ADVANCED, C_COLLATION_OID);
+	char		reason[256];
+
+	if (rc == REG_OKAY)
+	{
+		pg_regfree(&compiled);
+		return NULL;
+	}
+	pg_regerror(rc, &compiled, reason, sizeof(reason));
+	return pstrdup(reason);
+}
+
+typedef struct RegexMatches
+{
+	const char *regex;
+	int			n;
+	char	  **topics;
+} RegexMatches;
+
+/* A member's topics: the names it gave, and those its pattern matches now. */
+static void
+resolve_subscription(CMember *m, RegexMatches *cache, int *ncache)
+{
+	RegexMatches *rm = NULL;
+	int			i;
+
+	m->nsubscribed = m->nnames;
+	m->subscribed = m->names;
+	if (m->regex == NULL)
+		return;
+	for (i = 0; i < *ncache && rm == NULL; i++)
+		if (strcmp(cache[i].regex, m->regex) == 0)
+			rm = &cache[i];
+	if (rm == NULL)
+	{
+		rm = &cache[(*ncache)++];
+		rm->regex = m->regex;
+		rm->n = kp_cat_topics_matching(anchored(m->regex), &rm->topics);
+	}
+	m->subscribed = palloc(sizeof(char *) * Max(m->nnames + rm->n, 1));
+	memcpy(m->subscribed, m->names, sizeof(char *) * m->nnames);
+	m->nsubscribed = m->nnames;
+	for (i = 0; i < rm->n; i++)
+	{
+		int			k;
+		bool		named = false;
+
+		for (k = 0; k < m->nnames && !named; k++)
+			named = strcmp(m->names[k], rm->topics[i]) == 0;
+		if (!named)
+			m->subscribed[m->nsubscribed++] = rm->topics[i];
+	}
+}
+
 static int
 load_cmembers(const char *group_id, CMember **out)
 {
 	KpMemberRow *rows;
 	int			n = kp_cat_members_load(group_id, &rows);
 	CMember    *m = palloc0(sizeof(CMember) * Max(n, 1));
+	RegexMatches *cache = palloc(sizeof(RegexMatches) * Max(n, 1));
+	int			ncache = 0;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -68,8 +177,10 @@ load_cmembers(const char *group_id, CMember **out)
 		m[i].row = &rows[i];
 		m[i].member_id = rows[i].member_id;
 		m[i].member_epoch = rows[i].member_epoch;
-		m[i].nsubscribed = rows[i].nsubscribed;
-		m[i].subscribed = rows[i].subscribed;
+		m[i].nnames = rows[i].nsubscribed;
+		m[i].names = rows[i].subscribed;
+		m[i].regex = rows[i].subscribed_regex;
+		resolve_subscription(&m[i], cache, &ncache);
 		kp_tps_parse(rows[i].assigned, &m[i].assigned);
 		kp_tps_parse(rows[i].target, &m[i].target);
 		kp_tps_parse(rows[i].owned, &m[i].owned);
@@ -84,17 +195,6 @@ save_cmember(const char *group_id, const CMember *m)
 	kp_cat_member_save_consumer(group_id, m->member_id, m->member_epoch,
 								kp_tps_format(&m->assigned), kp_tps_format(&m->target),
 								kp_tps_format(&m->owned));
-}
-
-static bool
-subscribes(const CMember *m, const char *topic)
-{
-	KpAssignMember am;
-
-	memset(&am, 0, sizeof(am));
-	am.nsubscribed = m->nsubscribed;
-	am.subscribed = m->subscribed;
-	return kp_assign_subscribes(&am, topic);
 }
 
 /*
@@ -250,7 +350,8 @@ join(Heartbeat *hb)
 	}
 	kp_cat_member_join_consumer(a->group_id, id, a->instance_id, a->client_id, a->client_host,
 								a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 300000,
-								a->rack_id, Max(a->nsubscribed, 0), a->subscribed);
+								a->rack_id, Max(a->nsubscribed, 0), a->subscribed,
+								a->subscribed_regex && a->subscribed_regex[0] ? a->subscribed_regex : NULL);
 	if (inherit)
 		kp_cat_member_set_target(a->group_id, id, inherit);
 	hb->n = load_cmembers(a->group_id, &hb->m);
@@ -271,30 +372,52 @@ join(Heartbeat *hb)
 /*
  * Epoch > 0: a known member.  UNKNOWN_MEMBER_ID if it is gone,
  * FENCED_MEMBER_EPOCH if it claims an epoch it was never given; a change
- * of its subscription bumps the group epoch.
+ * of its subscription (topic names or pattern) bumps the group epoch.
  */
 static int16
 heartbeat_member(Heartbeat *hb)
 {
 	const KpCgHeartbeatArgs *a = hb->a;
-	bool		same;
+	CMember    *me;
+	bool		same = true;
 	int			i;
 
-	hb->me = find_cmember(hb->m, hb->n, a->member_id);
-	if (hb->me == NULL)
+	hb->me = me = find_cmember(hb->m, hb->n, a->member_id);
+	if (me == NULL)
 		return KP_ERR_UNKNOWN_MEMBER_ID;
-	if (a->member_epoch > hb->me->member_epoch)
+	if (a->member_epoch > me->member_epoch)
 		return KP_ERR_FENCED_MEMBER_EPOCH;
-	if (a->nsubscribed < 0)
-		return KP_ERR_NONE;
-	same = (a->nsubscribed == hb->me->nsubscribed);
-	for (i = 0; same && i < a->nsubscribed; i++)
-		same = subscribes(hb->me, a->subscribed[i]);
+	if (a->nsubscribed >= 0)
+	{
+		same = (a->nsubscribed == me->nnames);
+		for (i = 0; same && i < a->nsubscribed; i++)
+		{
+			int			k;
+			bool		named = false;
+
+			for (k = 0; k < me->nnames && !named; k++)
+				named = strcmp(me->names[k], a->subscribed[i]) == 0;
+			same = named;
+		}
+		if (!same)
+		{
+			me->nnames = a->nsubscribed;
+			me->names = a->subscribed;
+		}
+	}
+	if (a->subscribed_regex != NULL &&
+		strcmp(a->subscribed_regex, me->regex ? me->regex : "") != 0)
+	{
+		same = false;
+		me->regex = a->subscribed_regex[0] ? pstrdup(a->subscribed_regex) : NULL;
+	}
 	if (!same)
 	{
-		kp_cat_member_set_subscription(a->group_id, hb->me->member_id, a->nsubscribed, a->subscribed);
-		hb->me->nsubscribed = a->nsubscribed;
-		hb->me->subscribed = a->subscribed;
+		RegexMatches cache;
+		int			ncache = 0;
+
+		kp_cat_member_set_subscription(a->group_id, me->member_id, me->nnames, me->names, me->regex);
+		resolve_subscription(me, &cache, &ncache);
 		hb->group_epoch++;
 		hb->changed = true;
 	}
@@ -438,6 +561,17 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		r->error_message = psprintf("unknown server assignor \"%s\": use uniform or range", hb.assignor);
 		return KP_ERR_UNSUPPORTED_ASSIGNOR;
 	}
+	if (a->subscribed_regex != NULL && a->subscribed_regex[0] != '\0')
+	{
+		char	   *why = regex_error(a->subscribed_regex);
+
+		if (why != NULL)
+		{
+			r->error_message = psprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %s.",
+										a->subscribed_regex, why);
+			return KP_ERR_INVALID_REGULAR_EXPRESSION;
+		}
+	}
 
 	kp_cat_group_read(a->group_id, true, true, &hb.g);
 	if (strcmp(hb.g.group_type, "classic") == 0 && strcmp(hb.g.state, "Empty") != 0)
@@ -578,8 +712,9 @@ kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 		mi->client_id = row->client_id ? row->client_id : "";
 		mi->client_host = row->client_host ? row->client_host : "";
 		mi->rack_id = row->rack_id;
-		mi->nsubscribed = m[i].nsubscribed;
-		mi->subscribed = m[i].subscribed ? m[i].subscribed : palloc(sizeof(char *));
+		mi->nsubscribed = m[i].nnames;
+		mi->subscribed = m[i].names ? m[i].names : palloc(sizeof(char *));
+		mi->subscribed_regex = m[i].regex;
 		tps_to_arrays(&m[i].assigned, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
 		tps_to_arrays(&m[i].target, &mi->ntarget, &mi->target_topics, &mi->target_partitions);
 		if (!kp_tps_equal(&m[i].assigned, &m[i].target))

@@ -190,6 +190,7 @@ typedef struct KpCgHeartbeatArgs
 	int32		rebalance_timeout_ms;
 	int			nsubscribed;	/* -1: unchanged */
 	char	  **subscribed;
+	const char *subscribed_regex;	/* NULL: unchanged; "": none (KIP-848, RE2/J syntax) */
 	const char *server_assignor;	/* NULL: unchanged / default */
 	int			nowned;			/* -1: unchanged */
 	char	  **owned_topics;	/* (topic, partition) pairs */
@@ -234,6 +235,7 @@ typedef struct KpCgMemberInfo
 	char	   *client_host;
 	int			nsubscribed;
 	char	  **subscribed;
+	char	   *subscribed_regex;	/* NULL: none */
 	int			nassigned;
 	char	  **assigned_topics;
 	int32	   *assigned_partitions;

@@ -637,15 +637,6 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	int			total = 0;
 	int			k;
 
-	if (req->subscribed_topic_regex != NULL && req->subscribed_topic_regex[0] != '\0')
-	{
-		/* KIP-848 regular-expression subscriptions (v1) */
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("kafka_pg does not support regular-expression subscriptions yet; subscribe to topic names");
-		resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
-		resp->member_epoch = req->member_epoch;
-		return;
-	}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;
@@ -658,6 +649,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	for (i = 0; i < a.nsubscribed; i++)
 		if (a.subscribed[i] == NULL)
 			a.subscribed[i] = "";
+	a.subscribed_regex = req->subscribed_topic_regex;	/* v1 */
 	a.server_assignor = req->server_assignor;
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
 	a.client_host = peer_host(ctx->peer);
@@ -764,6 +756,7 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 			m->client_host = mi->client_host;
 			m->n_subscribed_topic_names = mi->nsubscribed;
 			m->subscribed_topic_names = mi->subscribed;
+			m->subscribed_topic_regex = mi->subscribed_regex;
 			for (pass = 0; pass < 2; pass++)
 			{
 				KpConsumerGroupDescribeResponseAssignment *as = pass == 0 ? &m->assignment : &m->target_assignment;
