@@ -67,6 +67,27 @@ col_text(int row, int col)
 	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
 }
 
+/* A query's first column as C strings in the caller's context; how many. */
+static int
+select_texts(const char *sql, int nargs, Oid *types, Datum *values, char ***out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext old;
+	int			n;
+	int			i;
+
+	begin();
+	run(sql, nargs, types, values, NULL);
+	n = (int) SPI_processed;
+	old = MemoryContextSwitchTo(caller);
+	*out = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*out)[i] = col_text(i, 1);
+	MemoryContextSwitchTo(old);
+	SPI_finish();
+	return n;
+}
+
 static int64
 col_int64(int row, int col, int64 if_null)
 {
@@ -333,29 +354,17 @@ kp_cat_groups_list(char ***group_ids, char ***states, char ***protocol_types)
 int
 kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext old;
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(consumer_session_ms)};
-	int			n;
-	int			i;
 
-	begin();
-	run("SELECT DISTINCT g.group_id FROM kafka.consumer_groups g JOIN kafka.group_members m USING (group_id) "
-		"WHERE (" MEMBER_SESSION_END " < now() AND " MEMBER_CAN_EXPIRE ") "
-		"   OR (g.state IN ('PreparingRebalance', 'CompletingRebalance') AND g.rebalance_deadline < now()) "
-		"   OR (g.state = 'PreparingRebalance' AND g.join_not_before < now())",
-		1, types, values, NULL);
-	n = (int) SPI_processed;
-	old = MemoryContextSwitchTo(caller);
-	*group_ids = palloc(sizeof(char *) * Max(n, 1));
-	for (i = 0; i < n; i++)
-		(*group_ids)[i] = col_text(i, 1);
-	MemoryContextSwitchTo(old);
-	SPI_finish();
-	return n;
+	return select_texts("SELECT DISTINCT g.group_id FROM kafka.consumer_groups g "
+						"JOIN kafka.group_members m USING (group_id) "
+						"WHERE (" MEMBER_SESSION_END " < now() AND " MEMBER_CAN_EXPIRE ") "
+						"   OR (g.state IN ('PreparingRebalance', 'CompletingRebalance') "
+						"       AND g.rebalance_deadline < now()) "
+						"   OR (g.state = 'PreparingRebalance' AND g.join_not_before < now())",
+						1, types, values, group_ids);
 }
-
 
 int64
 kp_cat_groups_next_deadline(int32 consumer_session_ms)
@@ -449,6 +458,19 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 	return n;
 }
 
+/* $1-$5 of a member's row: group, member, instance (nullable), client id and host. */
+static void
+member_identity(Datum *values, char *nulls, const char *group_id, const char *member_id,
+				const char *instance_id, const char *client_id, const char *client_host)
+{
+	values[0] = CStringGetTextDatum(group_id);
+	values[1] = CStringGetTextDatum(member_id);
+	values[2] = instance_id ? CStringGetTextDatum(instance_id) : (Datum) 0;
+	nulls[2] = instance_id ? ' ' : 'n';
+	values[3] = CStringGetTextDatum(client_id ? client_id : "");
+	values[4] = CStringGetTextDatum(client_host ? client_host : "");
+}
+
 void
 kp_cat_member_join_classic(const char *group_id, const char *member_id, const char *instance_id,
 						   const char *client_id, const char *client_host,
@@ -465,14 +487,7 @@ kp_cat_member_join_classic(const char *group_id, const char *member_id, const ch
 
 	for (i = 0; i < nprotocols; i++)
 		metas[i] = blob_datum(protocol_metadata[i]);
-	values[0] = CStringGetTextDatum(group_id);
-	values[1] = CStringGetTextDatum(member_id);
-	if (instance_id)
-		values[2] = CStringGetTextDatum(instance_id);
-	else
-		nulls[2] = 'n';
-	values[3] = CStringGetTextDatum(client_id ? client_id : "");
-	values[4] = CStringGetTextDatum(client_host ? client_host : "");
+	member_identity(values, nulls, group_id, member_id, instance_id, client_id, client_host);
 	values[5] = Int32GetDatum(session_timeout_ms);
 	values[6] = Int32GetDatum(rebalance_timeout_ms);
 	values[7] = text_array_datum(nprotocols, (char *const *) protocol_names);
@@ -501,14 +516,7 @@ kp_cat_member_join_consumer(const char *group_id, const char *member_id, const c
 	Datum		values[9];
 	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
-	values[0] = CStringGetTextDatum(group_id);
-	values[1] = CStringGetTextDatum(member_id);
-	if (instance_id)
-		values[2] = CStringGetTextDatum(instance_id);
-	else
-		nulls[2] = 'n';
-	values[3] = CStringGetTextDatum(client_id ? client_id : "");
-	values[4] = CStringGetTextDatum(client_host ? client_host : "");
+	member_identity(values, nulls, group_id, member_id, instance_id, client_id, client_host);
 	values[5] = Int32GetDatum(rebalance_timeout_ms);
 	if (rack_id)
 		values[6] = CStringGetTextDatum(rack_id);
@@ -602,23 +610,11 @@ kp_cat_member_set_subscription(const char *group_id, const char *member_id, int 
 int
 kp_cat_topics_matching(const char *regex, char ***names)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext old;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(regex)};
-	int			n;
-	int			i;
 
-	begin();
-	run("SELECT name FROM kafka.topics WHERE name ~ $1 ORDER BY name", 1, types, values, NULL);
-	n = (int) SPI_processed;
-	old = MemoryContextSwitchTo(caller);
-	*names = palloc(sizeof(char *) * Max(n, 1));
-	for (i = 0; i < n; i++)
-		(*names)[i] = col_text(i, 1);
-	MemoryContextSwitchTo(old);
-	SPI_finish();
-	return n;
+	return select_texts("SELECT name FROM kafka.topics WHERE name ~ $1 ORDER BY name",
+						1, types, values, names);
 }
 
 void

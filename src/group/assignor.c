@@ -41,7 +41,10 @@ kp_assign_uniform(KpAssignMember *m, int n, const KpTPSet *all)
 	int			k;
 	int			rounds;
 
-	/* drop what is gone or no longer subscribed; a partition goes to one member */
+	/*
+	 * drop what is gone or no longer subscribed; a partition goes to one
+	 * member
+	 */
 	for (i = 0; i < n; i++)
 	{
 		KpTPSet		keep;

@@ -372,10 +372,11 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 			code = KP_ERR_FENCED_INSTANCE_ID;
 			goto out;
 		}
+
 		/*
 		 * A parked join called again: it is in this round already, so only
-		 * see whether the round is complete (someone else may have
-		 * completed it); never start another round for it.
+		 * see whether the round is complete (someone else may have completed
+		 * it); never start another round for it.
 		 */
 		if (a->retry_member_id && me->join_round == g.round)
 		{

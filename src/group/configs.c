@@ -47,7 +47,7 @@ int			kp_group_consumer_max_heartbeat_interval_ms = 15000;
 typedef struct GroupConfigDef
 {
 	const char *name;
-	int		   *broker_default;	/* the broker setting it overrides */
+	int		   *broker_default; /* the broker setting it overrides */
 	int			builtin_default;	/* that setting's own default */
 	int		   *min;
 	int		   *max;

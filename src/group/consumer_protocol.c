@@ -584,9 +584,9 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	hb.n = load_cmembers(a->group_id, &hb.m);
 
 	/*
-	 * -2: a static member leaving to come back (KIP-848).  It keeps its
-	 * place and its partitions until its session times out; rejoining with
-	 * its instance id takes them over, without moving anyone else.
+	 * -2: a static member leaving to come back (KIP-848).  It keeps its place
+	 * and its partitions until its session times out; rejoining with its
+	 * instance id takes them over, without moving anyone else.
 	 */
 	if (a->member_epoch == -2 && a->instance_id != NULL)
 	{

@@ -165,7 +165,7 @@ typedef struct KpGroupMemberInfo
 typedef struct KpGroupInfo
 {
 	bool		exists;
-	char	   *state;			/* Kafka's names: Empty, Stable, ... ; Dead if none */
+	char	   *state;			/* Kafka's: Empty, Stable, ...; Dead if none */
 	char	   *protocol_type;
 	char	   *protocol_name;
 	int32		generation_id;
@@ -190,7 +190,7 @@ typedef struct KpCgHeartbeatArgs
 	int32		rebalance_timeout_ms;
 	int			nsubscribed;	/* -1: unchanged */
 	char	  **subscribed;
-	const char *subscribed_regex;	/* NULL: unchanged; "": none (KIP-848, RE2/J syntax) */
+	const char *subscribed_regex;	/* RE2/J; NULL: unchanged, "": none */
 	const char *server_assignor;	/* NULL: unchanged / default */
 	int			nowned;			/* -1: unchanged */
 	char	  **owned_topics;	/* (topic, partition) pairs */
@@ -267,14 +267,14 @@ typedef struct KpGroupConfigEntry
 {
 	const char *name;
 	char	   *value;			/* in effect: the group's, else the broker's */
-	int8		source;			/* Kafka's ConfigSource: DYNAMIC_GROUP_CONFIG, DEFAULT_CONFIG, ... */
+	int8		source;			/* Kafka's ConfigSource (DEFAULT_CONFIG, ...) */
 	const char *doc;
 } KpGroupConfigEntry;
 
 typedef struct KpGroupConfigOp
 {
 	const char *name;
-	int8		op;				/* Kafka's AlterConfigOp: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT */
+	int8		op;				/* AlterConfigOp: 0 SET, 1 DELETE, ... */
 	const char *value;
 } KpGroupConfigOp;
 

@@ -24,6 +24,7 @@ extern KpMemberRow *kp_group_find_instance(KpMemberRow *m, int n, const char *in
 extern int16 kp_group_lock_member(const char *group_id, const char *member_id,
 								  const char *instance_id, KpGroupRow *g,
 								  KpMemberRow **m, int *n, KpMemberRow **me);
+
 /* Store a classic group's row and wake the waiters at commit. */
 extern void kp_group_save(const char *group_id, const KpGroupRow *g);
 
@@ -32,6 +33,7 @@ extern void kp_group_start_rebalance(const char *group_id, KpGroupRow *g,
 									 KpMemberRow *m, int n);
 extern void kp_group_try_complete_join(const char *group_id, KpGroupRow *g);
 extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g);
+
 /*
  * The partitions of topic in a member's ConsumerProtocolAssignment bytes
  * (the one decoder of them): how many, *partitions palloc'd.

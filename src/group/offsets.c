@@ -69,8 +69,8 @@ wire_fence(const KpCommitter *c)
 		{
 			/*
 			 * As Kafka: a member may commit while the group prepares a
-			 * rebalance (it commits what it processed before rejoining),
-			 * not between the join and the assignment.
+			 * rebalance (it commits what it processed before rejoining), not
+			 * between the join and the assignment.
 			 */
 			return KP_ERR_REBALANCE_IN_PROGRESS;
 		}

@@ -103,7 +103,7 @@ kp_group_next_upkeep(void)
 
 	if (ms < 0)
 		return 0;
-	/* Unix ms to TimestampTz, and a millisecond on: expiry needs now() past it */
+	/* Unix ms to TimestampTz, one ms on: expiry needs now() past it */
 	return (ms + 1) * 1000 -
 		((TimestampTz) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * USECS_PER_SEC;
 }
