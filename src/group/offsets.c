@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "group/assignor.h"
 #include "group/group_int.h"
 #include "protocol/errors.h"
 
@@ -152,9 +153,10 @@ kp_group_committed_partitions(const char *group_id, char ***topics, int32 **part
 }
 
 /*
- * Partitions of topic that members hold by their current assignment, for
- * SQL consumers to keep off.  No group lock: SQL consumers must not queue
- * behind the coordinator.
+ * Partitions of topic that members hold, for SQL consumers to keep off: by
+ * the assignment the leader gave (classic) or the coordinator gave and the
+ * member last reported owning (KIP-848).  No group lock: SQL consumers must
+ * not queue behind the coordinator.
  */
 int
 kp_group_held_partitions(const char *group_id, const char *topic, int32 **partitions)
@@ -174,8 +176,26 @@ kp_group_held_partitions(const char *group_id, const char *topic, int32 **partit
 	for (i = 0; i < n; i++)
 	{
 		int32	   *mine;
-		int			k = kp_group_assignment_partitions(m[i].assignment, topic, &mine);
+		int			k;
 
+		if (strcmp(g.group_type, "consumer") == 0)
+		{
+			KpTPSet		held;
+			KpTPSet		owned;
+			int			j;
+
+			kp_tps_parse(m[i].assigned, &held);
+			kp_tps_parse(m[i].owned, &owned);
+			for (j = 0; j < owned.n; j++)
+				kp_tps_add(&held, owned.items[j].topic, owned.items[j].partition);
+			mine = palloc(sizeof(int32) * Max(held.n, 1));
+			k = 0;
+			for (j = 0; j < held.n; j++)
+				if (strcmp(held.items[j].topic, topic) == 0)
+					mine[k++] = held.items[j].partition;
+		}
+		else
+			k = kp_group_assignment_partitions(m[i].assignment, topic, &mine);
 		if (k == 0)
 			continue;
 		*partitions = repalloc(*partitions, sizeof(int32) * (count + k));
