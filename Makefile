@@ -14,19 +14,44 @@ OBJS = $(SRCS:.c=.o)
 REGRESS = setup topics produce_fetch transactions segments delete_records consumer_groups
 REGRESS_OPTS = --inputdir=. --outputdir=test/regress-out
 
-PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11 -Wno-declaration-after-statement
+# PostgreSQL's own warning set (pg_config's CFLAGS) applies, including
+# -Wdeclaration-after-statement; the suite builds with COPT=-Werror.
+PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11
 SHLIB_LINK = -lzstd -llz4 -lz -lsnappy
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Rebuild objects when a header they include changes.
-override CPPFLAGS += -MMD -MP
+# Rebuild objects when a header they include changes.  Only the gcc compile
+# writes the .d files (CFLAGS; the LLVM bitcode compile uses BITCODE_CFLAGS):
+# if both did, the last one would leave only its own target in the file.  A
+# bitcode file is rebuilt whenever its object is.
+override CFLAGS += -MMD -MP
+$(OBJS:.o=.bc): %.bc: %.o
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # Generated protocol tables are committed; regenerate with `make protocol`.
-.PHONY: protocol
+# `make check-protocol` regenerates into a temporary folder and fails if the
+# committed files differ (the suite's `generated` part).
+PROTOCOL_DEFS ?= ../shared/kafka-protocol
+.PHONY: protocol check-protocol
 protocol:
-	python3 tools/gen_protocol.py --messages ../shared/kafka-protocol --out src/protocol
+	python3 tools/gen_protocol.py --messages $(PROTOCOL_DEFS) --out src/protocol
+check-protocol:
+	@tmp=$$(mktemp -d) && \
+	python3 tools/gen_protocol.py --messages $(PROTOCOL_DEFS) --out $$tmp >/dev/null && \
+	for f in messages_gen.h messages_gen.c; do \
+		diff -u src/protocol/$$f $$tmp/$$f >/dev/null || \
+		{ echo "src/protocol/$$f differs from what tools/gen_protocol.py generates from $(PROTOCOL_DEFS):"; \
+		  diff -u src/protocol/$$f $$tmp/$$f | head -40; rm -rf $$tmp; exit 1; }; \
+	done; rm -rf $$tmp; echo "src/protocol/messages_gen.[ch] match $(PROTOCOL_DEFS)"
+
+# PostgreSQL's indentation (pgindent style, via pg_bsd_indent) for the
+# hand-written C; `make check-format` is the suite's `format` part.
+.PHONY: format check-format
+format:
+	tools/pgindent
+check-format:
+	tools/pgindent --check

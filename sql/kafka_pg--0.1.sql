@@ -104,7 +104,7 @@ CREATE TABLE kafka.committed_offsets (
 	partition		integer NOT NULL,
 	committed_offset bigint NOT NULL,
 	leader_epoch	integer NOT NULL DEFAULT -1,
-	metadata		text,
+	metadata		bytea,			-- bytes to the client: librdkafka commits binary metadata
 	commit_time		timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (group_id, topic, partition)
 );

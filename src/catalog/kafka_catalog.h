@@ -104,6 +104,15 @@ extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool mi
 /* The name of the topic with this Kafka topic id, or NULL (no lock taken). */
 extern char *kp_topic_name_for_uuid(const pg_uuid_t *uuid);
 
+/*
+ * The Kafka topic id of a topic by name, seeing topics created earlier in
+ * this transaction; false if none (out zeroed).
+ */
+extern bool kp_topic_uuid_by_name(const char *name, pg_uuid_t *out);
+
+/* Every topic's name in Kafka's order (byte order); returns the count. */
+extern int	kp_topic_list_names(char ***names);
+
 /* The partition reference the store needs; ERROR for a bad partition. */
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);
@@ -127,6 +136,41 @@ extern void kp_topic_drop_all_storage(void);
 
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
+
+/* ---------- SCRAM credentials: PostgreSQL's role verifiers (scram.c) ---------- */
+
+typedef struct KpScramCredential
+{
+	char	   *user;			/* the role */
+	int			iterations;		/* of its SCRAM-SHA-256 verifier */
+} KpScramCredential;
+
+/* Every LOGIN role with a SCRAM-SHA-256 verifier, sorted by name. */
+extern int	kp_scram_credentials(KpScramCredential **out);
+
+/* Iterations of one role's SCRAM-SHA-256 verifier, 0 if it has none. */
+extern int	kp_scram_credential_iterations(const char *user);
+
+/* ---------- topic policy checks (policy.c) ---------- */
+
+/*
+ * Both front doors check what they are sent with these.  Each returns 0 if
+ * the topic's configs allow it, else the SQLSTATE of the Kafka error
+ * (ERRCODE_KP_*) with *why set to a message; with raise, it reports the
+ * ERROR instead of returning.
+ */
+extern int	kp_topic_check_batch_size(const KpTopic *t, size_t len, bool raise, char **why);
+extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
+									 bool raise, char **why);
+extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
+
+/* ---------- cluster-wide catalog state (cluster.c) ---------- */
+
+/* A new producer id from kafka.producer_id_seq. */
+extern int64 kp_catalog_next_producer_id(void);
+
+/* Record the segment directory's relfilenode in kafka.store. */
+extern void kp_catalog_record_store_directory(Oid relnode);
 
 /* ====================================================================
  * Consumer groups (groups.c, offsets.c): the only code that reads or
@@ -272,10 +316,10 @@ extern void kp_cat_group_config_store(const char *group_id, const char *name, co
 
 /* Committed offsets (offsets.c).  kp_cat_offset_store has one caller: src/group's offsets.c. */
 extern void kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
-								int64 offset, int32 leader_epoch, const char *metadata);
+								int64 offset, int32 leader_epoch, const KpBlob *metadata);
 /* -1 when none; for_update locks the row (kafka.consume) */
 extern int64 kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition,
-								 bool for_update, int32 *leader_epoch, char **metadata);
+								 bool for_update, int32 *leader_epoch, KpBlob *metadata);
 extern int	kp_cat_offsets_list(const char *group_id, char ***topics, int32 **partitions);
 extern bool kp_cat_offsets_exist(const char *group_id);
 /* topic NULL: every offset of the group */

@@ -35,9 +35,9 @@ run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 
 void
 kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
-					int64 offset, int32 leader_epoch, const char *metadata)
+					int64 offset, int32 leader_epoch, const KpBlob *metadata)
 {
-	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, TEXTOID};
+	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, BYTEAOID};
 	Datum		values[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
@@ -46,8 +46,16 @@ kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
 	values[2] = Int32GetDatum(partition);
 	values[3] = Int64GetDatum(offset);
 	values[4] = Int32GetDatum(leader_epoch);
-	if (metadata)
-		values[5] = CStringGetTextDatum(metadata);
+	/* bytes to the client: librdkafka commits binary metadata */
+	if (metadata && metadata->len >= 0)
+	{
+		bytea	   *b = palloc(VARHDRSZ + metadata->len);
+
+		SET_VARSIZE(b, VARHDRSZ + metadata->len);
+		if (metadata->len > 0)
+			memcpy(VARDATA(b), metadata->data, metadata->len);
+		values[5] = PointerGetDatum(b);
+	}
 	else
 		nulls[5] = 'n';
 	run("INSERT INTO kafka.committed_offsets (group_id, topic, partition, committed_offset, "
@@ -60,7 +68,7 @@ kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
 
 int64
 kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition, bool for_update,
-					int32 *leader_epoch, char **metadata)
+					int32 *leader_epoch, KpBlob *metadata)
 {
 	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
 	Datum		values[3] = {CStringGetTextDatum(group_id), CStringGetTextDatum(topic),
@@ -69,7 +77,8 @@ kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition, bo
 	int64		offset = -1;
 
 	*leader_epoch = -1;
-	*metadata = NULL;
+	metadata->data = NULL;
+	metadata->len = -1;
 	if (for_update)
 		run("SELECT committed_offset, leader_epoch, metadata FROM kafka.committed_offsets "
 			"WHERE group_id = $1 AND topic = $2 AND partition = $3 FOR UPDATE",
@@ -89,7 +98,15 @@ kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition, bo
 		offset = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		d = SPI_getbinval(tup, desc, 2, &isnull);
 		*leader_epoch = isnull ? -1 : DatumGetInt32(d);
-		*metadata = SPI_getvalue(tup, desc, 3);
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		if (!isnull)
+		{
+			/* copied into the caller's context: SPI_finish frees SPI's */
+			bytea	   *b = DatumGetByteaPCopy(d);
+
+			metadata->data = VARDATA(b);
+			metadata->len = VARSIZE(b) - VARHDRSZ;
+		}
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();

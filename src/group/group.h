@@ -123,7 +123,7 @@ typedef struct KpOffsetToCommit
 	int32		partition;
 	int64		offset;
 	int32		leader_epoch;
-	const char *metadata;		/* NULL: none */
+	KpBlob		metadata;		/* bytes, NUL bytes included; len -1: null */
 	int16		error_code;		/* out */
 } KpOffsetToCommit;
 
@@ -137,7 +137,7 @@ extern int16 kp_group_commit_offsets(const KpCommitter *committer, int n,
 /* -1 when there is none; for_update locks it to the end of the transaction */
 extern int64 kp_group_fetch_offset(const char *group_id, const char *topic,
 								   int32 partition, bool for_update,
-								   int32 *leader_epoch, char **metadata);
+								   int32 *leader_epoch, KpBlob *metadata);
 
 /* Every committed (topic, partition) of a group: arrays palloc'd. */
 extern int	kp_group_committed_partitions(const char *group_id, char ***topics,

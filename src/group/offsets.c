@@ -127,21 +127,21 @@ kp_group_commit_offsets(const KpCommitter *c, int n, KpOffsetToCommit *offsets)
 		o->error_code = code;
 		if (code != KP_ERR_NONE)
 			continue;
-		if (o->metadata && strlen(o->metadata) > KP_OFFSET_METADATA_MAX)
+		if (o->metadata.len > KP_OFFSET_METADATA_MAX)
 			o->error_code = KP_ERR_OFFSET_METADATA_TOO_LARGE;
 		else if (c->kind == KP_COMMIT_SQL_SESSION &&
 				 held_by_member(c->group_id, o->topic, o->partition))
 			o->error_code = KP_ERR_UNKNOWN_MEMBER_ID;
 		else
 			kp_cat_offset_store(c->group_id, o->topic, o->partition, o->offset,
-								o->leader_epoch, o->metadata);
+								o->leader_epoch, &o->metadata);
 	}
 	return code;
 }
 
 int64
 kp_group_fetch_offset(const char *group_id, const char *topic, int32 partition,
-					  bool for_update, int32 *leader_epoch, char **metadata)
+					  bool for_update, int32 *leader_epoch, KpBlob *metadata)
 {
 	return kp_cat_offset_fetch(group_id, topic, partition, for_update, leader_epoch, metadata);
 }

@@ -291,7 +291,8 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			items[nitems].partition = rp->partition_index;
 			items[nitems].offset = rp->committed_offset;
 			items[nitems].leader_epoch = rp->committed_leader_epoch;
-			items[nitems].metadata = rp->committed_metadata;
+			items[nitems].metadata.data = (const char *) rp->committed_metadata.data;
+			items[nitems].metadata.len = rp->committed_metadata.len;
 			nitems++;
 		}
 	}
@@ -341,7 +342,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			KpOffsetFetchResponseTopics *ot;
 			KpOffsetFetchResponsePartitions *op;
 			int32		epoch;
-			char	   *md;
+			KpBlob		md;
 
 			if (t == 0 || strcmp(out->topics[t - 1].name, names[i]) != 0)
 			{
@@ -359,7 +360,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			op->partition_index = parts[i];
 			op->committed_offset = kp_group_fetch_offset(group_id, names[i], parts[i], false, &epoch, &md);
 			op->committed_leader_epoch = epoch;
-			op->metadata = md ? md : pstrdup("");
+			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
 		}
 		out->n_topics = t;
@@ -385,12 +386,12 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		{
 			KpOffsetFetchResponsePartitions *op = &ot->partitions[j];
 			int32		epoch = -1;
-			char	   *md = NULL;
+			KpBlob		md;
 
 			op->partition_index = rt->partition_indexes[j];
 			op->committed_offset = -1;
 			op->committed_leader_epoch = -1;
-			op->metadata = pstrdup("");
+			op->metadata = to_bytes((KpBlob) {NULL, -1});
 			if (t == NULL)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -399,8 +400,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,
 														 false, &epoch, &md);
 			op->committed_leader_epoch = epoch;
-			if (md)
-				op->metadata = md;
+			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
 		}
 	}

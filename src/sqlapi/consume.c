@@ -67,7 +67,7 @@ committed_offset_for_update(const char *group_id, const char *topic, int32 parti
 							bool *found)
 {
 	int32		leader_epoch;
-	char	   *metadata;
+	KpBlob		metadata;
 	int64		offset = kp_group_fetch_offset(group_id, topic, partition, true,
 											   &leader_epoch, &metadata);
 
@@ -93,7 +93,8 @@ commit_position(const KpCommitter *committer, const char *topic, int32 partition
 	o.partition = partition;
 	o.offset = position;
 	o.leader_epoch = -1;
-	o.metadata = NULL;
+	o.metadata.data = NULL;
+	o.metadata.len = -1;
 	kp_group_commit_offsets(committer, 1, &o);
 	if (o.error_code != 0)
 		ereport(ERROR,

@@ -91,6 +91,25 @@ public class Golden {
         {"DescribeGroupsResponse", new int[] {0, 5}},
         {"ConsumerProtocolSubscription", new int[] {0, 3}},
         {"ConsumerProtocolAssignment", new int[] {0, 3}},
+        /* cluster-management admin APIs (issue 14) */
+        {"DescribeTopicPartitionsRequest", new int[] {0}},
+        {"DescribeTopicPartitionsResponse", new int[] {0}},
+        {"ElectLeadersRequest", new int[] {0, 1, 2}},
+        {"ElectLeadersResponse", new int[] {0, 1, 2}},
+        {"AlterPartitionReassignmentsRequest", new int[] {0, 1}},
+        {"AlterPartitionReassignmentsResponse", new int[] {0, 1}},
+        {"ListPartitionReassignmentsRequest", new int[] {0}},
+        {"ListPartitionReassignmentsResponse", new int[] {0}},
+        {"DescribeQuorumRequest", new int[] {0, 1, 2}},
+        {"DescribeQuorumResponse", new int[] {0, 1, 2}},
+        {"ListConfigResourcesRequest", new int[] {0, 1}},
+        {"ListConfigResourcesResponse", new int[] {0, 1}},
+        {"DescribeClientQuotasRequest", new int[] {0, 1}},
+        {"DescribeClientQuotasResponse", new int[] {0, 1}},
+        {"DescribeUserScramCredentialsRequest", new int[] {0}},
+        {"DescribeUserScramCredentialsResponse", new int[] {0}},
+        {"AlterUserScramCredentialsRequest", new int[] {0}},
+        {"AlterUserScramCredentialsResponse", new int[] {0}},
     };
 
     /* "MessageName.fieldName" left at the default, to cover nulls / absent tags */

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""The cluster-management APIs on the wire, where the Java admin client hides what the broker sent,
+against the broker at $KAFKA_BOOTSTRAP. Each expectation is what Apache Kafka 4.4 (single-node
+KRaft) answers:
+  - ElectLeaders v2 with null partitions: every topic, each with no partition results; an unknown
+    election type: INVALID_REQUEST (42) at the top and for every partition, "Unknown election type N";
+  - AlterPartitionReassignments v1 to an empty replica list: INVALID_REPLICA_ASSIGNMENT (39), "The
+    manual partition assignment includes an empty replica list."; AllowReplicationFactorChange echoed;
+  - ListPartitionReassignments v0 of an unknown topic: empty, no error;
+  - DescribeQuorum v2 of another partition: UNKNOWN_TOPIC_OR_PARTITION (3) per partition asked for,
+    "This server does not host this topic-partition.", no nodes;
+  - ListConfigResources v1 of type 3 (not a config resource type): UNSUPPORTED_VERSION (35); v0
+    (client metrics only): empty;
+  - DescribeUserScramCredentials v0 naming a user twice: DUPLICATE_RESOURCE (92), once;
+  - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
+    type ...", entries null.
+Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
+and "N passed, M failed".
+"""
+import socket
+import struct
+import sys
+import uuid
+
+import describe_partitions as w
+from describe_partitions import check, cstr, uvarint
+
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def main():
+    host, port = w.BS.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=30)
+    tag = uuid.uuid4().hex[:8]
+    t = "wc-" + tag
+    made = w.create_topics(s, {t: 2})
+    check("CreateTopics %s (2)" % t, made == {t: 0}, made)
+
+    # --- ElectLeaders v2
+    r = w.call(s, 43, 2, i8(0) + uvarint(0) + i32(10000) + b"\0")
+    r.i32()
+    err = r.i16()
+
+    def topic_result():
+        name = r.cstr()
+        parts = r.carray(lambda: (r.i32(), r.i16(), r.cstr(), r.tags()))
+        r.tags()
+        return name, parts
+    results = r.carray(topic_result)
+    mine = [x for x in results if x[0] == t]
+    check("ElectLeaders v2, every partition (null): every topic, no partition results",
+          err == 0 and mine == [(t, [])] and all(p == [] for _, p in results), (err, mine, len(results)))
+
+    r = w.call(s, 43, 2, i8(5) + uvarint(2) + cstr(t) + uvarint(2) + i32(1) + b"\0" + i32(10000) + b"\0")
+    r.i32()
+    err = r.i16()
+    results = r.carray(topic_result)
+    check("ElectLeaders v2, election type 5: INVALID_REQUEST at the top and for the partition",
+          err == 42 and [(n, [(p[0], p[1], p[2]) for p in ps]) for n, ps in results]
+          == [(t, [(1, 42, "Unknown election type 5")])], (err, results))
+
+    # --- AlterPartitionReassignments v1: TimeoutMs, AllowReplicationFactorChange, Topics
+    r = w.call(s, 45, 1, i32(10000) + i8(0) + uvarint(2) + cstr(t) + uvarint(2) + i32(0) + uvarint(1)
+               + b"\0" + b"\0" + b"\0")
+    r.i32()
+    allow, err, msg = r.i8(), r.i16(), r.cstr()
+
+    def reassign_result():
+        name = r.cstr()
+        parts = r.carray(lambda: (r.i32(), r.i16(), r.cstr(), r.tags())[:3])
+        r.tags()
+        return name, parts
+    results = r.carray(reassign_result)
+    check("AlterPartitionReassignments v1 to an empty replica list: INVALID_REPLICA_ASSIGNMENT",
+          allow == 0 and err == 0 and msg is None and results ==
+          [(t, [(0, 39, "The manual partition assignment includes an empty replica list.")])],
+          (allow, err, msg, results))
+
+    # --- ListPartitionReassignments v0: TimeoutMs, Topics (nullable)
+    r = w.call(s, 46, 0, i32(10000) + uvarint(2) + cstr(t + "-missing") + uvarint(2) + i32(0) + b"\0" + b"\0")
+    r.i32()
+    err, msg, topics = r.i16(), r.cstr(), r.uvarint()
+    check("ListPartitionReassignments v0 of an unknown topic: empty, no error",
+          (err, msg, topics) == (0, None, 1), (err, msg, topics))
+
+    # --- DescribeQuorum v2 of __cluster_metadata-1
+    r = w.call(s, 55, 2, uvarint(2) + cstr("__cluster_metadata") + uvarint(2) + i32(1) + b"\0" + b"\0" + b"\0")
+    err, msg = r.i16(), r.cstr()
+
+    def quorum_partition():
+        p = (r.i32(), r.i16(), r.cstr())
+        r.i32(), r.i32(), r.take(8)
+        voters = r.carray(lambda: None)
+        observers = r.carray(lambda: None)
+        r.tags()
+        return p + (voters, observers)
+
+    def quorum_topic():
+        name = r.cstr()
+        parts = r.carray(quorum_partition)
+        r.tags()
+        return name, parts
+    topics = r.carray(quorum_topic)
+    nodes = r.uvarint()
+    check("DescribeQuorum v2 of __cluster_metadata-1: UNKNOWN_TOPIC_OR_PARTITION for it, no nodes",
+          err == 0 and topics == [("__cluster_metadata",
+                                   [(1, 3, "This server does not host this topic-partition.", [], [])])]
+          and nodes == 1, (err, msg, topics, nodes))
+
+    # --- ListConfigResources
+    r = w.call(s, 74, 1, uvarint(2) + i8(3) + b"\0")
+    r.i32()
+    err, n = r.i16(), r.uvarint()
+    check("ListConfigResources v1 of resource type 3: UNSUPPORTED_VERSION, nothing listed",
+          (err, n) == (35, 1), (err, n))
+    r = w.call(s, 74, 0, b"\0")
+    r.i32()
+    err, n = r.i16(), r.uvarint()
+    check("ListConfigResources v0 (client-metrics resources): none", (err, n) == (0, 1), (err, n))
+
+    # --- DescribeUserScramCredentials v0 naming a user twice
+    user = "wc-nobody-" + tag
+    r = w.call(s, 50, 0, uvarint(3) + cstr(user) + b"\0" + cstr(user) + b"\0" + b"\0")
+    r.i32()
+    err, msg = r.i16(), r.cstr()
+
+    def scram_result():
+        x = (r.cstr(), r.i16(), r.cstr(), r.carray(lambda: (r.i8(), r.i32(), r.tags())))
+        r.tags()
+        return x
+    results = r.carray(scram_result)
+    check("DescribeUserScramCredentials v0 naming a user twice: DUPLICATE_RESOURCE, once",
+          err == 0 and results == [(user, 92, "Cannot describe SCRAM credentials for the same user twice "
+                                    "in a single request: " + user, [])], (err, msg, results))
+
+    # --- DescribeClientQuotas v1: Components [EntityType, MatchType, Match], Strict
+    r = w.call(s, 48, 1, uvarint(2) + cstr("bogus") + i8(2) + cstr(None) + b"\0" + i8(0) + b"\0")
+    r.i32()
+    err, msg, entries = r.i16(), r.cstr(), r.uvarint()
+    check("DescribeClientQuotas v1 of entity type 'bogus': UNSUPPORTED_VERSION, entries null",
+          (err, msg, entries) == (35, "Unsupported entity type bogus", 0), (err, msg, entries))
+    r = w.call(s, 48, 1, uvarint(2) + cstr("user") + i8(1) + cstr(None) + b"\0" + i8(0) + b"\0")
+    r.i32()
+    err, msg, entries = r.i16(), r.cstr(), r.uvarint()
+    check("DescribeClientQuotas v1 of the default user: no error, no entries",
+          (err, entries) == (0, 1), (err, msg, entries))
+
+    s.close()
+    print("%d passed, %d failed" % (w.passed, w.failed))
+    return 1 if w.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
