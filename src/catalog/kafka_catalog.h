@@ -43,7 +43,7 @@ typedef struct KpConfigDef
 	const char *default_value;
 	double		min;			/* numeric bounds */
 	double		max;
-	const char *const *choices;	/* ENUM and LIST */
+	const char *const *choices; /* ENUM and LIST */
 	const char *doc;
 } KpConfigDef;
 
@@ -131,6 +131,7 @@ extern void kp_topic_create(const char *name, int32 partitions,
 							const KpConfigSetting *configs, int nconfigs);
 extern void kp_topic_delete(const char *name);
 extern void kp_topic_add_partitions(const char *name, int32 partitions);
+
 /* DROP EXTENSION: drop every partition's storage and the directory. */
 extern void kp_topic_drop_all_storage(void);
 
@@ -241,25 +242,32 @@ typedef struct KpMemberRow
  */
 extern void kp_cat_group_read(const char *group_id, bool create, bool for_update,
 							  KpGroupRow *g);
+
 /* Insert the group's row if missing, without locking it. */
 extern void kp_cat_group_ensure(const char *group_id);
+
 /* Store the classic protocol's columns of g (state_changed_at follows state). */
 extern void kp_cat_group_save_classic(const char *group_id, const KpGroupRow *g);
+
 /* Store the consumer protocol's counters; the group becomes a consumer group. */
 extern void kp_cat_group_save_consumer(const char *group_id, int32 group_epoch,
 									   int32 assignment_epoch, const char *signature,
 									   const char *assignor, int nmembers);
+
 /* After members of a consumer group expired: bump its epoch, Stable or Empty. */
 extern void kp_cat_group_consumer_members_gone(const char *group_id);
 extern void kp_cat_group_delete(const char *group_id);
+
 /* Every group: ids, states and protocol types ("consumer:<type>" for KIP-848 groups). */
 extern int	kp_cat_groups_list(char ***group_ids, char ***states, char ***protocol_types);
+
 /*
  * Groups the upkeep must look at: a member past its session timeout
  * (consumer groups: consumer_session_ms), or a join phase past its deadline
  * or its initial delay.
  */
 extern int	kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids);
+
 /* The earliest of those moments still to come (Unix ms), -1 if none. */
 extern int64 kp_cat_groups_next_deadline(int32 consumer_session_ms);
 
@@ -278,12 +286,15 @@ extern void kp_cat_member_join_consumer(const char *group_id, const char *member
 										char *const *subscribed, const char *subscribed_regex);
 extern void kp_cat_member_rename(const char *group_id, const char *old_id, const char *new_id);
 extern void kp_cat_member_delete(const char *group_id, const char *member_id);
+
 /* last_heartbeat = now() */
 extern void kp_cat_member_touch(const char *group_id, const char *member_id);
 extern void kp_cat_member_set_assignment(const char *group_id, const char *member_id,
 										 KpBlob assignment);
+
 /* A new generation: every assignment NULL, every member's session restarts. */
 extern void kp_cat_members_clear_assignments(const char *group_id);
+
 /* Members the leader did not assign get empty bytes. */
 extern void kp_cat_members_default_assignments(const char *group_id);
 extern void kp_cat_member_set_subscription(const char *group_id, const char *member_id,
@@ -294,6 +305,7 @@ extern void kp_cat_member_set_target(const char *group_id, const char *member_id
 extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
 										int32 member_epoch, const char *assigned,
 										const char *target, const char *owned);
+
 /*
  * Delete members silent for longer than their session timeout (or
  * session_ms when >= 0), except those of join round spare_round; returns
@@ -301,29 +313,35 @@ extern void kp_cat_member_save_consumer(const char *group_id, const char *member
  */
 extern int	kp_cat_members_delete_expired(const char *group_id, int32 session_ms,
 										  int32 spare_round);
+
 /*
  * The names of the topics that match a PostgreSQL regular expression (ARE),
  * sorted; the caller anchors and checks it (an invalid one is an ERROR).
  */
 extern int	kp_cat_topics_matching(const char *regex, char ***names);
+
 /* -1 when the member is not a consumer-protocol member of the group. */
 extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *member_id);
 
 /* Group configs (kafka.group_configs): a group's overrides, by name. */
 extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+
 /* value NULL: back to the broker's default */
 extern void kp_cat_group_config_store(const char *group_id, const char *name, const char *value);
 
 /* Committed offsets (offsets.c).  kp_cat_offset_store has one caller: src/group's offsets.c. */
 extern void kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
 								int64 offset, int32 leader_epoch, const KpBlob *metadata);
+
 /* -1 when none; for_update locks the row (kafka.consume) */
 extern int64 kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition,
 								 bool for_update, int32 *leader_epoch, KpBlob *metadata);
 extern int	kp_cat_offsets_list(const char *group_id, char ***topics, int32 **partitions);
 extern bool kp_cat_offsets_exist(const char *group_id);
+
 /* topic NULL: every offset of the group */
 extern void kp_cat_offsets_delete(const char *group_id, const char *topic, int32 partition);
+
 /* Offsets of groups empty (or gone) and not committed for retention_minutes. */
 extern void kp_cat_offsets_expire(int32 retention_minutes);
 
