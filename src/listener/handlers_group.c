@@ -386,12 +386,12 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		{
 			KpOffsetFetchResponsePartitions *op = &ot->partitions[j];
 			int32		epoch = -1;
-			KpBlob		md;
+			KpBlob		md = {NULL, -1};
 
 			op->partition_index = rt->partition_indexes[j];
 			op->committed_offset = -1;
 			op->committed_leader_epoch = -1;
-			op->metadata = to_bytes((KpBlob) {NULL, -1});
+			op->metadata = to_bytes(md);
 			if (t == NULL)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
