@@ -149,6 +149,10 @@ extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
 extern void kp_segment_set_txnindex(Relation rel, Oid txnindex_relnode);
 extern Oid	kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen);
 extern void kp_segment_read_meta(Relation rel, KpSegmentMeta *meta);
+extern struct GenericXLogState *kp_store_append_entry(Relation rel, Buffer metabuf,
+													  uint32 nentries, const void *entry,
+													  Size entrysize, int per_page,
+													  Page *metapage, Buffer *entrybuf);
 
 /* Bytes of batch data in the segment (from its pages). */
 extern int64 kp_segment_data_size(Relation rel);

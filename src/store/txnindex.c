@@ -98,11 +98,7 @@ kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry)
 	Buffer		buf;
 	GenericXLogState *xstate;
 	Page		metapage;
-	Page		page;
 	KpTxnIndexMeta *meta;
-	BlockNumber blkno;
-	int			slot;
-	bool		newpage;
 
 	if (!OidIsValid(relnode))
 	{
@@ -123,32 +119,9 @@ kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry)
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = txnindex_meta(rel, BufferGetPage(metabuf));
-	blkno = 1 + meta->nentries / KP_TXNINDEX_PER_PAGE;
-	slot = meta->nentries % KP_TXNINDEX_PER_PAGE;
-	newpage = (slot == 0 &&
-			   blkno >= smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM));
-	if (newpage)
-	{
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-		if (BufferGetBlockNumber(buf) != blkno)
-			elog(ERROR, "kafka_pg aborted-transaction index %u: new block %u where %u was expected",
-				 relnode, BufferGetBlockNumber(buf), blkno);
-	}
-	else
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	/* a block left zero by a failed attempt is a new page too */
-	newpage = newpage || PageIsNew(BufferGetPage(buf));
-
-	xstate = GenericXLogStart(rel);
-	metapage = GenericXLogRegisterBuffer(xstate, metabuf, 0);
-	page = GenericXLogRegisterBuffer(xstate, buf,
-									 newpage ? GENERIC_XLOG_FULL_IMAGE : 0);
-	if (newpage)
-		PageInit(page, BLCKSZ, 0);
-	((KpTxnIndexEntry *) PageGetContents(page))[slot] = *entry;
-	((PageHeader) page)->pd_lower =
-		SizeOfPageHeaderData + (slot + 1) * sizeof(KpTxnIndexEntry);
+	xstate = kp_store_append_entry(rel, metabuf, meta->nentries, entry,
+								   sizeof(KpTxnIndexEntry), KP_TXNINDEX_PER_PAGE,
+								   &metapage, &buf);
 	((KpTxnIndexMeta *) PageGetContents(metapage))->nentries++;
 	GenericXLogFinish(xstate);
 
