@@ -504,8 +504,8 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 			segs = kp_directory_segments(partition_id, &nsegs);
 			copy = palloc(sizeof(KpSegInfo) * Max(nsegs, 1));
 			memcpy(copy, segs, sizeof(KpSegInfo) * nsegs);
-			kp_scan_open_txns(scan, copy, nsegs, out->log_end_offset, false,
-							  NULL, NULL);
+			kp_scan_open_txns(scan, copy, nsegs, out->log_end_offset, false, false,
+							  NULL, NULL, NULL);
 			for (i = 0; i < scan->ntxns; i++)
 				out->last_stable_offset = Min(out->last_stable_offset,
 											  scan->txns[i].first_offset);

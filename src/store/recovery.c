@@ -96,7 +96,7 @@ walk_tail(Relation rel, int64 pos, int64 data_size, int64 expected_offset,
  * kept is walked from the first segment.
  */
 static int
-walk_start(const KpSegInfo *segs, int nsegs, int64 *start_offset)
+walk_start(const KpSegInfo *segs, int nsegs, bool from_first, int64 *start_offset)
 {
 	Relation	rel = kp_segment_open(segs[nsegs - 1].relnode);
 	KpSegmentMeta meta;
@@ -104,7 +104,7 @@ walk_start(const KpSegInfo *segs, int nsegs, int64 *start_offset)
 
 	kp_segment_read_meta(rel, &meta);
 	kp_segment_close(rel);
-	if (!(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN))
+	if (from_first || !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN))
 	{
 		*start_offset = segs[0].base_offset;
 		return 0;
@@ -116,7 +116,7 @@ walk_start(const KpSegInfo *segs, int nsegs, int64 *start_offset)
 	return i;
 }
 
-/* Remember an ABORT marker of the last segment with its transaction. */
+/* Remember an ABORT marker with its transaction. */
 static void
 note_abort(KpTxnIndexEntry **aborts, int *naborts, int *cap,
 		   int64 producer_id, int64 first_offset, int64 marker_offset,
@@ -142,8 +142,8 @@ note_abort(KpTxnIndexEntry **aborts, int *naborts, int *cap,
 
 void
 kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
-				  int64 end_offset, bool note_producers,
-				  KpTxnIndexEntry **aborts, int *naborts)
+				  int64 end_offset, bool from_first, bool note_producers,
+				  KpTxnIndexEntry **aborts, int *naborts, int64 *first_open)
 {
 	char		hdrbuf[KP_BATCH_HEADER_SIZE];
 	char		keybuf[KP_BATCH_HEADER_SIZE + 64];
@@ -160,7 +160,7 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 	}
 	if (nsegs == 0)
 		return;
-	for (seg = walk_start(segs, nsegs, &start_offset); seg < nsegs; seg++)
+	for (seg = walk_start(segs, nsegs, from_first, &start_offset); seg < nsegs; seg++)
 	{
 		Relation	rel = kp_segment_open(segs[seg].relnode);
 		bool		last = (seg == nsegs - 1);
@@ -168,6 +168,13 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 
 		if (start_offset > segs[seg].base_offset)
 			pos = kp_segment_seek_offset(rel, start_offset);
+		if (first_open)
+		{
+			/* the last stable offset when this segment was rolled */
+			first_open[seg] = segs[seg].base_offset;
+			for (i = 0; i < state->ntxns; i++)
+				first_open[seg] = Min(first_open[seg], state->txns[i].first_offset);
+		}
 		for (;;)
 		{
 			KpBatchHeader hdr;
@@ -195,7 +202,7 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 
 					kp_txnstate_remove(state, i);
 					/* which marker: its one record's key (a small batch) */
-					if (last && aborts && total <= sizeof(keybuf) &&
+					if (aborts && total <= sizeof(keybuf) &&
 						kp_segment_read(rel, pos, keybuf, total) &&
 						kp_record_iter_begin(&it, keybuf, total, 1024) == KP_CODEC_OK)
 					{
@@ -218,11 +225,45 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 }
 
 /*
+ * Add to a segment's index the ABORT markers among aborts that lie in it
+ * ([base, next_base)) and come after its last entry.
+ */
+static void
+index_aborts(KpPartitionState *state, Relation segrel, int64 base, int64 next_base,
+			 const KpTxnIndexEntry *aborts, int naborts)
+{
+	int			nentries;
+	KpTxnIndexEntry *entries = kp_txnindex_read(segrel, &nentries);
+	int64		last_indexed = nentries > 0 ? entries[nentries - 1].last_offset : -1;
+	int			i;
+
+	for (i = 0; i < naborts; i++)
+	{
+		if (aborts[i].last_offset < base || aborts[i].last_offset >= next_base ||
+			aborts[i].last_offset <= last_indexed)
+			continue;
+		kp_txnindex_add(segrel, &aborts[i]);
+		ereport(LOG,
+				(errmsg("kafka_pg: restored the aborted-transaction index entry of producer %lld in partition %lld",
+						(long long) aborts[i].producer_id,
+						(long long) state->key.partition_id),
+				 errdetail("Its ABORT marker at offset %lld had no entry.",
+						   (long long) aborts[i].last_offset)));
+	}
+	if (entries)
+		pfree(entries);
+}
+
+/*
  * Rebuild the transactions open at the end of the log, from every segment
- * that can hold one, and the active segment's aborted-transaction index:
- * entries whose marker was cut go, and an ABORT marker left without its
- * entry (a crash between the two) gets it.  SQL transactions still open
- * are decided from the commit log now; the resolver writes their markers.
+ * that can hold one, and the aborted-transaction indexes where a marker
+ * may lack its entry: the active segment's (entries whose marker the cut
+ * removed go, and an ABORT marker a crash left without its entry gets it),
+ * and those of segments written before the index existed (no
+ * first_open_offset in their metapage): the whole log is walked once, and
+ * they get their entries and first_open_offset.  SQL transactions still
+ * open are decided from the commit log now; the resolver writes their
+ * markers.
  */
 static void
 recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
@@ -230,37 +271,54 @@ recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 {
 	KpTxnIndexEntry *aborts;
 	int			naborts;
+	int64	   *first_open = palloc(sizeof(int64) * nsegs);
+	bool	   *legacy = palloc0(sizeof(bool) * nsegs);
+	bool		any_legacy = false;
 	int			i;
 
-	kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, true,
-					  &aborts, &naborts);
+	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+		KpSegmentMeta meta;
+
+		kp_segment_read_meta(rel, &meta);
+		kp_segment_close(rel);
+		legacy[i] = !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN);
+		any_legacy |= legacy[i];
+	}
+	kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, any_legacy, true,
+					  &aborts, &naborts, first_open);
 	if (!RecoveryInProgress())
 	{
-		int			nentries;
-		KpTxnIndexEntry *entries;
-		int64		last_indexed = -1;
-
 		kp_txnindex_truncate(active, state->log_end_offset);
-		entries = kp_txnindex_read(active, &nentries);
-		if (nentries > 0)
-			last_indexed = entries[nentries - 1].last_offset;
-		for (i = 0; i < naborts; i++)
+		for (i = 0; i < nsegs; i++)
 		{
-			if (aborts[i].last_offset <= last_indexed)
+			bool		last = (i == nsegs - 1);
+			Relation	rel;
+
+			if (!legacy[i] && !last)
 				continue;
-			kp_txnindex_add(state, &aborts[i]);
-			ereport(LOG,
-					(errmsg("kafka_pg: restored the aborted-transaction index entry of producer %lld in partition %lld",
-							(long long) aborts[i].producer_id,
-							(long long) state->key.partition_id),
-					 errdetail("Its ABORT marker at offset %lld had no entry.",
-							   (long long) aborts[i].last_offset)));
+			rel = last ? active : kp_segment_open(segs[i].relnode);
+			index_aborts(state, rel, segs[i].base_offset,
+						 last ? PG_INT64_MAX : segs[i + 1].base_offset,
+						 aborts, naborts);
+			if (legacy[i])
+			{
+				KpSegmentMeta meta;
+
+				kp_segment_read_meta(rel, &meta);
+				meta.first_open_offset = first_open[i];
+				meta.flags |= KP_SEGMETA_HAS_FIRST_OPEN;
+				kp_segment_write_meta(rel, &meta);
+			}
+			if (!last)
+				kp_segment_close(rel);
 		}
-		if (entries)
-			pfree(entries);
 	}
 	if (aborts)
 		pfree(aborts);
+	pfree(first_open);
+	pfree(legacy);
 
 	for (i = 0; i < state->ntxns; i++)
 	{

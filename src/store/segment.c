@@ -121,23 +121,23 @@ kp_segment_create(int64 partition_id, int64 base_offset,
 }
 
 /*
- * Record in the segment's metapage that its aborted-transaction index is
- * relation txnindex_relnode (txnindex.c, with the appender lock held).
- * Generic WAL, so standbys find the index by replay.
+ * Rewrite the segment's metapage with meta (read by kp_segment_read_meta,
+ * then changed: the aborted-transaction index's relfilenode, txnindex.c;
+ * first_open_offset for a segment from before it was kept, recovery.c).
+ * The appender lock, or the partition's load, keeps writers apart.
+ * Generic WAL, so standbys see it by replay.
  */
 void
-kp_segment_set_txnindex(Relation rel, Oid txnindex_relnode)
+kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta)
 {
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
 	GenericXLogState *xstate;
 	Page		page;
-	KpSegmentMeta *meta;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	xstate = GenericXLogStart(rel);
 	page = GenericXLogRegisterBuffer(xstate, buf, 0);
-	meta = (KpSegmentMeta *) PageGetContents(page);
-	if (meta->magic != KP_SEG_MAGIC)
+	if (((KpSegmentMeta *) PageGetContents(page))->magic != KP_SEG_MAGIC)
 	{
 		GenericXLogAbort(xstate);
 		UnlockReleaseBuffer(buf);
@@ -146,7 +146,7 @@ kp_segment_set_txnindex(Relation rel, Oid txnindex_relnode)
 				 errmsg("kafka_pg segment %u has a bad metapage",
 						rel->rd_node.relNode)));
 	}
-	meta->txnindex_relnode = txnindex_relnode;
+	memcpy(PageGetContents(page), meta, sizeof(KpSegmentMeta));
 	/* a segment from before issue 8: its metapage grows to the new size */
 	((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower,
 										SizeOfPageHeaderData + sizeof(KpSegmentMeta));

@@ -146,7 +146,7 @@ extern Relation kp_segment_open(Oid relnode);
 extern void kp_segment_close(Relation rel);
 extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
 							  int64 first_open_offset, bool drop_on_abort);
-extern void kp_segment_set_txnindex(Relation rel, Oid txnindex_relnode);
+extern void kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta);
 extern Oid	kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen);
 extern void kp_segment_read_meta(Relation rel, KpSegmentMeta *meta);
 extern struct GenericXLogState *kp_store_append_entry(Relation rel, Buffer metabuf,
@@ -342,7 +342,7 @@ typedef struct KpTxnIndexEntry
 	int64		last_stable_offset;
 } KpTxnIndexEntry;
 
-extern void kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry);
+extern void kp_txnindex_add(Relation segrel, const KpTxnIndexEntry *entry);
 extern KpTxnIndexEntry *kp_txnindex_read(Relation segrel, int *nentries);
 extern void kp_txnindex_truncate(Relation segrel, int64 log_end_offset);
 extern void kp_txnindex_drop(Relation segrel);
@@ -352,15 +352,18 @@ extern void kp_txnindex_drop(Relation segrel);
 /*
  * Find the transactions that have no marker at the end of the log (below
  * end_offset) into state->txns, walking the batch headers from the active
- * segment's first_open_offset (possibly in an older segment) to the end.
- * note_producers: also rebuild the idempotent producers of the last
- * segment.  aborts: if not NULL, the ABORT markers of the last segment, as
- * index entries, in a palloc'd array.  Used by recovery and by standby
- * readers (their last stable offset).
+ * segment's first_open_offset (possibly in an older segment), or with
+ * from_first from the first segment, to the end.  note_producers: also
+ * rebuild the idempotent producers of the last segment.  aborts: if not
+ * NULL, the ABORT markers met, as index entries, in a palloc'd array.
+ * first_open: if not NULL, [nsegs] filled, for each segment walked, with
+ * the last stable offset when it was rolled.  Used by recovery and by
+ * standby readers (their last stable offset).
  */
 extern void kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs,
-							  int nsegs, int64 end_offset, bool note_producers,
-							  KpTxnIndexEntry **aborts, int *naborts);
+							  int nsegs, int64 end_offset, bool from_first,
+							  bool note_producers, KpTxnIndexEntry **aborts,
+							  int *naborts, int64 *first_open);
 
 /* ---------- txnstate.c: the commit log, through src/txn ---------- */
 

@@ -83,16 +83,17 @@ segment_txnindex(Relation segrel)
 }
 
 /*
- * Append an entry to the index of the partition's active segment (where
- * the ABORT marker just went), creating the index first if the segment has
- * none.  The appender lock is held; the caller marks the partition for
- * reloading if this fails (recovery restores the entry from the marker).
+ * Append an entry to the segment's index (where its ABORT marker is),
+ * creating the index first if the segment has none.  The appender lock is
+ * held, or the partition is being loaded (recovery); the caller marks the
+ * partition for reloading if this fails (recovery restores the entry from
+ * the marker).
  */
 void
-kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry)
+kp_txnindex_add(Relation segrel, const KpTxnIndexEntry *entry)
 {
-	Relation	segrel = kp_segment_open(state->active_relnode);
-	Oid			relnode = segment_txnindex(segrel);
+	KpSegmentMeta segmeta;
+	Oid			relnode;
 	Relation	rel;
 	Buffer		metabuf;
 	Buffer		buf;
@@ -100,6 +101,8 @@ kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry)
 	Page		metapage;
 	KpTxnIndexMeta *meta;
 
+	kp_segment_read_meta(segrel, &segmeta);
+	relnode = segmeta.txnindex_relnode;
 	if (!OidIsValid(relnode))
 	{
 		KpTxnIndexMeta m;
@@ -107,13 +110,13 @@ kp_txnindex_add(KpPartitionState *state, const KpTxnIndexEntry *entry)
 		memset(&m, 0, sizeof(m));
 		m.magic = KP_TXNINDEX_MAGIC;
 		m.version = KP_STORE_VERSION;
-		m.partition_id = state->key.partition_id;
-		m.segment_base_offset = state->active_base_offset;
+		m.partition_id = segmeta.partition_id;
+		m.segment_base_offset = segmeta.base_offset;
 		/* like the segment: not transactional (the marker is not either) */
 		relnode = kp_store_create_relation(false, &m, sizeof(m));
-		kp_segment_set_txnindex(segrel, relnode);
+		segmeta.txnindex_relnode = relnode;
+		kp_segment_write_meta(segrel, &segmeta);
 	}
-	kp_segment_close(segrel);
 
 	rel = kp_segment_open(relnode);
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);

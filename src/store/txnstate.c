@@ -203,7 +203,10 @@ kp_txnstate_write_markers(KpPartitionState *state)
 				entry.last_stable_offset = state->last_stable_offset;
 				PG_TRY();
 				{
-					kp_txnindex_add(state, &entry);
+					Relation	segrel = kp_segment_open(state->active_relnode);
+
+					kp_txnindex_add(segrel, &entry);
+					kp_segment_close(segrel);
 				}
 				PG_CATCH();
 				{
