@@ -182,19 +182,24 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 		KpCodecError err;
 		bool		whole = true;
 
+		/*
+		 * Markers and aborted transactions: skipped, not inflated; the
+		 * position moves past them.
+		 */
+		if (vis != KP_BATCH_VISIBLE)
+		{
+			KpBatchHeader hdr;
+
+			if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK)
+				*position = Max(*position, KpBatchLastOffset(&hdr) + 1);
+			continue;
+		}
 		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
 		if (err != KP_CODEC_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
 					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
 							partition, topic->name, kp_codec_error_message(err))));
-		/* markers and aborted transactions: skipped, the position moves on */
-		if (vis != KP_BATCH_VISIBLE)
-		{
-			*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
-			kp_record_iter_end(&it);
-			continue;
-		}
 
 		for (;;)
 		{
