@@ -164,6 +164,26 @@ extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
 									 bool raise, char **why);
 extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
 
+/* ---------- the BROKER config resource's state (broker_configs.c) ---------- */
+
+/* Dynamic broker configs kept without effect, by name (kafka.broker_configs). */
+extern int	kp_broker_config_overrides(char ***names, char ***values);
+extern void kp_broker_config_store(const char *name, const char *value);	/* NULL: remove */
+
+/* Where a kafka.* setting's value comes from. */
+typedef enum KpSettingSource
+{
+	KP_SETTING_DEFAULT,
+	KP_SETTING_STATIC,			/* postgresql.conf, the command line, ... */
+	KP_SETTING_ALTER_SYSTEM		/* postgresql.auto.conf */
+} KpSettingSource;
+
+extern bool kp_setting_info(const char *name, char **value, KpSettingSource *source,
+							bool *restart_only);
+extern void kp_setting_check(const char *name, const char *value);
+extern void kp_setting_alter_system(const char *name, const char *value);	/* NULL: RESET */
+extern void kp_setting_reload(void);
+
 /* ---------- cluster-wide catalog state (cluster.c) ---------- */
 
 /* A new producer id from kafka.producer_id_seq. */
