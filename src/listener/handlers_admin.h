@@ -69,6 +69,7 @@
 /* handlers_configs.c: the broker config a topic config defaults from, and its type */
 extern const char *kp_broker_synonym(const char *topic_config);
 extern int8 kp_config_ctype(const KpConfigDef *def);
+extern char *kp_config_list_op(const char *current, int8 op, const char *arg);	/* APPEND, SUBTRACT */
 
 /* handlers_broker_configs.c: the BROKER config resource */
 typedef struct KpBrokerConfigEntry

@@ -49,7 +49,6 @@
 #include <math.h>
 
 #include "lib/stringinfo.h"
-#include "nodes/pg_list.h"
 
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
@@ -213,7 +212,11 @@ kp_broker_config_entries(KpBrokerConfigEntry **out)
 			c->read_only = restart_only;
 			c->source = src == KP_SETTING_ALTER_SYSTEM ? SOURCE_DYNAMIC_BROKER :
 				src == KP_SETTING_STATIC ? SOURCE_STATIC_BROKER : SOURCE_DEFAULT;
-			/* the node id is always set (kafka_pg's default is Kafka's example 0) */
+
+			/*
+			 * the node id is always set (kafka_pg's default is Kafka's
+			 * example 0)
+			 */
 			if (strcmp(def->setting, "kafka.node_id") == 0 && c->source == SOURCE_DEFAULT)
 				c->source = SOURCE_STATIC_BROKER;
 		}
@@ -327,77 +330,16 @@ check_number(const BrokerConfigDef *def, const char *value)
 	return NULL;
 }
 
-/* The current value a list operation starts from: the override or the default. */
-static List *
-current_list(const char *name, int topic_idx)
+/* APPEND or SUBTRACT on a list config, from its kept value or its default. */
+static char *
+list_op(const char *name, int topic_idx, int8 op, const char *arg)
 {
 	char	  **onames;
 	char	  **ovalues;
 	int			n = kp_broker_config_overrides(&onames, &ovalues);
-	const char *v = find_override(onames, ovalues, n, name);
-	List	   *items = NIL;
-	char	   *copy = pstrdup(v ? v : kp_topic_config_defs[topic_idx].default_value);
-	char	   *tok;
-	char	   *save = NULL;
+	const char *cur = find_override(onames, ovalues, n, name);
 
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-	{
-		while (*tok == ' ')
-			tok++;
-		if (*tok)
-			items = lappend(items, tok);
-	}
-	return items;
-}
-
-static bool
-has_item(List *items, const char *s)
-{
-	ListCell   *lc;
-
-	foreach(lc, items)
-		if (strcmp((char *) lfirst(lc), s) == 0)
-			return true;
-	return false;
-}
-
-/* APPEND or SUBTRACT on a list config: the resulting value. */
-static char *
-list_op(const char *name, int topic_idx, int8 op, const char *arg)
-{
-	List	   *cur = current_list(name, topic_idx);
-	List	   *res = NIL;
-	StringInfoData buf;
-	char	   *copy = pstrdup(arg ? arg : "");
-	char	   *tok;
-	char	   *save = NULL;
-	ListCell   *lc;
-	List	   *delta = NIL;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-	{
-		while (*tok == ' ')
-			tok++;
-		if (*tok)
-			delta = lappend(delta, tok);
-	}
-	if (op == OP_APPEND)
-	{
-		res = cur;
-		foreach(lc, delta)
-			if (!has_item(res, lfirst(lc)))
-			res = lappend(res, lfirst(lc));
-	}
-	else
-	{
-		foreach(lc, cur)
-			if (!has_item(delta, lfirst(lc)))
-			res = lappend(res, lfirst(lc));
-	}
-	initStringInfo(&buf);
-	foreach(lc, res)
-		appendStringInfo(&buf, "%s%s", buf.len ? "," : "", (char *) lfirst(lc));
-	return buf.data;
+	return kp_config_list_op(cur ? cur : kp_topic_config_defs[topic_idx].default_value, op, arg);
 }
 
 typedef struct ApplyArg

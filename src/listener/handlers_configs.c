@@ -556,6 +556,35 @@ list_join(List *items)
 }
 
 /*
+ * What APPEND or SUBTRACT of arg (a comma-separated list) leaves of a list
+ * config's current value: appended items not already there go last,
+ * subtracted ones go wherever they are (Kafka's AlterConfigOp semantics).
+ */
+char *
+kp_config_list_op(const char *current, int8 op, const char *arg)
+{
+	List	   *cur = list_items(current);
+	List	   *delta = list_items(arg);
+	List	   *res = NIL;
+	ListCell   *lc;
+
+	if (op == OP_APPEND)
+	{
+		res = cur;
+		foreach(lc, delta)
+			if (!list_has(res, lfirst(lc)))
+			res = lappend(res, lfirst(lc));
+	}
+	else
+	{
+		foreach(lc, cur)
+			if (!list_has(delta, lfirst(lc)))
+			res = lappend(res, lfirst(lc));
+	}
+	return list_join(res);
+}
+
+/*
  * The value one incremental operation leaves (Kafka's
  * ConfigAdminManager.prepareIncrementalConfigs).  Returns false with *msg
  * and *code when the operation is refused; *value NULL means "reset".
@@ -583,11 +612,6 @@ incremental_value(const KpTopic *t, int8 op, const char *key, const char *arg,
 		case OP_APPEND:
 		case OP_SUBTRACT:
 			{
-				List	   *cur;
-				List	   *delta;
-				List	   *res = NIL;
-				ListCell   *lc;
-
 				if (idx < 0)
 				{
 					*code = KP_ERR_INVALID_CONFIG;
@@ -601,22 +625,7 @@ incremental_value(const KpTopic *t, int8 op, const char *key, const char *arg,
 									op == OP_APPEND ? "append" : "subtract", key);
 					return false;
 				}
-				cur = list_items(t->config_values[idx]);
-				delta = list_items(arg);
-				if (op == OP_APPEND)
-				{
-					res = cur;
-					foreach(lc, delta)
-						if (!list_has(res, lfirst(lc)))
-							res = lappend(res, lfirst(lc));
-				}
-				else
-				{
-					foreach(lc, cur)
-						if (!list_has(delta, lfirst(lc)))
-							res = lappend(res, lfirst(lc));
-				}
-				*value = list_join(res);
+				*value = kp_config_list_op(t->config_values[idx], op, arg);
 				return true;
 			}
 		default:

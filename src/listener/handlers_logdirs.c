@@ -167,7 +167,7 @@ typedef struct Move
 	const char *topic;
 	int32		partition;
 	const char *path;
-}			Move;
+} Move;
 
 void
 kp_handle_alter_replica_log_dirs(KpRequestContext *ctx)
