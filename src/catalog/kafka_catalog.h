@@ -345,6 +345,8 @@ extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *memb
 
 /* Group configs (kafka.group_configs): a group's overrides, by name. */
 extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+/* The groups that have any (ListConfigResources lists them). */
+extern int	kp_cat_group_configs_groups(char ***group_ids);
 
 /* value NULL: back to the broker's default */
 extern void kp_cat_group_config_store(const char *group_id, const char *name, const char *value);
