@@ -9,7 +9,8 @@ is polled:
   - log.cleanup.policy APPEND compact: "delete,compact" (the default plus compact), SUBTRACT compact:
     "delete" (still dynamic), DELETE: the default;
   - validate_only changes nothing; legacy AlterConfigs v2 (sasl.kerberos.min.time.before.relogin
-    58000) sets it;
+    58000) sets it, and replaces the whole set: a dynamic config it does not name goes back to its
+    default;
   - a name the broker does not know: kept (NONE), described with value null, read-only, source 2,
     type UNKNOWN (0); APPEND to it INVALID_CONFIG (40) "Unknown config name: ..."; DELETE: NONE;
   - node.id SET: INVALID_REQUEST (42) "Cannot update these configs dynamically: [node.id]"; DELETE:
@@ -20,8 +21,8 @@ is polled:
     broker id, expected N, but received 7".
 One intended difference: num.partitions is read-only on Kafka (42 "Cannot update these configs
 dynamically") and a PostgreSQL setting on kafka_pg (kafka.num_partitions, ALTER SYSTEM and a
-reload): both answers are accepted, and on kafka_pg the new value must be described, then DELETE must
-bring back the old one.
+reload): both answers are accepted, and on kafka_pg the new value must be described, a legacy
+AlterConfigs that does not name it must reset it, and DELETE must bring back the old value.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -119,36 +120,48 @@ def main():
     check("... and nothing changed: background.threads is its default (source 5)",
           c and c["src"] == 5, c)
     check("background.threads SET 9: NONE", incr(node, [("background.threads", 0, "9")]) == (0, None))
-    good, c = await_conf("background.threads", lambda c: c["value"] == "9")
+    good, c = await_conf("background.threads", lambda c: c["src"] == 2 and c["value"] == "9")
     check("background.threads described: 9, DYNAMIC_BROKER_CONFIG, not read-only, over the default 10",
           good and c["src"] == 2 and c["ro"] == 0 and c["type"] == 3
           and c["syn"] == [("background.threads", "9", 2), ("background.threads", "10", 5)], c)
     check("background.threads DELETE: NONE", incr(node, [("background.threads", 1, None)]) == (0, None))
-    good, c = await_conf("background.threads", lambda c: c["src"] == 5)
-    check("background.threads back to its default 10 (source 5)", good and c["value"] == "10", c)
+    good, c = await_conf("background.threads", lambda c: c["src"] == 5 and c["value"] == "10")
+    check("background.threads back to its default 10 (source 5)", good, c)
 
     # --- a list config: APPEND, SUBTRACT, DELETE
     check("log.cleanup.policy APPEND compact: NONE",
           incr(node, [("log.cleanup.policy", 2, "compact")]) == (0, None))
-    good, c = await_conf("log.cleanup.policy", lambda c: c["value"] == "delete,compact")
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 2 and c["value"] == "delete,compact")
     check("log.cleanup.policy described: delete,compact (source 2)", good and c["src"] == 2, c)
     check("log.cleanup.policy SUBTRACT compact: NONE",
           incr(node, [("log.cleanup.policy", 3, "compact")]) == (0, None))
-    good, c = await_conf("log.cleanup.policy", lambda c: c["value"] == "delete")
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 2 and c["value"] == "delete")
     check("log.cleanup.policy described: delete, still dynamic (source 2)", good and c["src"] == 2, c)
     check("log.cleanup.policy DELETE: NONE", incr(node, [("log.cleanup.policy", 1, None)]) == (0, None))
-    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 5)
-    check("log.cleanup.policy back to its default (source 5)", good and c["value"] == "delete", c)
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 5 and c["value"] == "delete")
+    check("log.cleanup.policy back to its default (source 5)", good, c)
 
     # --- legacy AlterConfigs
     key = "sasl.kerberos.min.time.before.relogin"
     check("AlterConfigs v2 %s=58000: NONE" % key, legacy(node, [(key, "58000")]) == (0, None))
-    good, c = await_conf(key, lambda c: c["value"] == "58000")
+    good, c = await_conf(key, lambda c: c["src"] == 2 and c["value"] == "58000")
     check("%s described: 58000 (source 2) over the default 60000" % key,
           good and c["src"] == 2 and c["syn"] == [(key, "58000", 2), (key, "60000", 5)], c)
     check("%s DELETE: NONE" % key, incr(node, [(key, 1, None)]) == (0, None))
-    good, c = await_conf(key, lambda c: c["src"] == 5)
+    good, c = await_conf(key, lambda c: c["src"] == 5 and c["value"] == "60000")
     check("%s back to its default" % key, good, c)
+
+    # --- legacy AlterConfigs replaces the broker's whole set of dynamic configs
+    check("background.threads SET 9 and max.connections SET 500: NONE",
+          incr(node, [("background.threads", 0, "9"), ("max.connections", 0, "500")]) == (0, None))
+    good, c = await_conf("max.connections", lambda c: c["src"] == 2 and c["value"] == "500")
+    check("max.connections described: 500", good, c)
+    check("AlterConfigs v2 max.connections=400 alone: NONE", legacy(node, [("max.connections", "400")]) == (0, None))
+    good, c = await_conf("background.threads", lambda c: c["src"] == 5 and c["value"] == "10")
+    check("... background.threads, not named, is back to its default", good, c)
+    c = describe(node, ["max.connections"]).get("max.connections")
+    check("... max.connections is 400", c and c["value"] == "400" and c["src"] == 2, c)
+    check("max.connections DELETE: NONE", incr(node, [("max.connections", 1, None)]) == (0, None))
 
     # --- a name the broker does not know
     unknown = "kp.test.unknown." + uuid.uuid4().hex[:6]
@@ -200,14 +213,22 @@ def main():
     else:
         check("num.partitions SET: NONE (kafka_pg: ALTER SYSTEM SET kafka.num_partitions)",
               r == (0, None) and before is not None and before["ro"] == 0, (r, before))
-        good, c = await_conf("num.partitions", lambda c: c["value"] == new)
+        good, c = await_conf("num.partitions", lambda c: c["src"] == 2 and c["value"] == new)
         check("num.partitions described: %s, DYNAMIC_BROKER_CONFIG" % new, good and c["src"] == 2, c)
+        check("AlterConfigs v2 of another config: NONE", legacy(node, [("max.connections", "300")]) == (0, None))
+        good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
+        check("... resets num.partitions, not named (ALTER SYSTEM RESET): back to %s" % before["value"],
+              good and c["src"] == before["src"], c)
+        check("max.connections DELETE: NONE", incr(node, [("max.connections", 1, None)]) == (0, None))
+        check("num.partitions SET again: NONE", incr(node, [("num.partitions", 0, new)]) == (0, None))
+        good, c = await_conf("num.partitions", lambda c: c["src"] == 2 and c["value"] == new)
+        check("num.partitions described: %s again" % new, good, c)
         r = incr(node, [("num.partitions", 0, "abc")])
         check("num.partitions=abc: INVALID_REQUEST naming the config",
               r[0] == 42 and r[1].startswith("Invalid value abc for configuration num.partitions: "), r)
         check("num.partitions DELETE: NONE (ALTER SYSTEM RESET)",
               incr(node, [("num.partitions", 1, None)]) == (0, None))
-        good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"])
+        good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
         check("num.partitions back to %s (source %d)" % (before["value"], before["src"]),
               good and c["src"] == before["src"], c)
     s.close()

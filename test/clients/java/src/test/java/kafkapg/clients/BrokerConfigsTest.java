@@ -73,7 +73,8 @@ class BrokerConfigsTest {
             assertEquals(ConfigEntry.ConfigSource.DEFAULT_CONFIG, e.source(), "validateOnly changed nothing: " + e);
 
             get(admin.incrementalAlterConfigs(op(broker, "background.threads", "9", AlterConfigOp.OpType.SET)).all());
-            e = await(admin, broker, "background.threads", x -> "9".equals(x.value()));
+            e = await(admin, broker, "background.threads", x -> "9".equals(x.value())
+                    && x.source() == ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG && x.synonyms().size() == 2);
             assertEquals(ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG, e.source());
             assertFalse(e.isReadOnly());
             assertEquals(2, e.synonyms().size(), "synonyms " + e.synonyms());
@@ -84,12 +85,14 @@ class BrokerConfigsTest {
                     x -> x.source() == ConfigEntry.ConfigSource.DEFAULT_CONFIG && "10".equals(x.value()));
 
             get(admin.incrementalAlterConfigs(op(broker, "log.cleanup.policy", "compact", AlterConfigOp.OpType.APPEND)).all());
-            await(admin, broker, "log.cleanup.policy", x -> "delete,compact".equals(x.value()));
+            await(admin, broker, "log.cleanup.policy", x -> "delete,compact".equals(x.value())
+                    && x.source() == ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG);
             get(admin.incrementalAlterConfigs(op(broker, "log.cleanup.policy", "compact", AlterConfigOp.OpType.SUBTRACT)).all());
             await(admin, broker, "log.cleanup.policy", x -> "delete".equals(x.value())
                     && x.source() == ConfigEntry.ConfigSource.DYNAMIC_BROKER_CONFIG);
             get(admin.incrementalAlterConfigs(op(broker, "log.cleanup.policy", null, AlterConfigOp.OpType.DELETE)).all());
-            await(admin, broker, "log.cleanup.policy", x -> x.source() == ConfigEntry.ConfigSource.DEFAULT_CONFIG);
+            await(admin, broker, "log.cleanup.policy", x -> x.source() == ConfigEntry.ConfigSource.DEFAULT_CONFIG
+                    && "delete".equals(x.value()));
 
             Throwable t = cause(admin.incrementalAlterConfigs(op(broker, "node.id", "5", AlterConfigOp.OpType.SET)).all());
             assertInstanceOf(InvalidRequestException.class, t);
