@@ -80,6 +80,13 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
 	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
+	/* transactions over the wire: handlers_txn.c */
+	{KP_API_ADD_PARTITIONS_TO_TXN, kp_handle_add_partitions_to_txn},
+	{KP_API_ADD_OFFSETS_TO_TXN, kp_handle_add_offsets_to_txn},
+	{KP_API_TXN_OFFSET_COMMIT, kp_handle_txn_offset_commit},
+	{KP_API_END_TXN, kp_handle_end_txn},
+	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
+	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
 };
 
 static MemoryContext request_cxt = NULL;

@@ -242,10 +242,10 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "producers cannot write control batches";
 		return KP_ERR_INVALID_RECORD;
 	}
-	if (KpBatchIsTransactional(hdr))
+	if (KpBatchIsTransactional(hdr) && hdr->producer_id < 0)
 	{
-		*why = "transactional producers are not supported yet";
-		return KP_ERR_INVALID_TXN_STATE;
+		*why = "a transactional batch needs a producer id";
+		return KP_ERR_INVALID_RECORD;
 	}
 	if (hdr->records_count == 0)
 	{
@@ -375,8 +375,23 @@ kp_handle_produce(KpRequestContext *ctx)
 			{
 				char	   *batch = (char *) pd->records.data + pos;
 				size_t		total = (size_t) (uint32) kp_get_int32(batch + 8) + KP_BATCH_LOG_OVERHEAD;
+				KpBatchHeader hdr;
+				int64		txn_pid = KP_NO_PRODUCER_ID;
 
-				kp_log_append(&ref, &t->config.log, batch, total, KP_NO_PRODUCER_ID, &res);
+				/*
+				 * A transactional batch opens or continues its producer's
+				 * transaction in the partition, if the coordinator says the
+				 * partition is in it (handlers_txn.c, src/txn/coordinator.c).
+				 */
+				if (kp_batch_parse_header(batch, total, &hdr) == KP_CODEC_OK &&
+					KpBatchIsTransactional(&hdr))
+				{
+					code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, ref.partition_id);
+					if (code != KP_ERR_NONE)
+						break;
+					txn_pid = hdr.producer_id;
+				}
+				kp_log_append(&ref, &t->config.log, batch, total, txn_pid, &res);
 				if (res.status == KP_APPEND_OUT_OF_ORDER)
 				{
 					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -698,7 +713,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 }
 
 /* ---------------------------------------------------------------------
- * InitProducerId (idempotent producers; transactional ids come later)
+ * InitProducerId (idempotent producers; transactional ids: handlers_txn.c)
  * ---------------------------------------------------------------------
  */
 
@@ -713,8 +728,8 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 	resp->producer_epoch = -1;
 	if (req->transactional_id != NULL)
 	{
-		/* transactions over the wire are a later issue: say so plainly */
-		resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+		/* the transaction coordinator (handlers_txn.c) */
+		kp_handle_init_producer_id_txn(ctx);
 		return;
 	}
 	if (req->producer_id >= 0)

@@ -84,7 +84,10 @@ kp_resolver_main(Datum arg)
 				kp_log_sweep_sql_txns();
 			written = kp_log_write_pending_markers();
 			if (upkeep)
+			{
 				kp_group_expire();
+				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
+			}
 		}
 		if (written > 0)
 			kp_resolver_set_idle(false);	/* busy: poll, do not be signalled */
