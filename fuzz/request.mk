@@ -17,7 +17,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FFLAGS := -O1 -g -std=gnu11 -Wno-declaration-after-statement -Wno-ignored-attributes \
 	-DFRONTEND -I$(TOP)/test/unit/shim -I$(TOP)/test/protocol -I$(TOP)/src -I$(PG_INCLUDE)
 SRCS := $(TOP)/fuzz/fuzz_request.c $(TOP)/test/protocol/shim_alloc.c \
-	$(TOP)/src/protocol/wire.c $(TOP)/src/protocol/errors.c $(TOP)/src/protocol/messages_gen.c \
+	$(wildcard $(TOP)/src/protocol/wire*.c) $(TOP)/src/protocol/errors.c $(TOP)/src/protocol/messages_gen.c \
 	$(TOP)/src/codec/varint.c
 HDRS := $(wildcard $(TOP)/src/protocol/*.h) $(TOP)/test/protocol/shim_alloc.h
 LIBS := -L$(PG_PKGLIBDIR) -L$(PG_LIBDIR) -lpgcommon -lpgport -lm

@@ -102,7 +102,7 @@ CREATE TABLE kafka.committed_offsets (
 	partition		integer NOT NULL,
 	committed_offset bigint NOT NULL,
 	leader_epoch	integer NOT NULL DEFAULT -1,
-	metadata		text,
+	metadata		bytea,			-- bytes to the client: librdkafka commits binary metadata
 	commit_time		timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (group_id, topic, partition)
 );
@@ -149,7 +149,7 @@ CREATE TABLE kafka.transaction_offsets (
 	partition		integer NOT NULL,
 	committed_offset bigint NOT NULL,
 	leader_epoch	integer NOT NULL DEFAULT -1,
-	metadata		text,
+	metadata		bytea,			-- as committed_offsets.metadata
 	PRIMARY KEY (transactional_id, group_id, topic, partition)
 );
 CREATE INDEX ON kafka.transaction_offsets (group_id, topic, partition);

@@ -6,7 +6,7 @@ two C files into --out:
 
   messages_gen.h   one C struct per (nested) struct type of every message, API key
                    constants, per-message version ranges, descriptor declarations
-  messages_gen.c   the static descriptor tables that src/protocol/wire.c interprets,
+  messages_gen.c   the static descriptor tables that src/protocol/wire_decode.c and wire_encode.c interpret,
                    and kp_api_table[]
 
 The generated files are committed, so building the extension needs no Python.  Run
@@ -59,6 +59,18 @@ SNAPSHOT_ONLY = [
     "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
     "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
 ]
+
+# STRING fields whose value is bytes to the client rather than text: librdkafka
+# commits binary offset metadata, and Kafka keeps any Java string, U+0000
+# included.  In C they are KpBytes (flag KP_F_BINARY_STRING) so that NUL bytes
+# survive; every other string is a NUL-terminated char *, and a NUL byte in one
+# is reported by the decoder (KP_DECODE_EMBEDDED_NUL) for the dispatcher to
+# refuse the request with a Kafka error.
+BINARY_STRINGS = {
+    ("OffsetCommitRequest", "CommittedMetadata"),
+    ("TxnOffsetCommitRequest", "CommittedMetadata"),
+    ("OffsetFetchResponse", "Metadata"),
+}
 
 PRIMITIVES = {
     # Kafka type: (C type, KP_T_ constant)
@@ -166,6 +178,7 @@ class Field:
         # header version, so that any broker can read any ApiVersions request.
         self.classic_string = spec.get("flexibleVersions", None) == "none"
         self.struct = None          # Struct, for struct / []struct
+        self.binary_string = False  # (message, field) in BINARY_STRINGS
         self.spec = spec
 
 
@@ -235,6 +248,7 @@ def build_message(spec, path, lo, hi):
         st = Struct(c_name, kafka_name)
         for fs in field_specs:
             f = Field(fs, lo, hi)
+            f.binary_string = (msg.name, f.name) in BINARY_STRINGS
             if not f.versions:
                 continue            # only in versions we do not support
             if f.is_struct:
@@ -359,7 +373,7 @@ def c_member_type(f):
             return base + " *"
         # A nullable struct is a pointer (NULL = null); otherwise embedded.
         return base + " *" if f.nullable else base + " "
-    ctype = PRIMITIVES[f.elem][0]
+    ctype = "KpBytes" if f.binary_string else PRIMITIVES[f.elem][0]
     if f.is_array:
         return ctype + ("*" if ctype.endswith("*") else " *")
     return ctype if ctype.endswith("*") else ctype + " "
@@ -515,6 +529,8 @@ def emit_source(messages, out):
                         flags.append("KP_F_ARRAY")
                     if f.classic_string:
                         flags.append("KP_F_CLASSIC_STRING")
+                    if f.binary_string:
+                        flags.append("KP_F_BINARY_STRING")
                     if f.is_struct and not f.is_array and f.nullable:
                         flags.append("KP_F_POINTER")
                     parts = [

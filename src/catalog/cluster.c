@@ -1,47 +1,53 @@
 /*-------------------------------------------------------------------------
  *
  * cluster.c
- *	  Catalog reads that the cluster-wide admin APIs need: the list of every
- *	  topic, in the order Kafka's broker walks them.
+ *	  Catalog state that belongs to the whole "cluster" rather than to one
+ *	  topic: the producer id sequence (kafka.producer_id_seq) and the row
+ *	  of kafka.store that records the segment directory's relfilenode.
  *
- * Read-only.  The tables are written by topics.c only; this file lists
- * what is there for DescribeTopicPartitions (its cursor paging walks topics
- * in name order) and ListConfigResources.
+ * These are the statements the listener and the SQL API used to issue
+ * themselves; they live here so that all SQL against kafka.* catalog
+ * objects is in src/catalog (topics.c owns the topic tables) and the front
+ * doors only call functions.  src/store/directory.c reads kafka.store; this
+ * file writes its one row when the extension is created.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "executor/spi.h"
-#include "utils/memutils.h"
 
 #include "catalog/kafka_catalog.h"
 
 /*
- * The names of every topic, sorted as Kafka sorts them (Java's
- * String.compareTo: byte order for the ASCII names Kafka allows, hence
- * COLLATE "C").  Returns the count; *names is palloc'd in the caller's
- * memory context.  Takes no lock: a topic deleted meanwhile is found
- * missing when the caller opens it.
+ * A new producer id from kafka.producer_id_seq (InitProducerId without a
+ * producer id).  Nontransactional, as nextval is: an id is never reused even
+ * if the request's transaction aborts.
  */
-int
-kp_topic_list_names(char ***names)
+int64
+kp_catalog_next_producer_id(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	int			n;
-	int			i;
+	bool		isnull;
+	int64		id;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name COLLATE \"C\"",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "kafka_pg: cannot list topics");
-	n = (int) SPI_processed;
-	*names = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
-	for (i = 0; i < n; i++)
-		(*names)[i] = MemoryContextStrdup(caller,
-										  SPI_getvalue(SPI_tuptable->vals[i],
-													   SPI_tuptable->tupdesc, 1));
+	if (SPI_execute("SELECT nextval('kafka.producer_id_seq')", false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "kafka_pg: cannot allocate a producer id");
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
-	return n;
+	return id;
+}
+
+/* Record the segment directory's relfilenode in kafka.store (install script). */
+void
+kp_catalog_record_store_directory(Oid relnode)
+{
+	char	   *sql = psprintf("INSERT INTO kafka.store VALUES (%u)", relnode);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "kafka_pg: could not record the segment directory");
+	SPI_finish();
 }

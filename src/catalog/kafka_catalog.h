@@ -104,6 +104,15 @@ extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool mi
 /* The name of the topic with this Kafka topic id, or NULL (no lock taken). */
 extern char *kp_topic_name_for_uuid(const pg_uuid_t *uuid);
 
+/*
+ * The Kafka topic id of a topic by name, seeing topics created earlier in
+ * this transaction; false if none (out zeroed).
+ */
+extern bool kp_topic_uuid_by_name(const char *name, pg_uuid_t *out);
+
+/* Every topic's name in Kafka's order (byte order); returns the count. */
+extern int	kp_topic_list_names(char ***names);
+
 /* The partition reference the store needs; ERROR for a bad partition. */
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);
@@ -128,11 +137,6 @@ extern void kp_topic_drop_all_storage(void);
 extern void kp_topic_alter_configs(const char *name,
 								   const KpConfigSetting *configs, int nconfigs);
 
-/* ---------- cluster-wide reads (cluster.c) ---------- */
-
-/* Every topic's name in Kafka's order (byte order); returns the count. */
-extern int	kp_topic_list_names(char ***names);
-
 /* ---------- SCRAM credentials: PostgreSQL's role verifiers (scram.c) ---------- */
 
 typedef struct KpScramCredential
@@ -146,6 +150,27 @@ extern int	kp_scram_credentials(KpScramCredential **out);
 
 /* Iterations of one role's SCRAM-SHA-256 verifier, 0 if it has none. */
 extern int	kp_scram_credential_iterations(const char *user);
+
+/* ---------- topic policy checks (policy.c) ---------- */
+
+/*
+ * Both front doors check what they are sent with these.  Each returns 0 if
+ * the topic's configs allow it, else the SQLSTATE of the Kafka error
+ * (ERRCODE_KP_*) with *why set to a message; with raise, it reports the
+ * ERROR instead of returning.
+ */
+extern int	kp_topic_check_batch_size(const KpTopic *t, size_t len, bool raise, char **why);
+extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
+									 bool raise, char **why);
+extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
+
+/* ---------- cluster-wide catalog state (cluster.c) ---------- */
+
+/* A new producer id from kafka.producer_id_seq. */
+extern int64 kp_catalog_next_producer_id(void);
+
+/* Record the segment directory's relfilenode in kafka.store. */
+extern void kp_catalog_record_store_directory(Oid relnode);
 
 /* ---------- the transaction coordinator's rows (transactions.c) ---------- */
 
@@ -178,7 +203,8 @@ typedef struct KpTxnOffset
 	int32		partition;
 	int64		offset;
 	int32		leader_epoch;
-	char	   *metadata;		/* NULL: none */
+	char	   *metadata;		/* bytes, NUL bytes included */
+	int32		metadata_len;	/* -1: null */
 } KpTxnOffset;
 
 typedef enum KpTxnListFilter
@@ -191,8 +217,8 @@ typedef enum KpTxnListFilter
 extern bool kp_cat_txn_get(const char *transactional_id, bool for_update, KpTxnRow *row);
 extern bool kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id,
 									   KpTxnRow *row, bool *in_txn);
-extern void kp_cat_txn_create(const char *transactional_id, int32 timeout_ms, KpTxnRow *row);
-extern int64 kp_cat_txn_new_producer_id(void);
+extern void kp_cat_txn_create(const char *transactional_id, int64 producer_id, int32 timeout_ms,
+							  KpTxnRow *row);
 extern void kp_cat_txn_update(const KpTxnRow *row, bool start_txn, bool end_txn);
 extern int	kp_cat_txn_partitions(const char *transactional_id, KpTxnPartition **out);
 extern void kp_cat_txn_add_partition(const char *transactional_id, const char *topic,

@@ -578,3 +578,67 @@ kp_topic_name_for_uuid(const pg_uuid_t *uuid)
 	SPI_finish();
 	return found;
 }
+
+/*
+ * The Kafka topic id of topic name, read with a fresh snapshot so that a
+ * topic created earlier in this transaction is seen.  false if there is no
+ * such topic.
+ */
+bool
+kp_topic_uuid_by_name(const char *name, pg_uuid_t *out)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		found = false;
+
+	memset(out, 0, sizeof(pg_uuid_t));
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT topic_uuid FROM kafka.topics WHERE name = $1",
+							  1, argtypes, args, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			memcpy(out->data, DatumGetUUIDP(d)->data, UUID_LEN);
+			found = true;
+		}
+	}
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The names of every topic, sorted as Kafka sorts them (Java's
+ * String.compareTo: byte order for the ASCII names Kafka allows, hence
+ * COLLATE "C"; DescribeTopicPartitions' cursor paging walks them in this
+ * order).  Returns the count; *names is palloc'd in the caller's memory
+ * context.  Takes no lock: a topic deleted meanwhile is found missing when
+ * the caller opens it.
+ */
+int
+kp_topic_list_names(char ***names)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			n;
+	int			i;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name COLLATE \"C\"",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "kafka_pg: cannot list topics");
+	n = (int) SPI_processed;
+	/* outside SPI's memory: SPI_finish frees that */
+	*names = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*names)[i] = MemoryContextStrdup(caller,
+										  SPI_getvalue(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return n;
+}

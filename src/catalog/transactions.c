@@ -158,31 +158,20 @@ kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id, KpTxnRow *row,
 }
 
 void
-kp_cat_txn_create(const char *transactional_id, int32 timeout_ms, KpTxnRow *row)
+kp_cat_txn_create(const char *transactional_id, int64 producer_id, int32 timeout_ms,
+				  KpTxnRow *row)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	Oid			types[2] = {TEXTOID, INT4OID};
-	Datum		values[2] = {CStringGetTextDatum(transactional_id), Int32GetDatum(timeout_ms)};
+	Oid			types[3] = {TEXTOID, INT8OID, INT4OID};
+	Datum		values[3] = {CStringGetTextDatum(transactional_id), Int64GetDatum(producer_id),
+	Int32GetDatum(timeout_ms)};
 
 	spi_begin();
 	run("INSERT INTO kafka.transactions (transactional_id, producer_id, producer_epoch, state, "
-		"  timeout_ms) VALUES ($1, nextval('kafka.producer_id_seq'), 0, 'Empty', $2) "
-		"RETURNING " ROW_COLUMNS, 2, types, values, NULL);
+		"  timeout_ms) VALUES ($1, $2, 0, 'Empty', $3) RETURNING " ROW_COLUMNS,
+		3, types, values, NULL);
 	read_row(0, row, caller);
 	SPI_finish();
-}
-
-int64
-kp_cat_txn_new_producer_id(void)
-{
-	int64		id;
-	bool		isnull;
-
-	spi_begin();
-	run("SELECT nextval('kafka.producer_id_seq')", 0, NULL, NULL, NULL);
-	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return id;
 }
 
 /*
@@ -288,7 +277,7 @@ kp_cat_txn_add_group(const char *transactional_id, const char *group_id)
 void
 kp_cat_txn_put_offset(const char *transactional_id, const KpTxnOffset *o)
 {
-	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, TEXTOID};
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, BYTEAOID};
 	Datum		values[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
@@ -298,8 +287,15 @@ kp_cat_txn_put_offset(const char *transactional_id, const KpTxnOffset *o)
 	values[3] = Int32GetDatum(o->partition);
 	values[4] = Int64GetDatum(o->offset);
 	values[5] = Int32GetDatum(o->leader_epoch);
-	if (o->metadata)
-		values[6] = CStringGetTextDatum(o->metadata);
+	if (o->metadata_len >= 0)
+	{
+		bytea	   *b = palloc(VARHDRSZ + o->metadata_len);
+
+		SET_VARSIZE(b, VARHDRSZ + o->metadata_len);
+		if (o->metadata_len > 0)
+			memcpy(VARDATA(b), o->metadata, o->metadata_len);
+		values[6] = PointerGetDatum(b);
+	}
 	else
 		nulls[6] = 'n';
 	spi_begin();
@@ -336,7 +332,20 @@ kp_cat_txn_offsets(const char *transactional_id, KpTxnOffset **out)
 		(*out)[i].partition = (int32) int_col(tup, desc, 3, -1);
 		(*out)[i].offset = int_col(tup, desc, 4, -1);
 		(*out)[i].leader_epoch = (int32) int_col(tup, desc, 5, -1);
-		(*out)[i].metadata = text_col(tup, desc, 6, caller);
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(tup, desc, 6, &isnull);
+
+			(*out)[i].metadata_len = -1;
+			if (!isnull)
+			{
+				bytea	   *b = DatumGetByteaPP(d);
+
+				(*out)[i].metadata_len = VARSIZE_ANY_EXHDR(b);
+				(*out)[i].metadata = MemoryContextAlloc(caller, Max((*out)[i].metadata_len, 1));
+				memcpy((*out)[i].metadata, VARDATA_ANY(b), (*out)[i].metadata_len);
+			}
+		}
 	}
 	SPI_finish();
 	return n;

@@ -188,6 +188,71 @@ kp_batch_update_crc(char *batch, size_t len)
 								   len - KP_BATCH_ATTR_OFFSET));
 }
 
+/*
+ * Re-encode the records section of a whole, validated batch with codec
+ * (what Kafka's LogValidator does when a topic's compression.type is not
+ * "producer" and differs from the batch's).  Every header field stays as
+ * it was (offsets, timestamps, producer id, epoch and sequence, count, the
+ * other attribute bits) and so do the records' bytes; only the section's
+ * compression, the attributes' codec bits, batchLength and the CRC change.
+ * Inflating more than max_uncompressed bytes is refused (KP_CODEC_TOO_LARGE).
+ * On success *out is a palloc'd batch of *out_len bytes.
+ */
+KpCodecError
+kp_batch_recompress(const char *batch, size_t len, KpCompression codec,
+					size_t max_uncompressed, char **out, size_t *out_len)
+{
+	KpBatchHeader hdr;
+	KpCodecError err;
+	StringInfoData raw;
+	StringInfoData buf;
+	const char *section = batch + KP_BATCH_HEADER_SIZE;
+	size_t		section_len;
+
+	err = kp_batch_parse_header(batch, len, &hdr);
+	if (err != KP_CODEC_OK)
+		return err;
+	if (KpBatchTotalSize(&hdr) != len)
+		return KP_CODEC_BAD_LENGTH;
+	section_len = len - KP_BATCH_HEADER_SIZE;
+
+	/* the records, uncompressed */
+	initStringInfo(&raw);
+	if (KpBatchCompression(&hdr) != KP_COMPRESSION_NONE)
+	{
+		err = kp_decompress(KpBatchCompression(&hdr), section, section_len,
+							&raw, max_uncompressed);
+		if (err != KP_CODEC_OK)
+		{
+			pfree(raw.data);
+			return err;
+		}
+	}
+	else
+		appendBinaryStringInfo(&raw, section, section_len);
+
+	/* header, then the section in the new codec */
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, batch, KP_BATCH_HEADER_SIZE);
+	if (codec == KP_COMPRESSION_NONE)
+		appendBinaryStringInfo(&buf, raw.data, raw.len);
+	else if (!kp_compress(codec, raw.data, raw.len, &buf))
+	{
+		pfree(raw.data);
+		pfree(buf.data);
+		return KP_CODEC_BAD_COMPRESSION;
+	}
+	pfree(raw.data);
+
+	kp_put_int32(buf.data + OFF_BATCH_LENGTH, buf.len - KP_BATCH_LOG_OVERHEAD);
+	kp_put_int16(buf.data + OFF_ATTRIBUTES,
+				 (int16) ((hdr.attributes & ~KP_ATTR_COMPRESSION_MASK) | (int16) codec));
+	kp_batch_update_crc(buf.data, buf.len);
+	*out = buf.data;
+	*out_len = buf.len;
+	return KP_CODEC_OK;
+}
+
 /* ---------- building ---------- */
 
 void

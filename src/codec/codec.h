@@ -199,6 +199,14 @@ extern void kp_batch_set_base_offset(char *batch, int64 base_offset);
 /* Recompute and store the CRC after changing fields it covers. */
 extern void kp_batch_update_crc(char *batch, size_t len);
 
+/*
+ * The same batch with its records section in another codec (a topic's
+ * compression.type); header fields and record bytes are kept.  palloc'd.
+ */
+extern KpCodecError kp_batch_recompress(const char *batch, size_t len,
+										KpCompression codec, size_t max_uncompressed,
+										char **out, size_t *out_len);
+
 /* ---------- records ---------- */
 
 typedef struct KpHeader

@@ -1076,21 +1076,22 @@ kp_group_check_commit(const char *group_id, const char *member_id,
 
 int16
 kp_group_commit_offset(const char *group_id, const char *topic, int32 partition,
-					   int64 offset, int32 leader_epoch, const char *metadata)
+					   int64 offset, int32 leader_epoch, const KpBlob *metadata)
 {
-	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, TEXTOID};
+	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, INT8OID, INT4OID, BYTEAOID};
 	Datum		values[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
-	if (metadata && strlen(metadata) > 4096)
+	/* metadata is bytes to the client (librdkafka commits binary metadata) */
+	if (metadata && metadata->len > 4096)
 		return KP_ERR_OFFSET_METADATA_TOO_LARGE;
 	values[0] = CStringGetTextDatum(group_id);
 	values[1] = CStringGetTextDatum(topic);
 	values[2] = Int32GetDatum(partition);
 	values[3] = Int64GetDatum(offset);
 	values[4] = Int32GetDatum(leader_epoch);
-	if (metadata)
-		values[5] = CStringGetTextDatum(metadata);
+	if (metadata && metadata->len >= 0)
+		values[5] = blob_datum(*metadata);
 	else
 		nulls[5] = 'n';
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -1106,7 +1107,7 @@ kp_group_commit_offset(const char *group_id, const char *topic, int32 partition,
 
 int64
 kp_group_fetch_offset(const char *group_id, const char *topic, int32 partition,
-					  int32 *leader_epoch, char **metadata)
+					  int32 *leader_epoch, KpBlob *metadata)
 {
 	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
 	Datum		values[3] = {CStringGetTextDatum(group_id), CStringGetTextDatum(topic),
@@ -1115,19 +1116,21 @@ kp_group_fetch_offset(const char *group_id, const char *topic, int32 partition,
 	MemoryContext caller = CurrentMemoryContext;
 
 	*leader_epoch = -1;
-	*metadata = NULL;
+	metadata->data = NULL;
+	metadata->len = -1;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	run("SELECT committed_offset, leader_epoch, metadata FROM kafka.committed_offsets "
 		"WHERE group_id = $1 AND topic = $2 AND partition = $3", 3, types, values, NULL);
 	if (SPI_processed > 0)
 	{
-		char	   *md = col_text(0, 3);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
 
+		/* copied into the caller's context: SPI_finish frees SPI's */
+		*metadata = col_blob(0, 3);
+		MemoryContextSwitchTo(spi);
 		offset = col_int64(0, 1, -1);
 		*leader_epoch = (int32) col_int64(0, 2, -1);
-		if (md)
-			*metadata = MemoryContextStrdup(caller, md);
 	}
 	SPI_finish();
 	return offset;

@@ -91,13 +91,14 @@ extern int16 kp_group_leave(const char *group_id, const char *member_id,
 /* Offsets */
 extern int16 kp_group_check_commit(const char *group_id, const char *member_id,
 								   const char *group_instance_id, int32 generation_id);
+/* metadata: bytes, NUL bytes included (NULL or len -1: null) */
 extern int16 kp_group_commit_offset(const char *group_id, const char *topic,
 									int32 partition, int64 offset, int32 leader_epoch,
-									const char *metadata);
+									const KpBlob *metadata);
 
-/* -1 when there is none */
+/* -1 when there is none; *metadata len -1 when null */
 extern int64 kp_group_fetch_offset(const char *group_id, const char *topic,
-								   int32 partition, int32 *leader_epoch, char **metadata);
+								   int32 partition, int32 *leader_epoch, KpBlob *metadata);
 
 /* Every committed (topic, partition) of a group: arrays palloc'd. */
 extern int	kp_group_committed_partitions(const char *group_id, char ***topics,

@@ -170,8 +170,8 @@ kp_advertised_port_number(void)
 }
 
 /* Kafka error code for an ERROR: class KP carries it in its digits. */
-static int16
-kafka_code_for(int sqlerrcode)
+int16
+kp_handler_code_for_sqlstate(int sqlerrcode)
 {
 	char	   *state = unpack_sql_state(sqlerrcode);
 
@@ -212,7 +212,7 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		code = kafka_code_for(edata->sqlerrcode);
+		code = kp_handler_code_for_sqlstate(edata->sqlerrcode);
 		if (message)
 			*message = pstrdup(edata->message);
 		FreeErrorData(edata);
@@ -284,6 +284,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	KpHandlerFn fn;
 	KpRequestContext ctx;
 	bool		ok = true;
+	char		header_nul[100] = "";
 
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 
@@ -295,6 +296,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		ok = false;
 		goto done;
 	}
+	/* kept: err is reused for the body */
+	if (err.embedded_nul)
+		strlcpy(header_nul, err.embedded_nul_field, sizeof(header_nul));
 	api = kp_api_lookup(hdr.request_api_key);
 	fn = kp_handler_for(hdr.request_api_key);
 	if (api == NULL || fn == NULL)
@@ -326,6 +330,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.version = hdr.request_api_version;
 	ctx.peer = c->peer;
 	ctx.final_attempt = final;
+	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
+	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
+		kp_listener_now_ms();
 	strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
@@ -356,6 +363,28 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		}
 	}
 	ctx.response = palloc0(api->response->root->size);
+
+	/*
+	 * A NUL byte in a name (or any text string) of the request or its
+	 * header: Kafka accepts the bytes, but a name Postgres text cannot hold
+	 * must not be acted on shortened, and the connection should not be
+	 * dropped for it either.  Answer every entry with INVALID_REQUEST.
+	 */
+	if (header_nul[0] || err.embedded_nul)
+	{
+		const char *where = header_nul[0] ? header_nul : err.embedded_nul_field;
+
+		ereport(LOG,
+				(errmsg("kafka_pg listener: refusing a %s v%d request from %s: %s contains a NUL byte",
+						api->name, ctx.version, c->peer, where)));
+		kp_error_response(api, ctx.version, ctx.request, ctx.response, KP_ERR_INVALID_REQUEST,
+						  psprintf("%s contains a NUL byte, which kafka_pg cannot store", where));
+		/* acks=0 gets no answer, whatever happens (Kafka does the same) */
+		if (hdr.request_api_key == KP_API_PRODUCE &&
+			((KpProduceRequest *) ctx.request)->acks == 0)
+			ctx.no_response = true;
+		goto respond;
+	}
 	kp_init_struct(api->response, ctx.response);
 
 	/* run the handler in a transaction of its own */
@@ -391,10 +420,11 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	if (!ok)
 		goto done;
 
+respond:
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
-		kp_conn_park(c, frame, len, ctx.park_until_ms, ctx.park_cookie);
+		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie);
 		goto done;
 	}
 	if (!ctx.no_response)

@@ -39,6 +39,9 @@ typedef struct KpRequestContext
 
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
+	int64		received_ms;	/* when the request first arrived: a parked
+								 * request's re-runs keep its first arrival,
+								 * so deadlines measured from it stand */
 } KpRequestContext;
 
 typedef void (*KpHandlerFn) (KpRequestContext *ctx);
@@ -67,7 +70,7 @@ extern void kp_handle_offset_delete(KpRequestContext *ctx);
 extern void kp_handle_consumer_group_heartbeat(KpRequestContext *ctx);
 extern void kp_handle_consumer_group_describe(KpRequestContext *ctx);
 
-/* handlers_admin.c */
+/* handlers_topics.c, handlers_configs.c, handlers_records.c */
 extern void kp_handle_create_topics(KpRequestContext *ctx);
 extern void kp_handle_delete_topics(KpRequestContext *ctx);
 extern void kp_handle_create_partitions(KpRequestContext *ctx);
@@ -116,6 +119,9 @@ extern KpHandlerFn kp_handler_for(int16 api_key);
  * NULL).  The error is not re-thrown.
  */
 extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
+
+/* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
+extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
 /*
  * Authorized operations as Kafka reports them when asked (no ACLs here:

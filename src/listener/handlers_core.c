@@ -14,9 +14,9 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
@@ -141,17 +141,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 		char	  **names = NULL;
 		int			n = 0;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name", true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "kafka_pg: cannot list topics");
-		n = (int) SPI_processed;
-		/* outside SPI's memory: SPI_finish frees that */
-		names = MemoryContextAlloc(CurTransactionContext, sizeof(char *) * Max(n, 1));
-		for (i = 0; i < n; i++)
-			names[i] = MemoryContextStrdup(CurTransactionContext,
-										   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
-		SPI_finish();
+		n = kp_topic_list_names(&names);
 		resp->topics = palloc0(sizeof(KpMetadataResponseTopic) * Max(n, 1));
 		resp->n_topics = 0;
 		for (i = 0; i < n; i++)
@@ -215,6 +205,8 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 {
 	KpCodecError err;
 	int64		now;
+	int			state;
+	char	   *msg;
 
 	if (len < KP_BATCH_HEADER_SIZE)
 	{
@@ -232,10 +224,10 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = kp_codec_error_message(err);
 		return err == KP_CODEC_BAD_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
 	}
-	if ((int64) len > t->config.log.max_message_bytes)
+	if ((state = kp_topic_check_batch_size(t, len, false, &msg)) != 0)
 	{
-		*why = "record batch larger than the topic's max.message.bytes";
-		return KP_ERR_MESSAGE_TOO_LARGE;
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
 	}
 	if (KpBatchIsControl(hdr))
 	{
@@ -266,17 +258,45 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 			return KP_ERR_CORRUPT_MESSAGE;
 		}
 	}
-	if (!t->config.log.log_append_time)
+	now = GetCurrentTimestamp() / 1000 +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
+	if ((state = kp_topic_check_timestamp(t, hdr->max_timestamp, now, false, &msg)) != 0)
 	{
-		now = GetCurrentTimestamp() / 1000 +
-			((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
-		if (now - hdr->max_timestamp > t->config.timestamp_before_max_ms ||
-			hdr->max_timestamp - now > t->config.timestamp_after_max_ms)
-		{
-			*why = "timestamp outside message.timestamp.before.max.ms / after.max.ms";
-			return KP_ERR_INVALID_TIMESTAMP;
-		}
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
 	}
+	return KP_ERR_NONE;
+}
+
+/*
+ * The batch at *batch in the topic's compression.type (t->config.compression
+ * >= 0), as Kafka's LogValidator recompresses it: offsets, timestamps and
+ * producer fields are kept.  The recompressed batch must still fit
+ * max.message.bytes (Kafka checks again after recompression).
+ */
+static int16
+recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
+{
+	KpCodecError err;
+	char	   *out;
+	size_t		out_len;
+	char	   *msg;
+	int			state;
+
+	err = kp_batch_recompress(*batch, *len, (KpCompression) t->config.compression,
+							  KP_WIRE_MAX_INFLATE, &out, &out_len);
+	if (err != KP_CODEC_OK)
+	{
+		*why = kp_codec_error_message(err);
+		return KP_ERR_CORRUPT_MESSAGE;
+	}
+	if ((state = kp_topic_check_batch_size(t, out_len, false, &msg)) != 0)
+	{
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
+	}
+	*batch = out;
+	*len = out_len;
 	return KP_ERR_NONE;
 }
 
@@ -312,6 +332,9 @@ kp_handle_produce(KpRequestContext *ctx)
 			int16		code = KP_ERR_NONE;
 			size_t		pos;
 			int			nbatches = 0;
+			int			b;
+			char	  **batches;
+			size_t	   *batch_lens;
 			KpAppendResult res;
 			bool		first = true;
 
@@ -338,7 +361,14 @@ kp_handle_produce(KpRequestContext *ctx)
 				why = "no records";
 			}
 
-			/* validate every batch before appending any: all or nothing */
+			/*
+			 * Validate every batch before appending any: all or nothing.  A
+			 * topic whose compression.type names a codec gets its batches in
+			 * that codec, recompressed here as Kafka's LogValidator does;
+			 * "producer" (the default) keeps the producer's.
+			 */
+			batches = palloc(sizeof(char *) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
+			batch_lens = palloc(sizeof(size_t) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
 			for (pos = 0; code == KP_ERR_NONE && pos < (size_t) pd->records.len; nbatches++)
 			{
 				KpBatchHeader hdr;
@@ -359,7 +389,12 @@ kp_handle_produce(KpRequestContext *ctx)
 					why = "record batch length exceeds the request";
 					break;
 				}
+				batches[nbatches] = (char *) pd->records.data + pos;
+				batch_lens[nbatches] = total;
 				code = check_produce_batch(t, pd->records.data + pos, total, &hdr, &why);
+				if (code == KP_ERR_NONE && t->config.compression >= 0 &&
+					(KpCompression) t->config.compression != KpBatchCompression(&hdr))
+					code = recompress_batch(t, &batches[nbatches], &batch_lens[nbatches], &why);
 				pos += total;
 			}
 			if (code != KP_ERR_NONE)
@@ -371,10 +406,8 @@ kp_handle_produce(KpRequestContext *ctx)
 			}
 
 			kp_topic_partition(t, pd->index, &ref);
-			for (pos = 0; pos < (size_t) pd->records.len;)
+			for (b = 0; b < nbatches; b++)
 			{
-				char	   *batch = (char *) pd->records.data + pos;
-				size_t		total = (size_t) (uint32) kp_get_int32(batch + 8) + KP_BATCH_LOG_OVERHEAD;
 				KpBatchHeader hdr;
 				int64		txn_pid = KP_NO_PRODUCER_ID;
 
@@ -383,7 +416,7 @@ kp_handle_produce(KpRequestContext *ctx)
 				 * transaction in the partition, if the coordinator says the
 				 * partition is in it (handlers_txn.c, src/txn/coordinator.c).
 				 */
-				if (kp_batch_parse_header(batch, total, &hdr) == KP_CODEC_OK &&
+				if (kp_batch_parse_header(batches[b], batch_lens[b], &hdr) == KP_CODEC_OK &&
 					KpBatchIsTransactional(&hdr))
 				{
 					code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, ref.partition_id);
@@ -391,7 +424,7 @@ kp_handle_produce(KpRequestContext *ctx)
 						break;
 					txn_pid = hdr.producer_id;
 				}
-				kp_log_append(&ref, &t->config.log, batch, total, txn_pid, &res);
+				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b], txn_pid, &res);
 				if (res.status == KP_APPEND_OUT_OF_ORDER)
 				{
 					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -410,7 +443,6 @@ kp_handle_produce(KpRequestContext *ctx)
 				}
 				if (res.status == KP_APPEND_OK && res.end_lsn > flush_to)
 					flush_to = res.end_lsn;
-				pos += total;
 			}
 			pr->error_code = code;
 			if (code != KP_ERR_NONE)
@@ -623,14 +655,19 @@ kp_handle_fetch(KpRequestContext *ctx)
 		}
 	}
 
-	/* long poll: wait for min_bytes, up to max_wait_ms */
+	/*
+	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's
+	 * arrival.  A parked fetch is run again on every wake-up (any append,
+	 * any group change), so the deadline is measured from when it first
+	 * arrived, never from this run: otherwise a busy server would push a
+	 * quiet partition's answer back forever (Kafka's DelayedFetch keeps one
+	 * deadline too).
+	 */
 	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
-		int64		now = kp_listener_now_ms();
-
 		ctx->park = true;
-		ctx->park_until_ms = now + req->max_wait_ms;
+		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
 	}
 }
 
@@ -722,7 +759,6 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 {
 	KpInitProducerIdRequest *req = ctx->request;
 	KpInitProducerIdResponse *resp = ctx->response;
-	bool		isnull;
 
 	resp->producer_id = -1;
 	resp->producer_epoch = -1;
@@ -740,12 +776,7 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 		resp->error_code = KP_ERR_NONE;
 		return;
 	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT nextval('kafka.producer_id_seq')", false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "kafka_pg: cannot allocate a producer id");
-	resp->producer_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
+	resp->producer_id = kp_catalog_next_producer_id();
 	resp->producer_epoch = 0;
 	resp->error_code = KP_ERR_NONE;
 }

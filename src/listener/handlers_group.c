@@ -265,10 +265,14 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 				op->error_code = (ctx->version >= 10 && t == NULL) ? KP_ERR_UNKNOWN_TOPIC_ID :
 					KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else
+			{
+				KpBlob		md = {(const char *) rp->committed_metadata.data,
+				rp->committed_metadata.len};
+
 				op->error_code = kp_group_commit_offset(req->group_id, t->name, rp->partition_index,
 														rp->committed_offset,
-														rp->committed_leader_epoch,
-														rp->committed_metadata);
+														rp->committed_leader_epoch, &md);
+			}
 		}
 	}
 }
@@ -296,7 +300,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			KpOffsetFetchResponseTopics *ot;
 			KpOffsetFetchResponsePartitions *op;
 			int32		epoch;
-			char	   *md;
+			KpBlob		md;
 
 			if (t == 0 || strcmp(out->topics[t - 1].name, names[i]) != 0)
 			{
@@ -314,7 +318,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			op->partition_index = parts[i];
 			op->committed_offset = kp_group_fetch_offset(group_id, names[i], parts[i], &epoch, &md);
 			op->committed_leader_epoch = epoch;
-			op->metadata = md ? md : pstrdup("");
+			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
 		}
 		out->n_topics = t;
@@ -340,12 +344,12 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		{
 			KpOffsetFetchResponsePartitions *op = &ot->partitions[j];
 			int32		epoch = -1;
-			char	   *md = NULL;
+			KpBlob		md;
 
 			op->partition_index = rt->partition_indexes[j];
 			op->committed_offset = -1;
 			op->committed_leader_epoch = -1;
-			op->metadata = pstrdup("");
+			op->metadata = to_bytes((KpBlob) {NULL, -1});
 			if (t == NULL)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -354,8 +358,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,
 														 &epoch, &md);
 			op->committed_leader_epoch = epoch;
-			if (md)
-				op->metadata = md;
+			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
 		}
 	}

@@ -29,6 +29,7 @@ typedef struct KpConn
 	char	   *parked_frame;
 	int			parked_len;
 	int64		park_until_ms;
+	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
 } KpConn;
 
@@ -36,8 +37,8 @@ typedef struct KpConn
 extern void kp_conn_send(KpConn *c, const char *data, int len);
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
-extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms,
-						 const char *cookie);
+extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
+						 int64 until_ms, const char *cookie);
 extern int64 kp_listener_now_ms(void);
 
 /* dispatch.c */

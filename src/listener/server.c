@@ -501,7 +501,10 @@ run_parked(bool data_arrived)
 			c->parked_frame = NULL;
 			ok = kp_dispatch_frame(c, (uint8 *) frame, len, now >= c->park_until_ms);
 			if (c->parked_frame == NULL)
+			{
 				c->park_cookie[0] = '\0';
+				c->parked_received_ms = 0;
+			}
 			pfree(frame);
 			if (ok && c->parked_frame == NULL)
 				ok = conn_process(c);	/* requests that queued behind it */
@@ -532,13 +535,15 @@ next_timeout(void)
 }
 
 void
-kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 until_ms, const char *cookie)
+kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
+			 int64 until_ms, const char *cookie)
 {
 	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
 	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
 	memcpy(c->parked_frame, frame, len);
 	c->parked_len = len;
 	c->park_until_ms = until_ms;
+	c->parked_received_ms = received_ms;
 	kp_log_set_append_waiter(waiter_slot, true);
 }
 

@@ -3948,7 +3948,7 @@ static const KpFieldDesc KpOffsetCommitRequestPartition_fields[] = {
 	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetCommitRequestPartition, partition_index), .versions = UINT64CONST(0x7fc), .tag = -1, .default_int = 0},
 	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpOffsetCommitRequestPartition, committed_offset), .versions = UINT64CONST(0x7fc), .tag = -1, .default_int = 0},
 	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetCommitRequestPartition, committed_leader_epoch), .versions = UINT64CONST(0x7c0), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x7fc), .nullable_versions = UINT64CONST(0x7fc), .tag = -1, .default_string = ""},
+	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x7fc), .nullable_versions = UINT64CONST(0x7fc), .tag = -1, .default_string = ""},
 };
 
 static const KpStructDesc KpOffsetCommitRequestPartition_desc = {
@@ -4230,7 +4230,7 @@ static const KpFieldDesc KpOffsetFetchResponsePartition_fields[] = {
 	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartition, partition_index), .versions = UINT64CONST(0xfe), .tag = -1, .default_int = 0},
 	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartition, committed_offset), .versions = UINT64CONST(0xfe), .tag = -1, .default_int = 0},
 	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartition, committed_leader_epoch), .versions = UINT64CONST(0xe0), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "Metadata", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartition, metadata), .versions = UINT64CONST(0xfe), .nullable_versions = UINT64CONST(0xfe), .tag = -1, .default_string = ""},
+	{.name = "Metadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpOffsetFetchResponsePartition, metadata), .versions = UINT64CONST(0xfe), .nullable_versions = UINT64CONST(0xfe), .tag = -1, .default_string = ""},
 	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartition, error_code), .versions = UINT64CONST(0xfe), .tag = -1, .default_int = 0},
 };
 
@@ -4261,7 +4261,7 @@ static const KpFieldDesc KpOffsetFetchResponsePartitions_fields[] = {
 	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartitions, partition_index), .versions = UINT64CONST(0x700), .tag = -1, .default_int = 0},
 	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartitions, committed_offset), .versions = UINT64CONST(0x700), .tag = -1, .default_int = 0},
 	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartitions, committed_leader_epoch), .versions = UINT64CONST(0x700), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "Metadata", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartitions, metadata), .versions = UINT64CONST(0x700), .nullable_versions = UINT64CONST(0x700), .tag = -1, .default_string = ""},
+	{.name = "Metadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpOffsetFetchResponsePartitions, metadata), .versions = UINT64CONST(0x700), .nullable_versions = UINT64CONST(0x700), .tag = -1, .default_string = ""},
 	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpOffsetFetchResponsePartitions, error_code), .versions = UINT64CONST(0x700), .tag = -1, .default_int = 0},
 };
 
@@ -4806,7 +4806,7 @@ static const KpFieldDesc KpTxnOffsetCommitRequestPartition_fields[] = {
 	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, partition_index), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
 	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_offset), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
 	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_leader_epoch), .versions = UINT64CONST(0x3c), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x3f), .nullable_versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
+	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x3f), .nullable_versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
 };
 
 static const KpStructDesc KpTxnOffsetCommitRequestPartition_desc = {

@@ -2186,7 +2186,7 @@ typedef struct KpOffsetCommitRequestPartition
 	int32	partition_index;		/* v2-10 */
 	int64	committed_offset;		/* v2-10 */
 	int32	committed_leader_epoch;		/* v6-10, default -1 */
-	char	*committed_metadata;		/* v2-10, nullable v2-10 */
+	KpBytes	committed_metadata;		/* v2-10, nullable v2-10 */
 } KpOffsetCommitRequestPartition;
 
 typedef struct KpOffsetCommitRequestTopic
@@ -2328,7 +2328,7 @@ typedef struct KpOffsetFetchResponsePartition
 	int32	partition_index;		/* v1-7 */
 	int64	committed_offset;		/* v1-7 */
 	int32	committed_leader_epoch;		/* v5-7, default -1 */
-	char	*metadata;		/* v1-7, nullable v1-7 */
+	KpBytes	metadata;		/* v1-7, nullable v1-7 */
 	int16	error_code;		/* v1-7 */
 } KpOffsetFetchResponsePartition;
 
@@ -2344,7 +2344,7 @@ typedef struct KpOffsetFetchResponsePartitions
 	int32	partition_index;		/* v8-10 */
 	int64	committed_offset;		/* v8-10 */
 	int32	committed_leader_epoch;		/* v8-10, default -1 */
-	char	*metadata;		/* v8-10, nullable v8-10 */
+	KpBytes	metadata;		/* v8-10, nullable v8-10 */
 	int16	error_code;		/* v8-10 */
 } KpOffsetFetchResponsePartitions;
 
@@ -2612,7 +2612,7 @@ typedef struct KpTxnOffsetCommitRequestPartition
 	int32	partition_index;		/* v0-5 */
 	int64	committed_offset;		/* v0-5 */
 	int32	committed_leader_epoch;		/* v2-5, default -1 */
-	char	*committed_metadata;		/* v0-5, nullable v0-5 */
+	KpBytes	committed_metadata;		/* v0-5, nullable v0-5 */
 } KpTxnOffsetCommitRequestPartition;
 
 typedef struct KpTxnOffsetCommitRequestTopic

@@ -5,9 +5,9 @@
  *
  * Every Kafka request and response is a C struct generated from Kafka's own
  * message definitions (messages_gen.h, by tools/gen_protocol.py), plus a
- * static descriptor table that tells the one table-driven decoder and encoder
- * in wire.c, field by field, what is on the wire at which version.  Handlers
- * see decoded structs, never raw bytes.
+ * static descriptor table that tells the one table-driven decoder
+ * (wire_decode.c) and encoder (wire_encode.c), field by field, what is on
+ * the wire at which version.  Handlers see decoded structs, never raw bytes.
  *
  * How a handler uses it:
  *
@@ -37,7 +37,10 @@
  *
  * Representation (same for every message):
  *	- integers, bool, float64: the C type of the same width;
- *	- string: NUL-terminated palloc'd char *; NULL = null;
+ *	- string: NUL-terminated palloc'd char *; NULL = null.  The few STRING
+ *	  fields that carry bytes rather than text (offset commit metadata;
+ *	  BINARY_STRINGS in tools/gen_protocol.py, flag KP_F_BINARY_STRING) are
+ *	  KpBytes instead, pointing into the buffer, len -1 = null;
  *	- bytes, records: KpBytes, pointing INTO the decoded buffer (zero copy; the
  *	  buffer must outlive the struct); len -1 = null;
  *	- uuid: KpUuid (16 bytes, big-endian as on the wire);
@@ -49,10 +52,12 @@
  * Decoding rules:
  *	- A field absent at the decoded version gets its JSON default (arrays:
  *	  empty, or null when the default is "null").
- *	- Strings may not contain NUL bytes: such a request is rejected
- *	  (KP_DECODE_EMBEDDED_NUL).  Kafka's names cannot contain NUL, Postgres
- *	  text cannot hold one, and a silently shortened client id or member id
- *	  would be worse than a clear error.
+ *	- Kafka accepts NUL bytes in strings (Java strings may hold U+0000).  A
+ *	  KP_F_BINARY_STRING keeps them.  In a char * string the value is kept
+ *	  whole but C sees it up to the NUL, so the decode succeeds and notes the
+ *	  first such field in KpError.embedded_nul: the caller must refuse the
+ *	  request (the listener answers INVALID_REQUEST, kp_error_response)
+ *	  rather than act on a shortened name; Postgres text cannot hold a NUL.
  *	- A null where the version does not allow one is an error, like Kafka's
  *	  "non-nullable field was serialized as null".
  *	- Unknown tagged fields are skipped; bytes left over after the body are an
@@ -124,6 +129,7 @@ typedef enum KpType
 #define KP_F_ARRAY			0x01	/* array of .type */
 #define KP_F_CLASSIC_STRING	0x02	/* int16-length string even when flexible */
 #define KP_F_POINTER		0x04	/* nullable struct held by pointer */
+#define KP_F_BINARY_STRING	0x08	/* STRING kept as KpBytes: NUL bytes allowed */
 
 struct KpStructDesc;
 
@@ -150,6 +156,12 @@ typedef struct KpFieldDesc
 	double		default_float;
 	const char *default_string;
 } KpFieldDesc;
+
+/* Is version v in a version bit mask (versions, nullable_versions, ...)? */
+#define KP_VERSION_IN(mask, v)	((((mask) >> (v)) & 1) != 0)
+
+/* The C size of one element of an array field (wire_decode.c). */
+extern size_t kp_wire_elem_size(const KpFieldDesc *f);
 
 typedef struct KpStructDesc
 {
@@ -203,6 +215,9 @@ typedef struct KpError
 {
 	KpDecodeErrorCode code;
 	char		message[160];	/* e.g. "MetadataRequest.Topics: array length 2147483647 exceeds the 12 bytes left" */
+	/* not an error: a C-string STRING held a NUL byte (the first such field) */
+	bool		embedded_nul;
+	char		embedded_nul_field[100];
 } KpError;
 
 /*
@@ -226,6 +241,15 @@ extern int	kp_response_header_version(int16 api_key, int16 api_version);
 extern bool kp_decode_request_header(const uint8 *buf, size_t len,
 									 KpRequestHeader *hdr, size_t *consumed,
 									 KpError *err);
+
+/*
+ * Fill response (api's response struct, uninitialised) as an error answer
+ * to request at version: defaults, every ErrorCode = code, every
+ * ErrorMessage = message, arrays mirrored from the request with the
+ * entries' names and indexes (wire_error.c).
+ */
+extern void kp_error_response(const KpApiEntry *api, int version, const void *request,
+							  void *response, int16 code, const char *message);
 
 /* Write a request header (for tests, tools and the fuzzer). */
 extern void kp_encode_request_header(const KpRequestHeader *hdr, StringInfo out);

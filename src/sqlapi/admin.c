@@ -14,7 +14,6 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "executor/spi.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -51,16 +50,7 @@ kp_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname)
 Datum
 kp_sql_store_init(PG_FUNCTION_ARGS)
 {
-	Oid			relnode = kp_store_create_directory();
-	char	   *sql = psprintf("INSERT INTO kafka.store VALUES (%u)", relnode);
-	int			ret;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute(sql, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "kafka_pg: could not record the segment directory");
-	SPI_finish();
+	kp_catalog_record_store_directory(kp_store_create_directory());
 	PG_RETURN_VOID();
 }
 

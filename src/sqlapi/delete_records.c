@@ -5,9 +5,9 @@
  *	  from SQL.
  *
  * The same steps as the wire listener's DeleteRecords handler
- * (src/listener/handlers_admin.c): lock the topic against other changes,
+ * (src/listener/handlers_records.c): lock the topic against other changes,
  * refuse topics whose cleanup.policy lacks "delete" (POLICY_VIOLATION, as
- * Kafka does), and let the store move the log start offset
+ * Kafka does; src/catalog/policy.c), and let the store move the log start offset
  * (src/store/retention.c).
  *
  *-------------------------------------------------------------------------
@@ -35,11 +35,7 @@ kp_sql_delete_records(PG_FUNCTION_ARGS)
 	int64		log_start;
 
 	kp_topic_partition(topic, partition, &ref);
-	if (!topic->config.cleanup_delete)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_POLICY_VIOLATION),
-				 errmsg("records of topic \"%s\" cannot be deleted: its cleanup.policy does not include \"delete\"",
-						topic_name)));
+	(void) kp_topic_check_delete_records(topic, true, NULL);
 	kp_log_delete_records(ref.partition_id, before_offset, &log_start);
 	PG_RETURN_INT64(log_start);
 }

@@ -75,33 +75,6 @@ topic_compression(const KpTopic *topic)
 		(KpCompression) topic->config.compression;
 }
 
-/* message.timestamp.before/after.max.ms, for CreateTime topics (KIP-937) */
-static void
-check_timestamp(const KpTopic *topic, int64 ts, int64 now)
-{
-	if (topic->config.log.log_append_time)
-		return;
-	if ((now - ts) > topic->config.timestamp_before_max_ms ||
-		(ts - now) > topic->config.timestamp_after_max_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_INVALID_TIMESTAMP),
-				 errmsg("timestamp %lld of a record for topic \"%s\" is out of the accepted range",
-						(long long) ts, topic->name),
-				 errdetail("message.timestamp.before.max.ms is %lld and message.timestamp.after.max.ms is %lld.",
-						   (long long) topic->config.timestamp_before_max_ms,
-						   (long long) topic->config.timestamp_after_max_ms)));
-}
-
-static void
-check_batch_size(const KpTopic *topic, size_t len)
-{
-	if ((int64) len > topic->config.log.max_message_bytes)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_MESSAGE_TOO_LARGE),
-				 errmsg("record batch of %zu bytes is larger than max.message.bytes (%d) of topic \"%s\"",
-						len, topic->config.log.max_message_bytes, topic->name)));
-}
-
 /* kafka.header[] to KpHeader[]; keys must not be null. */
 static KpHeader *
 headers_from_array(ArrayType *arr, int *nheaders)
@@ -167,7 +140,7 @@ append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
 {
 	KpPartitionRef ref;
 
-	check_batch_size(topic, len);
+	(void) kp_topic_check_batch_size(topic, len, true, NULL);
 	kp_topic_partition(topic, partition, &ref);
 	kp_log_append(&ref, &topic->config.log, batch, len, producer_id, res);
 	kp_txn_note_write(ref.partition_id, producer_id);
@@ -214,7 +187,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	if (!PG_ARGISNULL(5))
 	{
 		ts = KpTimestampTzToMs(PG_GETARG_TIMESTAMPTZ(5));
-		check_timestamp(topic, ts, now);
+		(void) kp_topic_check_timestamp(topic, ts, now, true, NULL);
 	}
 	partition = choose_partition(topic, !PG_ARGISNULL(4),
 								 PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4), key, key_len);

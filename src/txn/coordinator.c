@@ -113,9 +113,13 @@ prepare_end(KpTxnRow *row, bool commit)
 		int			i;
 
 		for (i = 0; i < n; i++)
+		{
+			KpBlob		md = {offsets[i].metadata, offsets[i].metadata_len};
+
 			(void) kp_group_commit_offset(offsets[i].group_id, offsets[i].topic,
 										  offsets[i].partition, offsets[i].offset,
-										  offsets[i].leader_epoch, offsets[i].metadata);
+										  offsets[i].leader_epoch, &md);
+		}
 	}
 	kp_cat_txn_clear(row->transactional_id, false);
 	strlcpy(row->state, commit ? "PrepareCommit" : "PrepareAbort", sizeof(row->state));
@@ -151,7 +155,7 @@ kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
 		return KP_ERR_INVALID_TRANSACTION_TIMEOUT;
 	if (!kp_cat_txn_get(transactional_id, true, &row))
 	{
-		kp_cat_txn_create(transactional_id, timeout_ms, &row);
+		kp_cat_txn_create(transactional_id, kp_catalog_next_producer_id(), timeout_ms, &row);
 		*producer_id = row.producer_id;
 		*producer_epoch = row.producer_epoch;
 		return KP_ERR_NONE;
@@ -181,7 +185,7 @@ kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
 	/* Empty, CompleteCommit, CompleteAbort: a new epoch fences the old one */
 	if (row.producer_epoch >= KP_MAX_EPOCH)
 	{
-		row.producer_id = kp_cat_txn_new_producer_id();
+		row.producer_id = kp_catalog_next_producer_id();
 		row.producer_epoch = 0;
 	}
 	else

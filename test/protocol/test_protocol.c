@@ -919,11 +919,90 @@ test_rejects(void)
 
 	current = "NUL in strings, nulls where not nullable, trailing bytes";
 	{
-		/* FindCoordinator v0 key "a\0b" */
+		/*
+		 * FindCoordinator v0 key "a\0b": decoded (Kafka accepts it) with the
+		 * field noted, for the listener to refuse the request
+		 */
 		uint8		b[] = {0, 3, 'a', 0, 'b'};
+		KpFindCoordinatorRequest m;
+		KpError		err;
 
-		ok &= expect_error(&kp_FindCoordinatorRequest_desc, 0, b, sizeof(b),
-						   KP_DECODE_EMBEDDED_NUL, 64);
+		if (!kp_decode(&kp_FindCoordinatorRequest_desc, 0, b, sizeof(b), &m, &err) ||
+			!err.embedded_nul || strstr(err.embedded_nul_field, "Key") == NULL ||
+			memcmp(m.key, "a\0b", 4) != 0)
+		{
+			printf("FAIL %s: a NUL in a string is not noted (%s)\n", current, err.message);
+			ok = false;
+		}
+		kp_arena_reset();
+	}
+	{
+		/* OffsetCommit v2 metadata "x\0y": a binary string, kept whole */
+		uint8		b[] = {0, 1, 'g', 0, 0, 0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 42, 0, 3, 'x', 0, 'y'};
+		KpOffsetCommitRequest m;
+		KpError		err;
+		StringInfoData out;
+
+		if (!kp_decode(&kp_OffsetCommitRequest_desc, 2, b, sizeof(b), &m, &err) || err.embedded_nul ||
+			m.topics[0].partitions[0].committed_metadata.len != 3 ||
+			memcmp(m.topics[0].partitions[0].committed_metadata.data, "x\0y", 3) != 0)
+		{
+			printf("FAIL %s: binary metadata not kept (%s)\n", current, err.message);
+			ok = false;
+		}
+		else
+		{
+			initStringInfo(&out);
+			kp_encode(&kp_OffsetCommitRequest_desc, 2, &m, &out);
+			if (out.len != sizeof(b) || memcmp(out.data, b, sizeof(b)) != 0)
+			{
+				printf("FAIL %s: binary metadata does not encode back\n", current);
+				ok = false;
+			}
+		}
+		kp_arena_reset();
+	}
+	{
+		/*
+		 * Ill-formed UTF-8 in a string is read as Java (Kafka) reads it: each
+		 * maximal subpart becomes U+FFFD (expectations from Python's
+		 * decode(errors="replace"), which follows the same rule)
+		 */
+		static const struct
+		{
+			uint8		in[8];
+			int			len;
+			const char *out;
+			int			out_len;
+		}			cases[] = {
+		{{0x67, 0xff, 0xe2, 0x82}, 4, "\x67\xef\xbf\xbd\xef\xbf\xbd", 7},
+		{{0x61, 0xc0, 0x80, 0x62}, 4, "\x61\xef\xbf\xbd\xef\xbf\xbd\x62", 8},
+		{{0xed, 0xa0, 0x80}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+		{{0xf0, 0x9f, 0x98, 0x78}, 4, "\xef\xbf\xbd\x78", 4},
+		{{0x6f, 0x6b, 0xe2, 0x82, 0xac}, 5, "\x6f\x6b\xe2\x82\xac", 5},
+		{{0xf4, 0x90, 0x80, 0x80}, 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12},
+		{{0xe0, 0x80, 0xaf}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+		};
+
+		for (int i = 0; i < (int) lengthof(cases); i++)
+		{
+			uint8		b[16];
+			KpFindCoordinatorRequest m;
+			KpError		err;
+
+			b[0] = 0;
+			b[1] = cases[i].len;
+			memcpy(b + 2, cases[i].in, cases[i].len);
+			if (!kp_decode(&kp_FindCoordinatorRequest_desc, 0, b, 2 + cases[i].len, &m, &err) ||
+				strlen(m.key) != (size_t) cases[i].out_len ||
+				memcmp(m.key, cases[i].out, cases[i].out_len) != 0)
+			{
+				printf("FAIL %s: UTF-8 case %d decoded wrong\n", current, i);
+				ok = false;
+			}
+			kp_arena_reset();
+		}
 	}
 	{
 		/* FindCoordinator v0 key null: not nullable */

@@ -130,6 +130,7 @@ class TransactionsTest {
             // an aborted transaction commits no offset
             p.beginTransaction();
             p.send(new ProducerRecord<>(out, 0, null, Kit.bytes("never")));
+            p.flush();
             p.sendOffsetsToTransaction(Map.of(inTp, new OffsetAndMetadata(3)), c.groupMetadata());
             p.abortTransaction();
         }

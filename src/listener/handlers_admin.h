@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_admin.h
+ *	  What the admin API handlers share (src/listener only): Kafka's
+ *	  constants for config resources, sources, types and operations, and
+ *	  the small helpers that build response arrays and end validate_only
+ *	  operations.
+ *
+ * The admin handlers are split by what they work on:
+ *	  handlers_topics.c		CreateTopics, DeleteTopics, CreatePartitions
+ *	  handlers_configs.c	DescribeConfigs, AlterConfigs,
+ *							IncrementalAlterConfigs
+ *	  handlers_records.c	DeleteRecords, OffsetForLeaderEpoch
+ *
+ * Every admin handler works resource by resource: each topic (or
+ * partition) runs in its own subtransaction through kp_handler_try(), so
+ * one bad topic gets its error code and message in the response and the
+ * others still succeed, as in Kafka.  The work itself is src/catalog's
+ * (kp_topic_*) and src/store's (kp_log_delete_records), the same code the
+ * SQL API calls; the handlers only validate what is Kafka-protocol
+ * specific (replication factors, manual assignments, duplicate resources,
+ * config operations) and fill the response structs.
+ *
+ * validate_only runs the operation for real inside its subtransaction and
+ * then rolls it back by raising SQLSTATE KP000 (rollback_validated), which
+ * kp_handler_try maps to error code 0 (NONE): the validation is exactly the
+ * operation's.
+ *
+ * Messages follow Kafka's (ReplicationControlManager, ConfigAdminManager,
+ * ControllerApis) where clients or users may match on them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_LISTENER_HANDLERS_ADMIN_H
+#define KP_LISTENER_HANDLERS_ADMIN_H
+
+#include "listener/handlers.h"
+
+#define RESOURCE_TOPIC			2
+#define RESOURCE_BROKER			4
+
+/* Kafka's DescribeConfigsResponse.ConfigSource */
+#define SOURCE_DYNAMIC_TOPIC	1
+#define SOURCE_STATIC_BROKER	4
+#define SOURCE_DEFAULT			5
+
+/* Kafka's DescribeConfigsResponse.ConfigType */
+#define CTYPE_BOOLEAN			1
+#define CTYPE_STRING			2
+#define CTYPE_INT				3
+#define CTYPE_SHORT				4
+#define CTYPE_LONG				5
+#define CTYPE_DOUBLE			6
+#define CTYPE_LIST				7
+
+/* Kafka's AlterConfigOp.OpType */
+#define OP_SET					0
+#define OP_DELETE				1
+#define OP_APPEND				2
+#define OP_SUBTRACT				3
+
+/* Raised to roll back a validate_only operation; maps to error code 0. */
+#define ERRCODE_KP_VALIDATED	MAKE_SQLSTATE('K','P','0','0','0')
+
+
+/* The struct descriptor of a nested array field, by Kafka's field name. */
+static inline const KpStructDesc *
+child_desc(const KpStructDesc *parent, const char *field)
+{
+	int			i;
+
+	for (i = 0; i < parent->nfields; i++)
+		if (strcmp(parent->fields[i].name, field) == 0 && parent->fields[i].struct_desc)
+			return parent->fields[i].struct_desc;
+	elog(ERROR, "kafka_pg: %s has no struct field %s", parent->name, field);
+	return NULL;				/* keep compiler quiet */
+}
+
+/* n elements of a response array, each with its defaults. */
+static inline void *
+new_array(const KpStructDesc *desc, int n)
+{
+	char	   *a = palloc(desc->size * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		kp_init_nested(desc, a + (size_t) i * desc->size);
+	return a;
+}
+
+#define ArrayLen(n)		((n) < 0 ? 0 : (n))
+
+static inline bool
+uuid_is_zero(const KpUuid *u)
+{
+	int			i;
+
+	for (i = 0; i < 16; i++)
+		if (u->b[i] != 0)
+			return false;
+	return true;
+}
+
+/* Does names[i] occur among names[0..n) other than at i? */
+static inline bool
+is_duplicate(char *const *names, int n, int i)
+{
+	int			j;
+
+	if (names[i] == NULL)
+		return false;
+	for (j = 0; j < n; j++)
+		if (j != i && names[j] != NULL && strcmp(names[j], names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Raise the rollback that ends a successful validate_only operation. */
+static inline void
+rollback_validated(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_KP_VALIDATED),
+			 errmsg("validated")));
+}
+
+#endif							/* KP_LISTENER_HANDLERS_ADMIN_H */

@@ -1,0 +1,726 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_configs.c
+ *	  The config admin APIs: DescribeConfigs, AlterConfigs and
+ *	  IncrementalAlterConfigs, for topic and broker resources, answered as a
+ *	  Kafka 4.x broker answers them.  Topic configs are src/catalog's
+ *	  (kp_config_check, kp_topic_alter_configs).
+ *
+ * See handlers_admin.h for what the admin handlers share and how they
+ * report per-resource errors and validate_only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+#include "catalog/kafka_catalog.h"
+#include "common/kafka_errors.h"
+#include "listener/handlers.h"
+#include "listener/handlers_admin.h"
+#include "listener/listener.h"
+#include "store/store.h"
+
+/* ---------------------------------------------------------------------
+ * Topic configs as DescribeConfigs and CreateTopics report them
+ * ---------------------------------------------------------------------
+ */
+
+/* The broker config each topic config defaults from (Kafka's TOPIC_CONFIG_SYNONYMS). */
+static const struct
+{
+	const char *topic;
+	const char *broker;
+}			config_synonyms[] = {
+	{"cleanup.policy", "log.cleanup.policy"},
+	{"compression.type", "compression.type"},
+	{"compression.gzip.level", "compression.gzip.level"},
+	{"compression.lz4.level", "compression.lz4.level"},
+	{"compression.zstd.level", "compression.zstd.level"},
+	{"delete.retention.ms", "log.cleaner.delete.retention.ms"},
+	{"file.delete.delay.ms", "log.segment.delete.delay.ms"},
+	{"flush.messages", "log.flush.interval.messages"},
+	{"flush.ms", "log.flush.interval.ms"},
+	{"index.interval.bytes", "log.index.interval.bytes"},
+	{"local.retention.bytes", "log.local.retention.bytes"},
+	{"local.retention.ms", "log.local.retention.ms"},
+	{"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"},
+	{"max.message.bytes", "message.max.bytes"},
+	{"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"},
+	{"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"},
+	{"message.timestamp.type", "log.message.timestamp.type"},
+	{"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"},
+	{"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
+	{"min.insync.replicas", "min.insync.replicas"},
+	{"preallocate", "log.preallocate"},
+	{"retention.bytes", "log.retention.bytes"},
+	{"retention.ms", "log.retention.ms"},
+	{"segment.bytes", "log.segment.bytes"},
+	{"segment.index.bytes", "log.index.size.max.bytes"},
+	{"segment.jitter.ms", "log.roll.jitter.ms"},
+	{"segment.ms", "log.roll.ms"},
+	{"unclean.leader.election.enable", "unclean.leader.election.enable"},
+};
+
+static const char *
+broker_synonym(const char *topic_config)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(config_synonyms); i++)
+		if (strcmp(config_synonyms[i].topic, topic_config) == 0)
+			return config_synonyms[i].broker;
+	return NULL;
+}
+
+static int8
+config_type_of(const KpConfigDef *def)
+{
+	switch (def->type)
+	{
+		case KP_CONF_LONG:
+			return CTYPE_LONG;
+		case KP_CONF_INT:
+			return CTYPE_INT;
+		case KP_CONF_DOUBLE:
+			return CTYPE_DOUBLE;
+		case KP_CONF_BOOLEAN:
+			return CTYPE_BOOLEAN;
+		case KP_CONF_STRING:
+		case KP_CONF_ENUM:
+			return CTYPE_STRING;
+		case KP_CONF_LIST:
+			return CTYPE_LIST;
+	}
+	return CTYPE_STRING;
+}
+
+/* ---------------------------------------------------------------------
+ * DescribeConfigs
+ * ---------------------------------------------------------------------
+ */
+
+/* Is key asked for?  A null key list asks for all. */
+static bool
+key_requested(const KpDescribeConfigsRequestDescribeConfigsResource *r, const char *key)
+{
+	int			i;
+
+	if (r->n_configuration_keys < 0)
+		return true;
+	for (i = 0; i < r->n_configuration_keys; i++)
+		if (r->configuration_keys[i] && strcmp(r->configuration_keys[i], key) == 0)
+			return true;
+	return false;
+}
+
+typedef struct DescribeOut
+{
+	KpDescribeConfigsResponseDescribeConfigsResourceResult *configs;
+	int			n;
+	int			cap;
+	const KpStructDesc *desc;
+	const KpStructDesc *syn_desc;
+	bool		synonyms;
+	bool		documentation;
+} DescribeOut;
+
+static KpDescribeConfigsResponseDescribeConfigsResourceResult *
+describe_add(DescribeOut *d, const char *name, const char *value, int8 source,
+			 bool read_only, int8 type, const char *doc)
+{
+	KpDescribeConfigsResponseDescribeConfigsResourceResult *c;
+
+	if (d->n == d->cap)
+	{
+		d->cap = d->cap ? d->cap * 2 : 32;
+		d->configs = d->configs ?
+			repalloc(d->configs, d->desc->size * d->cap) :
+			palloc(d->desc->size * d->cap);
+	}
+	c = &d->configs[d->n++];
+	kp_init_nested(d->desc, c);
+	c->name = pstrdup(name);
+	c->value = value ? pstrdup(value) : NULL;
+	c->read_only = read_only;
+	c->config_source = source;
+	c->is_sensitive = false;
+	c->config_type = type;
+	c->documentation = d->documentation && doc ? pstrdup(doc) : NULL;
+	c->n_synonyms = 0;
+	c->synonyms = NULL;
+	if (d->synonyms)
+	{
+		/* Kafka lists the one in effect first, then what it overrides */
+		c->n_synonyms = 1;
+		c->synonyms = new_array(d->syn_desc, 1);
+		c->synonyms[0].name = pstrdup(name);
+		c->synonyms[0].value = c->value;
+		c->synonyms[0].source = source;
+	}
+	return c;
+}
+
+static void
+describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r,
+			   const KpTopic *t)
+{
+	int			i;
+
+	for (i = 0; i < kp_topic_config_count; i++)
+	{
+		const KpConfigDef *def = &kp_topic_config_defs[i];
+		bool		is_default = t->config_is_default[i];
+		KpDescribeConfigsResponseDescribeConfigsResourceResult *c;
+		const char *syn;
+
+		if (!key_requested(r, def->name))
+			continue;
+		c = describe_add(d, def->name, t->config_values[i],
+						 is_default ? SOURCE_DEFAULT : SOURCE_DYNAMIC_TOPIC,
+						 false, config_type_of(def), def->doc);
+		syn = broker_synonym(def->name);
+		if (d->synonyms && (syn != NULL || !is_default))
+		{
+			/* the override, then the default it replaces (under the broker's name) */
+			KpDescribeConfigsResponseDescribeConfigsSynonym *s = new_array(d->syn_desc, 2);
+			int			ns = 0;
+
+			if (!is_default)
+			{
+				s[ns].name = pstrdup(def->name);
+				s[ns].value = pstrdup(t->config_values[i]);
+				s[ns].source = SOURCE_DYNAMIC_TOPIC;
+				ns++;
+			}
+			s[ns].name = pstrdup(syn ? syn : def->name);
+			s[ns].value = pstrdup(def->default_value);
+			s[ns].source = SOURCE_DEFAULT;
+			ns++;
+			c->n_synonyms = ns;
+			c->synonyms = s;
+		}
+	}
+}
+
+/*
+ * The broker's configs that clients and the CLI ask for.  They are
+ * PostgreSQL settings (kafka.*) or fixed by the design (one node), so all
+ * are read-only here.
+ */
+static void
+describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r)
+{
+	struct
+	{
+		const char *name;
+		char	   *value;
+		int8		source;
+		int8		type;
+		const char *doc;
+	}			cf[32];
+	int			n = 0;
+	int			i;
+	char	   *listener = psprintf("PLAINTEXT://%s:%d",
+									kp_listen_address && kp_listen_address[0] ? kp_listen_address : "0.0.0.0",
+									kp_port);
+	char	   *advertised = psprintf("PLAINTEXT://%s:%d", kp_advertised_host_name(),
+									  kp_advertised_port_number());
+
+#define BROKER_CONF(nm, val, src, ty, dc) \
+	do { cf[n].name = (nm); cf[n].value = (val); cf[n].source = (src); \
+		 cf[n].type = (ty); cf[n].doc = (dc); n++; } while (0)
+
+	BROKER_CONF("advertised.listeners", advertised, SOURCE_STATIC_BROKER, CTYPE_LIST,
+				"kafka.advertised_host and kafka.advertised_port");
+	BROKER_CONF("auto.create.topics.enable", pstrdup(kp_auto_create_topics_enable ? "true" : "false"),
+				SOURCE_STATIC_BROKER, CTYPE_BOOLEAN, "kafka.auto_create_topics_enable");
+	BROKER_CONF("broker.id", psprintf("%d", kp_node_id), SOURCE_STATIC_BROKER, CTYPE_INT, "kafka.node_id");
+	BROKER_CONF("default.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_INT,
+				"one node: durability and replicas are PostgreSQL's (WAL, standbys)");
+	BROKER_CONF("delete.topic.enable", pstrdup("true"), SOURCE_DEFAULT, CTYPE_BOOLEAN, NULL);
+	BROKER_CONF("listeners", listener, SOURCE_STATIC_BROKER, CTYPE_LIST,
+				"kafka.listen_address and kafka.port");
+	BROKER_CONF("log.retention.hours", pstrdup("168"), SOURCE_DEFAULT, CTYPE_INT, NULL);
+	BROKER_CONF("node.id", psprintf("%d", kp_node_id), SOURCE_STATIC_BROKER, CTYPE_INT, "kafka.node_id");
+	BROKER_CONF("num.partitions", psprintf("%d", kp_num_partitions), SOURCE_STATIC_BROKER, CTYPE_INT,
+				"kafka.num_partitions");
+	BROKER_CONF("offsets.topic.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_SHORT, NULL);
+	BROKER_CONF("transaction.state.log.min.isr", pstrdup("1"), SOURCE_DEFAULT, CTYPE_INT, NULL);
+	BROKER_CONF("transaction.state.log.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_SHORT, NULL);
+	/* the log.* defaults are the topic configs' defaults, under the broker's names */
+	for (i = 0; i < kp_topic_config_count && n < lengthof(cf) - 1; i++)
+	{
+		const KpConfigDef *def = &kp_topic_config_defs[i];
+		const char *syn = broker_synonym(def->name);
+
+		if (syn && (strncmp(syn, "log.retention", 13) == 0 || strcmp(syn, "log.segment.bytes") == 0 ||
+					strcmp(syn, "log.cleanup.policy") == 0 || strcmp(syn, "message.max.bytes") == 0 ||
+					strcmp(syn, "min.insync.replicas") == 0 || strcmp(syn, "compression.type") == 0 ||
+					strcmp(syn, "log.roll.ms") == 0 || strcmp(syn, "unclean.leader.election.enable") == 0))
+			BROKER_CONF(syn, pstrdup(def->default_value), SOURCE_DEFAULT, config_type_of(def), def->doc);
+	}
+#undef BROKER_CONF
+
+	for (i = 0; i < n; i++)
+		if (key_requested(r, cf[i].name))
+			describe_add(d, cf[i].name, cf[i].value, cf[i].source, true, cf[i].type, cf[i].doc);
+}
+
+void
+kp_handle_describe_configs(KpRequestContext *ctx)
+{
+	KpDescribeConfigsRequest *req = ctx->request;
+	KpDescribeConfigsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Results");
+	const KpStructDesc *cdesc = child_desc(rdesc, "Configs");
+	int			n = ArrayLen(req->n_resources);
+	int			i;
+
+	resp->throttle_time_ms = 0;
+	resp->n_results = n;
+	resp->results = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpDescribeConfigsRequestDescribeConfigsResource *r = &req->resources[i];
+		KpDescribeConfigsResponseDescribeConfigsResult *out = &resp->results[i];
+		const char *name = r->resource_name ? r->resource_name : "";
+		DescribeOut d;
+
+		memset(&d, 0, sizeof(d));
+		d.desc = cdesc;
+		d.syn_desc = child_desc(cdesc, "Synonyms");
+		d.synonyms = req->include_synonyms;
+		d.documentation = ctx->version >= 3 && req->include_documentation;
+
+		out->resource_type = r->resource_type;
+		out->resource_name = pstrdup(name);
+		out->error_code = KP_ERR_NONE;
+		out->error_message = NULL;
+		out->n_configs = 0;
+		out->configs = NULL;
+
+		if (r->resource_type == RESOURCE_TOPIC)
+		{
+			const KpTopic *t;
+
+			if (name[0] == '\0' || strlen(name) > KP_TOPIC_NAME_MAX)
+			{
+				out->error_code = KP_ERR_INVALID_TOPIC_EXCEPTION;
+				out->error_message = psprintf("Topic name \"%s\" is illegal", name);
+				continue;
+			}
+			t = kp_handler_topic(name, NULL);
+			if (t == NULL)
+			{
+				out->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				out->error_message = psprintf("The topic '%s' does not exist.", name);
+				continue;
+			}
+			describe_topic(&d, r, t);
+		}
+		else if (r->resource_type == RESOURCE_BROKER)
+		{
+			char	   *self = psprintf("%d", kp_node_id);
+
+			if (name[0] != '\0' && strcmp(name, self) != 0)
+			{
+				out->error_code = KP_ERR_INVALID_REQUEST;
+				out->error_message = psprintf("Unexpected broker id, expected %d or empty string, but received %s",
+											  kp_node_id, name);
+				continue;
+			}
+			describe_broker(&d, r);
+		}
+		else
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = psprintf("Unsupported resource type: %d (kafka_pg describes TOPIC and BROKER configs)",
+										  r->resource_type);
+			continue;
+		}
+		out->n_configs = d.n;
+		out->configs = d.configs;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * AlterConfigs and IncrementalAlterConfigs
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct AlterTopicArg
+{
+	const char *name;
+	KpConfigSetting *settings;
+	int			nsettings;
+	bool		validate_only;
+} AlterTopicArg;
+
+static void
+alter_topic_fn(void *varg)
+{
+	AlterTopicArg *arg = varg;
+
+	kp_topic_alter_configs(arg->name, arg->settings, arg->nsettings);
+	if (arg->validate_only)
+		rollback_validated();
+}
+
+/*
+ * Checks common to both alter APIs, before any config is looked at: the
+ * resource type and name, duplicate resources.  Returns the topic (with
+ * *code 0) or NULL with *code and *msg set.
+ */
+static const KpTopic *
+alter_resource_topic(int8 type, const char *name, bool duplicate,
+					 int16 *code, char **msg)
+{
+	const KpTopic *t;
+
+	*code = KP_ERR_NONE;
+	*msg = NULL;
+	if (duplicate)
+	{
+		*code = KP_ERR_INVALID_REQUEST;
+		*msg = pstrdup("Duplicate resource.");
+		return NULL;
+	}
+	if (type == RESOURCE_BROKER)
+	{
+		*code = KP_ERR_POLICY_VIOLATION;
+		*msg = pstrdup("Broker configs of kafka_pg are PostgreSQL settings (kafka.*): change them with ALTER SYSTEM and reload or restart.");
+		return NULL;
+	}
+	if (type != RESOURCE_TOPIC)
+	{
+		*code = KP_ERR_INVALID_REQUEST;
+		*msg = psprintf("Unsupported resource type: %d (kafka_pg alters TOPIC configs)", type);
+		return NULL;
+	}
+	if (name[0] == '\0')
+	{
+		*code = KP_ERR_INVALID_REQUEST;
+		*msg = pstrdup("Default topic resources are not allowed.");
+		return NULL;
+	}
+	t = kp_handler_topic(name, NULL);
+	if (t == NULL)
+	{
+		*code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		*msg = psprintf("The topic '%s' does not exist.", name);
+	}
+	return t;
+}
+
+/* Do two resources of a request name the same thing? */
+static bool
+same_resource(int8 t1, const char *n1, int8 t2, const char *n2)
+{
+	return t1 == t2 && strcmp(n1 ? n1 : "", n2 ? n2 : "") == 0;
+}
+
+static bool
+has_duplicate_key(char *const *keys, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (is_duplicate(keys, n, i))
+			return true;
+	return false;
+}
+
+/*
+ * Legacy AlterConfigs replaces a topic's whole set of overrides: the given
+ * configs are set, every other override goes back to its default.
+ */
+void
+kp_handle_alter_configs(KpRequestContext *ctx)
+{
+	KpAlterConfigsRequest *req = ctx->request;
+	KpAlterConfigsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
+	int			n = ArrayLen(req->n_resources);
+	int			i;
+
+	resp->throttle_time_ms = 0;
+	resp->n_responses = n;
+	resp->responses = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpAlterConfigsRequestAlterConfigsResource *r = &req->resources[i];
+		KpAlterConfigsResponseAlterConfigsResourceResponse *out = &resp->responses[i];
+		const char *name = r->resource_name ? r->resource_name : "";
+		int			nconf = ArrayLen(r->n_configs);
+		bool		dup = false;
+		const KpTopic *t;
+		AlterTopicArg arg;
+		char	  **keys;
+		char	   *msg;
+		int16		code;
+		int			j;
+		int			k;
+
+		for (j = 0; j < n && !dup; j++)
+			dup = j != i && same_resource(r->resource_type, name,
+										  req->resources[j].resource_type,
+										  req->resources[j].resource_name);
+		out->resource_type = r->resource_type;
+		out->resource_name = pstrdup(name);
+		t = alter_resource_topic(r->resource_type, name, dup, &code, &msg);
+		if (t == NULL)
+		{
+			out->error_code = code;
+			out->error_message = msg;
+			continue;
+		}
+
+		keys = palloc(sizeof(char *) * Max(nconf, 1));
+		for (j = 0; j < nconf; j++)
+			keys[j] = r->configs[j].name ? r->configs[j].name : "";
+		if (has_duplicate_key(keys, nconf))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Error due to duplicate config keys");
+			continue;
+		}
+
+		arg.name = t->name;
+		arg.validate_only = req->validate_only;
+		arg.settings = palloc(sizeof(KpConfigSetting) * (nconf + kp_topic_config_count + 1));
+		arg.nsettings = 0;
+		msg = NULL;
+		for (j = 0; j < nconf && msg == NULL; j++)
+		{
+			if (r->configs[j].value == NULL)
+				msg = psprintf("Null value not supported for : %s", keys[j]);
+			arg.settings[arg.nsettings].name = keys[j];
+			arg.settings[arg.nsettings].value = r->configs[j].value;
+			arg.nsettings++;
+		}
+		if (msg)
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = msg;
+			continue;
+		}
+		/* every current override not given goes back to the default */
+		for (k = 0; k < kp_topic_config_count; k++)
+		{
+			bool		given = false;
+
+			if (t->config_is_default[k])
+				continue;
+			for (j = 0; j < nconf && !given; j++)
+				given = strcmp(keys[j], kp_topic_config_defs[k].name) == 0;
+			if (!given)
+			{
+				arg.settings[arg.nsettings].name = kp_topic_config_defs[k].name;
+				arg.settings[arg.nsettings].value = NULL;
+				arg.nsettings++;
+			}
+		}
+		arg.name = out->resource_name;
+		out->error_code = kp_handler_try(alter_topic_fn, &arg, &msg);
+		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+	}
+}
+
+/* Split a comma-separated list value into trimmed, non-empty items. */
+static List *
+list_items(const char *value)
+{
+	List	   *items = NIL;
+	char	   *copy = pstrdup(value ? value : "");
+	char	   *tok;
+	char	   *save = NULL;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		char	   *end;
+
+		while (*tok == ' ')
+			tok++;
+		end = tok + strlen(tok);
+		while (end > tok && end[-1] == ' ')
+			*--end = '\0';
+		if (*tok)
+			items = lappend(items, tok);
+	}
+	return items;
+}
+
+static bool
+list_has(List *items, const char *s)
+{
+	ListCell   *lc;
+
+	foreach(lc, items)
+		if (strcmp((char *) lfirst(lc), s) == 0)
+			return true;
+	return false;
+}
+
+static char *
+list_join(List *items)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, items)
+		appendStringInfo(&buf, "%s%s", buf.len ? "," : "", (char *) lfirst(lc));
+	return buf.data;
+}
+
+/*
+ * The value one incremental operation leaves (Kafka's
+ * ConfigAdminManager.prepareIncrementalConfigs).  Returns false with *msg
+ * and *code when the operation is refused; *value NULL means "reset".
+ */
+static bool
+incremental_value(const KpTopic *t, int8 op, const char *key, const char *arg,
+				  const char **value, int16 *code, char **msg)
+{
+	int			idx = kp_config_index(key);
+
+	*value = NULL;
+	switch (op)
+	{
+		case OP_SET:
+			if (arg == NULL)
+			{
+				*code = KP_ERR_INVALID_REQUEST;
+				*msg = psprintf("Null value not supported for : %s", key);
+				return false;
+			}
+			*value = arg;
+			return true;
+		case OP_DELETE:
+			return true;
+		case OP_APPEND:
+		case OP_SUBTRACT:
+			{
+				List	   *cur;
+				List	   *delta;
+				List	   *res = NIL;
+				ListCell   *lc;
+
+				if (idx < 0)
+				{
+					*code = KP_ERR_INVALID_CONFIG;
+					*msg = psprintf("Unknown topic config name: %s", key);
+					return false;
+				}
+				if (kp_topic_config_defs[idx].type != KP_CONF_LIST)
+				{
+					*code = KP_ERR_INVALID_CONFIG;
+					*msg = psprintf("Config value %s is not allowed for config key: %s",
+									op == OP_APPEND ? "append" : "subtract", key);
+					return false;
+				}
+				cur = list_items(t->config_values[idx]);
+				delta = list_items(arg);
+				if (op == OP_APPEND)
+				{
+					res = cur;
+					foreach(lc, delta)
+						if (!list_has(res, lfirst(lc)))
+							res = lappend(res, lfirst(lc));
+				}
+				else
+				{
+					foreach(lc, cur)
+						if (!list_has(delta, lfirst(lc)))
+							res = lappend(res, lfirst(lc));
+				}
+				*value = list_join(res);
+				return true;
+			}
+		default:
+			*code = KP_ERR_INVALID_REQUEST;
+			*msg = psprintf("Unknown alter config operation %d for config key: %s", op, key);
+			return false;
+	}
+}
+
+void
+kp_handle_incremental_alter_configs(KpRequestContext *ctx)
+{
+	KpIncrementalAlterConfigsRequest *req = ctx->request;
+	KpIncrementalAlterConfigsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
+	int			n = ArrayLen(req->n_resources);
+	int			i;
+
+	resp->throttle_time_ms = 0;
+	resp->n_responses = n;
+	resp->responses = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpIncrementalAlterConfigsRequestAlterConfigsResource *r = &req->resources[i];
+		KpIncrementalAlterConfigsResponseAlterConfigsResourceResponse *out = &resp->responses[i];
+		const char *name = r->resource_name ? r->resource_name : "";
+		int			nconf = ArrayLen(r->n_configs);
+		bool		dup = false;
+		const KpTopic *t;
+		AlterTopicArg arg;
+		char	  **keys;
+		char	   *msg = NULL;
+		int16		code = KP_ERR_NONE;
+		int			j;
+
+		for (j = 0; j < n && !dup; j++)
+			dup = j != i && same_resource(r->resource_type, name,
+										  req->resources[j].resource_type,
+										  req->resources[j].resource_name);
+		out->resource_type = r->resource_type;
+		out->resource_name = pstrdup(name);
+		t = alter_resource_topic(r->resource_type, name, dup, &code, &msg);
+		if (t == NULL)
+		{
+			out->error_code = code;
+			out->error_message = msg;
+			continue;
+		}
+
+		keys = palloc(sizeof(char *) * Max(nconf, 1));
+		for (j = 0; j < nconf; j++)
+			keys[j] = r->configs[j].name ? r->configs[j].name : "";
+		if (has_duplicate_key(keys, nconf))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Error due to duplicate config keys");
+			continue;
+		}
+
+		arg.name = out->resource_name;
+		arg.validate_only = req->validate_only;
+		arg.settings = palloc(sizeof(KpConfigSetting) * Max(nconf, 1));
+		arg.nsettings = 0;
+		for (j = 0; j < nconf; j++)
+		{
+			const char *value;
+
+			if (!incremental_value(t, r->configs[j].config_operation, keys[j],
+								   r->configs[j].value, &value, &code, &msg))
+				break;
+			arg.settings[arg.nsettings].name = keys[j];
+			arg.settings[arg.nsettings].value = value;
+			arg.nsettings++;
+		}
+		if (j < nconf)
+		{
+			out->error_code = code;
+			out->error_message = msg;
+			continue;
+		}
+		out->error_code = kp_handler_try(alter_topic_fn, &arg, &msg);
+		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+	}
+}

@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_topics.c
+ *	  The topic admin APIs, answered as a Kafka 4.x (KRaft) broker answers
+ *	  them: CreateTopics, DeleteTopics and CreatePartitions.
+ *
+ * See handlers_admin.h for what the admin handlers share and how they
+ * report per-resource errors and validate_only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+#include "catalog/kafka_catalog.h"
+#include "common/kafka_errors.h"
+#include "listener/handlers.h"
+#include "listener/handlers_admin.h"
+#include "listener/listener.h"
+#include "store/store.h"
+
+/*
+ * Kafka's checks of a manual replica assignment (ReplicationControlManager.
+ * validateManualPartitionAssignment) on a one-node cluster: each list must
+ * be exactly [node id].  Returns NULL when fine, else the message.
+ */
+static char *
+check_replica_list(const int32 *brokers, int32 n)
+{
+	int			i;
+
+	if (n <= 0 || brokers == NULL)
+		return pstrdup("The manual partition assignment includes an empty replica list.");
+	for (i = 0; i < n; i++)
+	{
+		if (brokers[i] != kp_node_id)
+			return psprintf("The manual partition assignment includes broker %d, but no such broker is registered.",
+							brokers[i]);
+		if (i > 0)
+			return psprintf("The manual partition assignment includes the broker %d more than once.",
+							brokers[i]);
+	}
+	return NULL;
+}
+
+static char *
+replication_factor_message(int rf)
+{
+	return psprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.",
+					rf, rf);
+}
+
+/* ---------------------------------------------------------------------
+ * CreateTopics
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct CreateTopicArg
+{
+	const char *name;
+	int32		partitions;
+	KpConfigSetting *configs;
+	int			nconfigs;
+	bool		validate_only;
+	KpUuid		topic_id;		/* out */
+} CreateTopicArg;
+
+static void
+check_name_fn(void *arg)
+{
+	kp_topic_check_name((const char *) arg);
+}
+
+static void
+create_topic_fn(void *varg)
+{
+	CreateTopicArg *arg = varg;
+
+	kp_topic_create(arg->name, arg->partitions, arg->configs, arg->nconfigs);
+	(void) kp_topic_uuid_by_name(arg->name, (pg_uuid_t *) &arg->topic_id);
+	if (arg->validate_only)
+		rollback_validated();
+}
+
+/* The configs of a topic being created: v5+ responses list them all. */
+static void
+fill_created_configs(KpCreateTopicsResponseCreatableTopicResult *out,
+					 const KpStructDesc *cdesc, const CreateTopicArg *arg)
+{
+	KpCreateTopicsResponseCreatableTopicConfigs *cs;
+	int			i;
+	int			j;
+
+	cs = new_array(cdesc, kp_topic_config_count);
+	for (i = 0; i < kp_topic_config_count; i++)
+	{
+		const KpConfigDef *def = &kp_topic_config_defs[i];
+		const char *value = def->default_value;
+		int8		source = SOURCE_DEFAULT;
+
+		/* the last setting of a key wins, as in kp_topic_create */
+		for (j = 0; j < arg->nconfigs; j++)
+			if (strcmp(arg->configs[j].name, def->name) == 0 && arg->configs[j].value)
+			{
+				value = kp_config_check(def->name, arg->configs[j].value);
+				source = SOURCE_DYNAMIC_TOPIC;
+			}
+		cs[i].name = pstrdup(def->name);
+		cs[i].value = pstrdup(value);
+		cs[i].read_only = false;
+		cs[i].config_source = source;
+		cs[i].is_sensitive = false;
+	}
+	out->n_configs = kp_topic_config_count;
+	out->configs = cs;
+}
+
+void
+kp_handle_create_topics(KpRequestContext *ctx)
+{
+	KpCreateTopicsRequest *req = ctx->request;
+	KpCreateTopicsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Topics");
+	const KpStructDesc *cdesc = child_desc(rdesc, "Configs");
+	int			n = ArrayLen(req->n_topics);
+	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		names[i] = req->topics[i].name;
+
+	resp->throttle_time_ms = 0;
+	resp->n_topics = n;
+	resp->topics = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpCreateTopicsRequestCreatableTopic *t = &req->topics[i];
+		KpCreateTopicsResponseCreatableTopicResult *out = &resp->topics[i];
+		CreateTopicArg arg;
+		int			nassign = ArrayLen(t->n_assignments);
+		int			nconf = ArrayLen(t->n_configs);
+		int			j;
+		char	   *msg = NULL;
+		int16		code;
+
+		out->name = pstrdup(t->name ? t->name : "");
+		if (is_duplicate(names, n, i))
+		{
+			/* ControllerApis: every entry of a duplicated name is refused */
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Duplicate topic name.");
+			continue;
+		}
+
+		/* the name first, as ReplicationControlManager does */
+		code = kp_handler_try(check_name_fn, out->name, &msg);
+		if (code != KP_ERR_NONE)
+		{
+			out->error_code = code;
+			out->error_message = msg;
+			continue;
+		}
+		msg = NULL;
+
+		memset(&arg, 0, sizeof(arg));
+		arg.name = out->name;
+		arg.validate_only = req->validate_only;
+		if (nassign > 0)
+		{
+			bool	   *seen = palloc0(sizeof(bool) * nassign);
+
+			if (t->num_partitions != -1 || t->replication_factor != -1)
+			{
+				out->error_code = KP_ERR_INVALID_REQUEST;
+				out->error_message = pstrdup("A manual partition assignment was specified, but numPartitions or replicationFactor was not set to -1.");
+				continue;
+			}
+			for (j = 0; j < nassign && msg == NULL; j++)
+			{
+				KpCreateTopicsRequestCreatableReplicaAssignment *a = &t->assignments[j];
+
+				if (a->partition_index >= 0 && a->partition_index < nassign)
+				{
+					if (seen[a->partition_index])
+						msg = psprintf("Found multiple manual partition assignments for partition %d",
+									   a->partition_index);
+					seen[a->partition_index] = true;
+				}
+				if (msg == NULL)
+					msg = check_replica_list(a->broker_ids, a->n_broker_ids);
+			}
+			for (j = 0; j < nassign && msg == NULL; j++)
+				if (!seen[j])
+					msg = pstrdup("partitions should be a consecutive 0-based integer sequence");
+			if (msg)
+			{
+				out->error_code = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+				out->error_message = msg;
+				continue;
+			}
+			arg.partitions = nassign;
+		}
+		else
+		{
+			arg.partitions = t->num_partitions == -1 ? kp_num_partitions : t->num_partitions;
+			if (arg.partitions <= 0)
+			{
+				out->error_code = KP_ERR_INVALID_PARTITIONS;
+				out->error_message = pstrdup("Number of partitions was set to an invalid non-positive value.");
+				continue;
+			}
+			if (t->replication_factor != -1 && t->replication_factor <= 0)
+			{
+				out->error_code = KP_ERR_INVALID_REPLICATION_FACTOR;
+				out->error_message = pstrdup("Replication factor must be larger than 0, or -1 to use the default value.");
+				continue;
+			}
+			if (t->replication_factor > 1)
+			{
+				out->error_code = KP_ERR_INVALID_REPLICATION_FACTOR;
+				out->error_message = replication_factor_message(t->replication_factor);
+				continue;
+			}
+		}
+
+		arg.nconfigs = nconf;
+		arg.configs = palloc(sizeof(KpConfigSetting) * Max(nconf, 1));
+		for (j = 0; j < nconf; j++)
+		{
+			arg.configs[j].name = t->configs[j].name ? t->configs[j].name : "";
+			arg.configs[j].value = t->configs[j].value;
+		}
+
+		code = kp_handler_try(create_topic_fn, &arg, &msg);
+		out->error_code = code;
+		if (code != KP_ERR_NONE)
+		{
+			out->error_message = msg;
+			continue;
+		}
+		out->error_message = NULL;
+		out->topic_id = arg.topic_id;
+		out->num_partitions = arg.partitions;
+		out->replication_factor = 1;
+		fill_created_configs(out, cdesc, &arg);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * DeleteTopics
+ * ---------------------------------------------------------------------
+ */
+
+static void
+delete_topic_fn(void *arg)
+{
+	kp_topic_delete((const char *) arg);
+}
+
+void
+kp_handle_delete_topics(KpRequestContext *ctx)
+{
+	KpDeleteTopicsRequest *req = ctx->request;
+	KpDeleteTopicsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
+	bool		by_state = ctx->version >= 6;
+	int			n = by_state ? ArrayLen(req->n_topics) : ArrayLen(req->n_topic_names);
+	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		names[i] = by_state ? req->topics[i].name : req->topic_names[i];
+
+	resp->throttle_time_ms = 0;
+	resp->n_responses = n;
+	resp->responses = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpDeleteTopicsResponseDeletableTopicResult *out = &resp->responses[i];
+		const char *name = names[i];
+		KpUuid		id;
+		const KpTopic *t;
+		char	   *msg = NULL;
+		int			j;
+
+		memset(&id, 0, sizeof(id));
+		if (by_state)
+			id = req->topics[i].topic_id;
+		out->name = name ? pstrdup(name) : NULL;
+		out->topic_id = id;
+
+		if (name == NULL && uuid_is_zero(&id))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Neither topic name nor id were specified.");
+			continue;
+		}
+		if (name != NULL && !uuid_is_zero(&id))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("You may not specify both topic name and topic id.");
+			continue;
+		}
+		if (is_duplicate(names, n, i))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Duplicate topic name.");
+			continue;
+		}
+		if (name == NULL)
+		{
+			bool		dup = false;
+
+			for (j = 0; j < n && !dup; j++)
+				dup = (j != i && names[j] == NULL &&
+					   memcmp(&req->topics[j].topic_id, &id, sizeof(KpUuid)) == 0);
+			if (dup)
+			{
+				out->error_code = KP_ERR_INVALID_REQUEST;
+				out->error_message = pstrdup("Duplicate topic id.");
+				continue;
+			}
+		}
+
+		t = kp_handler_topic(name, name ? NULL : &id);
+		if (t == NULL)
+		{
+			if (name == NULL)
+			{
+				out->error_code = KP_ERR_UNKNOWN_TOPIC_ID;
+				out->error_message = pstrdup("This server does not host this topic ID.");
+			}
+			else
+			{
+				out->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				out->error_message = pstrdup("This server does not host this topic-partition.");
+			}
+			continue;
+		}
+		out->name = pstrdup(t->name);
+		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
+		out->error_code = kp_handler_try(delete_topic_fn, out->name, &msg);
+		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * CreatePartitions
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct AddPartitionsArg
+{
+	const char *name;
+	int32		count;
+	bool		validate_only;
+} AddPartitionsArg;
+
+static void
+add_partitions_fn(void *varg)
+{
+	AddPartitionsArg *arg = varg;
+
+	kp_topic_add_partitions(arg->name, arg->count);
+	if (arg->validate_only)
+		rollback_validated();
+}
+
+void
+kp_handle_create_partitions(KpRequestContext *ctx)
+{
+	KpCreatePartitionsRequest *req = ctx->request;
+	KpCreatePartitionsResponse *resp = ctx->response;
+	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Results");
+	int			n = ArrayLen(req->n_topics);
+	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		names[i] = req->topics[i].name;
+
+	resp->throttle_time_ms = 0;
+	resp->n_results = n;
+	resp->results = new_array(rdesc, n);
+	for (i = 0; i < n; i++)
+	{
+		KpCreatePartitionsRequestCreatePartitionsTopic *t = &req->topics[i];
+		KpCreatePartitionsResponseCreatePartitionsTopicResult *out = &resp->results[i];
+		const KpTopic *topic;
+		AddPartitionsArg arg;
+		int32		current;
+		char	   *msg = NULL;
+		int			j;
+
+		out->name = pstrdup(t->name ? t->name : "");
+		if (is_duplicate(names, n, i))
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Duplicate topic name.");
+			continue;
+		}
+		topic = kp_handler_topic(out->name, NULL);
+		if (topic == NULL)
+		{
+			out->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			out->error_message = psprintf("Unable to find topic %s", out->name);
+			continue;
+		}
+		current = topic->partition_count;
+
+		/* ReplicationControlManager.createPartitions, in its order */
+		if (t->count == current)
+		{
+			out->error_code = KP_ERR_INVALID_PARTITIONS;
+			out->error_message = psprintf("Topic already has %d partition(s).", current);
+			continue;
+		}
+		if (t->count < current)
+		{
+			out->error_code = KP_ERR_INVALID_PARTITIONS;
+			out->error_message = psprintf("The topic %s currently has %d partition(s); %d would not be an increase.",
+										  out->name, current, t->count);
+			continue;
+		}
+		if (t->n_assignments >= 0)
+		{
+			if (t->n_assignments != t->count - current)
+			{
+				out->error_code = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+				out->error_message = psprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
+											  t->count - current, t->n_assignments);
+				continue;
+			}
+			for (j = 0; j < t->n_assignments && msg == NULL; j++)
+				msg = check_replica_list(t->assignments[j].broker_ids,
+										 t->assignments[j].n_broker_ids);
+			if (msg)
+			{
+				out->error_code = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+				out->error_message = msg;
+				continue;
+			}
+		}
+
+		arg.name = out->name;
+		arg.count = t->count;
+		arg.validate_only = req->validate_only;
+		out->error_code = kp_handler_try(add_partitions_fn, &arg, &msg);
+		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+	}
+}

@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""Conformance checks from issue 14, with nothing but sockets, so the same file
+runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh):
+
+1. A parked Fetch answers at max_wait_ms after it arrived, however often the
+   server is woken by other traffic (a producer to another topic every 300 ms
+   used to push the deadline back on every wake-up).
+2. A STRING with NUL bytes: OffsetCommit metadata with NUL (and other binary)
+   bytes is committed (librdkafka's C API too) and OffsetFetch returns the
+   exact bytes; a topic name or group id with a NUL byte is answered with an
+   error per entry, the connection stays open; ill-formed UTF-8 in a name
+   reads as U+FFFD, as Java reads it.
+7. compression.type of a topic: a gzip batch produced to a zstd topic is
+   stored (and fetched) as zstd; to a topic with compression.type=producer it
+   stays gzip; the records read back are the ones produced.
+
+Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+import uuid
+
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+HOST, PORT = sys.argv[1].rsplit(":", 1)
+PORT = int(PORT)
+RUN = uuid.uuid4().hex[:8]
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok - {name}")
+    else:
+        failed += 1
+        print(f"not ok - {name} {detail}")
+
+
+# ---------------------------------------------------------------- encoding
+
+def i8(v): return struct.pack(">b", v)
+def i16(v): return struct.pack(">h", v)
+def i32(v): return struct.pack(">i", v)
+def i64(v): return struct.pack(">q", v)
+
+
+def string(s):
+    if s is None:
+        return i16(-1)
+    b = s if isinstance(s, bytes) else s.encode()
+    return i16(len(b)) + b
+
+
+def array(items):
+    if items is None:
+        return i32(-1)
+    return i32(len(items)) + b"".join(items)
+
+
+def nbytes(b):
+    return i32(-1) if b is None else i32(len(b)) + b
+
+
+class Reader:
+    def __init__(self, data):
+        self.d = data
+        self.p = 0
+
+    def take(self, n):
+        b = self.d[self.p:self.p + n]
+        if len(b) != n:
+            raise ValueError("truncated response")
+        self.p += n
+        return b
+
+    def i8(self): return struct.unpack(">b", self.take(1))[0]
+    def i16(self): return struct.unpack(">h", self.take(2))[0]
+    def i32(self): return struct.unpack(">i", self.take(4))[0]
+    def i64(self): return struct.unpack(">q", self.take(8))[0]
+
+    def string(self):
+        n = self.i16()
+        return None if n < 0 else self.take(n)
+
+    def nbytes(self):
+        n = self.i32()
+        return None if n < 0 else self.take(n)
+
+    def array(self, fn):
+        n = self.i32()
+        return None if n < 0 else [fn() for _ in range(n)]
+
+
+class Conn:
+    """One connection; requests in non-flexible versions only (header v1)."""
+
+    def __init__(self):
+        self.s = socket.create_connection((HOST, PORT), timeout=30)
+        self.corr = 0
+
+    def send(self, api_key, version, body):
+        self.corr += 1
+        hdr = struct.pack(">hhi", api_key, version, self.corr) + string(b"conformance")
+        msg = hdr + body
+        self.s.sendall(i32(len(msg)) + msg)
+        return self.corr
+
+    def recv(self, timeout=30):
+        self.s.settimeout(timeout)
+        head = self._exact(4)
+        if head is None:
+            return None
+        body = self._exact(struct.unpack(">i", head)[0])
+        if body is None:
+            return None
+        r = Reader(body)
+        r.corr = r.i32()
+        return r
+
+    def _exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            try:
+                chunk = self.s.recv(n - len(buf))
+            except (ConnectionResetError, socket.timeout):
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def call(self, api_key, version, body, timeout=30):
+        """The response, or None if the server closed the connection (then reconnects)."""
+        try:
+            self.send(api_key, version, body)
+            r = self.recv(timeout)
+        except OSError:
+            r = None
+        if r is None:
+            self.s.close()
+            self.s = socket.create_connection((HOST, PORT), timeout=30)
+        return r
+
+    def close(self):
+        self.s.close()
+
+
+# ---------------------------------------------------------------- requests
+
+def create_topic(c, name, configs=None, partitions=1):
+    """CreateTopics v4; returns the topic's error code."""
+    cfg = [string(k) + string(v) for k, v in (configs or {}).items()]
+    t = string(name) + i32(partitions) + i16(1) + array([]) + array(cfg)
+    r = c.call(19, 4, array([t]) + i32(30000) + i8(0))
+    if r is None:
+        return None
+    r.i32()  # throttle
+    res = r.array(lambda: (r.string(), r.i16(), r.string()))
+    return res[0][1]
+
+
+def produce(c, topic, batch):
+    """Produce v8 of one batch to partition 0; (error code, base offset)."""
+    pd = i32(0) + nbytes(batch)
+    body = string(None) + i16(-1) + i32(30000) + array([string(topic) + array([pd])])
+    r = c.call(0, 8, body)
+    if r is None:
+        return None, None
+
+    def part():
+        idx, err, base = r.i32(), r.i16(), r.i64()
+        r.i64(), r.i64()
+        r.array(lambda: (r.i32(), r.string()))
+        r.string()
+        return err, base
+    res = r.array(lambda: (r.string(), r.array(part)))
+    return res[0][1][0]
+
+
+def fetch_body(topics, max_wait_ms, min_bytes=1):
+    """Fetch v11 body; topics: [(name, offset)] for partition 0."""
+    ts = [string(name) + array([i32(0) + i32(-1) + i64(off) + i64(-1) + i32(1 << 20)])
+          for name, off in topics]
+    return (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
+            + array(ts) + array([]) + string(""))
+
+
+def read_fetch(r):
+    """A Fetch v11 response: {topic: (error, records bytes)} of partition 0."""
+    r.i32(), r.i16(), r.i32()
+    out = {}
+
+    def part():
+        p, err = r.i32(), r.i16()
+        r.i64(), r.i64(), r.i64()
+        r.array(lambda: (r.i64(), r.i64()))
+        r.i32()
+        return p, err, r.nbytes()
+    for name, parts in r.array(lambda: (r.string(), r.array(part))):
+        out[name.decode()] = (parts[0][1], parts[0][2])
+    return out
+
+
+def fetch_until(c, topic, want, timeout=20):
+    """Fetch from offset 0 until `want` records came back; the raw records bytes."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = c.call(1, 11, fetch_body([(topic, 0)], 500))
+        if r is None:
+            return None
+        err, recs = read_fetch(r)[topic]
+        if err == 0 and recs and len(batches(recs)) >= want:
+            return recs
+        time.sleep(0.2)
+    return None
+
+
+def batches(data):
+    """Split a records section into its batches (whole ones only)."""
+    out = []
+    pos = 0
+    while pos + 12 <= len(data):
+        length = struct.unpack(">i", data[pos + 8:pos + 12])[0]
+        if pos + 12 + length > len(data):
+            break
+        out.append(data[pos:pos + 12 + length])
+        pos += 12 + length
+    return out
+
+
+def build_batch(codec, values):
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
+                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  batch_size=1 << 20)
+    ts = int(time.time() * 1000)
+    for i, v in enumerate(values):
+        b.append(i, timestamp=ts, key=None, value=v, headers=[])
+    return bytes(b.build())
+
+
+def find_coordinator(c, group, timeout=30):
+    """FindCoordinator v1 until the coordinator is available."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = c.call(10, 1, string(group) + i8(0))
+        if r is None:
+            return None
+        r.i32()
+        err = r.i16()
+        if err == 0:
+            return 0
+        time.sleep(0.5)
+    return err
+
+
+def offset_commit(c, group, topic, offset, metadata):
+    """OffsetCommit v5 (simple commit: generation -1, no member); partition 0's error."""
+    body = (string(group) + i32(-1) + string("")
+            + array([string(topic) + array([i32(0) + i64(offset) + string(metadata)])]))
+    r = c.call(8, 5, body)
+    if r is None:
+        return None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))
+    return res[0][1][0][1]
+
+
+def offset_fetch(c, group, topic):
+    """OffsetFetch v5 of partition 0: (error, offset, metadata bytes)."""
+    r = c.call(9, 5, string(group) + array([string(topic) + array([i32(0)])]))
+    if r is None:
+        return None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i64(), r.i32(), r.string(), r.i16()))))
+    _, off, _, md, err = res[0][1][0]
+    return err, off, md
+
+
+# ---------------------------------------------------------------- checks
+
+def check_fetch_deadline():
+    """Issue 14 item 1."""
+    quiet, busy = f"conf-quiet-{RUN}", f"conf-busy-{RUN}"
+    c = Conn()
+    create_topic(c, quiet)
+    create_topic(c, busy)
+    # wait until both are served (a new topic may take a moment on Kafka)
+    fetch_until_ready = time.time() + 20
+    while time.time() < fetch_until_ready:
+        r = c.call(1, 11, fetch_body([(quiet, 0)], 0))
+        if r is not None and read_fetch(r)[quiet][0] == 0:
+            break
+        time.sleep(0.3)
+    stop = threading.Event()
+
+    def producer():
+        p = Conn()
+        while not stop.is_set():
+            produce(p, busy, build_batch(0, [b"tick"]))
+            stop.wait(0.3)
+        p.close()
+    t = threading.Thread(target=producer)
+    t.start()
+    time.sleep(0.5)
+    try:
+        start = time.time()
+        r = c.call(1, 11, fetch_body([(quiet, 0)], 2000), timeout=30)
+        took = time.time() - start
+        ok = r is not None and read_fetch(r)[quiet][0] == 0
+    finally:
+        stop.set()
+        t.join()
+    check("a Fetch with max_wait_ms=2000 on a quiet topic answers after ~2 s while another topic is produced to every 300 ms",
+          ok and 1.8 <= took <= 3.0, f"(took {took:.2f} s, response {'ok' if ok else 'missing'})")
+    c.close()
+
+
+def check_nul_strings():
+    """Issue 14 item 2."""
+    topic, group = f"conf-nul-{RUN}", f"conf-nul-group-{RUN}"
+    c = Conn()
+    create_topic(c, topic)
+    check("FindCoordinator for the group", find_coordinator(c, group) == 0)
+    # valid UTF-8 (Kafka decodes a STRING as UTF-8, so other bytes would not come back from it)
+    for md in (b"a\x00b", b"\x00", "\x00\x01\x02 bin\u00e4ry \x00 tail".encode()):
+        err = None
+        for _ in range(20):
+            err = offset_commit(c, group, topic, 42, md)
+            if err not in (14, 15, 16):  # coordinator loading / not available / not coordinator
+                break
+            time.sleep(0.5)
+        check(f"OffsetCommit with metadata {md!r} succeeds", err == 0, f"(error {err})")
+        got = offset_fetch(c, group, topic)
+        check(f"OffsetFetch returns metadata {md!r} byte for byte",
+              got is not None and got[0] == 0 and got[1] == 42 and got[2] == md, f"(got {got})")
+    # the client that commits binary metadata: librdkafka's C API (bindings such as
+    # confluent-kafka's Python refuse a str with NUL before it reaches librdkafka)
+    md = b"librdkafka\x00binary\x01\x00metadata"
+    err = librdkafka_commit(topic, f"{group}-rdk", 7, md)
+    check("librdkafka commits binary offset metadata", err == 0, f"(error {err})")
+    # read back raw: librdkafka 2.0.2's rd_kafka_committed copies the metadata as a C string
+    # (bytes after the first NUL come back garbled, from Kafka 4.4 just the same)
+    got = offset_fetch(c, f"{group}-rdk", topic)
+    check("OffsetFetch returns librdkafka's binary metadata byte for byte", got == (0, 7, md),
+          f"(got {got})")
+    # a topic name with a NUL byte: refused with a Kafka error, the connection stays open
+    err = create_topic(c, b"bad\x00name-" + RUN.encode())
+    check("CreateTopics of a name with a NUL byte is refused with a Kafka error, not a closed connection",
+          err is not None and err != 0, f"(error {err})")
+    r = c.call(10, 1, string(group) + i8(0))
+    check("the connection still serves after that", r is not None)
+    # other names: Kafka takes any group id (kafka_pg cannot store a NUL in text and answers
+    # INVALID_REQUEST); a topic name with NUL is never valid.  Both answer, per entry.
+    err = offset_commit(c, group + "\x00x", topic, 1, "m")
+    check("OffsetCommit with a NUL in the group id is answered per partition, the connection kept",
+          err is not None, f"(error {err})")
+    # ill-formed UTF-8 in a name is read as Java reads it (U+FFFD), so a group id sent with a
+    # 0xff byte is the group "\ufffd" on both brokers, and never invalid text in PostgreSQL
+    bad = group.encode() + b"-\xff"
+    err = None
+    for _ in range(20):
+        err = offset_commit(c, bad, topic, 5, "m")
+        if err not in (14, 15, 16):
+            break
+        time.sleep(0.5)
+    got = offset_fetch(c, (group + "-\ufffd").encode(), topic)
+    check("a group id with ill-formed UTF-8 is the group with U+FFFD in its place, as in Kafka",
+          err == 0 and got is not None and got[:2] == (0, 5), f"(commit {err}, fetch {got})")
+    err, _ = produce(c, b"bad\x00topic-" + RUN.encode(), build_batch(0, [b"v"]))
+    check("Produce to a topic name with a NUL byte gets a partition error, the connection kept",
+          err is not None and err != 0, f"(error {err})")
+    c.close()
+
+
+def librdkafka_commit(topic, group, offset, metadata):
+    """Commit (topic, 0, offset, metadata) with librdkafka's C API (ctypes over librdkafka.so.1,
+    as a C client does); its error code."""
+    import ctypes
+
+    class TP(ctypes.Structure):
+        _fields_ = [("topic", ctypes.c_char_p), ("partition", ctypes.c_int32), ("offset", ctypes.c_int64),
+                    ("metadata", ctypes.c_void_p), ("metadata_size", ctypes.c_size_t),
+                    ("opaque", ctypes.c_void_p), ("err", ctypes.c_int), ("_private", ctypes.c_void_p)]
+
+    class TPList(ctypes.Structure):
+        _fields_ = [("cnt", ctypes.c_int), ("size", ctypes.c_int), ("elems", ctypes.POINTER(TP))]
+
+    lib = ctypes.CDLL("librdkafka.so.1")
+    lib.rd_kafka_conf_new.restype = ctypes.c_void_p
+    lib.rd_kafka_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_new.restype = ctypes.c_void_p
+    lib.rd_kafka_new.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.rd_kafka_topic_partition_list_new.restype = ctypes.POINTER(TPList)
+    lib.rd_kafka_topic_partition_list_add.restype = ctypes.POINTER(TP)
+    lib.rd_kafka_topic_partition_list_add.argtypes = [ctypes.POINTER(TPList), ctypes.c_char_p, ctypes.c_int32]
+    lib.rd_kafka_commit.argtypes = [ctypes.c_void_p, ctypes.POINTER(TPList), ctypes.c_int]
+    lib.rd_kafka_consumer_close.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_destroy.argtypes = [ctypes.c_void_p]
+    lib.rd_kafka_topic_partition_list_destroy.argtypes = [ctypes.POINTER(TPList)]
+    lib.rd_kafka_mem_malloc.restype = ctypes.c_void_p
+    lib.rd_kafka_mem_malloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+    errstr = ctypes.create_string_buffer(512)
+    conf = lib.rd_kafka_conf_new()
+    for k, v in (("bootstrap.servers", f"{HOST}:{PORT}"), ("group.id", group),
+                 ("enable.auto.commit", "false"), ("broker.address.family", "v4")):
+        if lib.rd_kafka_conf_set(conf, k.encode(), v.encode(), errstr, 512) != 0:
+            return ("conf", errstr.value)
+    rk = lib.rd_kafka_new(1, conf, errstr, 512)  # RD_KAFKA_CONSUMER
+    if not rk:
+        return ("new", errstr.value)
+    offsets = lib.rd_kafka_topic_partition_list_new(1)
+    tp = lib.rd_kafka_topic_partition_list_add(offsets, topic.encode(), 0)
+    tp.contents.offset = offset
+    buf = lib.rd_kafka_mem_malloc(rk, len(metadata))  # the list frees it
+    ctypes.memmove(buf, metadata, len(metadata))
+    tp.contents.metadata = buf
+    tp.contents.metadata_size = len(metadata)
+    err = lib.rd_kafka_commit(rk, offsets, 0)
+    lib.rd_kafka_topic_partition_list_destroy(offsets)
+    lib.rd_kafka_consumer_close(rk)
+    lib.rd_kafka_destroy(rk)
+    return err
+
+
+def records_of(data):
+    out = []
+    for raw in batches(data):
+        b = DefaultRecordBatch(raw)
+        for rec in b:
+            out.append(rec.value)
+    return out
+
+
+def check_topic_compression():
+    """Issue 14 item 7."""
+    c = Conn()
+    values = [b"value %d " % i + b"x" * 200 for i in range(20)]
+    for conf, want_codec, name in (("zstd", 4, "zstd"), ("producer", 1, "gzip"), ("lz4", 3, "lz4"),
+                                   ("uncompressed", 0, "none")):
+        topic = f"conf-comp-{conf}-{RUN}"
+        err = create_topic(c, topic, {"compression.type": conf})
+        check(f"create a topic with compression.type={conf}", err == 0, f"(error {err})")
+        for _ in range(40):
+            err, base = produce(c, topic, build_batch(1, values))  # gzip
+            if err != 3:  # UNKNOWN_TOPIC_OR_PARTITION while the topic comes up
+                break
+            time.sleep(0.3)
+        check(f"produce a gzip batch to the {conf} topic", err == 0 and base == 0, f"(error {err}, base {base})")
+        recs = fetch_until(c, topic, 1)
+        got = batches(recs) if recs else []
+        codec = (struct.unpack(">h", got[0][21:23])[0] & 7) if got else None
+        check(f"the batch is stored as {name} (compression.type={conf})", codec == want_codec,
+              f"(stored codec {codec})")
+        if got:
+            base_offset, = struct.unpack(">q", got[0][0:8])
+            delta, = struct.unpack(">i", got[0][23:27])
+            pid, epoch, seq, count = struct.unpack(">qhii", got[0][43:61])
+            check(f"the stored batch keeps offsets, producer fields and count (compression.type={conf})",
+                  (base_offset, delta, pid, epoch, seq, count) == (0, len(values) - 1, -1, -1, -1, len(values)),
+                  f"(got {(base_offset, delta, pid, epoch, seq, count)})")
+        check(f"the records read back are those produced (compression.type={conf})",
+              recs is not None and records_of(recs) == values)
+        got = client_read(topic, len(values))
+        check(f"librdkafka reads the records back (compression.type={conf})", got == values,
+              f"(got {len(got)} records)")
+        if os.environ.get("PGDATABASE"):
+            import psycopg2
+            with psycopg2.connect("") as pg, pg.cursor() as cur:
+                cur.execute("SELECT compression, record_count, crc_valid FROM kafka.dump_log(%s, 0)", (topic,))
+                rows = cur.fetchall()
+            check(f"kafka.dump_log shows the stored batch as {name} (compression.type={conf})",
+                  rows == [(name, len(values), True)], f"(got {rows})")
+    c.close()
+
+
+def client_read(topic, n, timeout=20):
+    """The values of partition 0 of topic, read with librdkafka (confluent-kafka)."""
+    from confluent_kafka import Consumer, TopicPartition
+    cons = Consumer({"bootstrap.servers": f"{HOST}:{PORT}", "group.id": f"conf-{RUN}",
+                     "enable.auto.commit": False, "broker.address.family": "v4"})
+    cons.assign([TopicPartition(topic, 0, 0)])
+    out = []
+    deadline = time.time() + timeout
+    while len(out) < n and time.time() < deadline:
+        m = cons.poll(1.0)
+        if m is not None and not m.error():
+            out.append(m.value())
+    cons.close()
+    return out
+
+
+def main():
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression").split(",")
+    if "fetch" in only:
+        check_fetch_deadline()
+    if "nul" in only:
+        check_nul_strings()
+    if "compression" in only:
+        check_topic_compression()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
