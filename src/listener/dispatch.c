@@ -87,6 +87,7 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_END_TXN, kp_handle_end_txn},
 	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
 	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
+	{KP_API_DESCRIBE_PRODUCERS, kp_handle_describe_producers},
 };
 
 static MemoryContext request_cxt = NULL;

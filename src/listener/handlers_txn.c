@@ -544,3 +544,85 @@ kp_handle_list_transactions(KpRequestContext *ctx)
 		s->transaction_state = pstrdup(rows[i].state);
 	}
 }
+
+/* ---------------------------------------------------------------------
+ * DescribeProducers (KIP-664)
+ * ---------------------------------------------------------------------
+ */
+
+/* The max timestamp of the batch holding offset, -1 if it cannot be read. */
+static int64
+batch_timestamp(int64 partition_id, int64 offset)
+{
+	KpLogReader *r;
+	const char *batch;
+	size_t		len;
+	int64		ts = -1;
+
+	if (offset < 0)
+		return -1;
+	r = kp_log_reader_open(partition_id, offset);
+	if (kp_log_reader_next(r, &batch, &len))
+	{
+		KpBatchHeader hdr;
+
+		if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK)
+			ts = hdr.max_timestamp;
+	}
+	kp_log_reader_close(r);
+	return ts;
+}
+
+void
+kp_handle_describe_producers(KpRequestContext *ctx)
+{
+	KpDescribeProducersRequest *req = ctx->request;
+	KpDescribeProducersResponse *resp = ctx->response;
+	int			i;
+
+	resp->n_topics = Max(req->n_topics, 0);
+	resp->topics = palloc0(sizeof(KpDescribeProducersResponseTopicResponse) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+	{
+		KpDescribeProducersRequestTopicRequest *rt = &req->topics[i];
+		KpDescribeProducersResponseTopicResponse *ot = &resp->topics[i];
+		const KpTopic *t = rt->name ? kp_handler_topic(rt->name, NULL) : NULL;
+		int			j;
+
+		ot->name = rt->name;
+		ot->n_partitions = Max(rt->n_partition_indexes, 0);
+		ot->partitions = palloc0(sizeof(KpDescribeProducersResponsePartitionResponse) *
+								 Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpDescribeProducersResponsePartitionResponse *op = &ot->partitions[j];
+			KpPartitionRef ref;
+			KpProducerInfo *info;
+			int			n;
+			int			k;
+
+			op->partition_index = rt->partition_indexes[j];
+			if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
+			{
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				continue;
+			}
+			kp_topic_partition(t, op->partition_index, &ref);
+			n = kp_log_producers(ref.partition_id, &info);
+			op->error_code = KP_ERR_NONE;
+			op->n_active_producers = n;
+			op->active_producers = palloc0(sizeof(KpDescribeProducersResponseProducerState) * Max(n, 1));
+			for (k = 0; k < n; k++)
+			{
+				KpDescribeProducersResponseProducerState *ps = &op->active_producers[k];
+
+				ps->producer_id = info[k].producer_id;
+				ps->producer_epoch = info[k].producer_epoch;
+				ps->last_sequence = info[k].last_sequence;
+				ps->last_timestamp = batch_timestamp(ref.partition_id, info[k].last_offset);
+				ps->coordinator_epoch = -1;
+				ps->current_txn_start_offset = info[k].txn_start_offset;
+			}
+		}
+	}
+}
