@@ -620,7 +620,7 @@ kp_handle_describe_producers(KpRequestContext *ctx)
 				ps->producer_epoch = info[k].producer_epoch;
 				ps->last_sequence = info[k].last_sequence;
 				ps->last_timestamp = batch_timestamp(ref.partition_id, info[k].last_offset);
-				ps->coordinator_epoch = -1;
+				ps->coordinator_epoch = 0;	/* one coordinator, never moved */
 				ps->current_txn_start_offset = info[k].txn_start_offset;
 			}
 		}
