@@ -2,7 +2,7 @@
  *
  * handlers_records.c
  *	  The admin APIs on a partition's records: DeleteRecords (the log start
- *	  offset moves, src/store/retention.c) and OffsetForLeaderEpoch (one
+ *	  offset moves, src/store/logstart.c) and OffsetForLeaderEpoch (one
  *	  node, one leader epoch).
  *
  * See handlers_admin.h for what the admin handlers share and how they

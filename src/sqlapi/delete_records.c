@@ -8,7 +8,7 @@
  * (src/listener/handlers_records.c): lock the topic against other changes,
  * refuse topics whose cleanup.policy lacks "delete" (POLICY_VIOLATION, as
  * Kafka does; src/catalog/policy.c), and let the store move the log start offset
- * (src/store/retention.c).
+ * (src/store/logstart.c).
  *
  *-------------------------------------------------------------------------
  */

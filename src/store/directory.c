@@ -14,7 +14,7 @@
  * partition ids are never reused.
  *
  * The directory also records raised log start offsets (DeleteRecords,
- * retention.c) as entries flagged KP_DIRENT_LOG_START: the log start offset
+ * logstart.c) as entries flagged KP_DIRENT_LOG_START: the log start offset
  * of a partition is the larger of its first segment's base offset and the
  * largest such entry, on the primary after a restart and on a standby alike.
  *
@@ -261,19 +261,24 @@ kp_directory_set_log_start(int64 partition_id, int64 log_start_offset)
 					 KP_DIRENT_LOG_START);
 }
 
-/* Flag a partition's segment as dropped (retention, topic deletion). */
-void
-kp_directory_mark_dropped(int64 partition_id, Oid relnode)
+/*
+ * Where the live (not dropped) entry of a partition's segment is: its block
+ * and slot.  Reads the directory a page at a time under share buffer
+ * locks, with no LWLock of ours: entries never move, and their flags
+ * change only under the directory lock, where the caller checks again.
+ */
+static bool
+directory_find_segment(Relation rel, int64 partition_id, Oid relnode,
+					   BlockNumber *found_blkno, int *found_slot)
 {
-	Relation	rel = directory_open();
 	Buffer		metabuf;
 	uint32		nentries;
 	BlockNumber blkno;
 
-	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	nentries = dir_meta(BufferGetPage(metabuf))->nentries;
+	UnlockReleaseBuffer(metabuf);
 
 	for (blkno = 1; (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < nentries; blkno++)
 	{
@@ -281,9 +286,8 @@ kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 		Page		page;
 		int			n;
 		int			i;
-		bool		done = false;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
 		for (i = 0; i < n; i++)
@@ -293,22 +297,61 @@ kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 			if (e->partition_id == partition_id && e->relnode == relnode &&
 				!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_LOG_START)))
 			{
-				GenericXLogState *xstate = GenericXLogStart(rel);
-				Page		p = GenericXLogRegisterBuffer(xstate, buf, 0);
-				Page		mp = GenericXLogRegisterBuffer(xstate, metabuf, 0);
-
-				((KpDirEntry *) PageGetContents(p) + i)->flags |= KP_DIRENT_DROPPED;
-				((KpDirMeta *) PageGetContents(mp))->change_count++;
-				((KpDirMeta *) PageGetContents(mp))->drop_count++;
-				GenericXLogFinish(xstate);
-				done = true;
-				break;
+				UnlockReleaseBuffer(buf);
+				*found_blkno = blkno;
+				*found_slot = i;
+				return true;
 			}
 		}
 		UnlockReleaseBuffer(buf);
-		if (done)
-			break;
 	}
+	return false;
+}
+
+/*
+ * Flag a partition's segment as dropped (DeleteRecords, logstart.c).  The
+ * entry is looked for first with no lock held (the directory only grows:
+ * the search is as long as the directory), then flagged under the
+ * directory lock, WAL-logged with the metapage's counters.
+ */
+void
+kp_directory_mark_dropped(int64 partition_id, Oid relnode)
+{
+	Relation	rel = directory_open();
+	Buffer		metabuf;
+	Buffer		buf;
+	BlockNumber blkno;
+	int			slot;
+	Page		page;
+	KpDirEntry *e;
+
+	if (!directory_find_segment(rel, partition_id, relnode, &blkno, &slot))
+	{
+		kp_segment_close(rel);
+		return;
+	}
+
+	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
+	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	(void) dir_meta(BufferGetPage(metabuf));
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	e = (KpDirEntry *) PageGetContents(page) + slot;
+	if (e->partition_id == partition_id && e->relnode == relnode &&
+		!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_LOG_START)))
+	{
+		GenericXLogState *xstate = GenericXLogStart(rel);
+		Page		p = GenericXLogRegisterBuffer(xstate, buf, 0);
+		Page		mp = GenericXLogRegisterBuffer(xstate, metabuf, 0);
+
+		((KpDirEntry *) PageGetContents(p) + slot)->flags |= KP_DIRENT_DROPPED;
+		((KpDirMeta *) PageGetContents(mp))->change_count++;
+		((KpDirMeta *) PageGetContents(mp))->drop_count++;
+		GenericXLogFinish(xstate);
+	}
+	UnlockReleaseBuffer(buf);
 	UnlockReleaseBuffer(metabuf);
 	LWLockRelease(kp_store_shared->directory_lock);
 	kp_segment_close(rel);

@@ -11,10 +11,46 @@
  * whole and CRC-valid, i.e. at the end of what has been replayed.
  *
  * Nothing below the log start offset is ever returned (DeleteRecords may
- * have put it inside a segment that still exists, retention.c): a reader
+ * have put it inside a segment that still exists, logstart.c): a reader
  * asked for an earlier offset starts at the log start.  Callers that must
  * refuse such an offset (Fetch: OFFSET_OUT_OF_RANGE) check it against
  * kp_log_offsets first, as they do for offsets past the log end.
+ *
+ * read_committed
+ * --------------
+ * What a read_committed consumer (KIP-98) is given, batch by batch in
+ * offset order from the batch that holds the fetch offset:
+ *
+ *	1. A control batch (COMMIT/ABORT marker) is never shown; the consumer's
+ *	   position moves past it.
+ *	2. A data batch of a SQL transaction (KP_SQL_PID_FLAG) is decided by the
+ *	   commit log, asked once per run of that transaction's batches
+ *	   (kp_sql_xact_outcome, src/txn's kp_txn_sql_visibility):
+ *	   - in progress, or the reader's own transaction: STOP.  Nothing at or
+ *	     after it is returned, so the reader never skips past a transaction
+ *	     that may still commit (this is the last stable offset as the
+ *	     commit log sees it, which a committed session reaches before its
+ *	     marker is written);
+ *	   - aborted: not shown.  SQL fetch skips the batch and moves the
+ *	     position past it; wire Fetch returns it and lists the transaction
+ *	     (producer id, first offset) in aborted_transactions, and the client
+ *	     drops it, as Kafka's clients do up to the ABORT marker;
+ *	   - committed: shown.
+ *	3. Any other transactional batch at or past the partition's last stable
+ *	   offset: STOP.
+ *	4. Everything else below the high watermark is shown.
+ *
+ * Wire Fetch bounds every read_committed fetch by the last stable offset
+ * (Fetch's own rule), so for it rule 2 never meets a transaction in
+ * progress: one without a marker holds the LSO.
+ *
+ * Where it is applied today: kp_sql_emit_records (src/sqlapi/fetch.c) and
+ * fetch_partition (src/listener/handlers_core.c), each on top of
+ * kp_log_reader_next, which knows only the high watermark.  Issue 8 moves it
+ * here, as one cursor opened with an isolation level that yields batches
+ * and the aborted ranges covering them, decided by the store's
+ * aborted-transaction index instead of the commit log wherever a marker
+ * exists (src/txn/README: the commit-log horizon defect).
  *
  *-------------------------------------------------------------------------
  */
@@ -95,11 +131,11 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 	r->high_watermark = -1;
 	if (!RecoveryInProgress())
 	{
-		KpPartitionState *state = kp_partition_lock(partition_id, true);
+		KpLogOffsets off;
 
-		r->high_watermark = state->log_end_offset;
-		log_start = state->log_start_offset;
-		kp_partition_unlock(state);
+		kp_partition_offsets(partition_id, &off);
+		r->high_watermark = off.log_end_offset;
+		log_start = off.log_start_offset;
 	}
 	else
 		log_start = standby_log_start(partition_id);
@@ -216,16 +252,7 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!RecoveryInProgress())
-	{
-		KpPartitionState *state = kp_partition_lock(partition_id, true);
-
-		out->log_start_offset = state->log_start_offset;
-		out->log_end_offset = state->log_end_offset;
-		out->last_stable_offset = state->last_stable_offset;
-		out->size_bytes = state->closed_bytes + state->active_size;
-		out->segment_count = state->segment_count;
-		kp_partition_unlock(state);
-	}
+		kp_partition_offsets(partition_id, out);
 	else
 	{
 		int			nsegs;
@@ -323,10 +350,11 @@ kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *found_ts)
 			}
 			while (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
 			{
-				int64		rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
-					it.hdr.max_timestamp : rec.timestamp;
+				int64		rts;
 
-				/* the batch may straddle the log start (Kafka's startingOffset) */
+				rts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
+					it.hdr.max_timestamp : rec.timestamp;
+				/* the batch may straddle the log start (startingOffset) */
 				if (rts >= ts && rec.offset >= r->from_offset)
 				{
 					result = rec.offset;

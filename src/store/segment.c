@@ -4,8 +4,9 @@
  *	  One segment relation: create, append bytes, read bytes, seek.
  *
  * The page layout is described in store_int.h.  This file knows pages and
- * byte positions; it knows nothing of partitions, offsets assignment or
- * transactions (partition.c) beyond the per-page index entries it is given.
+ * byte positions; it knows nothing of partitions, offset assignment
+ * (append.c) or transactions (txnstate.c) beyond the per-page index entries
+ * it is given.
  *
  * Locking: readers take a share lock on one page at a time; the appender
  * (who holds the partition's appender lock, so there is only one) takes
@@ -254,9 +255,9 @@ kp_segment_data_size(Relation rel)
  * of new bytes anyway), the partly filled tail page as a delta.
  *
  * A batch spanning several records can be torn by a crash between them;
- * recovery finds it by its length and CRC and cuts it off (partition.c).
- * It was never acknowledged: the acknowledgement waits for the WAL flush
- * of the last record.
+ * recovery finds it by its length and CRC and cuts it off (recovery.c).
+ * It was never acknowledged durably: COMMIT and Produce acks=all wait for
+ * the WAL flush of the last record.
  */
 XLogRecPtr
 kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
@@ -269,8 +270,8 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 	BlockNumber nblocks = segment_nblocks(rel);
 
 	/*
-	 * The time index is the running maximum up to each page's end: start
-	 * from the page holding the byte before this batch.
+	 * The time index is the running maximum up to each page's end: start from
+	 * the page holding the byte before this batch.
 	 */
 	if (pos > 0)
 	{

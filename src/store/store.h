@@ -16,10 +16,10 @@
  * it); which segments a partition has is kept in the segment directory, a
  * relation of the same kind (directory.c).
  *
- * Offsets are assigned by kp_log_append under the partition's appender lock
- * in shared memory (partition.c); that is the only path that writes to a
- * partition, shared by the SQL API, the transaction resolver and the wire
- * listener.
+ * Offsets are assigned by kp_log_append (append.c) under the partition's
+ * appender lock in shared memory (partition.c); that is the only path that
+ * writes to a partition, shared by the SQL API, the transaction resolver and
+ * the wire listener.  src/store/README has the invariants and the locks.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,8 +52,8 @@ typedef struct KpPartitionRef
 typedef enum KpAppendStatus
 {
 	KP_APPEND_OK = 0,
-	KP_APPEND_DUPLICATE,		/* a retry of a batch already in the log: result
-								 * holds its original offsets */
+	KP_APPEND_DUPLICATE,		/* a retry of a batch already in the log:
+								 * result holds its original offsets */
 	KP_APPEND_OUT_OF_ORDER,		/* sequence gap: OUT_OF_ORDER_SEQUENCE_NUMBER */
 	KP_APPEND_STALE_EPOCH		/* epoch older than the producer's latest:
 								 * INVALID_PRODUCER_EPOCH */
@@ -156,7 +156,7 @@ extern void kp_log_wake_waiters(void);
 typedef struct KpLogOffsets
 {
 	int64		log_start_offset;
-	int64		log_end_offset;		/* = high watermark on a single node */
+	int64		log_end_offset; /* = high watermark on a single node */
 	int64		last_stable_offset;
 	int64		size_bytes;
 	int32		segment_count;
@@ -237,7 +237,7 @@ extern void kp_log_drop_partition(int64 partition_id);
 #define KpPidIsSqlXact(pid)	((pid) >= 0 && ((pid) & KP_SQL_PID_FLAG) != 0)
 #define KpPidGetFullXid(pid) FullTransactionIdFromU64((uint64) ((pid) & ~KP_SQL_PID_FLAG))
 
-/* ---------- deleting records (retention.c) ---------- */
+/* ---------- deleting records (logstart.c) ---------- */
 
 /*
  * Kafka's DeleteRecords (KIP-107): raise the partition's log start offset to

@@ -31,6 +31,8 @@
 #define KP_STORE_INT_H
 
 #include "store/store.h"
+#include "codec/codec.h"
+#include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
@@ -86,7 +88,7 @@ typedef struct KpDirEntry
 #define KP_DIRENT_DROPPED		0x0001
 /*
  * Not a segment: "the partition's log start offset is base_offset" (Kafka's
- * DeleteRecords, retention.c).  relnode is InvalidOid.  Append-only like the
+ * DeleteRecords, logstart.c).  relnode is InvalidOid.  Append-only like the
  * segment entries; the largest one of a partition wins.
  */
 #define KP_DIRENT_LOG_START		0x0002
@@ -162,7 +164,7 @@ extern bool kp_segment_has_excess_blocks(Relation rel, int64 size);
 /* Cut the stream back to size bytes (torn-tail recovery). WAL-logged. */
 extern void kp_segment_truncate(Relation rel, int64 size);
 
-/* ---------- partition.c ---------- */
+/* ---------- the partition table (partition.c) ---------- */
 
 #define KP_MAX_OPEN_TXNS		64
 
@@ -204,7 +206,21 @@ typedef struct KpPartitionKey
 typedef struct KpPartitionState
 {
 	KpPartitionKey key;			/* hash key: must be first */
-	LWLock		lock;			/* the appender lock: guards all below */
+	LWLock		lock;			/* the appender lock: guards all below but
+								 * published */
+
+	/*
+	 * The offsets readers see, published by kp_partition_unlock under
+	 * published_mutex, so readers need no appender lock.
+	 */
+	slock_t		published_mutex;
+	bool		published_valid;
+	KpLogOffsets published;
+
+	/*
+	 * From here to the end: the state recovery.c rebuilds from the store,
+	 * installed as one block by partition.c.
+	 */
 	bool		loaded;			/* recovered from the store */
 	int64		log_start_offset;
 	int64		log_end_offset;
@@ -224,7 +240,6 @@ typedef struct KpPartitionState
 	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
 	int64		append_count;
 	KpProducerState producers[KP_MAX_PRODUCERS];
-	ConditionVariable cv;		/* broadcast after every append */
 } KpPartitionState;
 
 #define KP_MAX_APPEND_WAITERS	64
@@ -251,10 +266,46 @@ typedef struct KpStoreShared
 extern KpStoreShared *kp_store_shared;
 
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
+extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
+extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
+extern void kp_partition_created_in_xact(int64 partition_id);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 extern int64 kp_now_ms(void);
+
+/* ---------- recovery.c ---------- */
+
+extern void kp_partition_recover(KpPartitionState *state);
+
+/* ---------- append.c ---------- */
+
+extern void kp_append_locked(KpPartitionState *state, const KpLogConfig *config,
+							 bool drop_on_abort, char *batch, size_t len,
+							 int64 txn_producer_id, KpAppendResult *result);
+
+/* ---------- producer.c ---------- */
+
+extern bool kp_producer_batch_is_idempotent(const KpBatchHeader *hdr);
+extern void kp_producer_reset(KpPartitionState *state);
+extern KpAppendStatus kp_producer_check_batch(KpPartitionState *state,
+											  const KpBatchHeader *hdr,
+											  KpAppendResult *result);
+extern void kp_producer_note_batch(KpPartitionState *state,
+								   const KpBatchHeader *hdr, int64 base_offset);
+
+/* ---------- txnstate.c ---------- */
+
+extern void kp_txnstate_add(KpPartitionState *state, int64 producer_id,
+							int16 epoch, int64 first_offset);
+extern void kp_txnstate_remove(KpPartitionState *state, int i);
+extern void kp_txnstate_compute_lso(KpPartitionState *state);
+extern int	kp_txnstate_write_markers(KpPartitionState *state);
+
+/* ---------- waiters.c ---------- */
+
+extern void kp_notify_append_waiters(void);
+
 
 #endif							/* KP_STORE_INT_H */

@@ -136,8 +136,11 @@ kp_xact_callback(XactEvent event, void *arg)
 			decide_writes(InvalidSubTransactionId, KP_TXN_ABORTED);
 			break;
 		case XACT_EVENT_PREPARE:
-			/* COMMIT/ROLLBACK PREPARED may come from anywhere: the resolver
-			 * watches the commit log for these. */
+
+			/*
+			 * COMMIT/ROLLBACK PREPARED may come from anywhere: the resolver
+			 * watches the commit log for these.
+			 */
 			nwrites = 0;
 			break;
 		default:

@@ -1,15 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * retention.c
+ * logstart.c
  *	  Moving a partition's log start offset forward: Kafka's DeleteRecords
  *	  (KIP-107), and the segment drops that follow from it.
+ *
+ * This is not retention.  Kafka's retention (retention.ms, retention.bytes)
+ * and compaction are issue 9's cleaner workers, which do not exist yet
+ * (README, "Where the next pieces go"); when they come, deleting whole
+ * segments by time or size will move the log start through the same two
+ * steps as here: record the new log start, then drop the segments below it.
  *
  * The log start offset is the first offset a consumer can read.  It starts
  * at the first segment's base offset; DeleteRecords raises it to any offset
  * up to the high watermark, possibly into the middle of a segment.  The new
  * value is recorded in the segment directory as an entry of its own
  * (KP_DIRENT_LOG_START, directory.c), written with generic WAL at once, so
- * it survives a restart (partition_load reads it back) and a standby sees it
+ * it survives a restart (recovery.c reads it back) and a standby sees it
  * by replay (reader.c).  Like Kafka's, the move is not transactional: a
  * ROLLBACK does not bring deleted records back.
  *
@@ -19,13 +25,14 @@
  * which empties the file when the transaction commits.  Their directory
  * entries are flagged dropped just before that commit (XACT_EVENT_PRE_COMMIT),
  * so the directory never lists a segment whose file is gone, and an aborted
- * transaction keeps both; a later DeleteRecords or retention pass finds the
- * segments again.  A crash between the pre-commit flag and the commit record
- * leaves an unreferenced file (space, not data: it was below the log start).
+ * transaction keeps both; a later DeleteRecords finds the segments again.
+ * A crash between the pre-commit flag and the commit record leaves an
+ * unreferenced file (space, not data: it was below the log start).
  *
  * Locking: the partition's appender lock while the offsets are read and the
- * log start moves, as for an append.  Callers hold a topic lock that keeps
- * concurrent DeleteRecords on the same topic apart until commit.
+ * log start moves, as for an append; the WAL flush and the drops come after
+ * it is released.  Callers hold a topic lock that keeps concurrent
+ * DeleteRecords on the same topic apart until commit.
  *
  *-------------------------------------------------------------------------
  */
@@ -80,7 +87,7 @@ forget_pending_drops(void)
 }
 
 static void
-retention_xact_callback(XactEvent event, void *arg)
+logstart_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
@@ -106,8 +113,8 @@ retention_xact_callback(XactEvent event, void *arg)
 
 /* A subtransaction's drops go with it on abort, to its parent on commit. */
 static void
-retention_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						   SubTransactionId parentSubid, void *arg)
+logstart_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
 {
 	int			level = GetCurrentTransactionNestLevel();
 	ListCell   *lc;
@@ -153,8 +160,8 @@ drop_is_pending(int64 partition_id, Oid relnode)
 }
 
 /*
- * Drop the segments that lie wholly below log_start (not the active one).
- * Called with the appender lock held.
+ * Drop the segments that lie wholly below log_start (not the active one)
+ * when the transaction commits.
  */
 static void
 drop_segments_below(int64 partition_id, int64 log_start)
@@ -180,8 +187,8 @@ drop_segments_below(int64 partition_id, int64 log_start)
 
 		if (!callbacks_registered)
 		{
-			RegisterXactCallback(retention_xact_callback, NULL);
-			RegisterSubXactCallback(retention_subxact_callback, NULL);
+			RegisterXactCallback(logstart_xact_callback, NULL);
+			RegisterSubXactCallback(logstart_subxact_callback, NULL);
 			callbacks_registered = true;
 		}
 		old = MemoryContextSwitchTo(TopMemoryContext);
@@ -218,6 +225,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 	KpPartitionState *state;
 	int64		high_watermark;
 	int64		target;
+	int64		log_start;
+	bool		moved = false;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -225,6 +234,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 				 errmsg("cannot delete records during recovery"),
 				 errhint("Delete records on the primary.")));
 
+	/* kafka.store is read before the appender lock is taken (README) */
+	(void) kp_directory_relnode();
 	state = kp_partition_lock(partition_id, true);
 	high_watermark = state->log_end_offset;
 	target = (before_offset == -1) ? high_watermark : before_offset;
@@ -244,14 +255,8 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		{
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
-
-			/*
-			 * Durable before we answer: the transaction may have no xid
-			 * (nothing dropped), and then its commit flushes nothing.
-			 */
-			XLogFlush(GetXLogInsertRecPtr());
+			moved = true;
 		}
-		drop_segments_below(partition_id, state->log_start_offset);
 	}
 	PG_CATCH();
 	{
@@ -260,7 +265,22 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-
-	*new_log_start = state->log_start_offset;
+	log_start = state->log_start_offset;
 	kp_partition_unlock(state);
+
+	/*
+	 * Durable before we answer: the transaction may have no xid (nothing
+	 * dropped), and then its commit flushes nothing.  The flush waits for the
+	 * disk, so not under the appender lock.
+	 */
+	if (moved)
+		XLogFlush(GetXLogInsertRecPtr());
+
+	/*
+	 * The drops need no appender lock either: they only schedule the removal
+	 * of segments wholly below the log start, never the active one, and the
+	 * caller's topic lock keeps other DeleteRecords away.
+	 */
+	drop_segments_below(partition_id, log_start);
+	*new_log_start = log_start;
 }
