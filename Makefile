@@ -23,8 +23,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Rebuild objects when a header they include changes.
-override CPPFLAGS += -MMD -MP
+# Rebuild objects when a header they include changes.  Only the gcc compile
+# writes the .d files (CFLAGS; the LLVM bitcode compile uses BITCODE_CFLAGS):
+# if both did, the last one would leave only its own target in the file.  A
+# bitcode file is rebuilt whenever its object is.
+override CFLAGS += -MMD -MP
+$(OBJS:.o=.bc): %.bc: %.o
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN = $(OBJS:.o=.d)
 
