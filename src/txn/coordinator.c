@@ -163,10 +163,15 @@ kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
 
 	/*
 	 * KIP-360: a producer that asks with its id and epoch resumes only if
-	 * they are still the current ones.
+	 * they are still the current ones, or the epoch just before a bump that
+	 * aborted its transaction (a timeout, or this very request's fence on
+	 * its first round: Kafka's lastProducerEpoch).
 	 */
 	if (expected_producer_id >= 0 &&
-		(expected_producer_id != row.producer_id || expected_epoch != row.producer_epoch))
+		(expected_producer_id != row.producer_id ||
+		 (expected_epoch != row.producer_epoch &&
+		  !(expected_epoch == row.producer_epoch - 1 &&
+			(state_is(&row, "PrepareAbort") || state_is(&row, "CompleteAbort"))))))
 		return KP_ERR_PRODUCER_FENCED;
 
 	if (is_preparing(&row))
