@@ -112,3 +112,22 @@ RESET idle_in_transaction_session_timeout;
 SELECT count(*) FROM kafka.transactions;
 SELECT count(*) FROM kafka.transaction_partitions;
 SELECT count(*) FROM kafka.transaction_offsets;
+
+-- A session left idle in such a transaction is ended, and the last stable
+-- offset moves on: its record is rolled back, the records after it are read.
+SELECT dblink_connect('idle', format('dbname=%s port=%s host=%s', current_database(),
+       current_setting('port'), split_part(current_setting('unix_socket_directories'), ',', 1)));
+SELECT dblink_exec('idle', 'SET kafka.transaction_idle_timeout_ms = 300');
+SELECT dblink_exec('idle', 'BEGIN');
+SELECT * FROM dblink('idle', $$SELECT "offset" FROM kafka.produce('lso', NULL::text, 'left idle')$$) AS t(o bigint);
+SELECT * FROM kafka.produce('lso', NULL::text, 'after the idle one');
+SELECT count(*) FILTER (WHERE value = 'after the idle one') AS visible FROM kafka.fetch_text('lso', 0);
+SELECT pg_sleep(1.5);
+DO $$ BEGIN
+  PERFORM dblink_exec('idle', 'SELECT 1');
+  RAISE NOTICE 'the idle session is still there';
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'the idle session was ended';
+END $$;
+SELECT dblink_disconnect('idle');
+SELECT value FROM kafka.fetch_text('lso', 0) WHERE value IN ('left idle', 'after the idle one');
