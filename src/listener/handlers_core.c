@@ -300,6 +300,35 @@ recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
 	return KP_ERR_NONE;
 }
 
+/*
+ * The transaction coordinator's check of every transactional batch of one
+ * partition (KIP-890 part 1), once per producer id and epoch.
+ */
+static int16
+check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id)
+{
+	int64		checked_pid = -1;
+	int16		checked_epoch = -1;
+	int			b;
+
+	for (b = 0; b < nbatches; b++)
+	{
+		KpBatchHeader hdr;
+		int16		code;
+
+		if (kp_batch_parse_header(batches[b], lens[b], &hdr) != KP_CODEC_OK ||
+			!KpBatchIsTransactional(&hdr) ||
+			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
+			continue;
+		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id);
+		if (code != KP_ERR_NONE)
+			return code;
+		checked_pid = hdr.producer_id;
+		checked_epoch = hdr.producer_epoch;
+	}
+	return KP_ERR_NONE;
+}
+
 void
 kp_handle_produce(KpRequestContext *ctx)
 {
@@ -406,24 +435,27 @@ kp_handle_produce(KpRequestContext *ctx)
 			}
 
 			kp_topic_partition(t, pd->index, &ref);
+
+			/*
+			 * Transactional batches: the coordinator must have the partition
+			 * in their producer's ongoing transaction (handlers_txn.c,
+			 * src/txn/coordinator.c), checked for all before any is appended.
+			 */
+			code = check_transactional_batches(batches, batch_lens, nbatches, ref.partition_id);
+			if (code != KP_ERR_NONE)
+			{
+				pr->error_code = code;
+				continue;
+			}
 			for (b = 0; b < nbatches; b++)
 			{
 				KpBatchHeader hdr;
 				int64		txn_pid = KP_NO_PRODUCER_ID;
 
-				/*
-				 * A transactional batch opens or continues its producer's
-				 * transaction in the partition, if the coordinator says the
-				 * partition is in it (handlers_txn.c, src/txn/coordinator.c).
-				 */
+				/* a transactional batch opens or continues its transaction */
 				if (kp_batch_parse_header(batches[b], batch_lens[b], &hdr) == KP_CODEC_OK &&
 					KpBatchIsTransactional(&hdr))
-				{
-					code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, ref.partition_id);
-					if (code != KP_ERR_NONE)
-						break;
 					txn_pid = hdr.producer_id;
-				}
 				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b], txn_pid, &res);
 				if (res.status == KP_APPEND_OUT_OF_ORDER)
 				{
