@@ -416,7 +416,8 @@ kp_txn_complete(const char *transactional_id)
 	kp_cat_txn_clear(transactional_id, true);
 	strlcpy(row.state, outcome == KP_TXN_COMMITTED ? "CompleteCommit" : "CompleteAbort",
 			sizeof(row.state));
-	kp_cat_txn_update(&row, false, true);
+	/* the start time stays until the next transaction or epoch, as Kafka shows it */
+	kp_cat_txn_update(&row, false, false);
 }
 
 /* ---------------------------------------------------------------------
