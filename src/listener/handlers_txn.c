@@ -495,6 +495,13 @@ known_state(const char *state)
 	return false;
 }
 
+static void
+compile_pattern(void *arg)
+{
+	(void) DirectFunctionCall2Coll(textregexeq, C_COLLATION_OID, CStringGetTextDatum(""),
+								   CStringGetTextDatum((const char *) arg));
+}
+
 void
 kp_handle_list_transactions(KpRequestContext *ctx)
 {
@@ -506,6 +513,13 @@ kp_handle_list_transactions(KpRequestContext *ctx)
 	int			i;
 
 	resp->error_code = KP_ERR_NONE;
+	/* a pattern that is not a regular expression: nothing matches it */
+	if (ctx->version >= 2 && req->transactional_id_pattern && req->transactional_id_pattern[0] &&
+		kp_handler_try(compile_pattern, req->transactional_id_pattern, NULL) != KP_ERR_NONE)
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		return;
+	}
 	resp->unknown_state_filters = palloc0(sizeof(char *) * Max(req->n_state_filters, 1));
 	for (i = 0; i < req->n_state_filters; i++)
 		if (req->state_filters[i] && !known_state(req->state_filters[i]))
