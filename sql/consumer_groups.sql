@@ -56,3 +56,13 @@ SELECT * FROM kafka.group_poll('sqlg', :'b_id', 10);
 \set VERBOSITY terse
 SELECT * FROM kafka.group_heartbeat('sqlg', 'nobody', 5);
 SELECT * FROM kafka.consume('', 'cg');
+
+-- kafka.consume keeps off the partitions that members hold, consumer-protocol
+-- members too: while a holds all six partitions of cg, it reads none of the
+-- new records; once a has left, all of them.
+SELECT sum(record_count) FROM kafka.produce_batch('cg',
+  (SELECT array_agg('key-' || g) FROM generate_series(61, 72) g),
+  (SELECT array_agg('value-' || g) FROM generate_series(61, 72) g));
+SELECT count(*) AS while_a_holds_them FROM kafka.consume('sqlg', 'cg', 1000);
+SELECT member_epoch FROM kafka.group_heartbeat('sqlg', :'a_id', -1);
+SELECT count(*) AS after_a_left FROM kafka.consume('sqlg', 'cg', 1000);

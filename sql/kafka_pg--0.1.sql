@@ -47,8 +47,9 @@ CREATE TABLE kafka.store (
 );
 
 ------------------------------------------------------------------------------
--- Consumer groups.  One owner: src/group/ (the group coordinator) writes
--- these; wire members and SQL consumers go through it alike.
+-- Consumer groups.  One owner: src/catalog/groups.c and offsets.c hold all
+-- the SQL against these tables; the group coordinator (src/group/) decides
+-- what they say, and wire members and SQL consumers go through it alike.
 ------------------------------------------------------------------------------
 
 CREATE TABLE kafka.consumer_groups (
@@ -87,6 +88,7 @@ CREATE TABLE kafka.group_members (
 	member_epoch	integer NOT NULL DEFAULT 0,
 	rack_id			text,
 	subscribed_topics text[],
+	subscribed_regex text,					-- SubscribedTopicRegex (KIP-848), whole topic names
 	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
 	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
 	owned			text NOT NULL DEFAULT '',	-- what the member last said it owns
@@ -105,6 +107,16 @@ CREATE TABLE kafka.committed_offsets (
 	metadata		bytea,			-- bytes to the client: librdkafka commits binary metadata
 	commit_time		timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (group_id, topic, partition)
+);
+
+-- Group configs (KIP-848, DescribeConfigs / IncrementalAlterConfigs of
+-- resource type GROUP): per-group overrides of the broker's defaults, which
+-- may exist before the group does.  Owner: src/catalog/groups.c.
+CREATE TABLE kafka.group_configs (
+	group_id		text NOT NULL,
+	name			text NOT NULL,	-- consumer.session.timeout.ms, consumer.heartbeat.interval.ms
+	value			text NOT NULL,
+	PRIMARY KEY (group_id, name)
 );
 
 -- The transaction coordinator's state (Kafka's __transaction_state), one row

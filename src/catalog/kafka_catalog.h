@@ -43,7 +43,7 @@ typedef struct KpConfigDef
 	const char *default_value;
 	double		min;			/* numeric bounds */
 	double		max;
-	const char *const *choices;	/* ENUM and LIST */
+	const char *const *choices; /* ENUM and LIST */
 	const char *doc;
 } KpConfigDef;
 
@@ -131,6 +131,7 @@ extern void kp_topic_create(const char *name, int32 partitions,
 							const KpConfigSetting *configs, int nconfigs);
 extern void kp_topic_delete(const char *name);
 extern void kp_topic_add_partitions(const char *name, int32 partitions);
+
 /* DROP EXTENSION: drop every partition's storage and the directory. */
 extern void kp_topic_drop_all_storage(void);
 
@@ -172,6 +173,180 @@ extern int64 kp_catalog_next_producer_id(void);
 /* Record the segment directory's relfilenode in kafka.store. */
 extern void kp_catalog_record_store_directory(Oid relnode);
 
+/* ====================================================================
+ * Consumer groups (groups.c, offsets.c): the only code that reads or
+ * writes kafka.consumer_groups, kafka.group_members and
+ * kafka.committed_offsets.  The rules (states, fences, assignment) are
+ * src/group's; these functions only move rows.  Results are allocated in
+ * the caller's memory context.  Row locks taken here (for_update) are held
+ * to the end of the caller's transaction.
+ * ====================================================================
+ */
+
+/* bytes that may be null */
+typedef struct KpBlob
+{
+	const char *data;
+	int			len;			/* -1: null */
+} KpBlob;
+
+/* A row of kafka.consumer_groups. */
+typedef struct KpGroupRow
+{
+	bool		exists;
+	char	   *group_type;		/* classic, consumer */
+	char	   *protocol_type;
+	char	   *state;
+	int32		generation;
+	char	   *protocol_name;	/* NULL when none */
+	char	   *leader_id;		/* NULL when none */
+	int32		round;
+	int64		deadline_ms;	/* Unix ms, -1 when none */
+	int64		not_before_ms;	/* Unix ms, -1 when none */
+	int64		state_changed_ms;
+	/* the consumer protocol (KIP-848) */
+	int32		group_epoch;
+	int32		assignment_epoch;
+	char	   *metadata_signature;
+} KpGroupRow;
+
+/* A row of kafka.group_members (both protocols' columns). */
+typedef struct KpMemberRow
+{
+	char	   *member_id;
+	char	   *instance_id;	/* NULL: dynamic member */
+	char	   *client_id;
+	char	   *client_host;
+	int32		session_timeout_ms;
+	int32		rebalance_timeout_ms;
+	int32		join_round;
+	int			nprotocols;
+	char	  **protocol_names;
+	KpBlob	   *protocol_metadata;
+	KpBlob		assignment;
+	int64		last_heartbeat_ms;
+	/* the consumer protocol; partition sets as 'topic:0,1|other:3' */
+	int32		member_epoch;
+	char	   *rack_id;
+	int			nsubscribed;
+	char	  **subscribed;
+	char	   *subscribed_regex;	/* NULL: none */
+	char	   *assigned;
+	char	   *target;
+	char	   *owned;
+} KpMemberRow;
+
+/*
+ * The group's row; with create, inserted first if missing; with for_update,
+ * locked FOR UPDATE (the coordinator's group lock).
+ */
+extern void kp_cat_group_read(const char *group_id, bool create, bool for_update,
+							  KpGroupRow *g);
+
+/* Insert the group's row if missing, without locking it. */
+extern void kp_cat_group_ensure(const char *group_id);
+
+/* Store the classic protocol's columns of g (state_changed_at follows state). */
+extern void kp_cat_group_save_classic(const char *group_id, const KpGroupRow *g);
+
+/* Store the consumer protocol's counters; the group becomes a consumer group. */
+extern void kp_cat_group_save_consumer(const char *group_id, int32 group_epoch,
+									   int32 assignment_epoch, const char *signature,
+									   const char *assignor, int nmembers);
+
+/* After members of a consumer group expired: bump its epoch, Stable or Empty. */
+extern void kp_cat_group_consumer_members_gone(const char *group_id);
+extern void kp_cat_group_delete(const char *group_id);
+
+/* Every group: ids, states and protocol types ("consumer:<type>" for KIP-848 groups). */
+extern int	kp_cat_groups_list(char ***group_ids, char ***states, char ***protocol_types);
+
+/*
+ * Groups the upkeep must look at: a member past its session timeout
+ * (consumer groups: consumer_session_ms), or a join phase past its deadline
+ * or its initial delay.
+ */
+extern int	kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids);
+
+/* The earliest of those moments still to come (Unix ms), -1 if none. */
+extern int64 kp_cat_groups_next_deadline(int32 consumer_session_ms);
+
+/* Members, ordered by member id. */
+extern int	kp_cat_members_load(const char *group_id, KpMemberRow **members);
+extern void kp_cat_member_join_classic(const char *group_id, const char *member_id,
+									   const char *instance_id, const char *client_id,
+									   const char *client_host, int32 session_timeout_ms,
+									   int32 rebalance_timeout_ms, int nprotocols,
+									   const char *const *protocol_names,
+									   const KpBlob *protocol_metadata, int32 join_round);
+extern void kp_cat_member_join_consumer(const char *group_id, const char *member_id,
+										const char *instance_id, const char *client_id,
+										const char *client_host, int32 rebalance_timeout_ms,
+										const char *rack_id, int nsubscribed,
+										char *const *subscribed, const char *subscribed_regex);
+extern void kp_cat_member_rename(const char *group_id, const char *old_id, const char *new_id);
+extern void kp_cat_member_delete(const char *group_id, const char *member_id);
+
+/* last_heartbeat = now() */
+extern void kp_cat_member_touch(const char *group_id, const char *member_id);
+extern void kp_cat_member_set_assignment(const char *group_id, const char *member_id,
+										 KpBlob assignment);
+
+/* A new generation: every assignment NULL, every member's session restarts. */
+extern void kp_cat_members_clear_assignments(const char *group_id);
+
+/* Members the leader did not assign get empty bytes. */
+extern void kp_cat_members_default_assignments(const char *group_id);
+extern void kp_cat_member_set_subscription(const char *group_id, const char *member_id,
+										   int nsubscribed, char *const *subscribed,
+										   const char *subscribed_regex);
+extern void kp_cat_member_set_target(const char *group_id, const char *member_id,
+									 const char *target);
+extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
+										int32 member_epoch, const char *assigned,
+										const char *target, const char *owned);
+
+/*
+ * Delete members silent for longer than their session timeout (or
+ * session_ms when >= 0), except those of join round spare_round; returns
+ * how many.
+ */
+extern int	kp_cat_members_delete_expired(const char *group_id, int32 session_ms,
+										  int32 spare_round);
+
+/*
+ * The names of the topics that match a PostgreSQL regular expression (ARE),
+ * sorted; the caller anchors and checks it (an invalid one is an ERROR).
+ */
+extern int	kp_cat_topics_matching(const char *regex, char ***names);
+
+/* -1 when the member is not a consumer-protocol member of the group. */
+extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *member_id);
+
+/* Group configs (kafka.group_configs): a group's overrides, by name. */
+extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+
+/* value NULL: back to the broker's default */
+extern void kp_cat_group_config_store(const char *group_id, const char *name, const char *value);
+
+/* Committed offsets (offsets.c).  kp_cat_offset_store has one caller: src/group's offsets.c. */
+extern void kp_cat_offset_store(const char *group_id, const char *topic, int32 partition,
+								int64 offset, int32 leader_epoch, const KpBlob *metadata);
+
+/* -1 when none; for_update locks the row (kafka.consume) */
+extern int64 kp_cat_offset_fetch(const char *group_id, const char *topic, int32 partition,
+								 bool for_update, int32 *leader_epoch, KpBlob *metadata);
+extern int	kp_cat_offsets_list(const char *group_id, char ***topics, int32 **partitions);
+extern bool kp_cat_offsets_exist(const char *group_id);
+
+/* topic NULL: every offset of the group */
+extern void kp_cat_offsets_delete(const char *group_id, const char *topic, int32 partition);
+
+/* Offsets of groups empty (or gone) and not committed for retention_minutes. */
+extern void kp_cat_offsets_expire(int32 retention_minutes);
+
+/* ==================== end of consumer groups ==================== */
+
 /* ---------- the transaction coordinator's rows (transactions.c) ---------- */
 
 /*
@@ -203,8 +378,7 @@ typedef struct KpTxnOffset
 	int32		partition;
 	int64		offset;
 	int32		leader_epoch;
-	char	   *metadata;		/* bytes, NUL bytes included */
-	int32		metadata_len;	/* -1: null */
+	KpBlob		metadata;		/* bytes, NUL bytes included; len -1: null */
 } KpTxnOffset;
 
 typedef enum KpTxnListFilter

@@ -287,13 +287,13 @@ kp_cat_txn_put_offset(const char *transactional_id, const KpTxnOffset *o)
 	values[3] = Int32GetDatum(o->partition);
 	values[4] = Int64GetDatum(o->offset);
 	values[5] = Int32GetDatum(o->leader_epoch);
-	if (o->metadata_len >= 0)
+	if (o->metadata.len >= 0)
 	{
-		bytea	   *b = palloc(VARHDRSZ + o->metadata_len);
+		bytea	   *b = palloc(VARHDRSZ + o->metadata.len);
 
-		SET_VARSIZE(b, VARHDRSZ + o->metadata_len);
-		if (o->metadata_len > 0)
-			memcpy(VARDATA(b), o->metadata, o->metadata_len);
+		SET_VARSIZE(b, VARHDRSZ + o->metadata.len);
+		if (o->metadata.len > 0)
+			memcpy(VARDATA(b), o->metadata.data, o->metadata.len);
 		values[6] = PointerGetDatum(b);
 	}
 	else
@@ -336,14 +336,17 @@ kp_cat_txn_offsets(const char *transactional_id, KpTxnOffset **out)
 			bool		isnull;
 			Datum		d = SPI_getbinval(tup, desc, 6, &isnull);
 
-			(*out)[i].metadata_len = -1;
+			(*out)[i].metadata.data = NULL;
+			(*out)[i].metadata.len = -1;
 			if (!isnull)
 			{
 				bytea	   *b = DatumGetByteaPP(d);
+				int			len = VARSIZE_ANY_EXHDR(b);
+				char	   *copy = MemoryContextAlloc(caller, Max(len, 1));
 
-				(*out)[i].metadata_len = VARSIZE_ANY_EXHDR(b);
-				(*out)[i].metadata = MemoryContextAlloc(caller, Max((*out)[i].metadata_len, 1));
-				memcpy((*out)[i].metadata, VARDATA_ANY(b), (*out)[i].metadata_len);
+				memcpy(copy, VARDATA_ANY(b), len);
+				(*out)[i].metadata.data = copy;
+				(*out)[i].metadata.len = len;
 			}
 		}
 	}

@@ -21,217 +21,169 @@
  * - a member's epoch becomes the assignment epoch once its assignment is
  *   its target (its commits are fenced by that epoch).
  *
- * Members that miss kafka.group_consumer_session_timeout_ms are removed by
- * the resolver's upkeep (kp_group_expire); their partitions become free.
+ * A member subscribes to topic names, to a regular expression
+ * (SubscribedTopicRegex, ConsumerGroupHeartbeat v1), or both; the pattern
+ * is matched again at every heartbeat, so a topic created or deleted
+ * changes the subscribed topics' signature and bumps the group epoch.
+ *
+ * Members that miss their group's consumer.session.timeout.ms (configs.c)
+ * are removed by the upkeep (upkeep.c); their partitions become free.  The
+ * assignors are pure functions in assignor.c; the rows go through
+ * src/catalog/groups.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
-#include "utils/array.h"
+#include "catalog/pg_collation.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "regex/regex.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/uuid.h"
 
-#include "catalog/kafka_catalog.h"
-#include "group/group.h"
+#include "group/assignor.h"
+#include "group/group_int.h"
 #include "protocol/errors.h"
 
 int			kp_group_consumer_heartbeat_interval_ms = 5000;
 int			kp_group_consumer_session_timeout_ms = 45000;
 
-/* ---------------------------------------------------------------------
- * Sets of topic partitions, kept sorted; stored as "t:0,1|u:3"
- * ---------------------------------------------------------------------
+/*
+ * A member as the heartbeat works on it: its row with the sets parsed and
+ * its subscription resolved (the topics it names and those its regular
+ * expression matches now).
  */
-
-typedef struct TP
-{
-	char	   *topic;
-	int32		partition;
-} TP;
-
-typedef struct TPSet
-{
-	int			n;
-	int			cap;
-	TP		   *items;
-} TPSet;
-
-static int
-tp_cmp(const void *a, const void *b)
-{
-	const TP   *x = a;
-	const TP   *y = b;
-	int			c = strcmp(x->topic, y->topic);
-
-	if (c != 0)
-		return c;
-	return (x->partition > y->partition) - (x->partition < y->partition);
-}
-
-static bool
-tps_contains(const TPSet *s, const char *topic, int32 partition)
-{
-	TP			key;
-
-	if (s->n == 0)
-		return false;
-	key.topic = (char *) topic;
-	key.partition = partition;
-	return bsearch(&key, s->items, s->n, sizeof(TP), tp_cmp) != NULL;
-}
-
-static void
-tps_add(TPSet *s, const char *topic, int32 partition)
-{
-	if (tps_contains(s, topic, partition))
-		return;
-	if (s->n == s->cap)
-	{
-		s->cap = s->cap ? s->cap * 2 : 16;
-		s->items = s->items ? repalloc(s->items, sizeof(TP) * s->cap) : palloc(sizeof(TP) * s->cap);
-	}
-	s->items[s->n].topic = pstrdup(topic);
-	s->items[s->n].partition = partition;
-	s->n++;
-	qsort(s->items, s->n, sizeof(TP), tp_cmp);
-}
-
-static void
-tps_remove(TPSet *s, const char *topic, int32 partition)
-{
-	int			i;
-
-	for (i = 0; i < s->n; i++)
-	{
-		if (s->items[i].partition == partition && strcmp(s->items[i].topic, topic) == 0)
-		{
-			memmove(&s->items[i], &s->items[i + 1], sizeof(TP) * (s->n - i - 1));
-			s->n--;
-			return;
-		}
-	}
-}
-
-static void
-tps_parse(const char *str, TPSet *out)
-{
-	char	   *copy = pstrdup(str ? str : "");
-	char	   *save1;
-	char	   *topic_part;
-
-	memset(out, 0, sizeof(*out));
-	for (topic_part = strtok_r(copy, "|", &save1); topic_part; topic_part = strtok_r(NULL, "|", &save1))
-	{
-		char	   *colon = strchr(topic_part, ':');
-		char	   *save2;
-		char	   *num;
-
-		if (colon == NULL)
-			continue;
-		*colon = '\0';
-		for (num = strtok_r(colon + 1, ",", &save2); num; num = strtok_r(NULL, ",", &save2))
-			tps_add(out, topic_part, (int32) strtol(num, NULL, 10));
-	}
-}
-
-static char *
-tps_format(const TPSet *s)
-{
-	StringInfoData buf;
-	int			i;
-
-	initStringInfo(&buf);
-	for (i = 0; i < s->n; i++)
-	{
-		if (i == 0 || strcmp(s->items[i - 1].topic, s->items[i].topic) != 0)
-			appendStringInfo(&buf, "%s%s:%d", i ? "|" : "", s->items[i].topic, s->items[i].partition);
-		else
-			appendStringInfo(&buf, ",%d", s->items[i].partition);
-	}
-	return buf.data;
-}
-
-static bool
-tps_equal(const TPSet *a, const TPSet *b)
-{
-	int			i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (tp_cmp(&a->items[i], &b->items[i]) != 0)
-			return false;
-	return true;
-}
-
-/* ---------------------------------------------------------------------
- * Members
- * ---------------------------------------------------------------------
- */
-
 typedef struct CMember
 {
+	KpMemberRow *row;
 	char	   *member_id;
-	char	   *instance_id;
-	char	   *client_id;
-	char	   *client_host;
-	char	   *rack_id;
 	int32		member_epoch;
-	int			nsubscribed;
+	int			nnames;			/* SubscribedTopicNames */
+	char	  **names;
+	char	   *regex;			/* SubscribedTopicRegex; NULL: none */
+	int			nsubscribed;	/* names and matched topics */
 	char	  **subscribed;
-	TPSet		assigned;
-	TPSet		target;
-	TPSet		owned;
+	KpTPSet		assigned;		/* what it was told it owns */
+	KpTPSet		target;			/* where the assignor wants it */
+	KpTPSet		owned;			/* what it last said it owns */
 	bool		dirty;
 } CMember;
+
+/* ---------------------------------------------------------------------
+ * Regular-expression subscriptions (KIP-848 SubscribedTopicRegex)
+ *
+ * Clients write RE2/J patterns; they are evaluated with PostgreSQL's
+ * regular expressions (advanced, ARE), which agree with RE2 on the syntax
+ * topic patterns use (classes, repetition, alternation, (?i)).  As Java's
+ * Matcher.matches(), a pattern must match the whole topic name.
+ * ---------------------------------------------------------------------
+ */
+
+/* The pattern anchored at both ends; leading embedded options stay first. */
+static char *
+anchored(const char *re)
+{
+	const char *body = re;
+
+	if (re[0] == '(' && re[1] == '?')
+	{
+		const char *p = re + 2;
+
+		while (*p >= 'a' && *p <= 'z')
+			p++;
+		if (*p == ')' && p > re + 2)
+			body = p + 1;
+	}
+	return psprintf("%.*s^(?:%s)$", (int) (body - re), re, body);
+}
+
+/* NULL when the pattern compiles, else PostgreSQL's reason. */
+static char *
+regex_error(const char *re)
+{
+	char	   *pattern = anchored(re);
+	int			len = strlen(pattern);
+	pg_wchar   *wide = palloc(sizeof(pg_wchar) * (len + 1));
+	int			wlen = pg_mb2wchar_with_len(pattern, wide, len);
+	regex_t		compiled;
+	int			rc = pg_regcomp(&compiled, wide, wlen, REG_ADVANCED, C_COLLATION_OID);
+	char		reason[256];
+
+	if (rc == REG_OKAY)
+	{
+		pg_regfree(&compiled);
+		return NULL;
+	}
+	pg_regerror(rc, &compiled, reason, sizeof(reason));
+	return pstrdup(reason);
+}
+
+typedef struct RegexMatches
+{
+	const char *regex;
+	int			n;
+	char	  **topics;
+} RegexMatches;
+
+/* A member's topics: the names it gave, and those its pattern matches now. */
+static void
+resolve_subscription(CMember *m, RegexMatches *cache, int *ncache)
+{
+	RegexMatches *rm = NULL;
+	int			i;
+
+	m->nsubscribed = m->nnames;
+	m->subscribed = m->names;
+	if (m->regex == NULL)
+		return;
+	for (i = 0; i < *ncache && rm == NULL; i++)
+		if (strcmp(cache[i].regex, m->regex) == 0)
+			rm = &cache[i];
+	if (rm == NULL)
+	{
+		rm = &cache[(*ncache)++];
+		rm->regex = m->regex;
+		rm->n = kp_cat_topics_matching(anchored(m->regex), &rm->topics);
+	}
+	m->subscribed = palloc(sizeof(char *) * Max(m->nnames + rm->n, 1));
+	memcpy(m->subscribed, m->names, sizeof(char *) * m->nnames);
+	m->nsubscribed = m->nnames;
+	for (i = 0; i < rm->n; i++)
+	{
+		int			k;
+		bool		named = false;
+
+		for (k = 0; k < m->nnames && !named; k++)
+			named = strcmp(m->names[k], rm->topics[i]) == 0;
+		if (!named)
+			m->subscribed[m->nsubscribed++] = rm->topics[i];
+	}
+}
 
 static int
 load_cmembers(const char *group_id, CMember **out)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(group_id)};
-	int			n;
+	KpMemberRow *rows;
+	int			n = kp_cat_members_load(group_id, &rows);
+	CMember    *m = palloc0(sizeof(CMember) * Max(n, 1));
+	RegexMatches *cache = palloc(sizeof(RegexMatches) * Max(n, 1));
+	int			ncache = 0;
 	int			i;
-	CMember    *m;
 
-	if (SPI_execute_with_args("SELECT member_id, group_instance_id, member_epoch, subscribed_topics, "
-							  "  assigned, target, owned, client_id, client_host, rack_id "
-							  "FROM kafka.group_members WHERE group_id = $1 ORDER BY member_id",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "kafka_pg: cannot read group members");
-	n = (int) SPI_processed;
-	m = palloc0(sizeof(CMember) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
-		bool		isnull;
-		Datum		d;
-
-		m[i].member_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		m[i].instance_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		m[i].member_epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
-		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull);
-		if (!isnull)
-		{
-			Datum	   *elems;
-			bool	   *enulls;
-			int			k;
-
-			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT,
-							  &elems, &enulls, &m[i].nsubscribed);
-			m[i].subscribed = palloc(sizeof(char *) * Max(m[i].nsubscribed, 1));
-			for (k = 0; k < m[i].nsubscribed; k++)
-				m[i].subscribed[k] = TextDatumGetCString(elems[k]);
-		}
-		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5), &m[i].assigned);
-		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 6), &m[i].target);
-		tps_parse(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 7), &m[i].owned);
-		m[i].client_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 8);
-		m[i].client_host = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 9);
-		m[i].rack_id = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 10);
+		m[i].row = &rows[i];
+		m[i].member_id = rows[i].member_id;
+		m[i].member_epoch = rows[i].member_epoch;
+		m[i].nnames = rows[i].nsubscribed;
+		m[i].names = rows[i].subscribed;
+		m[i].regex = rows[i].subscribed_regex;
+		resolve_subscription(&m[i], cache, &ncache);
+		kp_tps_parse(rows[i].assigned, &m[i].assigned);
+		kp_tps_parse(rows[i].target, &m[i].target);
+		kp_tps_parse(rows[i].owned, &m[i].owned);
 	}
 	*out = m;
 	return n;
@@ -240,35 +192,17 @@ load_cmembers(const char *group_id, CMember **out)
 static void
 save_cmember(const char *group_id, const CMember *m)
 {
-	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[6];
-
-	values[0] = CStringGetTextDatum(group_id);
-	values[1] = CStringGetTextDatum(m->member_id);
-	values[2] = Int32GetDatum(m->member_epoch);
-	values[3] = CStringGetTextDatum(tps_format(&m->assigned));
-	values[4] = CStringGetTextDatum(tps_format(&m->target));
-	values[5] = CStringGetTextDatum(tps_format(&m->owned));
-	if (SPI_execute_with_args("UPDATE kafka.group_members SET member_epoch = $3, assigned = $4, "
-							  "  target = $5, owned = $6 WHERE group_id = $1 AND member_id = $2",
-							  6, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "kafka_pg: cannot update a group member");
+	kp_cat_member_save_consumer(group_id, m->member_id, m->member_epoch,
+								kp_tps_format(&m->assigned), kp_tps_format(&m->target),
+								kp_tps_format(&m->owned));
 }
 
-static bool
-subscribes(const CMember *m, const char *topic)
-{
-	int			i;
-
-	for (i = 0; i < m->nsubscribed; i++)
-		if (strcmp(m->subscribed[i], topic) == 0)
-			return true;
-	return false;
-}
-
-/* Partition counts of every subscribed topic; "t:6|u:3" as a signature. */
+/*
+ * Partition counts of every subscribed topic, "t:6|u:3", as a signature
+ * (a change bumps the group epoch); *all gets every one of their partitions.
+ */
 static char *
-subscription_signature(CMember *m, int n, TPSet *all)
+subscription_signature(CMember *m, int n, KpTPSet *all)
 {
 	StringInfoData sig;
 	char	  **topics = palloc(sizeof(char *) * 1);
@@ -307,136 +241,50 @@ subscription_signature(CMember *m, int n, TPSet *all)
 
 		appendStringInfo(&sig, "%s%s:%d", i ? "|" : "", topics[i], count);
 		for (p = 0; p < count; p++)
-			tps_add(all, topics[i], p);
+			kp_tps_add(all, topics[i], p);
 	}
 	return sig.data;
 }
 
-/*
- * The uniform assignor: every member gets an even share of the partitions
- * of the topics it subscribes to, keeping what it has where it can.
- */
+/* Run the group's assignor over every member's target. */
 static void
-assign_uniform(CMember *m, int n, const TPSet *all)
+compute_targets(const char *assignor, CMember *m, int n, const KpTPSet *all)
 {
+	KpAssignMember *am = palloc0(sizeof(KpAssignMember) * Max(n, 1));
 	int			i;
-	int			k;
-	int			rounds;
 
-	/* drop what is gone or no longer subscribed; a partition goes to one member */
 	for (i = 0; i < n; i++)
 	{
-		TPSet		keep;
-
-		memset(&keep, 0, sizeof(keep));
-		for (k = 0; k < m[i].target.n; k++)
-		{
-			TP		   *tp = &m[i].target.items[k];
-			int			j;
-			bool		taken = false;
-
-			if (!tps_contains(all, tp->topic, tp->partition) || !subscribes(&m[i], tp->topic))
-				continue;
-			for (j = 0; j < i; j++)
-				if (tps_contains(&m[j].target, tp->topic, tp->partition))
-					taken = true;
-			if (!taken)
-				tps_add(&keep, tp->topic, tp->partition);
-		}
-		m[i].target = keep;
+		am[i].nsubscribed = m[i].nsubscribed;
+		am[i].subscribed = m[i].subscribed;
+		am[i].target = m[i].target;
 	}
-	/* unassigned partitions to the eligible member with the fewest */
-	for (k = 0; k < all->n; k++)
-	{
-		TP		   *tp = &all->items[k];
-		int			best = -1;
-		bool		assigned = false;
-
-		for (i = 0; i < n; i++)
-			if (tps_contains(&m[i].target, tp->topic, tp->partition))
-				assigned = true;
-		if (assigned)
-			continue;
-		for (i = 0; i < n; i++)
-			if (subscribes(&m[i], tp->topic) && (best < 0 || m[i].target.n < m[best].target.n))
-				best = i;
-		if (best >= 0)
-			tps_add(&m[best].target, tp->topic, tp->partition);
-	}
-	/* even out: move from the fullest to the emptiest while they differ by 2+ */
-	for (rounds = 0; rounds < all->n + n; rounds++)
-	{
-		int			hi = -1;
-		int			lo = -1;
-		bool		moved = false;
-
-		for (i = 0; i < n; i++)
-		{
-			if (hi < 0 || m[i].target.n > m[hi].target.n)
-				hi = i;
-			if (lo < 0 || m[i].target.n < m[lo].target.n)
-				lo = i;
-		}
-		if (hi < 0 || m[hi].target.n - m[lo].target.n < 2)
-			break;
-		for (k = m[hi].target.n - 1; k >= 0; k--)
-		{
-			TP			tp = m[hi].target.items[k];
-
-			if (subscribes(&m[lo], tp.topic))
-			{
-				tps_remove(&m[hi].target, tp.topic, tp.partition);
-				tps_add(&m[lo].target, tp.topic, tp.partition);
-				moved = true;
-				break;
-			}
-		}
-		if (!moved)
-			break;
-	}
-}
-
-/* The range assignor: per topic, contiguous ranges in member order. */
-static void
-assign_range(CMember *m, int n, const TPSet *all)
-{
-	int			i;
-	int			k;
-
+	if (strcmp(assignor, "range") == 0)
+		kp_assign_range(am, n, all);
+	else
+		kp_assign_uniform(am, n, all);
 	for (i = 0; i < n; i++)
-		memset(&m[i].target, 0, sizeof(TPSet));
-	for (k = 0; k < all->n;)
-	{
-		const char *topic = all->items[k].topic;
-		int			count = 0;
-		int			nsub = 0;
-		int			j;
-		int			idx = 0;
-
-		while (k + count < all->n && strcmp(all->items[k + count].topic, topic) == 0)
-			count++;
-		for (i = 0; i < n; i++)
-			if (subscribes(&m[i], topic))
-				nsub++;
-		for (i = 0; i < n && nsub > 0; i++)
-		{
-			int			share;
-
-			if (!subscribes(&m[i], topic))
-				continue;
-			share = count / nsub + (idx < count % nsub ? 1 : 0);
-			for (j = 0; j < share; j++)
-				tps_add(&m[i].target, topic, all->items[k + j + (idx * (count / nsub)) + Min(idx, count % nsub)].partition);
-			idx++;
-		}
-		k += count;
-	}
+		m[i].target = am[i].target;
 }
 
 /* ---------------------------------------------------------------------
- * The heartbeat
+ * The heartbeat, step by step
  * ---------------------------------------------------------------------
  */
+
+/* What one heartbeat works on, under the group lock. */
+typedef struct Heartbeat
+{
+	const KpCgHeartbeatArgs *a;
+	const char *assignor;
+	KpGroupRow	g;
+	int32		group_epoch;
+	int32		assignment_epoch;
+	CMember    *m;
+	int			n;
+	CMember    *me;
+	bool		changed;		/* wake the waiters at commit */
+} Heartbeat;
 
 static char *
 new_member_id(void)
@@ -446,318 +294,237 @@ new_member_id(void)
 	return DatumGetCString(DirectFunctionCall1(uuid_out, u));
 }
 
-static void
-group_counters(const char *group_id, int32 *group_epoch, int32 *assignment_epoch,
-			   char **signature, char **group_type, char **state)
+static CMember *
+find_cmember(CMember *m, int n, const char *member_id)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(group_id)};
-	bool		isnull;
-
-	SPI_execute_with_args("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
-						  1, types, values, NULL, false, 0);
-	if (SPI_execute_with_args("SELECT group_epoch, assignment_epoch, metadata_signature, group_type, state "
-							  "FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE",
-							  1, types, values, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "kafka_pg: cannot lock group \"%s\"", group_id);
-	*group_epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*assignment_epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	*signature = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
-	*group_type = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	*state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5);
-}
-
-static void
-save_group_counters(const char *group_id, int32 group_epoch, int32 assignment_epoch,
-					const char *signature, const char *assignor, int nmembers)
-{
-	Oid			types[6] = {TEXTOID, INT4OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[6];
-
-	values[0] = CStringGetTextDatum(group_id);
-	values[1] = Int32GetDatum(group_epoch);
-	values[2] = Int32GetDatum(assignment_epoch);
-	values[3] = CStringGetTextDatum(signature ? signature : "");
-	values[4] = CStringGetTextDatum(assignor ? assignor : "uniform");
-	values[5] = CStringGetTextDatum(nmembers > 0 ? "Stable" : "Empty");
-	if (SPI_execute_with_args("UPDATE kafka.consumer_groups SET group_type = 'consumer', protocol_type = 'consumer', "
-							  "  group_epoch = $2, assignment_epoch = $3, metadata_signature = $4, "
-							  "  protocol_name = $5, generation_id = $2, "
-							  "  state_changed_at = CASE WHEN state = $6 THEN state_changed_at ELSE now() END, "
-							  "  state = $6 WHERE group_id = $1",
-							  6, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "kafka_pg: cannot update group \"%s\"", group_id);
-}
-
-int16
-kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
-{
-	int32		group_epoch;
-	int32		assignment_epoch;
-	char	   *signature;
-	char	   *group_type;
-	char	   *state;
-	CMember    *m;
-	int			n;
 	int			i;
-	CMember    *me = NULL;
-	TPSet		all;
-	char	   *new_signature;
-	bool		changed = false;
-	int16		code = KP_ERR_NONE;
-	const char *assignor = a->server_assignor ? a->server_assignor : "uniform";
 
-	memset(r, 0, sizeof(*r));
+	for (i = 0; i < n; i++)
+		if (member_id && strcmp(m[i].member_id, member_id) == 0)
+			return &m[i];
+	return NULL;
+}
+
+static void
+save_counters(Heartbeat *hb, int32 group_epoch, const char *signature, int nmembers)
+{
+	kp_cat_group_save_consumer(hb->a->group_id, group_epoch, hb->assignment_epoch, signature,
+							   hb->assignor, nmembers);
+}
+
+/* Epoch -1: the member leaves; the group epoch moves on. */
+static void
+leave(Heartbeat *hb, KpCgHeartbeatResult *r)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+
+	kp_cat_member_delete(a->group_id, a->member_id ? a->member_id : "");
+	save_counters(hb, hb->group_epoch + 1, hb->g.metadata_signature, hb->n - 1);
+	r->member_id = pstrdup(a->member_id ? a->member_id : "");
 	r->member_epoch = a->member_epoch;
-	r->heartbeat_interval_ms = kp_group_consumer_heartbeat_interval_ms;
-	if (a->group_id == NULL || a->group_id[0] == '\0')
-		return KP_ERR_INVALID_REQUEST;
-	if (strcmp(assignor, "uniform") != 0 && strcmp(assignor, "range") != 0)
+	kp_group_wakeup();
+}
+
+/*
+ * Epoch 0: a member joins with the client's id (KIP-1082) or one of ours.
+ * A static member coming back takes over its old place and target; it
+ * still holds what its previous incarnation held, so the group epoch does
+ * not move.  A new member bumps the group epoch.
+ */
+static void
+join(Heartbeat *hb)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+	char	   *id = (a->member_id && a->member_id[0]) ? pstrdup(a->member_id) : new_member_id();
+	char	   *inherit = NULL;
+	int			i;
+
+	if (a->instance_id)
 	{
-		r->error_message = psprintf("unknown server assignor \"%s\": use uniform or range", assignor);
-		return KP_ERR_UNSUPPORTED_ASSIGNOR;
+		for (i = 0; i < hb->n; i++)
+			if (hb->m[i].row->instance_id && strcmp(hb->m[i].row->instance_id, a->instance_id) == 0)
+			{
+				inherit = kp_tps_format(&hb->m[i].target);
+				kp_cat_member_delete(a->group_id, hb->m[i].member_id);
+			}
 	}
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	group_counters(a->group_id, &group_epoch, &assignment_epoch, &signature, &group_type, &state);
-	if (strcmp(group_type, "classic") == 0 && strcmp(state, "Empty") != 0)
+	kp_cat_member_join_consumer(a->group_id, id, a->instance_id, a->client_id, a->client_host,
+								a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 300000,
+								a->rack_id, Max(a->nsubscribed, 0), a->subscribed,
+								a->subscribed_regex && a->subscribed_regex[0] ? a->subscribed_regex : NULL);
+	if (inherit)
+		kp_cat_member_set_target(a->group_id, id, inherit);
+	hb->n = load_cmembers(a->group_id, &hb->m);
+	hb->me = find_cmember(hb->m, hb->n, id);
+	if (inherit == NULL)
 	{
-		r->error_message = pstrdup("the group is a classic group with members");
-		code = KP_ERR_GROUP_ID_NOT_FOUND;
-		goto out;
-	}
-	n = load_cmembers(a->group_id, &m);
-
-	/*
-	 * -2: a static member leaving to come back (KIP-848).  It keeps its
-	 * place and its partitions until its session times out; rejoining with
-	 * its instance id takes them over, without moving anyone else.
-	 */
-	if (a->member_epoch == -2 && a->instance_id != NULL)
-	{
-		r->member_id = pstrdup(a->member_id ? a->member_id : "");
-		r->member_epoch = -2;
-		goto out;
-	}
-
-	/* leaving: -1 */
-	if (a->member_epoch < 0)
-	{
-		Oid			types[2] = {TEXTOID, TEXTOID};
-		Datum		values[2] = {CStringGetTextDatum(a->group_id), CStringGetTextDatum(a->member_id ? a->member_id : "")};
-
-		SPI_execute_with_args("DELETE FROM kafka.group_members WHERE group_id = $1 AND member_id = $2",
-							  2, types, values, NULL, false, 0);
-		save_group_counters(a->group_id, group_epoch + 1, assignment_epoch, signature, assignor, n - 1);
-		r->member_id = pstrdup(a->member_id ? a->member_id : "");
-		r->member_epoch = a->member_epoch;
-		kp_group_wakeup();
-		goto out;
-	}
-
-	if (a->member_epoch == 0)
-	{
-		/* joining: the client's id (KIP-1082) or one of ours */
-		char	   *id = (a->member_id && a->member_id[0]) ? pstrdup(a->member_id) : new_member_id();
-		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTARRAYOID};
-		Datum		values[8];
-		char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
-		Datum	   *subs = palloc(sizeof(Datum) * Max(a->nsubscribed, 1));
-		char	   *inherit_assigned = NULL;
-
-		for (i = 0; i < Max(a->nsubscribed, 0); i++)
-			subs[i] = CStringGetTextDatum(a->subscribed[i]);
-		if (a->instance_id)
-		{
-			/* a static member coming back takes over its old place */
-			for (i = 0; i < n; i++)
-				if (m[i].instance_id && strcmp(m[i].instance_id, a->instance_id) == 0)
-				{
-					Oid			t2[2] = {TEXTOID, TEXTOID};
-					Datum		v2[2] = {CStringGetTextDatum(a->group_id), CStringGetTextDatum(m[i].member_id)};
-
-					inherit_assigned = tps_format(&m[i].target);
-					SPI_execute_with_args("DELETE FROM kafka.group_members WHERE group_id = $1 AND member_id = $2",
-										  2, t2, v2, NULL, false, 0);
-				}
-		}
-		values[0] = CStringGetTextDatum(a->group_id);
-		values[1] = CStringGetTextDatum(id);
-		if (a->instance_id)
-			values[2] = CStringGetTextDatum(a->instance_id);
-		else
-			nulls[2] = 'n';
-		values[3] = CStringGetTextDatum(a->client_id ? a->client_id : "");
-		values[4] = CStringGetTextDatum(a->client_host ? a->client_host : "");
-		values[5] = Int32GetDatum(a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 300000);
-		if (a->rack_id)
-			values[6] = CStringGetTextDatum(a->rack_id);
-		else
-			nulls[6] = 'n';
-		values[7] = PointerGetDatum(construct_array(subs, Max(a->nsubscribed, 0), TEXTOID, -1, false, TYPALIGN_INT));
-		if (SPI_execute_with_args("INSERT INTO kafka.group_members (group_id, member_id, group_instance_id, "
-								  "  client_id, client_host, session_timeout_ms, rebalance_timeout_ms, "
-								  "  rack_id, subscribed_topics, join_round) "
-								  "VALUES ($1, $2, $3, $4, $5, " CppAsString2(0) ", $6, $7, $8, 0) "
-								  "ON CONFLICT (group_id, member_id) DO UPDATE SET subscribed_topics = $8, "
-								  "  last_heartbeat = now(), member_epoch = 0",
-								  8, types, values, nulls, false, 0) < 0)
-			elog(ERROR, "kafka_pg: cannot add a group member");
-		if (inherit_assigned)
-		{
-			Oid			t3[3] = {TEXTOID, TEXTOID, TEXTOID};
-			Datum		v3[3] = {CStringGetTextDatum(a->group_id), CStringGetTextDatum(id),
-			CStringGetTextDatum(inherit_assigned)};
-
-			SPI_execute_with_args("UPDATE kafka.group_members SET target = $3 WHERE group_id = $1 AND member_id = $2",
-								  3, t3, v3, NULL, false, 0);
-		}
-		n = load_cmembers(a->group_id, &m);
-		for (i = 0; i < n; i++)
-			if (strcmp(m[i].member_id, id) == 0)
-				me = &m[i];
-		if (inherit_assigned == NULL)
-		{
-			/* a new member changes the group; a returning static one does not */
-			group_epoch++;
-			changed = true;
-		}
-		else
-		{
-			/* it still holds what its previous incarnation held */
-			tps_parse(inherit_assigned, &me->assigned);
-			me->member_epoch = assignment_epoch;
-			me->dirty = true;
-		}
+		hb->group_epoch++;
+		hb->changed = true;
 	}
 	else
 	{
-		for (i = 0; i < n; i++)
-			if (a->member_id && strcmp(m[i].member_id, a->member_id) == 0)
-				me = &m[i];
-		if (me == NULL)
+		kp_tps_parse(inherit, &hb->me->assigned);
+		hb->me->member_epoch = hb->assignment_epoch;
+		hb->me->dirty = true;
+	}
+}
+
+/*
+ * Epoch > 0: a known member.  UNKNOWN_MEMBER_ID if it is gone,
+ * FENCED_MEMBER_EPOCH if it claims an epoch it was never given; a change
+ * of its subscription (topic names or pattern) bumps the group epoch.
+ */
+static int16
+heartbeat_member(Heartbeat *hb)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+	CMember    *me;
+	bool		same = true;
+	int			i;
+
+	hb->me = me = find_cmember(hb->m, hb->n, a->member_id);
+	if (me == NULL)
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	if (a->member_epoch > me->member_epoch)
+		return KP_ERR_FENCED_MEMBER_EPOCH;
+	if (a->nsubscribed >= 0)
+	{
+		same = (a->nsubscribed == me->nnames);
+		for (i = 0; same && i < a->nsubscribed; i++)
 		{
-			code = KP_ERR_UNKNOWN_MEMBER_ID;
-			goto out;
+			int			k;
+			bool		named = false;
+
+			for (k = 0; k < me->nnames && !named; k++)
+				named = strcmp(me->names[k], a->subscribed[i]) == 0;
+			same = named;
 		}
-		if (a->member_epoch > me->member_epoch)
+		if (!same)
 		{
-			code = KP_ERR_FENCED_MEMBER_EPOCH;
-			goto out;
-		}
-		if (a->nsubscribed >= 0)
-		{
-			/* a subscription change bumps the group epoch */
-			bool		same = (a->nsubscribed == me->nsubscribed);
-
-			for (i = 0; same && i < a->nsubscribed; i++)
-				same = subscribes(me, a->subscribed[i]);
-			if (!same)
-			{
-				Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
-				Datum	   *subs = palloc(sizeof(Datum) * Max(a->nsubscribed, 1));
-				Datum		values[3];
-
-				for (i = 0; i < a->nsubscribed; i++)
-					subs[i] = CStringGetTextDatum(a->subscribed[i]);
-				values[0] = CStringGetTextDatum(a->group_id);
-				values[1] = CStringGetTextDatum(me->member_id);
-				values[2] = PointerGetDatum(construct_array(subs, a->nsubscribed, TEXTOID, -1, false, TYPALIGN_INT));
-				SPI_execute_with_args("UPDATE kafka.group_members SET subscribed_topics = $3 "
-									  "WHERE group_id = $1 AND member_id = $2",
-									  3, types, values, NULL, false, 0);
-				me->nsubscribed = a->nsubscribed;
-				me->subscribed = a->subscribed;
-				group_epoch++;
-				changed = true;
-			}
+			me->nnames = a->nsubscribed;
+			me->names = a->subscribed;
 		}
 	}
+	if (a->subscribed_regex != NULL &&
+		strcmp(a->subscribed_regex, me->regex ? me->regex : "") != 0)
 	{
-		Oid			types[2] = {TEXTOID, TEXTOID};
-		Datum		values[2] = {CStringGetTextDatum(a->group_id), CStringGetTextDatum(me->member_id)};
-
-		SPI_execute_with_args("UPDATE kafka.group_members SET last_heartbeat = now() "
-							  "WHERE group_id = $1 AND member_id = $2", 2, types, values, NULL, false, 0);
+		same = false;
+		me->regex = a->subscribed_regex[0] ? pstrdup(a->subscribed_regex) : NULL;
 	}
-
-	/* what the member says it owns now */
-	if (a->nowned >= 0)
+	if (!same)
 	{
-		memset(&me->owned, 0, sizeof(TPSet));
-		for (i = 0; i < a->nowned; i++)
-			tps_add(&me->owned, a->owned_topics[i], a->owned_partitions[i]);
-		/* what it no longer owns is no longer in its assignment either */
-		for (i = me->assigned.n - 1; i >= 0; i--)
-			if (!tps_contains(&me->owned, me->assigned.items[i].topic, me->assigned.items[i].partition) &&
-				!tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
-				tps_remove(&me->assigned, me->assigned.items[i].topic, me->assigned.items[i].partition);
-		me->dirty = true;
+		RegexMatches cache;
+		int			ncache = 0;
+
+		kp_cat_member_set_subscription(a->group_id, me->member_id, me->nnames, me->names, me->regex);
+		resolve_subscription(me, &cache, &ncache);
+		hb->group_epoch++;
+		hb->changed = true;
 	}
+	return KP_ERR_NONE;
+}
 
-	/* new partitions in a subscribed topic also bump the group epoch */
-	new_signature = subscription_signature(m, n, &all);
-	if (strcmp(new_signature, signature) != 0)
+/*
+ * What the member says it owns now; what it no longer owns (and is not in
+ * its target) leaves its assignment too.
+ */
+static void
+note_owned(Heartbeat *hb)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+	CMember    *me = hb->me;
+	int			i;
+
+	if (a->nowned < 0)
+		return;
+	memset(&me->owned, 0, sizeof(KpTPSet));
+	for (i = 0; i < a->nowned; i++)
+		kp_tps_add(&me->owned, a->owned_topics[i], a->owned_partitions[i]);
+	for (i = me->assigned.n - 1; i >= 0; i--)
+		if (!kp_tps_contains(&me->owned, me->assigned.items[i].topic, me->assigned.items[i].partition) &&
+			!kp_tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
+			kp_tps_remove(&me->assigned, me->assigned.items[i].topic, me->assigned.items[i].partition);
+	me->dirty = true;
+}
+
+/*
+ * New partitions in a subscribed topic bump the group epoch too; a group
+ * epoch past the assignment epoch gets a new target assignment.  Returns
+ * the new signature.
+ */
+static char *
+update_target(Heartbeat *hb)
+{
+	KpTPSet		all;
+	char	   *signature = subscription_signature(hb->m, hb->n, &all);
+	int			i;
+
+	if (strcmp(signature, hb->g.metadata_signature) != 0)
 	{
-		group_epoch++;
-		changed = true;
+		hb->group_epoch++;
+		hb->changed = true;
 	}
-
-	if (assignment_epoch < group_epoch)
+	if (hb->assignment_epoch < hb->group_epoch)
 	{
-		if (strcmp(assignor, "range") == 0)
-			assign_range(m, n, &all);
-		else
-			assign_uniform(m, n, &all);
-		assignment_epoch = group_epoch;
-		for (i = 0; i < n; i++)
-			m[i].dirty = true;
-		changed = true;
+		compute_targets(hb->assignor, hb->m, hb->n, &all);
+		hb->assignment_epoch = hb->group_epoch;
+		for (i = 0; i < hb->n; i++)
+			hb->m[i].dirty = true;
+		hb->changed = true;
 	}
+	return signature;
+}
 
-	/* reconcile this member toward its target */
+/*
+ * Move the member toward its target: keep what stays; take a partition of
+ * the target only once no other member owns it (by our assignment or by
+ * its own report).  Its epoch becomes the assignment epoch once it holds
+ * its target.  Returns whether the assignment must be sent.
+ */
+static bool
+reconcile(Heartbeat *hb)
+{
+	CMember    *me = hb->me;
+	KpTPSet		next;
+	bool		converged;
+	bool		send;
+	int			i;
+
+	memset(&next, 0, sizeof(next));
+	for (i = 0; i < me->assigned.n; i++)
+		if (kp_tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
+			kp_tps_add(&next, me->assigned.items[i].topic, me->assigned.items[i].partition);
+	for (i = 0; i < me->target.n; i++)
 	{
-		TPSet		next;
-		bool		converged;
+		KpTP	   *tp = &me->target.items[i];
+		int			j;
+		bool		busy = false;
 
-		memset(&next, 0, sizeof(next));
-		for (i = 0; i < me->assigned.n; i++)
-			if (tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
-				tps_add(&next, me->assigned.items[i].topic, me->assigned.items[i].partition);
-		for (i = 0; i < me->target.n; i++)
+		if (kp_tps_contains(&next, tp->topic, tp->partition))
+			continue;
+		for (j = 0; j < hb->n && !busy; j++)
 		{
-			TP		   *tp = &me->target.items[i];
-			int			j;
-			bool		busy = false;
-
-			if (tps_contains(&next, tp->topic, tp->partition))
+			if (&hb->m[j] == me)
 				continue;
-			for (j = 0; j < n && !busy; j++)
-			{
-				if (&m[j] == me)
-					continue;
-				busy = tps_contains(&m[j].assigned, tp->topic, tp->partition) ||
-					tps_contains(&m[j].owned, tp->topic, tp->partition);
-			}
-			if (!busy)
-				tps_add(&next, tp->topic, tp->partition);
+			busy = kp_tps_contains(&hb->m[j].assigned, tp->topic, tp->partition) ||
+				kp_tps_contains(&hb->m[j].owned, tp->topic, tp->partition);
 		}
-		converged = tps_equal(&next, &me->target);
-		if (!tps_equal(&next, &me->assigned) || a->member_epoch == 0)
-			r->send_assignment = true;
-		me->assigned = next;
-		if (converged || me->member_epoch == 0)
-			me->member_epoch = assignment_epoch;
-		me->dirty = true;
+		if (!busy)
+			kp_tps_add(&next, tp->topic, tp->partition);
 	}
+	converged = kp_tps_equal(&next, &me->target);
+	send = !kp_tps_equal(&next, &me->assigned) || hb->a->member_epoch == 0;
+	me->assigned = next;
+	if (converged || me->member_epoch == 0)
+		me->member_epoch = hb->assignment_epoch;
+	me->dirty = true;
+	return send;
+}
 
-	for (i = 0; i < n; i++)
-		if (m[i].dirty)
-			save_cmember(a->group_id, &m[i]);
-	save_group_counters(a->group_id, group_epoch, assignment_epoch, new_signature, assignor, n);
-	if (changed)
-		kp_group_wakeup();
+static void
+fill_result(const CMember *me, KpCgHeartbeatResult *r)
+{
+	int			i;
 
 	r->member_id = pstrdup(me->member_id);
 	r->member_epoch = me->member_epoch;
@@ -769,31 +536,120 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		r->assigned_topics[i] = me->assigned.items[i].topic;
 		r->assigned_partitions[i] = me->assigned.items[i].partition;
 	}
-	if (!r->send_assignment && a->nowned < 0)
-		r->send_assignment = false;
-out:
-	SPI_finish();
-	return code;
+}
+
+int16
+kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
+{
+	Heartbeat	hb;
+	char	   *signature;
+	int16		code;
+	int			i;
+
+	memset(r, 0, sizeof(*r));
+	memset(&hb, 0, sizeof(hb));
+	r->member_epoch = a->member_epoch;
+	r->heartbeat_interval_ms = kp_group_consumer_heartbeat_interval_ms;
+	hb.a = a;
+	hb.assignor = a->server_assignor ? a->server_assignor : "uniform";
+	if (a->group_id == NULL || a->group_id[0] == '\0')
+		return KP_ERR_INVALID_REQUEST;
+	/* the group's consumer.heartbeat.interval.ms (KIP-848 group configs) */
+	r->heartbeat_interval_ms = kp_group_consumer_heartbeat_ms(a->group_id);
+	if (strcmp(hb.assignor, "uniform") != 0 && strcmp(hb.assignor, "range") != 0)
+	{
+		r->error_message = psprintf("unknown server assignor \"%s\": use uniform or range", hb.assignor);
+		return KP_ERR_UNSUPPORTED_ASSIGNOR;
+	}
+	if (a->subscribed_regex != NULL && a->subscribed_regex[0] != '\0')
+	{
+		char	   *why = regex_error(a->subscribed_regex);
+
+		if (why != NULL)
+		{
+			r->error_message = psprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %s.",
+										a->subscribed_regex, why);
+			return KP_ERR_INVALID_REGULAR_EXPRESSION;
+		}
+	}
+
+	kp_cat_group_read(a->group_id, true, true, &hb.g);
+	if (strcmp(hb.g.group_type, "classic") == 0 && strcmp(hb.g.state, "Empty") != 0)
+	{
+		r->error_message = pstrdup("the group is a classic group with members");
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	}
+	hb.group_epoch = hb.g.group_epoch;
+	hb.assignment_epoch = hb.g.assignment_epoch;
+	hb.n = load_cmembers(a->group_id, &hb.m);
+
+	/*
+	 * -2: a static member leaving to come back (KIP-848).  It keeps its place
+	 * and its partitions until its session times out; rejoining with its
+	 * instance id takes them over, without moving anyone else.
+	 */
+	if (a->member_epoch == -2 && a->instance_id != NULL)
+	{
+		r->member_id = pstrdup(a->member_id ? a->member_id : "");
+		r->member_epoch = -2;
+		return KP_ERR_NONE;
+	}
+	if (a->member_epoch < 0)
+	{
+		leave(&hb, r);
+		return KP_ERR_NONE;
+	}
+	if (a->member_epoch == 0)
+		join(&hb);
+	else if ((code = heartbeat_member(&hb)) != KP_ERR_NONE)
+		return code;
+	kp_cat_member_touch(a->group_id, hb.me->member_id);
+
+	note_owned(&hb);
+	signature = update_target(&hb);
+	r->send_assignment = reconcile(&hb);
+
+	for (i = 0; i < hb.n; i++)
+		if (hb.m[i].dirty)
+			save_cmember(a->group_id, &hb.m[i]);
+	save_counters(&hb, hb.group_epoch, signature, hb.n);
+	if (hb.changed)
+		kp_group_wakeup();
+	fill_result(hb.me, r);
+	return KP_ERR_NONE;
 }
 
 /* The member epoch a commit of a consumer-protocol member must carry. */
 int32
 kp_group_consumer_member_epoch(const char *group_id, const char *member_id)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id)};
-	int32		epoch = -1;
-	bool		isnull;
+	return kp_cat_consumer_member_epoch(group_id, member_id);
+}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT m.member_epoch FROM kafka.group_members m "
-							  "JOIN kafka.consumer_groups g USING (group_id) "
-							  "WHERE g.group_type = 'consumer' AND m.group_id = $1 AND m.member_id = $2",
-							  2, types, values, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
-		epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return epoch;
+bool
+kp_group_consumer_assignment(const char *group_id, const char *member_id, int32 *member_epoch,
+							 int *n, char ***topics, int32 **partitions)
+{
+	KpMemberRow *rows;
+	int			nrows = kp_cat_members_load(group_id, &rows);
+	KpMemberRow *me = kp_group_find_member(rows, nrows, member_id);
+	KpTPSet		assigned;
+	int			i;
+
+	*n = 0;
+	if (me == NULL)
+		return false;
+	*member_epoch = me->member_epoch;
+	kp_tps_parse(me->assigned, &assigned);
+	*n = assigned.n;
+	*topics = palloc(sizeof(char *) * Max(assigned.n, 1));
+	*partitions = palloc(sizeof(int32) * Max(assigned.n, 1));
+	for (i = 0; i < assigned.n; i++)
+	{
+		(*topics)[i] = assigned.items[i].topic;
+		(*partitions)[i] = assigned.items[i].partition;
+	}
+	return true;
 }
 
 void
@@ -807,10 +663,11 @@ kp_group_consumer_init_gucs(void)
 							"Session timeout of consumer-protocol members (Kafka's group.consumer.session.timeout.ms).",
 							NULL, &kp_group_consumer_session_timeout_ms, 45000, 1000, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	kp_group_configs_init_gucs();
 }
 
 static void
-tps_to_arrays(const TPSet *s, int *n, char ***topics, int32 **parts)
+tps_to_arrays(const KpTPSet *s, int *n, char ***topics, int32 **parts)
 {
 	int			i;
 
@@ -827,66 +684,41 @@ tps_to_arrays(const TPSet *s, int *n, char ***topics, int32 **parts)
 void
 kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(group_id)};
-	MemoryContext caller = CurrentMemoryContext;
+	KpGroupRow	g;
 	CMember    *m;
 	int			n;
 	int			i;
-	bool		isnull;
 	bool		converged = true;
 
 	memset(info, 0, sizeof(*info));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT group_epoch, assignment_epoch, coalesce(protocol_name, 'uniform') "
-							  "FROM kafka.consumer_groups WHERE group_id = $1 AND group_type = 'consumer'",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
-	{
-		SPI_finish();
+	kp_cat_group_read(group_id, false, false, &g);
+	if (!g.exists || strcmp(g.group_type, "consumer") != 0)
 		return;
-	}
 	info->exists = true;
-	info->group_epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	info->assignment_epoch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	{
-		MemoryContext old = MemoryContextSwitchTo(caller);
-
-		info->assignor = pstrdup(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
-		MemoryContextSwitchTo(old);
-	}
+	info->group_epoch = g.group_epoch;
+	info->assignment_epoch = g.assignment_epoch;
+	info->assignor = g.protocol_name ? g.protocol_name : pstrdup("uniform");
 	n = load_cmembers(group_id, &m);
+	info->nmembers = n;
+	info->members = palloc0(sizeof(KpCgMemberInfo) * Max(n, 1));
+	for (i = 0; i < n; i++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(caller);
+		KpCgMemberInfo *mi = &info->members[i];
+		KpMemberRow *row = m[i].row;
 
-		info->nmembers = n;
-		info->members = palloc0(sizeof(KpCgMemberInfo) * Max(n, 1));
-		for (i = 0; i < n; i++)
-		{
-			KpCgMemberInfo *mi = &info->members[i];
-			TPSet		a;
-			TPSet		t;
-			int			k;
-
-			mi->member_id = pstrdup(m[i].member_id);
-			mi->instance_id = m[i].instance_id ? pstrdup(m[i].instance_id) : NULL;
-			mi->member_epoch = m[i].member_epoch;
-			mi->client_id = pstrdup(m[i].client_id ? m[i].client_id : "");
-			mi->client_host = pstrdup(m[i].client_host ? m[i].client_host : "");
-			mi->rack_id = m[i].rack_id ? pstrdup(m[i].rack_id) : NULL;
-			mi->nsubscribed = m[i].nsubscribed;
-			mi->subscribed = palloc(sizeof(char *) * Max(m[i].nsubscribed, 1));
-			for (k = 0; k < m[i].nsubscribed; k++)
-				mi->subscribed[k] = pstrdup(m[i].subscribed[k]);
-			tps_parse(tps_format(&m[i].assigned), &a);
-			tps_parse(tps_format(&m[i].target), &t);
-			tps_to_arrays(&a, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
-			tps_to_arrays(&t, &mi->ntarget, &mi->target_topics, &mi->target_partitions);
-			if (!tps_equal(&m[i].assigned, &m[i].target))
-				converged = false;
-		}
-		info->state = pstrdup(n == 0 ? "Empty" : converged ? "Stable" : "Reconciling");
-		MemoryContextSwitchTo(old);
+		mi->member_id = row->member_id;
+		mi->instance_id = row->instance_id;
+		mi->member_epoch = m[i].member_epoch;
+		mi->client_id = row->client_id ? row->client_id : "";
+		mi->client_host = row->client_host ? row->client_host : "";
+		mi->rack_id = row->rack_id;
+		mi->nsubscribed = m[i].nnames;
+		mi->subscribed = m[i].names ? m[i].names : palloc(sizeof(char *));
+		mi->subscribed_regex = m[i].regex;
+		tps_to_arrays(&m[i].assigned, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
+		tps_to_arrays(&m[i].target, &mi->ntarget, &mi->target_topics, &mi->target_partitions);
+		if (!kp_tps_equal(&m[i].assigned, &m[i].target))
+			converged = false;
 	}
-	SPI_finish();
+	info->state = pstrdup(n == 0 ? "Empty" : converged ? "Stable" : "Reconciling");
 }

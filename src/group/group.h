@@ -4,11 +4,13 @@
  *	  The group coordinator: the whole public face of src/group.
  *
  * Consumer groups of the classic protocol (JoinGroup / SyncGroup /
- * Heartbeat / LeaveGroup, KIP-345 static membership) and committed offsets.
- * The state lives in the catalog (kafka.consumer_groups, group_members,
- * committed_offsets) and every operation takes the group's row lock, so the
- * listener workers and SQL sessions are one coordinator, whichever process
- * a request lands in.  Operations that must wait (a JoinGroup until the
+ * Heartbeat / LeaveGroup, KIP-345 static membership), of the consumer
+ * protocol (KIP-848), and committed offsets.  The state lives in the
+ * catalog (kafka.consumer_groups, group_members, committed_offsets, read
+ * and written through src/catalog/groups.c and offsets.c) and every
+ * operation that changes a group takes the group's row lock (see README),
+ * so the listener workers and SQL sessions are one coordinator, whichever
+ * process a request lands in.  Operations that must wait (a JoinGroup until the
  * group's members have joined, a follower's SyncGroup until the leader's
  * assignment) return wait = true with a deadline; the caller retries then
  * or when kp_group_wakeup() fires.
@@ -23,11 +25,9 @@
 
 #include "postgres.h"
 
-typedef struct KpBlob
-{
-	const char *data;
-	int			len;			/* -1: null */
-} KpBlob;
+#include "datatype/timestamp.h"
+
+#include "catalog/kafka_catalog.h"	/* KpBlob; the group tables' rows */
 
 typedef struct KpJoinArgs
 {
@@ -88,17 +88,60 @@ extern int16 kp_group_heartbeat(const char *group_id, const char *member_id,
 extern int16 kp_group_leave(const char *group_id, const char *member_id,
 							const char *group_instance_id);
 
-/* Offsets */
-extern int16 kp_group_check_commit(const char *group_id, const char *member_id,
-								   const char *group_instance_id, int32 generation_id);
-/* metadata: bytes, NUL bytes included (NULL or len -1: null) */
-extern int16 kp_group_commit_offset(const char *group_id, const char *topic,
-									int32 partition, int64 offset, int32 leader_epoch,
-									const KpBlob *metadata);
+/*
+ * Offsets.  kp_group_commit_offsets is the one writer of committed offsets,
+ * for every kind of committer, and applies the committer's fence first:
+ *
+ * - KP_COMMIT_WIRE (OffsetCommit): a classic member with its generation, a
+ *   consumer-protocol member with its member epoch (STALE_MEMBER_EPOCH),
+ *   or a simple commit (no member id, generation -1: assign() consumers)
+ *   while the group has no members;
+ * - KP_COMMIT_SQL_MEMBER (kafka.group_poll): a consumer-protocol member with
+ *   the member epoch its assignment was read at;
+ * - KP_COMMIT_SQL_SESSION (kafka.consume): no member; only partitions that
+ *   no member holds by its current assignment;
+ * - KP_COMMIT_TRANSACTION (src/txn, at a transaction's COMMIT decision): no
+ *   fence now; TxnOffsetCommit applied the wire fence when it sent them, as
+ *   Kafka materializes transactional offsets at the marker.
+ */
+typedef enum KpCommitterKind
+{
+	KP_COMMIT_WIRE,
+	KP_COMMIT_SQL_MEMBER,
+	KP_COMMIT_SQL_SESSION,
+	KP_COMMIT_TRANSACTION
+} KpCommitterKind;
 
-/* -1 when there is none; *metadata len -1 when null */
+typedef struct KpCommitter
+{
+	KpCommitterKind kind;
+	const char *group_id;
+	const char *member_id;		/* NULL or "": none */
+	const char *group_instance_id;
+	int32		generation_id;	/* or the member epoch (KIP-848) */
+} KpCommitter;
+
+typedef struct KpOffsetToCommit
+{
+	const char *topic;
+	int32		partition;
+	int64		offset;
+	int32		leader_epoch;
+	KpBlob		metadata;		/* bytes, NUL bytes included; len -1: null */
+	int16		error_code;		/* out */
+} KpOffsetToCommit;
+
+/*
+ * Returns the fence's error (then nothing is written and every item gets
+ * it); else each item's error_code says whether it was stored.
+ */
+extern int16 kp_group_commit_offsets(const KpCommitter *committer, int n,
+									 KpOffsetToCommit *offsets);
+
+/* -1 when there is none; for_update locks it to the end of the transaction */
 extern int64 kp_group_fetch_offset(const char *group_id, const char *topic,
-								   int32 partition, int32 *leader_epoch, KpBlob *metadata);
+								   int32 partition, bool for_update,
+								   int32 *leader_epoch, KpBlob *metadata);
 
 /* Every committed (topic, partition) of a group: arrays palloc'd. */
 extern int	kp_group_committed_partitions(const char *group_id, char ***topics,
@@ -126,7 +169,7 @@ typedef struct KpGroupMemberInfo
 typedef struct KpGroupInfo
 {
 	bool		exists;
-	char	   *state;			/* Kafka's names: Empty, Stable, ... ; Dead if none */
+	char	   *state;			/* Kafka's: Empty, Stable, ...; Dead if none */
 	char	   *protocol_type;
 	char	   *protocol_name;
 	int32		generation_id;
@@ -151,6 +194,7 @@ typedef struct KpCgHeartbeatArgs
 	int32		rebalance_timeout_ms;
 	int			nsubscribed;	/* -1: unchanged */
 	char	  **subscribed;
+	const char *subscribed_regex;	/* RE2/J; NULL: unchanged, "": none */
 	const char *server_assignor;	/* NULL: unchanged / default */
 	int			nowned;			/* -1: unchanged */
 	char	  **owned_topics;	/* (topic, partition) pairs */
@@ -177,6 +221,14 @@ extern int16 kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *args,
 /* -1 when the member is not a consumer-protocol member of the group */
 extern int32 kp_group_consumer_member_epoch(const char *group_id, const char *member_id);
 
+/*
+ * A member's current assignment as (topic, partition) pairs sorted by topic
+ * and partition, and its member epoch; false when it is not a member.
+ */
+extern bool kp_group_consumer_assignment(const char *group_id, const char *member_id,
+										 int32 *member_epoch, int *n,
+										 char ***topics, int32 **partitions);
+
 typedef struct KpCgMemberInfo
 {
 	char	   *member_id;
@@ -187,6 +239,7 @@ typedef struct KpCgMemberInfo
 	char	   *client_host;
 	int			nsubscribed;
 	char	  **subscribed;
+	char	   *subscribed_regex;	/* NULL: none */
 	int			nassigned;
 	char	  **assigned_topics;
 	int32	   *assigned_partitions;
@@ -212,8 +265,44 @@ extern int	kp_group_consumer_heartbeat_interval_ms;
 extern int	kp_group_consumer_session_timeout_ms;
 extern void kp_group_consumer_init_gucs(void);
 
-/* Periodic upkeep (the resolver): expire members, old offsets. */
+/* ---------- group configs (KIP-848, config resource type GROUP), configs.c ---------- */
+
+typedef struct KpGroupConfigEntry
+{
+	const char *name;
+	char	   *value;			/* in effect: the group's, else the broker's */
+	int8		source;			/* Kafka's ConfigSource (DEFAULT_CONFIG, ...) */
+	const char *doc;
+} KpGroupConfigEntry;
+
+typedef struct KpGroupConfigOp
+{
+	const char *name;
+	int8		op;				/* AlterConfigOp: 0 SET, 1 DELETE, ... */
+	const char *value;
+} KpGroupConfigOp;
+
+/* DescribeConfigs: every config of the group (which need not exist); palloc'd. */
+extern int	kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries);
+
+/*
+ * IncrementalAlterConfigs: all the operations or none; INVALID_CONFIG with
+ * *message for a value Kafka would refuse.
+ */
+extern int16 kp_group_alter_configs(const char *group_id, int n, const KpGroupConfigOp *ops,
+									bool validate_only, char **message);
+extern void kp_group_configs_init_gucs(void);
+
+/*
+ * Upkeep by the clock (the resolver): expire members, finish join phases
+ * past their deadline, drop old offsets.  kp_group_next_upkeep: when it next
+ * has work (a session end or a deadline still to come), 0 if nothing is
+ * known.  The caller also runs the upkeep once a second, which covers what
+ * begins after the call (sessions and join phases last longer than that,
+ * unless set shorter; a parked JoinGroup also looks at its own deadline).
+ */
 extern void kp_group_expire(void);
+extern TimestampTz kp_group_next_upkeep(void);
 
 /* Wake processes waiting for group changes (parked requests). */
 extern void kp_group_wakeup(void);

@@ -20,6 +20,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
+#include "group/group.h"
 #include "listener/handlers.h"
 #include "listener/handlers_admin.h"
 #include "listener/listener.h"
@@ -335,6 +336,16 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 				continue;
 			}
 			describe_broker(&d, r);
+		}
+		else if (r->resource_type == RESOURCE_GROUP)
+		{
+			KpGroupConfigEntry *e;
+			int			ne = kp_group_describe_configs(name, &e);
+			int			k;
+
+			for (k = 0; k < ne; k++)
+				if (key_requested(r, e[k].name))
+					describe_add(&d, e[k].name, e[k].value, e[k].source, false, CTYPE_INT, e[k].doc);
 		}
 		else
 		{
@@ -681,6 +692,20 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 										  req->resources[j].resource_name);
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
+		if (r->resource_type == RESOURCE_GROUP && !dup)
+		{
+			KpGroupConfigOp *ops = palloc0(sizeof(KpGroupConfigOp) * Max(nconf, 1));
+
+			for (j = 0; j < nconf; j++)
+			{
+				ops[j].name = r->configs[j].name ? r->configs[j].name : "";
+				ops[j].op = r->configs[j].config_operation;
+				ops[j].value = r->configs[j].value;
+			}
+			out->error_code = kp_group_alter_configs(name, nconf, ops, req->validate_only,
+													 &out->error_message);
+			continue;
+		}
 		t = alter_resource_topic(r->resource_type, name, dup, &code, &msg);
 		if (t == NULL)
 		{

@@ -235,19 +235,26 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 {
 	KpOffsetCommitRequest *req = ctx->request;
 	KpOffsetCommitResponse *resp = ctx->response;
+	KpCommitter committer;
+	KpOffsetToCommit *items;
+	int			nitems = 0;
+	int			total = 0;
 	int16		group_code;
 	int			i;
+	int			j;
 
-	group_code = kp_group_check_commit(req->group_id, req->member_id, req->group_instance_id,
-									   req->generation_id_or_member_epoch);
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
 	resp->topics = palloc0(sizeof(KpOffsetCommitResponseTopic) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+		total += Max(req->topics[i].n_partitions, 0);
+	items = palloc0(sizeof(KpOffsetToCommit) * Max(total, 1));
+
+	/* the partitions of known topics go to the coordinator, in one call */
 	for (i = 0; i < resp->n_topics; i++)
 	{
 		KpOffsetCommitRequestTopic *rt = &req->topics[i];
 		KpOffsetCommitResponseTopic *ot = &resp->topics[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 10 ? NULL : rt->name, &rt->topic_id);
-		int			j;
 
 		ot->name = rt->name ? pstrdup(rt->name) : NULL;
 		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
@@ -259,22 +266,43 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			KpOffsetCommitResponsePartition *op = &ot->partitions[j];
 
 			op->partition_index = rp->partition_index;
-			if (group_code != KP_ERR_NONE)
-				op->error_code = group_code;
-			else if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+			{
 				op->error_code = (ctx->version >= 10 && t == NULL) ? KP_ERR_UNKNOWN_TOPIC_ID :
 					KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-			else
-			{
-				KpBlob		md = {(const char *) rp->committed_metadata.data,
-				rp->committed_metadata.len};
-
-				op->error_code = kp_group_commit_offset(req->group_id, t->name, rp->partition_index,
-														rp->committed_offset,
-														rp->committed_leader_epoch, &md);
+				continue;
 			}
+			op->error_code = -1;	/* answered by the coordinator */
+			items[nitems].topic = pstrdup(t->name);
+			items[nitems].partition = rp->partition_index;
+			items[nitems].offset = rp->committed_offset;
+			items[nitems].leader_epoch = rp->committed_leader_epoch;
+			items[nitems].metadata.data = (const char *) rp->committed_metadata.data;
+			items[nitems].metadata.len = rp->committed_metadata.len;
+			nitems++;
 		}
 	}
+
+	memset(&committer, 0, sizeof(committer));
+	committer.kind = KP_COMMIT_WIRE;
+	committer.group_id = req->group_id;
+	committer.member_id = req->member_id;
+	committer.group_instance_id = req->group_instance_id;
+	committer.generation_id = req->generation_id_or_member_epoch;
+	group_code = kp_group_commit_offsets(&committer, nitems, items);
+
+	/* the group's error, if any, is every partition's (as Kafka) */
+	nitems = 0;
+	for (i = 0; i < resp->n_topics; i++)
+		for (j = 0; j < resp->topics[i].n_partitions; j++)
+		{
+			KpOffsetCommitResponsePartition *op = &resp->topics[i].partitions[j];
+
+			if (op->error_code == -1)
+				op->error_code = items[nitems++].error_code;
+			if (group_code != KP_ERR_NONE)
+				op->error_code = group_code;
+		}
 }
 
 /* One group's offsets, into the v8+ shapes (v1-7 are converted below). */
@@ -316,7 +344,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			ot = &out->topics[t - 1];
 			op = &ot->partitions[ot->n_partitions++];
 			op->partition_index = parts[i];
-			op->committed_offset = kp_group_fetch_offset(group_id, names[i], parts[i], &epoch, &md);
+			op->committed_offset = kp_group_fetch_offset(group_id, names[i], parts[i], false, &epoch, &md);
 			op->committed_leader_epoch = epoch;
 			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
@@ -344,19 +372,19 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		{
 			KpOffsetFetchResponsePartitions *op = &ot->partitions[j];
 			int32		epoch = -1;
-			KpBlob		md;
+			KpBlob		md = {NULL, -1};
 
 			op->partition_index = rt->partition_indexes[j];
 			op->committed_offset = -1;
 			op->committed_leader_epoch = -1;
-			op->metadata = to_bytes((KpBlob) {NULL, -1});
+			op->metadata = to_bytes(md);
 			if (t == NULL)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
 			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,
-														 &epoch, &md);
+														 false, &epoch, &md);
 			op->committed_leader_epoch = epoch;
 			op->metadata = to_bytes(md);
 			op->error_code = KP_ERR_NONE;
@@ -601,15 +629,6 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	int			total = 0;
 	int			k;
 
-	if (req->subscribed_topic_regex != NULL && req->subscribed_topic_regex[0] != '\0')
-	{
-		/* KIP-848 regular-expression subscriptions (v1) */
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("kafka_pg does not support regular-expression subscriptions yet; subscribe to topic names");
-		resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
-		resp->member_epoch = req->member_epoch;
-		return;
-	}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;
@@ -622,6 +641,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	for (i = 0; i < a.nsubscribed; i++)
 		if (a.subscribed[i] == NULL)
 			a.subscribed[i] = "";
+	a.subscribed_regex = req->subscribed_topic_regex;	/* v1 */
 	a.server_assignor = req->server_assignor;
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
 	a.client_host = peer_host(ctx->peer);
@@ -728,6 +748,7 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 			m->client_host = mi->client_host;
 			m->n_subscribed_topic_names = mi->nsubscribed;
 			m->subscribed_topic_names = mi->subscribed;
+			m->subscribed_topic_regex = mi->subscribed_regex;
 			for (pass = 0; pass < 2; pass++)
 			{
 				KpConsumerGroupDescribeResponseAssignment *as = pass == 0 ? &m->assignment : &m->target_assignment;

@@ -299,11 +299,11 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 			offsets[k].partition = rp->partition_index;
 			offsets[k].offset = rp->committed_offset;
 			offsets[k].leader_epoch = ctx->version >= 2 ? rp->committed_leader_epoch : -1;
-			offsets[k].metadata = (char *) rp->committed_metadata.data;
-			offsets[k].metadata_len = rp->committed_metadata.len;
+			offsets[k].metadata.data = (const char *) rp->committed_metadata.data;
+			offsets[k].metadata.len = rp->committed_metadata.len;
 			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 				errors[k] = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-			else if (offsets[k].metadata_len > 4096)
+			else if (offsets[k].metadata.len > 4096)
 				errors[k] = KP_ERR_OFFSET_METADATA_TOO_LARGE;
 		}
 	}

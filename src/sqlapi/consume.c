@@ -32,7 +32,6 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -43,6 +42,7 @@
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
 #include "group/group.h"
+#include "protocol/errors.h"
 #include "sqlapi/sqlapi.h"
 #include "store/store.h"
 
@@ -61,27 +61,48 @@ try_lock_partition(const char *group_id, const char *topic, int32 partition)
 	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
+/* The group's committed offset, locked to the end of the transaction. */
 static int64
 committed_offset_for_update(const char *group_id, const char *topic, int32 partition,
 							bool *found)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-	Datum		values[3] = {CStringGetTextDatum(group_id), CStringGetTextDatum(topic),
-	Int32GetDatum(partition)};
-	int64		offset = -1;
-	bool		isnull;
+	int32		leader_epoch;
+	KpBlob		metadata;
+	int64		offset = kp_group_fetch_offset(group_id, topic, partition, true,
+											   &leader_epoch, &metadata);
 
-	*found = false;
-	if (SPI_execute_with_args("SELECT committed_offset FROM kafka.committed_offsets "
-							  "WHERE group_id = $1 AND topic = $2 AND partition = $3 FOR UPDATE",
-							  3, types, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "kafka_pg: cannot read the committed offset");
-	if (SPI_processed > 0)
-	{
-		offset = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		*found = true;
-	}
+	*found = offset >= 0;
 	return offset;
+}
+
+/* Kafka error code as SQLSTATE KPnnn (as kafka.group_heartbeat reports them) */
+#define KAFKA_SQLSTATE(code) \
+	MAKE_SQLSTATE('K', 'P', '0' + ((code) / 100) % 10, '0' + ((code) / 10) % 10, '0' + (code) % 10)
+
+/*
+ * The new committed offset, through the coordinator's one writer and its
+ * fence for this kind of SQL committer (group.h).
+ */
+static void
+commit_position(const KpCommitter *committer, const char *topic, int32 partition, int64 position)
+{
+	KpOffsetToCommit o;
+
+	memset(&o, 0, sizeof(o));
+	o.topic = topic;
+	o.partition = partition;
+	o.offset = position;
+	o.leader_epoch = -1;
+	o.metadata.data = NULL;
+	o.metadata.len = -1;
+	kp_group_commit_offsets(committer, 1, &o);
+	if (o.error_code != 0)
+		ereport(ERROR,
+				(errcode(KAFKA_SQLSTATE(o.error_code)),
+				 errmsg("cannot commit the offset of group \"%s\" on %s:%d: Kafka error %d",
+						committer->group_id, topic, partition, o.error_code),
+				 o.error_code == KP_ERR_STALE_MEMBER_EPOCH ?
+				 errhint("The member's assignment changed: heartbeat, then poll again.") : 0));
 }
 
 Datum
@@ -100,6 +121,7 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 	int32		i;
 	int32		partition_count;
 	char		topic_copy[KP_TOPIC_NAME_MAX + 1];
+	KpCommitter committer;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (group_id[0] == '\0')
@@ -121,10 +143,13 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 	strlcpy(topic_copy, topic->name, sizeof(topic_copy));
 	nheld = kp_group_held_partitions(group_id, topic_copy, &held);
 
+	memset(&committer, 0, sizeof(committer));
+	committer.kind = KP_COMMIT_SQL_SESSION;
+	committer.group_id = group_id;
+	committer.generation_id = -1;
+
 	/* start at a different partition in each session, so they spread out */
 	start = (int32) (MyProcPid % partition_count);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	for (i = 0; i < partition_count && emitted < max_records; i++)
 	{
 		int32		p = (start + i) % partition_count;
@@ -153,22 +178,8 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 		n = kp_sql_emit_records(rsinfo, topic, p, from, max_records - emitted, true, &position);
 		emitted += n;
 		if (position != from || !found)
-		{
-			Oid			types[4] = {TEXTOID, TEXTOID, INT4OID, INT8OID};
-			Datum		values[4] = {CStringGetTextDatum(group_id), CStringGetTextDatum(topic_copy),
-			Int32GetDatum(p), Int64GetDatum(position)};
-
-			if (SPI_execute_with_args("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) "
-									  "ON CONFLICT DO NOTHING", 1, types, values, NULL, false, 0) < 0 ||
-				SPI_execute_with_args("INSERT INTO kafka.committed_offsets (group_id, topic, partition, "
-									  "  committed_offset, commit_time) VALUES ($1, $2, $3, $4, now()) "
-									  "ON CONFLICT (group_id, topic, partition) DO UPDATE "
-									  "SET committed_offset = $4, commit_time = now()",
-									  4, types, values, NULL, false, 0) != SPI_OK_INSERT)
-				elog(ERROR, "kafka_pg: cannot record the committed offset");
-		}
+			commit_position(&committer, topic_copy, p, position);
 	}
-	SPI_finish();
 	return (Datum) 0;
 }
 
@@ -253,71 +264,49 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 	char	   *group_id = kp_arg_text(fcinfo, 0, "group_id");
 	char	   *member_id = kp_arg_text(fcinfo, 1, "member_id");
 	int32		max_records = PG_ARGISNULL(2) ? 100 : PG_GETARG_INT32(2);
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id)};
-	char	   *assigned;
-	char	   *save;
-	char	   *tpart;
+	KpCommitter committer;
+	int32		member_epoch;
+	int			nassigned;
+	char	  **topics;
+	int32	   *partitions;
 	int			emitted = 0;
+	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT assigned FROM kafka.group_members WHERE group_id = $1 AND member_id = $2",
-							  2, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+	if (!kp_group_consumer_assignment(group_id, member_id, &member_epoch, &nassigned,
+									  &topics, &partitions))
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_UNKNOWN_MEMBER_ID),
 				 errmsg("member \"%s\" is not in group \"%s\"", member_id, group_id),
 				 errhint("Join with kafka.group_heartbeat first; a member that stops heartbeating is removed.")));
-	assigned = pstrdup(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	memset(&committer, 0, sizeof(committer));
+	committer.kind = KP_COMMIT_SQL_MEMBER;
+	committer.group_id = group_id;
+	committer.member_id = member_id;
+	committer.generation_id = member_epoch;
 
-	/* 'topic:0,1|other:3' as the coordinator keeps it */
-	for (tpart = strtok_r(assigned, "|", &save); tpart && emitted < max_records;
-		 tpart = strtok_r(NULL, "|", &save))
+	for (i = 0; i < nassigned && emitted < max_records; i++)
 	{
-		char	   *colon = strchr(tpart, ':');
-		char	   *save2;
-		char	   *num;
+		int32		p = partitions[i];
 		const KpTopic *topic;
+		bool		found;
+		int64		from;
+		int64		position;
+		KpLogOffsets off;
+		KpPartitionRef ref;
 
-		if (colon == NULL)
-			continue;
-		*colon = '\0';
-		topic = kp_topic_open(tpart, AccessShareLock, true);
+		topic = kp_topic_open(topics[i], AccessShareLock, true);
 		if (topic == NULL)
 			continue;
-		for (num = strtok_r(colon + 1, ",", &save2); num && emitted < max_records;
-			 num = strtok_r(NULL, ",", &save2))
-		{
-			int32		p = (int32) strtol(num, NULL, 10);
-			bool		found;
-			int64		from;
-			int64		position;
-			KpLogOffsets off;
-			KpPartitionRef ref;
-
-			topic = kp_topic_open(tpart, AccessShareLock, false);
-			kp_topic_partition(topic, p, &ref);
-			kp_log_offsets(ref.partition_id, &off);
-			from = committed_offset_for_update(group_id, tpart, p, &found);
-			if (!found || from < off.log_start_offset || from > off.log_end_offset)
-				from = off.log_start_offset;
-			emitted += kp_sql_emit_records(rsinfo, topic, p, from, max_records - emitted, true, &position);
-			if (position != from || !found)
-			{
-				Oid			t4[4] = {TEXTOID, TEXTOID, INT4OID, INT8OID};
-				Datum		v4[4] = {CStringGetTextDatum(group_id), CStringGetTextDatum(tpart),
-				Int32GetDatum(p), Int64GetDatum(position)};
-
-				if (SPI_execute_with_args("INSERT INTO kafka.committed_offsets (group_id, topic, partition, "
-										  "  committed_offset, commit_time) VALUES ($1, $2, $3, $4, now()) "
-										  "ON CONFLICT (group_id, topic, partition) DO UPDATE "
-										  "SET committed_offset = $4, commit_time = now()",
-										  4, t4, v4, NULL, false, 0) != SPI_OK_INSERT)
-					elog(ERROR, "kafka_pg: cannot record the committed offset");
-			}
-		}
+		kp_topic_partition(topic, p, &ref);
+		kp_log_offsets(ref.partition_id, &off);
+		from = committed_offset_for_update(group_id, topics[i], p, &found);
+		if (!found || from < off.log_start_offset || from > off.log_end_offset)
+			from = off.log_start_offset;
+		topic = kp_topic_open(topics[i], AccessShareLock, false);
+		emitted += kp_sql_emit_records(rsinfo, topic, p, from, max_records - emitted, true, &position);
+		if (position != from || !found)
+			commit_position(&committer, topics[i], p, position);
 	}
-	SPI_finish();
 	return (Datum) 0;
 }

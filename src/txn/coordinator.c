@@ -112,13 +112,23 @@ prepare_end(KpTxnRow *row, bool commit)
 		int			n = kp_cat_txn_offsets(row->transactional_id, &offsets);
 		int			i;
 
-		for (i = 0; i < n; i++)
+		/* one call of the group's offset writer per group, in group order */
+		for (i = 0; i < n;)
 		{
-			KpBlob		md = {offsets[i].metadata, offsets[i].metadata_len};
+			KpCommitter committer = {KP_COMMIT_TRANSACTION, offsets[i].group_id, NULL, NULL, -1};
+			KpOffsetToCommit *items = palloc0(sizeof(KpOffsetToCommit) * n);
+			int			k = 0;
+			int			first = i;
 
-			(void) kp_group_commit_offset(offsets[i].group_id, offsets[i].topic,
-										  offsets[i].partition, offsets[i].offset,
-										  offsets[i].leader_epoch, &md);
+			for (; i < n && strcmp(offsets[i].group_id, offsets[first].group_id) == 0; i++, k++)
+			{
+				items[k].topic = offsets[i].topic;
+				items[k].partition = offsets[i].partition;
+				items[k].offset = offsets[i].offset;
+				items[k].leader_epoch = offsets[i].leader_epoch;
+				items[k].metadata = offsets[i].metadata;
+			}
+			(void) kp_group_commit_offsets(&committer, k, items);
 		}
 	}
 	kp_cat_txn_clear(row->transactional_id, false);
@@ -331,10 +341,16 @@ kp_txn_offset_commit(const char *transactional_id, int64 producer_id, int16 prod
 	if (!state_is(&row, "Ongoing") || !added)
 		return KP_ERR_INVALID_TXN_STATE;
 
-	/* fenced by the group as OffsetCommit is, when the member says who it is */
+	/*
+	 * Fenced by the group as OffsetCommit is, when the member says who it is
+	 * (the wire fence of the one offset writer, with nothing to write).
+	 */
 	if ((member_id && member_id[0]) || generation_id >= 0)
 	{
-		code = kp_group_check_commit(group_id, member_id, group_instance_id, generation_id);
+		KpCommitter committer = {KP_COMMIT_WIRE, group_id, member_id, group_instance_id,
+		generation_id};
+
+		code = kp_group_commit_offsets(&committer, 0, NULL);
 		if (code != KP_ERR_NONE)
 			return code;
 	}

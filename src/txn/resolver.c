@@ -11,7 +11,9 @@
  * its pending markers too).  Once a second it also sweeps for SQL transactions that finished
  * without telling anyone (prepared transactions, crash survivors found by
  * recovery), and does the group coordinator's upkeep (expired sessions,
- * join phases past their deadline, old offsets).  It runs in
+ * join phases past their deadline, old offsets); it also wakes for the
+ * upkeep at the moment the coordinator names (kp_group_next_upkeep), so that
+ * a session expires at its timeout, not up to a second later.  It runs in
  * kafka.database and restarts if it exits.
  *
  *-------------------------------------------------------------------------
@@ -42,6 +44,7 @@ kp_resolver_main(Datum arg)
 {
 	MemoryContext cxt;
 	TimestampTz last_upkeep = 0;
+	TimestampTz group_due = 0;	/* the group upkeep's next moment; 0: none */
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -58,7 +61,9 @@ kp_resolver_main(Datum arg)
 		MemoryContext old;
 		TimestampTz now = GetCurrentTimestamp();
 		bool		upkeep;
+		bool		group_upkeep;
 		int			written;
+		long		timeout;
 
 		if (ConfigReloadPending)
 		{
@@ -75,6 +80,7 @@ kp_resolver_main(Datum arg)
 		 * the group upkeep, which run SQL, at most once a second.
 		 */
 		upkeep = TimestampDifferenceExceeds(last_upkeep, now, 1000);
+		group_upkeep = upkeep || (group_due != 0 && now >= group_due);
 		written = 0;
 		/* idle from before the scan: a decision the scan misses wakes us */
 		kp_resolver_set_idle(true);
@@ -83,9 +89,13 @@ kp_resolver_main(Datum arg)
 			if (upkeep)
 				kp_log_sweep_sql_txns();
 			written = kp_log_write_pending_markers();
-			if (upkeep)
+			if (group_upkeep)
 			{
 				kp_group_expire();
+				group_due = kp_group_next_upkeep();
+			}
+			if (upkeep)
+			{
 				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
 			}
 		}
@@ -99,11 +109,14 @@ kp_resolver_main(Datum arg)
 		CommitTransactionCommand();
 		pgstat_report_stat(false);
 
+		now = GetCurrentTimestamp();
+		timeout = written > 0 ? 10 :
+			Max(1, 1000 - TimestampDifferenceMilliseconds(last_upkeep, now));
+		if (group_due != 0)
+			timeout = Max(1, Min(timeout, TimestampDifferenceMilliseconds(now, group_due)));
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 written > 0 ? 10 :
-						 Max(1, 1000 - TimestampDifferenceMilliseconds(last_upkeep, GetCurrentTimestamp())),
-						 PG_WAIT_EXTENSION);
+						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

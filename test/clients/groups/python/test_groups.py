@@ -3,6 +3,7 @@
     python3 test_groups.py confluent            confluent-kafka, group.protocol=classic
     python3 test_groups.py confluent-consumer   confluent-kafka >= 2.4 (KIP-848), group.protocol=consumer
     python3 test_groups.py kafka-python         kafka-python
+    python3 test_groups.py SUITE NAME...        only these tests of the suite (e.g. session_expires_on_time)
 
 Topics are created and filled with confluent-kafka's producer (both Debian's python3 and the
 virtualenv have it). Last line: "N passed, M failed".
@@ -241,16 +242,85 @@ def t_group_of_two_commits_and_resumes(client, name):
     assert keys == sorted(f"late{i}" for i in range(50)), f"resumed with {len(keys)} records: {keys[:5]}..."
 
 
+SESSION_MEMBER = """
+import sys, time
+from kafka import KafkaConsumer
+c = KafkaConsumer(bootstrap_servers=sys.argv[1], group_id=sys.argv[2], auto_offset_reset="earliest",
+                  enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=100)
+c.subscribe([sys.argv[3]])
+while True:
+    c.poll(timeout_ms=100)
+    if c.assignment():
+        print("ASSIGNED", flush=True)
+        break
+while True:
+    c.poll(timeout_ms=100)
+"""
+
+
+def group_members(admin, groups):
+    """The members of each group, with kafka-python 2 (describe_consumer_groups) or 3 (describe_groups)."""
+    if hasattr(admin, "describe_consumer_groups"):
+        return [d.members for d in admin.describe_consumer_groups(groups)]
+    r = admin.describe_groups(groups)
+    return [r[g]["members"] for g in groups]
+
+
+def t_session_expires_on_time(client, name):
+    """A member that stops heartbeating (kill -9) is gone from its group at its session timeout
+    (6 s), not up to a second later: three members of three groups, killed a third of a second
+    apart so that a once-a-second sweep would be late for at least one of them by 2/3 s, each
+    leave their group empty within 6 s + 0.4 s (they heartbeat every 100 ms)."""
+    import signal
+    import subprocess
+    from kafka.admin import KafkaAdminClient
+    session_ms, margin_ms = 6000, 400
+    topic = f"grp-py-expiry-{name}-{RUN}"
+    create_topic(topic, 1)
+    groups = [f"g-{topic}-{i}" for i in range(3)]
+    procs = [subprocess.Popen([sys.executable, "-c", SESSION_MEMBER, BOOTSTRAP, g, topic],
+                              stdout=subprocess.PIPE, text=True) for g in groups]
+    admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ASSIGNED", "a member did not get its partition"
+        killed = []
+        for p in procs:
+            p.send_signal(signal.SIGKILL)
+            killed.append(time.time())
+            time.sleep(0.333)
+        gone = [None] * len(groups)
+        deadline = time.time() + session_ms / 1000 + 10
+        while None in gone and time.time() < deadline:
+            for i, members in enumerate(group_members(admin, groups)):
+                if gone[i] is None and not members:
+                    gone[i] = time.time()
+            time.sleep(0.02)
+        took = [round((g - k) * 1000) if g else None for g, k in zip(gone, killed)]
+        print(f"  session {session_ms} ms: members gone {took} ms after kill -9", flush=True)
+        assert None not in took, f"a member was never removed: {took}"
+        assert all(session_ms - 300 <= t <= session_ms + margin_ms for t in took), \
+            f"removed {took} ms after kill -9, not within {session_ms} ms + {margin_ms} ms"
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        admin.close()
+
+
 SUITES = {
     "confluent": (lambda: Confluent("classic"), [t_split, t_resume]),
     "confluent-consumer": (lambda: Confluent("consumer"), [t_split, t_resume]),
-    "kafka-python": (KafkaPython, [t_split, t_resume, t_group_of_two_commits_and_resumes]),
+    "kafka-python": (KafkaPython, [t_split, t_resume, t_group_of_two_commits_and_resumes,
+                                   t_session_expires_on_time]),
 }
 
 
 def main():
     suite = sys.argv[1]
     make, tests = SUITES[suite]
+    if len(sys.argv) > 2:
+        tests = [t for t in tests if t.__name__[2:] in sys.argv[2:]]
     if suite == "confluent-consumer":
         import confluent_kafka
         v = tuple(int(x) for x in confluent_kafka.libversion()[0].split(".")[:2])

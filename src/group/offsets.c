@@ -1,0 +1,209 @@
+/*-------------------------------------------------------------------------
+ *
+ * offsets.c
+ *	  Committed offsets: the one writer, its fences, and the readers.
+ *
+ * Every committed offset, whoever commits it (OffsetCommit on the wire,
+ * kafka.consume and kafka.group_poll in SQL), is written by
+ * kp_group_commit_offsets, after the committer's fence (group.h):
+ *
+ * - a classic member must be in the group with the current generation,
+ *   and not between its join and its assignment (REBALANCE_IN_PROGRESS),
+ *   as Kafka's GroupCoordinator;
+ * - a consumer-protocol member must commit with its current member epoch
+ *   (STALE_MEMBER_EPOCH, KIP-848), on the wire and from SQL alike;
+ * - a committer without a member (generation -1: a Java assign() consumer;
+ *   kafka.consume) must not commit partitions that members hold: on the
+ *   wire, as Kafka, only while the group has no members; from SQL, only
+ *   partitions no member holds by its current assignment (kafka.consume
+ *   already skips them; this catches a member that got one since);
+ * - a transaction's offsets (TxnOffsetCommit) are fenced as OffsetCommit when
+ *   they are sent, and written unfenced at the COMMIT decision
+ *   (KP_COMMIT_TRANSACTION, src/txn/coordinator.c).
+ *
+ * The wire fence takes the group lock.  The SQL fences do not: their
+ * commits happen inside the caller's transaction, which may last long,
+ * and must not hold the group lock (and so every heartbeat of the group)
+ * until it ends.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "group/assignor.h"
+#include "group/group_int.h"
+#include "protocol/errors.h"
+
+/* Kafka's offset.metadata.max.bytes */
+#define KP_OFFSET_METADATA_MAX	4096
+
+/* OffsetCommit's fence: takes the group lock, creating the group if need be. */
+static int16
+wire_fence(const KpCommitter *c)
+{
+	KpGroupRow	g;
+	int32		epoch;
+
+	kp_cat_group_read(c->group_id, true, true, &g);
+	if (c->member_id && c->member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
+		(epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id)) >= 0)
+	{
+		/* KIP-848 members commit with their member epoch */
+		if (c->generation_id != epoch)
+			return KP_ERR_STALE_MEMBER_EPOCH;
+	}
+	else if (c->generation_id < 0 && (c->member_id == NULL || c->member_id[0] == '\0'))
+	{
+		/* a simple commit (assign() consumers): only while nobody is a member */
+		if (strcmp(g.state, "Empty") != 0)
+			return KP_ERR_UNKNOWN_MEMBER_ID;
+	}
+	else
+	{
+		KpMemberRow *m;
+		int			n = kp_cat_members_load(c->group_id, &m);
+		KpMemberRow *me = kp_group_find_member(m, n, c->member_id);
+
+		if (me == NULL)
+			return kp_group_find_instance(m, n, c->group_instance_id) ?
+				KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
+		if (c->generation_id != g.generation)
+			return KP_ERR_ILLEGAL_GENERATION;
+		if (strcmp(g.state, "CompletingRebalance") == 0)
+		{
+			/*
+			 * As Kafka: a member may commit while the group prepares a
+			 * rebalance (it commits what it processed before rejoining), not
+			 * between the join and the assignment.
+			 */
+			return KP_ERR_REBALANCE_IN_PROGRESS;
+		}
+	}
+	return KP_ERR_NONE;
+}
+
+/* kafka.group_poll's fence: the member epoch its assignment was read at. */
+static int16
+sql_member_fence(const KpCommitter *c)
+{
+	int32		epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id ? c->member_id : "");
+
+	if (epoch < 0)
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	if (epoch != c->generation_id)
+		return KP_ERR_STALE_MEMBER_EPOCH;
+	return KP_ERR_NONE;
+}
+
+/* kafka.consume's fence, per partition: no member may hold it. */
+static bool
+held_by_member(const char *group_id, const char *topic, int32 partition)
+{
+	int32	   *held;
+	int			n = kp_group_held_partitions(group_id, topic, &held);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (held[i] == partition)
+			return true;
+	return false;
+}
+
+int16
+kp_group_commit_offsets(const KpCommitter *c, int n, KpOffsetToCommit *offsets)
+{
+	int16		code = KP_ERR_NONE;
+	int			i;
+
+	if (c->group_id == NULL || c->group_id[0] == '\0')
+		code = KP_ERR_INVALID_GROUP_ID;
+	else if (c->kind == KP_COMMIT_WIRE)
+		code = wire_fence(c);
+	else if (c->kind == KP_COMMIT_SQL_MEMBER)
+		code = sql_member_fence(c);
+	else
+		kp_cat_group_ensure(c->group_id);	/* so that the group is listed */
+	for (i = 0; i < n; i++)
+	{
+		KpOffsetToCommit *o = &offsets[i];
+
+		o->error_code = code;
+		if (code != KP_ERR_NONE)
+			continue;
+		if (o->metadata.len > KP_OFFSET_METADATA_MAX)
+			o->error_code = KP_ERR_OFFSET_METADATA_TOO_LARGE;
+		else if (c->kind == KP_COMMIT_SQL_SESSION &&
+				 held_by_member(c->group_id, o->topic, o->partition))
+			o->error_code = KP_ERR_UNKNOWN_MEMBER_ID;
+		else
+			kp_cat_offset_store(c->group_id, o->topic, o->partition, o->offset,
+								o->leader_epoch, &o->metadata);
+	}
+	return code;
+}
+
+int64
+kp_group_fetch_offset(const char *group_id, const char *topic, int32 partition,
+					  bool for_update, int32 *leader_epoch, KpBlob *metadata)
+{
+	return kp_cat_offset_fetch(group_id, topic, partition, for_update, leader_epoch, metadata);
+}
+
+int
+kp_group_committed_partitions(const char *group_id, char ***topics, int32 **partitions)
+{
+	return kp_cat_offsets_list(group_id, topics, partitions);
+}
+
+/*
+ * Partitions of topic that members hold, for SQL consumers to keep off: by
+ * the assignment the leader gave (classic) or the coordinator gave and the
+ * member last reported owning (KIP-848).  No group lock: SQL consumers must
+ * not queue behind the coordinator.
+ */
+int
+kp_group_held_partitions(const char *group_id, const char *topic, int32 **partitions)
+{
+	KpGroupRow	g;
+	KpMemberRow *m;
+	int			n;
+	int			i;
+	int			count = 0;
+
+	*partitions = palloc(sizeof(int32));
+	kp_cat_group_read(group_id, false, false, &g);
+	if (!g.exists || strcmp(g.state, "Empty") == 0 ||
+		strcmp(g.protocol_type, "consumer") != 0)
+		return 0;
+	n = kp_cat_members_load(group_id, &m);
+	for (i = 0; i < n; i++)
+	{
+		int32	   *mine;
+		int			k;
+
+		if (strcmp(g.group_type, "consumer") == 0)
+		{
+			KpTPSet		held;
+			KpTPSet		owned;
+			int			j;
+
+			kp_tps_parse(m[i].assigned, &held);
+			kp_tps_parse(m[i].owned, &owned);
+			for (j = 0; j < owned.n; j++)
+				kp_tps_add(&held, owned.items[j].topic, owned.items[j].partition);
+			mine = palloc(sizeof(int32) * Max(held.n, 1));
+			k = 0;
+			for (j = 0; j < held.n; j++)
+				if (strcmp(held.items[j].topic, topic) == 0)
+					mine[k++] = held.items[j].partition;
+		}
+		else
+			k = kp_group_assignment_partitions(m[i].assignment, topic, &mine);
+		if (k == 0)
+			continue;
+		*partitions = repalloc(*partitions, sizeof(int32) * (count + k));
+		memcpy(*partitions + count, mine, sizeof(int32) * k);
+		count += k;
+	}
+	return count;
+}
