@@ -101,8 +101,8 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
 
 	/*
 	 * Fencing an ongoing transaction decides it (abort), completes it, then
-	 * bumps the epoch again: Kafka answers CONCURRENT_TRANSACTIONS in
-	 * between and lets the client retry; here the retry is done at once.
+	 * bumps the epoch again: Kafka answers CONCURRENT_TRANSACTIONS in between
+	 * and lets the client retry; here the retry is done at once.
 	 */
 	for (attempt = 0; attempt < 3; attempt++)
 	{
@@ -442,7 +442,10 @@ kp_handle_describe_transactions(KpRequestContext *ctx)
 		s->producer_id = row.producer_id;
 		s->producer_epoch = row.producer_epoch;
 
-		/* topics in order, each with its partitions; groups as Kafka's offsets topic */
+		/*
+		 * topics in order, each with its partitions; groups as Kafka's
+		 * offsets topic
+		 */
 		s->topics = palloc0(sizeof(KpDescribeTransactionsResponseTopicData) * (nparts + 1));
 		s->n_topics = 0;
 		for (j = 0; j < nparts; j++)

@@ -174,8 +174,8 @@ kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
 	/*
 	 * KIP-360: a producer that asks with its id and epoch resumes only if
 	 * they are still the current ones, or the epoch just before a bump that
-	 * aborted its transaction (a timeout, or this very request's fence on
-	 * its first round: Kafka's lastProducerEpoch).
+	 * aborted its transaction (a timeout, or this very request's fence on its
+	 * first round: Kafka's lastProducerEpoch).
 	 */
 	if (expected_producer_id >= 0 &&
 		(expected_producer_id != row.producer_id ||
@@ -432,7 +432,11 @@ kp_txn_complete(const char *transactional_id)
 	kp_cat_txn_clear(transactional_id, true);
 	strlcpy(row.state, outcome == KP_TXN_COMMITTED ? "CompleteCommit" : "CompleteAbort",
 			sizeof(row.state));
-	/* the start time stays until the next transaction or epoch, as Kafka shows it */
+
+	/*
+	 * the start time stays until the next transaction or epoch, as Kafka
+	 * shows it
+	 */
 	kp_cat_txn_update(&row, false, false);
 }
 

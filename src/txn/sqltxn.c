@@ -70,11 +70,11 @@ kp_txn_note_write(int64 partition_id, int64 producer_id)
 			writes[i].producer_id == producer_id)
 			return;
 	/*
-	 * The first write of the transaction bounds how long it may idle: it
-	 * sets idle_in_transaction_session_timeout for the rest of this
-	 * transaction only (SET LOCAL), unless a shorter one is in force, so
-	 * PostgreSQL ends the session of a transaction left open and its
-	 * partitions' last stable offset moves on (docs/transactions.md).
+	 * The first write of the transaction bounds how long it may idle: it sets
+	 * idle_in_transaction_session_timeout for the rest of this transaction
+	 * only (SET LOCAL), unless a shorter one is in force, so PostgreSQL ends
+	 * the session of a transaction left open and its partitions' last stable
+	 * offset moves on (docs/transactions.md).
 	 */
 	if (nwrites == 0 && kp_txn_idle_timeout_ms > 0 &&
 		(IdleInTransactionSessionTimeout == 0 ||
