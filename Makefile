@@ -34,7 +34,8 @@ EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # Generated protocol tables are committed; regenerate with `make protocol`.
 # `make check-protocol` regenerates into a temporary folder and fails if the
-# committed files differ (the suite's `generated` part).
+# committed files differ, and checks that docs/wire-protocol.md's API table
+# is what the listener serves (the suite's `generated` part).
 PROTOCOL_DEFS ?= ../shared/kafka-protocol
 .PHONY: protocol check-protocol
 protocol:
@@ -47,6 +48,7 @@ check-protocol:
 		{ echo "src/protocol/$$f differs from what tools/gen_protocol.py generates from $(PROTOCOL_DEFS):"; \
 		  diff -u src/protocol/$$f $$tmp/$$f | head -40; rm -rf $$tmp; exit 1; }; \
 	done; rm -rf $$tmp; echo "src/protocol/messages_gen.[ch] match $(PROTOCOL_DEFS)"
+	@python3 tools/check_api_docs.py
 
 # PostgreSQL's indentation (pgindent style, via pg_bsd_indent) for the
 # hand-written C; `make check-format` is the suite's `format` part.

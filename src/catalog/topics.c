@@ -35,7 +35,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
-#include "main/kafka_pg.h"
+#include "common/settings.h"
 
 typedef struct KpTopicEntry
 {

@@ -46,7 +46,7 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
-#include "main/kafka_pg.h"
+#include "common/settings.h"
 #include "store/store.h"
 
 /* settings */

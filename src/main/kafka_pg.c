@@ -21,7 +21,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
-#include "main/kafka_pg.h"
+#include "common/settings.h"
 #include "catalog/kafka_catalog.h"
 #include "group/group.h"
 #include "listener/listener.h"

@@ -35,7 +35,7 @@
 #include "utils/timestamp.h"
 
 #include "group/group.h"
-#include "main/kafka_pg.h"
+#include "common/settings.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
