@@ -128,6 +128,8 @@ static const BrokerConfigDef broker_config_defs[] = {
 	"kafka.transaction_max_timeout_ms"},
 	{"transaction.state.log.min.isr", BC_FIXED, NULL, CTYPE_INT, "1", 0, NULL},
 	{"transaction.state.log.replication.factor", BC_FIXED, NULL, CTYPE_SHORT, "1", 0, NULL},
+	{"transactional.id.expiration.ms", BC_SETTING, "kafka.transactional_id_expiration_ms", CTYPE_INT, "604800000", 0,
+	"kafka.transactional_id_expiration_ms"},
 };
 
 #define LOG_DEFAULT_DOC "kept, no effect in kafka_pg: topics default to the built-in value"
