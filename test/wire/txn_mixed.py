@@ -110,8 +110,8 @@ def main():
     check("the rolled-back SQL transaction and savepoint are hidden from both",
           "sql-b" not in via_sql + via_wire and "sql-savepoint" not in via_sql + via_wire,
           f"SQL {via_sql}, wire {via_wire}")
-    check("only the committed transactions' records, in offset order (needs the store's "
-          "aborted-transaction index for the aborted wire transaction)",
+    check("only the committed transactions' records, in offset order (the aborted wire "
+          "transaction hidden by the store's aborted-transaction index)",
           via_sql == want and via_wire == want, f"SQL {via_sql}, wire {via_wire}")
     finish()
 
