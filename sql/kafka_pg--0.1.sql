@@ -385,3 +385,20 @@ CREATE VIEW kafka.segments AS
 -- ROLLBACK.
 CREATE FUNCTION kafka.delete_records(topic text, partition integer, before_offset bigint)
 	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_delete_records' LANGUAGE C VOLATILE STRICT;
+
+------------------------------------------------------------------------------
+-- The log cleaner (src/cleaner): retention
+------------------------------------------------------------------------------
+
+-- Run one retention pass now, as the log cleaner worker does every
+-- kafka.log_retention_check_interval_ms: for every topic whose
+-- cleanup.policy includes "delete", delete the oldest closed segments past
+-- retention.ms or beyond retention.bytes (never the active segment).  One
+-- row per partition of those topics; the segments are dropped when the
+-- calling transaction commits.
+CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
+									  OUT segments_deleted integer,
+									  OUT bytes_deleted bigint,
+									  OUT log_start_offset bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_cleaner'
+	LANGUAGE C VOLATILE;

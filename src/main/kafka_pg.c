@@ -23,6 +23,7 @@
 
 #include "common/settings.h"
 #include "catalog/kafka_catalog.h"
+#include "cleaner/cleaner.h"
 #include "group/group.h"
 #include "listener/listener.h"
 #include "store/store.h"
@@ -153,8 +154,10 @@ _PG_init(void)
 
 	kp_txn_init();
 	kp_group_init_gucs();
+	kp_cleaner_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
+	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);
 	kp_listener_init();
 
 	/* last: every kafka.* setting must be defined before this */
