@@ -74,7 +74,22 @@ SELECT pg_sleep(0.01);
 SELECT "offset" FROM kafka.produce('ret_compact', 'k', 'v2', partition => 0);
 SELECT kafka.flush_markers() >= 0 AS flushed;
 SELECT count(*) FROM kafka.run_log_cleaner() WHERE topic = 'ret_compact';
+-- A compacted topic keeps the latest record of each key: it refuses records
+-- without one (INVALID_RECORD, KP087), as Kafka does, in both forms.
+SELECT "offset" FROM kafka.produce('ret_compact', NULL::text, 'no key', partition => 0);
+\set VERBOSITY sqlstate
+SELECT count(*) FROM kafka.produce_batch('ret_compact', ARRAY['k', NULL], ARRAY['a', 'b'], partition => 0);
+SELECT count(*) FROM kafka.produce_batch('ret_compact', NULL::text[], ARRAY['a'], partition => 0);
+\set VERBOSITY default
 SELECT log_start_offset FROM kafka.partition_status WHERE topic = 'ret_compact';
+
+-- The log start is stored with the segments: a new session sees it.
+\c
+SELECT topic, log_start_offset FROM kafka.partition_status WHERE topic IN ('ret_size', 'ret_time', 'ret_compact') ORDER BY 1;
+
+SELECT kafka.delete_topic('ret_size');
+SELECT kafka.delete_topic('ret_time');
+SELECT kafka.delete_topic('ret_compact');
 
 -- The log cleaner worker: it runs every kafka.log_retention_check_interval_ms,
 -- which a reload changes.  Make retention.bytes 0 on a topic with closed
@@ -109,11 +124,4 @@ SELECT log_start_offset > 0 AS moved_by_worker FROM kafka.partition_status WHERE
 ALTER SYSTEM RESET kafka.log_retention_check_interval_ms;
 SELECT pg_reload_conf();
 
--- The log start is stored with the segments: a new session sees it.
-\c
-SELECT topic, log_start_offset FROM kafka.partition_status WHERE topic IN ('ret_size', 'ret_time', 'ret_compact') ORDER BY 1;
-
-SELECT kafka.delete_topic('ret_size');
-SELECT kafka.delete_topic('ret_time');
-SELECT kafka.delete_topic('ret_compact');
 SELECT kafka.delete_topic('ret_worker');
