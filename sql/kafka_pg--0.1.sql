@@ -46,6 +46,16 @@ CREATE TABLE kafka.store (
 	directory_relfilenode oid NOT NULL
 );
 
+-- Dynamic broker configs (AlterConfigs / IncrementalAlterConfigs of the
+-- BROKER resource) that have no kafka_pg setting: kept and described as
+-- Kafka keeps them, without effect (docs/wire-protocol.md lists them).
+-- Broker configs that are kafka.* settings go to postgresql.auto.conf
+-- instead (ALTER SYSTEM).  Owner: src/catalog/broker_configs.c.
+CREATE TABLE kafka.broker_configs (
+	name			text PRIMARY KEY,
+	value			text NOT NULL
+);
+
 ------------------------------------------------------------------------------
 -- Consumer groups.  One owner: src/catalog/groups.c and offsets.c hold all
 -- the SQL against these tables; the group coordinator (src/group/) decides

@@ -713,6 +713,14 @@ kp_cat_group_configs_load(const char *group_id, char ***names, char ***values)
 	return n;
 }
 
+/* Every group with a config override, in byte order (ListConfigResources). */
+int
+kp_cat_group_configs_groups(char ***group_ids)
+{
+	return select_texts("SELECT group_id FROM kafka.group_configs GROUP BY group_id ORDER BY group_id COLLATE \"C\"",
+						0, NULL, NULL, group_ids);
+}
+
 void
 kp_cat_group_config_store(const char *group_id, const char *name, const char *value)
 {

@@ -176,6 +176,26 @@ extern int	kp_topic_check_batch_keys(const KpTopic *t, const char *batch, size_t
 									  size_t max_uncompressed, int **bad, int *nbad,
 									  char **why);
 
+/* ---------- the BROKER config resource's state (broker_configs.c) ---------- */
+
+/* Dynamic broker configs kept without effect, by name (kafka.broker_configs). */
+extern int	kp_broker_config_overrides(char ***names, char ***values);
+extern void kp_broker_config_store(const char *name, const char *value);	/* NULL: remove */
+
+/* Where a kafka.* setting's value comes from. */
+typedef enum KpSettingSource
+{
+	KP_SETTING_DEFAULT,
+	KP_SETTING_STATIC,			/* postgresql.conf, the command line, ... */
+	KP_SETTING_ALTER_SYSTEM		/* postgresql.auto.conf */
+} KpSettingSource;
+
+extern bool kp_setting_info(const char *name, char **value, KpSettingSource *source,
+							bool *restart_only);
+extern void kp_setting_check(const char *name, const char *value);
+extern void kp_setting_alter_system(const char *name, const char *value);	/* NULL: RESET */
+extern void kp_setting_reload(void);
+
 /* ---------- cluster-wide catalog state (cluster.c) ---------- */
 
 /* A new producer id from kafka.producer_id_seq. */
@@ -336,6 +356,8 @@ extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *memb
 
 /* Group configs (kafka.group_configs): a group's overrides, by name. */
 extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+/* The groups that have any (ListConfigResources lists them). */
+extern int	kp_cat_group_configs_groups(char ***group_ids);
 
 /* value NULL: back to the broker's default */
 extern void kp_cat_group_config_store(const char *group_id, const char *name, const char *value);

@@ -80,6 +80,8 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
 	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
+	{KP_API_DESCRIBE_LOG_DIRS, kp_handle_describe_log_dirs},
+	{KP_API_ALTER_REPLICA_LOG_DIRS, kp_handle_alter_replica_log_dirs},
 };
 
 static MemoryContext request_cxt = NULL;

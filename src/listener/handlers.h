@@ -95,6 +95,10 @@ extern void kp_handle_describe_client_quotas(KpRequestContext *ctx);
 extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
 extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
 
+/* handlers_logdirs.c */
+extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);
+extern void kp_handle_alter_replica_log_dirs(KpRequestContext *ctx);
+
 /* dispatch.c */
 
 /* The handler for an API key, or NULL when the broker does not serve it. */

@@ -10,6 +10,7 @@
  *	  handlers_topics.c		CreateTopics, DeleteTopics, CreatePartitions
  *	  handlers_configs.c	DescribeConfigs, AlterConfigs,
  *							IncrementalAlterConfigs
+ *	  handlers_broker_configs.c	their BROKER resource
  *	  handlers_records.c	DeleteRecords, OffsetForLeaderEpoch
  *
  * Every admin handler works resource by resource: each topic (or
@@ -42,10 +43,12 @@
 
 /* Kafka's DescribeConfigsResponse.ConfigSource */
 #define SOURCE_DYNAMIC_TOPIC	1
+#define SOURCE_DYNAMIC_BROKER	2
 #define SOURCE_STATIC_BROKER	4
 #define SOURCE_DEFAULT			5
 
 /* Kafka's DescribeConfigsResponse.ConfigType */
+#define CTYPE_UNKNOWN			0
 #define CTYPE_BOOLEAN			1
 #define CTYPE_STRING			2
 #define CTYPE_INT				3
@@ -63,6 +66,34 @@
 /* Raised to roll back a validate_only operation; maps to error code 0. */
 #define ERRCODE_KP_VALIDATED	MAKE_SQLSTATE('K','P','0','0','0')
 
+
+/* handlers_configs.c: the broker config a topic config defaults from, and its type */
+extern const char *kp_broker_synonym(const char *topic_config);
+extern int8 kp_config_ctype(const KpConfigDef *def);
+extern char *kp_config_list_op(const char *current, int8 op, const char *arg);	/* APPEND, SUBTRACT */
+
+/* handlers_broker_configs.c: the BROKER config resource */
+typedef struct KpBrokerConfigEntry
+{
+	const char *name;
+	char	   *value;
+	int8		source;			/* SOURCE_* */
+	bool		read_only;
+	int8		type;			/* CTYPE_* */
+	const char *doc;
+	const char *default_value;	/* Kafka's default, listed under a set value */
+} KpBrokerConfigEntry;
+
+typedef struct KpBrokerConfigOp
+{
+	const char *name;
+	int8		op;				/* OP_*; legacy AlterConfigs: OP_SET */
+	const char *value;
+} KpBrokerConfigOp;
+
+extern int	kp_broker_config_entries(KpBrokerConfigEntry **out);
+extern int16 kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, int n,
+									 bool incremental, bool validate_only, char **msg);
 
 /* The struct descriptor of a nested array field, by Kafka's field name. */
 static inline const KpStructDesc *

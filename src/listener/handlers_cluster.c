@@ -395,10 +395,11 @@ add_resource(KpListConfigResourcesResponse *resp, int *cap, const char *name, in
  * The resources DescribeConfigs can describe here, of the requested types
  * (none named: every type).  Kafka lists every topic, its broker and
  * broker logger, the groups that have dynamic configs and the
- * client-metrics subscriptions.  kafka_pg has no group configs, no
- * client-metrics subscriptions (KIP-714) and no broker loggers (its
- * logging is PostgreSQL's), so it lists topics and the broker; asking for
- * a type Kafka does not know is UNSUPPORTED_VERSION, as Kafka answers.
+ * client-metrics subscriptions.  kafka_pg has no client-metrics
+ * subscriptions (KIP-714) and no broker loggers (its logging is
+ * PostgreSQL's), so it lists topics, the broker and the groups with
+ * configs (kafka.group_configs); asking for a type Kafka does not know is
+ * UNSUPPORTED_VERSION, as Kafka answers.
  */
 void
 kp_handle_list_config_resources(KpRequestContext *ctx)
@@ -407,6 +408,7 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 	KpListConfigResourcesResponse *resp = ctx->response;
 	bool		want_topics = true;
 	bool		want_broker = true;
+	bool		want_groups = true;
 	int			cap = 16;
 	int			i;
 
@@ -420,7 +422,7 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 
 	if (req->n_resource_types > 0)
 	{
-		want_topics = want_broker = false;
+		want_topics = want_broker = want_groups = false;
 		for (i = 0; i < req->n_resource_types; i++)
 		{
 			switch (req->resource_types[i])
@@ -431,9 +433,11 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 				case RESOURCE_BROKER:
 					want_broker = true;
 					break;
+				case RESOURCE_GROUP:
+					want_groups = true;
+					break;
 				case RESOURCE_BROKER_LOGGER:
 				case RESOURCE_CLIENT_METRICS:
-				case RESOURCE_GROUP:
 					break;		/* none here */
 				default:
 					resp->error_code = KP_ERR_UNSUPPORTED_VERSION;
@@ -448,6 +452,15 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 
 		for (i = 0; i < n; i++)
 			add_resource(resp, &cap, names[i], RESOURCE_TOPIC);
+	}
+	/* as Kafka: the groups that have dynamic configs, not every group */
+	if (want_groups)
+	{
+		char	  **ids;
+		int			n = kp_cat_group_configs_groups(&ids);
+
+		for (i = 0; i < n; i++)
+			add_resource(resp, &cap, ids[i], RESOURCE_GROUP);
 	}
 	if (want_broker)
 		add_resource(resp, &cap, psprintf("%d", kp_node_id), RESOURCE_BROKER);

@@ -67,8 +67,8 @@ static const struct
 	{"unclean.leader.election.enable", "unclean.leader.election.enable"},
 };
 
-static const char *
-broker_synonym(const char *topic_config)
+const char *
+kp_broker_synonym(const char *topic_config)
 {
 	int			i;
 
@@ -78,8 +78,8 @@ broker_synonym(const char *topic_config)
 	return NULL;
 }
 
-static int8
-config_type_of(const KpConfigDef *def)
+int8
+kp_config_ctype(const KpConfigDef *def)
 {
 	switch (def->type)
 	{
@@ -183,8 +183,8 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 			continue;
 		c = describe_add(d, def->name, t->config_values[i],
 						 is_default ? SOURCE_DEFAULT : SOURCE_DYNAMIC_TOPIC,
-						 false, config_type_of(def), def->doc);
-		syn = broker_synonym(def->name);
+						 false, kp_config_ctype(def), def->doc);
+		syn = kp_broker_synonym(def->name);
 		if (d->synonyms && (syn != NULL || !is_default))
 		{
 			/* the override, then the default it replaces (under the broker's name) */
@@ -209,67 +209,36 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 }
 
 /*
- * The broker's configs that clients and the CLI ask for.  They are
- * PostgreSQL settings (kafka.*) or fixed by the design (one node), so all
- * are read-only here.
+ * The broker's configs (handlers_broker_configs.c), with Kafka's synonyms:
+ * a set value first, then the default it overrides.
  */
 static void
 describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r)
 {
-	struct
-	{
-		const char *name;
-		char	   *value;
-		int8		source;
-		int8		type;
-		const char *doc;
-	}			cf[32];
-	int			n = 0;
+	KpBrokerConfigEntry *cf;
+	int			n = kp_broker_config_entries(&cf);
 	int			i;
-	char	   *listener = psprintf("PLAINTEXT://%s:%d",
-									kp_listen_address && kp_listen_address[0] ? kp_listen_address : "0.0.0.0",
-									kp_port);
-	char	   *advertised = psprintf("PLAINTEXT://%s:%d", kp_advertised_host_name(),
-									  kp_advertised_port_number());
-
-#define BROKER_CONF(nm, val, src, ty, dc) \
-	do { cf[n].name = (nm); cf[n].value = (val); cf[n].source = (src); \
-		 cf[n].type = (ty); cf[n].doc = (dc); n++; } while (0)
-
-	BROKER_CONF("advertised.listeners", advertised, SOURCE_STATIC_BROKER, CTYPE_LIST,
-				"kafka.advertised_host and kafka.advertised_port");
-	BROKER_CONF("auto.create.topics.enable", pstrdup(kp_auto_create_topics_enable ? "true" : "false"),
-				SOURCE_STATIC_BROKER, CTYPE_BOOLEAN, "kafka.auto_create_topics_enable");
-	BROKER_CONF("broker.id", psprintf("%d", kp_node_id), SOURCE_STATIC_BROKER, CTYPE_INT, "kafka.node_id");
-	BROKER_CONF("default.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_INT,
-				"one node: durability and replicas are PostgreSQL's (WAL, standbys)");
-	BROKER_CONF("delete.topic.enable", pstrdup("true"), SOURCE_DEFAULT, CTYPE_BOOLEAN, NULL);
-	BROKER_CONF("listeners", listener, SOURCE_STATIC_BROKER, CTYPE_LIST,
-				"kafka.listen_address and kafka.port");
-	BROKER_CONF("log.retention.hours", pstrdup("168"), SOURCE_DEFAULT, CTYPE_INT, NULL);
-	BROKER_CONF("node.id", psprintf("%d", kp_node_id), SOURCE_STATIC_BROKER, CTYPE_INT, "kafka.node_id");
-	BROKER_CONF("num.partitions", psprintf("%d", kp_num_partitions), SOURCE_STATIC_BROKER, CTYPE_INT,
-				"kafka.num_partitions");
-	BROKER_CONF("offsets.topic.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_SHORT, NULL);
-	BROKER_CONF("transaction.state.log.min.isr", pstrdup("1"), SOURCE_DEFAULT, CTYPE_INT, NULL);
-	BROKER_CONF("transaction.state.log.replication.factor", pstrdup("1"), SOURCE_DEFAULT, CTYPE_SHORT, NULL);
-	/* the log.* defaults are the topic configs' defaults, under the broker's names */
-	for (i = 0; i < kp_topic_config_count && n < lengthof(cf) - 1; i++)
-	{
-		const KpConfigDef *def = &kp_topic_config_defs[i];
-		const char *syn = broker_synonym(def->name);
-
-		if (syn && (strncmp(syn, "log.retention", 13) == 0 || strcmp(syn, "log.segment.bytes") == 0 ||
-					strcmp(syn, "log.cleanup.policy") == 0 || strcmp(syn, "message.max.bytes") == 0 ||
-					strcmp(syn, "min.insync.replicas") == 0 || strcmp(syn, "compression.type") == 0 ||
-					strcmp(syn, "log.roll.ms") == 0 || strcmp(syn, "unclean.leader.election.enable") == 0))
-			BROKER_CONF(syn, pstrdup(def->default_value), SOURCE_DEFAULT, config_type_of(def), def->doc);
-	}
-#undef BROKER_CONF
 
 	for (i = 0; i < n; i++)
-		if (key_requested(r, cf[i].name))
-			describe_add(d, cf[i].name, cf[i].value, cf[i].source, true, cf[i].type, cf[i].doc);
+	{
+		KpDescribeConfigsResponseDescribeConfigsResourceResult *c;
+
+		if (!key_requested(r, cf[i].name))
+			continue;
+		c = describe_add(d, cf[i].name, cf[i].value, cf[i].source, cf[i].read_only,
+						 cf[i].type, cf[i].doc);
+		if (d->synonyms && cf[i].source != SOURCE_DEFAULT && cf[i].default_value)
+		{
+			c->n_synonyms = 2;
+			c->synonyms = new_array(d->syn_desc, 2);
+			c->synonyms[0].name = pstrdup(cf[i].name);
+			c->synonyms[0].value = c->value;
+			c->synonyms[0].source = cf[i].source;
+			c->synonyms[1].name = pstrdup(cf[i].name);
+			c->synonyms[1].value = pstrdup(cf[i].default_value);
+			c->synonyms[1].source = SOURCE_DEFAULT;
+		}
+	}
 }
 
 void
@@ -401,16 +370,10 @@ alter_resource_topic(int8 type, const char *name, bool duplicate,
 		*msg = pstrdup("Duplicate resource.");
 		return NULL;
 	}
-	if (type == RESOURCE_BROKER)
-	{
-		*code = KP_ERR_POLICY_VIOLATION;
-		*msg = pstrdup("Broker configs of kafka_pg are PostgreSQL settings (kafka.*): change them with ALTER SYSTEM and reload or restart.");
-		return NULL;
-	}
 	if (type != RESOURCE_TOPIC)
 	{
 		*code = KP_ERR_INVALID_REQUEST;
-		*msg = psprintf("Unsupported resource type: %d (kafka_pg alters TOPIC configs)", type);
+		*msg = psprintf("Unsupported resource type: %d (kafka_pg alters TOPIC and BROKER configs)", type);
 		return NULL;
 	}
 	if (name[0] == '\0')
@@ -447,8 +410,8 @@ has_duplicate_key(char *const *keys, int n)
 }
 
 /*
- * Legacy AlterConfigs replaces a topic's whole set of overrides: the given
- * configs are set, every other override goes back to its default.
+ * Legacy AlterConfigs replaces a resource's whole set of overrides: the
+ * given configs are set, every other override goes back to its default.
  */
 void
 kp_handle_alter_configs(KpRequestContext *ctx)
@@ -483,6 +446,20 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 										  req->resources[j].resource_name);
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
+		if (r->resource_type == RESOURCE_BROKER && !dup)
+		{
+			KpBrokerConfigOp *ops = palloc0(sizeof(KpBrokerConfigOp) * Max(nconf, 1));
+
+			for (j = 0; j < nconf; j++)
+			{
+				ops[j].name = r->configs[j].name ? r->configs[j].name : "";
+				ops[j].op = OP_SET;
+				ops[j].value = r->configs[j].value;
+			}
+			out->error_code = kp_broker_alter_configs(name, ops, nconf, false, req->validate_only,
+													  &out->error_message);
+			continue;
+		}
 		t = alter_resource_topic(r->resource_type, name, dup, &code, &msg);
 		if (t == NULL)
 		{
@@ -590,6 +567,35 @@ list_join(List *items)
 }
 
 /*
+ * What APPEND or SUBTRACT of arg (a comma-separated list) leaves of a list
+ * config's current value: appended items not already there go last,
+ * subtracted ones go wherever they are (Kafka's AlterConfigOp semantics).
+ */
+char *
+kp_config_list_op(const char *current, int8 op, const char *arg)
+{
+	List	   *cur = list_items(current);
+	List	   *delta = list_items(arg);
+	List	   *res = NIL;
+	ListCell   *lc;
+
+	if (op == OP_APPEND)
+	{
+		res = cur;
+		foreach(lc, delta)
+			if (!list_has(res, lfirst(lc)))
+			res = lappend(res, lfirst(lc));
+	}
+	else
+	{
+		foreach(lc, cur)
+			if (!list_has(delta, lfirst(lc)))
+			res = lappend(res, lfirst(lc));
+	}
+	return list_join(res);
+}
+
+/*
  * The value one incremental operation leaves (Kafka's
  * ConfigAdminManager.prepareIncrementalConfigs).  Returns false with *msg
  * and *code when the operation is refused; *value NULL means "reset".
@@ -617,11 +623,6 @@ incremental_value(const KpTopic *t, int8 op, const char *key, const char *arg,
 		case OP_APPEND:
 		case OP_SUBTRACT:
 			{
-				List	   *cur;
-				List	   *delta;
-				List	   *res = NIL;
-				ListCell   *lc;
-
 				if (idx < 0)
 				{
 					*code = KP_ERR_INVALID_CONFIG;
@@ -635,22 +636,7 @@ incremental_value(const KpTopic *t, int8 op, const char *key, const char *arg,
 									op == OP_APPEND ? "append" : "subtract", key);
 					return false;
 				}
-				cur = list_items(t->config_values[idx]);
-				delta = list_items(arg);
-				if (op == OP_APPEND)
-				{
-					res = cur;
-					foreach(lc, delta)
-						if (!list_has(res, lfirst(lc)))
-							res = lappend(res, lfirst(lc));
-				}
-				else
-				{
-					foreach(lc, cur)
-						if (!list_has(delta, lfirst(lc)))
-							res = lappend(res, lfirst(lc));
-				}
-				*value = list_join(res);
+				*value = kp_config_list_op(t->config_values[idx], op, arg);
 				return true;
 			}
 		default:
@@ -704,6 +690,20 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 			}
 			out->error_code = kp_group_alter_configs(name, nconf, ops, req->validate_only,
 													 &out->error_message);
+			continue;
+		}
+		if (r->resource_type == RESOURCE_BROKER && !dup)
+		{
+			KpBrokerConfigOp *ops = palloc0(sizeof(KpBrokerConfigOp) * Max(nconf, 1));
+
+			for (j = 0; j < nconf; j++)
+			{
+				ops[j].name = r->configs[j].name ? r->configs[j].name : "";
+				ops[j].op = r->configs[j].config_operation;
+				ops[j].value = r->configs[j].value;
+			}
+			out->error_code = kp_broker_alter_configs(name, ops, nconf, true, req->validate_only,
+													  &out->error_message);
 			continue;
 		}
 		t = alter_resource_topic(r->resource_type, name, dup, &code, &msg);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """kafka-python 3.x's admin client on the cluster-management APIs, against $KAFKA_BOOTSTRAP:
 describe_topic_partitions (with its cursor), elect_leaders, list/alter_partition_reassignments,
-describe_metadata_quorum, list_config_resources and describe_user_scram_credentials. Run with the
+describe_metadata_quorum, list_config_resources, describe_user_scram_credentials, describe_log_dirs
+and alter_replica_log_dirs. Run with the
 interpreter of test/clients/python's virtualenv that holds kafka-python 3 (test/clients/admin/run
 finds it). Prints "ok - ..." / "not ok - ..." and "N passed, M failed".
 """
@@ -9,6 +10,8 @@ import sys
 import uuid
 
 from kafka import KafkaAdminClient, TopicPartition
+from kafka.errors import NoError
+from kafka.structs import TopicPartitionReplica
 from kafka.admin import NewTopic
 
 import describe_partitions as w
@@ -78,6 +81,20 @@ def main():
     if r is not None:
         check("describe_user_scram_credentials of an unknown user: an error, no credentials",
               r.get(missing, {}).get("error") and not r[missing]["credential_infos"], r)
+
+    # as kafka-python's own test_describe_log_dirs and test_alter_replica_log_dirs
+    r = attempt("describe_log_dirs", lambda: admin.describe_log_dirs())
+    if r is not None:
+        dirs = {x["broker"]: x["log_dirs"] for x in r}.get(node, [])
+        check("describe_log_dirs: one log dir on the broker, no error",
+              len(dirs) == 1 and dirs[0]["log_dir"].startswith("/") and dirs[0]["error_code"] == 0, r)
+        if dirs:
+            tpr = TopicPartitionReplica(t, 0, node)
+            a = attempt("alter_replica_log_dirs",
+                        lambda: admin.alter_replica_log_dirs({tpr: dirs[0]["log_dir"]}))
+            if a is not None:
+                check("alter_replica_log_dirs to the partition's own log dir: NoError",
+                      a.get(tpr) is NoError, a)
 
     admin.delete_topics([t])
     admin.close()

@@ -10,7 +10,8 @@ KRaft) answers:
   - DescribeQuorum v2 of another partition: UNKNOWN_TOPIC_OR_PARTITION (3) per partition asked for,
     "This server does not host this topic-partition.", no nodes;
   - ListConfigResources v1 of type 3 (not a config resource type): UNSUPPORTED_VERSION (35); v0
-    (client metrics only): empty;
+    (client metrics only): empty; of groups (32): a group with a config set (IncrementalAlterConfigs
+    of consumer.session.timeout.ms) is listed, and no longer once the config is deleted;
   - DescribeUserScramCredentials v0 naming a user twice: DUPLICATE_RESOURCE (92), once;
   - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
     type ...", entries null.
@@ -20,6 +21,7 @@ and "N passed, M failed".
 import socket
 import struct
 import sys
+import time
 import uuid
 
 import describe_partitions as w
@@ -123,6 +125,37 @@ def main():
     r.i32()
     err, n = r.i16(), r.uvarint()
     check("ListConfigResources v0 (client-metrics resources): none", (err, n) == (0, 1), (err, n))
+
+    # --- ListConfigResources v1 of groups: those with dynamic configs (a group config set, then deleted)
+    g = "wc-group-" + tag
+
+    def group_config(op, value):
+        r = w.call(s, 44, 1, uvarint(2) + i8(32) + cstr(g) + uvarint(2) + cstr("consumer.session.timeout.ms")
+                   + i8(op) + cstr(value) + b"\0" + b"\0" + i8(0) + b"\0")
+        r.i32()
+        return r.carray(lambda: (r.i16(), r.cstr(), r.i8(), r.cstr(), r.tags())[:2])
+
+    def listed_groups():
+        r = w.call(s, 74, 1, uvarint(2) + i8(32) + b"\0")
+        r.i32()
+        err = r.i16()
+        return err, r.carray(lambda: (r.cstr(), r.i8(), r.tags())[:2])
+
+    def await_groups(pred):
+        for _ in range(50):
+            err, res = listed_groups()
+            if pred(err, res):
+                return True, (err, res)
+            time.sleep(0.2)
+        return False, (err, res)
+    done = group_config(0, "50000")
+    ok, got = await_groups(lambda err, res: err == 0 and (g, 32) in res)
+    check("ListConfigResources v1 of groups: a group with a config set is listed, only groups",
+          done == [(0, None)] and ok and all(t == 32 for _, t in got[1]), (done, got))
+    done = group_config(1, None)
+    ok, got = await_groups(lambda err, res: err == 0 and (g, 32) not in res)
+    check("ListConfigResources v1 of groups: not listed once its config is deleted",
+          done == [(0, None)] and ok, (done, got))
 
     # --- DescribeUserScramCredentials v0 naming a user twice
     user = "wc-nobody-" + tag

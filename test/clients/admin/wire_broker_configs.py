@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Broker configs on the wire: IncrementalAlterConfigs v1, AlterConfigs v2 and DescribeConfigs v4 of
+the BROKER resource, against the broker at $KAFKA_BOOTSTRAP. Each expectation is what Apache Kafka
+4.4 (single-node KRaft) answers; Kafka applies a change a moment after it answers, so DescribeConfigs
+is polled:
+  - a per-broker dynamic config (background.threads SET 9, as librdkafka's 0081 sets it): NONE, then
+    described with value 9, source DYNAMIC_BROKER_CONFIG (2), not read-only, synonyms [9 (2), the
+    default 10 (5)]; DELETE: back to the default (5);
+  - log.cleanup.policy APPEND compact: "delete,compact" (the default plus compact), SUBTRACT compact:
+    "delete" (still dynamic), DELETE: the default;
+  - validate_only changes nothing; legacy AlterConfigs v2 (sasl.kerberos.min.time.before.relogin
+    58000) sets it, and replaces the whole set: a dynamic config it does not name goes back to its
+    default;
+  - a name the broker does not know: kept (NONE), described with value null, read-only, source 2,
+    type UNKNOWN (0); APPEND to it INVALID_CONFIG (40) "Unknown config name: ..."; DELETE: NONE;
+  - node.id SET: INVALID_REQUEST (42) "Cannot update these configs dynamically: [node.id]"; DELETE:
+    NONE; a bad number: 42 "Invalid value abc for configuration background.threads: Not a number of
+    type INT" / "... Value must be at least 1"; APPEND to a non-list: 40 "Config value append is not
+    allowed for config key: background.threads"; a null SET value: 42 "Null value not supported for :
+    ..."; a key twice: 42 "Error due to duplicate config keys"; another broker id: 42 "Unexpected
+    broker id, expected N, but received 7".
+One intended difference: num.partitions is read-only on Kafka (42 "Cannot update these configs
+dynamically") and a PostgreSQL setting on kafka_pg (kafka.num_partitions, ALTER SYSTEM and a
+reload): both answers are accepted, and on kafka_pg the new value must be described, a legacy
+AlterConfigs that does not name it must reset it, and DELETE must bring back the old value.
+Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
+and "N passed, M failed".
+"""
+import socket
+import struct
+import sys
+import time
+import uuid
+
+import describe_partitions as w
+from describe_partitions import check, cstr, uvarint
+
+BROKER = 4
+
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def main():
+    host, port = w.BS.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=30)
+
+    def alter_response(r):
+        r.i32()
+
+        def one():
+            x = (r.i16(), r.cstr())
+            r.i8(), r.cstr()
+            r.tags()
+            return x
+        return r.carray(one)[0]
+
+    def incr(name, confs, validate=False):
+        body = uvarint(2) + i8(BROKER) + cstr(name) + uvarint(len(confs) + 1)
+        for k, op, v in confs:
+            body += cstr(k) + i8(op) + cstr(v) + b"\0"
+        body += b"\0" + i8(1 if validate else 0) + b"\0"
+        return alter_response(w.call(s, 44, 1, body))
+
+    def legacy(name, confs):
+        body = uvarint(2) + i8(BROKER) + cstr(name) + uvarint(len(confs) + 1)
+        for k, v in confs:
+            body += cstr(k) + cstr(v) + b"\0"
+        body += b"\0" + i8(0) + b"\0"
+        return alter_response(w.call(s, 33, 2, body))
+
+    def describe(name, keys):
+        body = uvarint(2) + i8(BROKER) + cstr(name) + uvarint(len(keys) + 1)
+        body += b"".join(cstr(k) for k in keys) + b"\0" + i8(1) + i8(0) + b"\0"
+        r = w.call(s, 32, 4, body)
+        r.i32()
+
+        def syn():
+            x = (r.cstr(), r.cstr(), r.i8())
+            r.tags()
+            return x
+
+        def conf():
+            x = {"name": r.cstr(), "value": r.cstr(), "ro": r.i8(), "src": r.i8(), "sens": r.i8(),
+                 "syn": r.carray(syn), "type": r.i8(), "doc": r.cstr()}
+            r.tags()
+            return x
+
+        def res():
+            x = (r.i16(), r.cstr(), r.i8(), r.cstr(), r.carray(conf))
+            r.tags()
+            return x
+        err, msg, _, _, confs = r.carray(res)[0]
+        return {c["name"]: c for c in confs or []}
+
+    def await_conf(key, pred, seconds=10):
+        c = None
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            c = describe(node, [key]).get(key)
+            if c is not None and pred(c):
+                return True, c
+            time.sleep(0.2)
+        return False, c
+
+    # the broker's id, from DescribeCluster v0
+    r = w.call(s, 60, 0, i8(0) + b"\0")
+    r.i32(), r.i16(), r.cstr(), r.cstr(), r.i32()
+    node = str(r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags())[0])[0])
+    c = describe(node, ["node.id"]).get("node.id")
+    check("DescribeConfigs v4 of broker %s: node.id %s, read-only" % (node, node),
+          c and c["value"] == node and c["ro"] == 1, c)
+
+    # --- a per-broker dynamic config
+    check("background.threads SET 9 with validate_only: NONE",
+          incr(node, [("background.threads", 0, "9")], validate=True) == (0, None))
+    time.sleep(1)
+    c = describe(node, ["background.threads"]).get("background.threads")
+    check("... and nothing changed: background.threads is its default (source 5)",
+          c and c["src"] == 5, c)
+    check("background.threads SET 9: NONE", incr(node, [("background.threads", 0, "9")]) == (0, None))
+    good, c = await_conf("background.threads", lambda c: c["src"] == 2 and c["value"] == "9")
+    check("background.threads described: 9, DYNAMIC_BROKER_CONFIG, not read-only, over the default 10",
+          good and c["src"] == 2 and c["ro"] == 0 and c["type"] == 3
+          and c["syn"] == [("background.threads", "9", 2), ("background.threads", "10", 5)], c)
+    check("background.threads DELETE: NONE", incr(node, [("background.threads", 1, None)]) == (0, None))
+    good, c = await_conf("background.threads", lambda c: c["src"] == 5 and c["value"] == "10")
+    check("background.threads back to its default 10 (source 5)", good, c)
+
+    # --- a list config: APPEND, SUBTRACT, DELETE
+    check("log.cleanup.policy APPEND compact: NONE",
+          incr(node, [("log.cleanup.policy", 2, "compact")]) == (0, None))
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 2 and c["value"] == "delete,compact")
+    check("log.cleanup.policy described: delete,compact (source 2)", good and c["src"] == 2, c)
+    check("log.cleanup.policy SUBTRACT compact: NONE",
+          incr(node, [("log.cleanup.policy", 3, "compact")]) == (0, None))
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 2 and c["value"] == "delete")
+    check("log.cleanup.policy described: delete, still dynamic (source 2)", good and c["src"] == 2, c)
+    check("log.cleanup.policy DELETE: NONE", incr(node, [("log.cleanup.policy", 1, None)]) == (0, None))
+    good, c = await_conf("log.cleanup.policy", lambda c: c["src"] == 5 and c["value"] == "delete")
+    check("log.cleanup.policy back to its default (source 5)", good, c)
+
+    # --- legacy AlterConfigs
+    key = "sasl.kerberos.min.time.before.relogin"
+    check("AlterConfigs v2 %s=58000: NONE" % key, legacy(node, [(key, "58000")]) == (0, None))
+    good, c = await_conf(key, lambda c: c["src"] == 2 and c["value"] == "58000")
+    check("%s described: 58000 (source 2) over the default 60000" % key,
+          good and c["src"] == 2 and c["syn"] == [(key, "58000", 2), (key, "60000", 5)], c)
+    check("%s DELETE: NONE" % key, incr(node, [(key, 1, None)]) == (0, None))
+    good, c = await_conf(key, lambda c: c["src"] == 5 and c["value"] == "60000")
+    check("%s back to its default" % key, good, c)
+
+    # --- legacy AlterConfigs replaces the broker's whole set of dynamic configs
+    check("background.threads SET 9 and max.connections SET 500: NONE",
+          incr(node, [("background.threads", 0, "9"), ("max.connections", 0, "500")]) == (0, None))
+    good, c = await_conf("max.connections", lambda c: c["src"] == 2 and c["value"] == "500")
+    check("max.connections described: 500", good, c)
+    check("AlterConfigs v2 max.connections=400 alone: NONE", legacy(node, [("max.connections", "400")]) == (0, None))
+    good, c = await_conf("background.threads", lambda c: c["src"] == 5 and c["value"] == "10")
+    check("... background.threads, not named, is back to its default", good, c)
+    c = describe(node, ["max.connections"]).get("max.connections")
+    check("... max.connections is 400", c and c["value"] == "400" and c["src"] == 2, c)
+    check("max.connections DELETE: NONE", incr(node, [("max.connections", 1, None)]) == (0, None))
+
+    # --- a name the broker does not know
+    unknown = "kp.test.unknown." + uuid.uuid4().hex[:6]
+    check("unknown config SET: NONE (kept, as Kafka keeps custom configs)",
+          incr(node, [(unknown, 0, "1")]) == (0, None))
+    good, c = await_conf(unknown, lambda c: True)
+    check("unknown config described: value null, read-only, source 2, type UNKNOWN",
+          good and c["value"] is None and c["ro"] == 1 and c["src"] == 2 and c["type"] == 0, c)
+    check("unknown config APPEND: INVALID_CONFIG, Unknown config name",
+          incr(node, [(unknown, 2, "x")]) == (40, "Unknown config name: " + unknown))
+    check("unknown config DELETE: NONE", incr(node, [(unknown, 1, None)]) == (0, None))
+    good, c = await_conf(unknown, lambda c: False, seconds=1)
+    check("unknown config gone", c is None, c)
+
+    # --- refusals
+    r = incr(node, [("node.id", 0, "5")])
+    check("node.id SET: INVALID_REQUEST, Cannot update these configs dynamically",
+          r == (42, "Cannot update these configs dynamically: [node.id]"), r)
+    r = incr(node, [("node.id", 1, None)])
+    check("node.id DELETE: NONE (nothing to delete)", r == (0, None), r)
+    r = incr(node, [("background.threads", 0, "abc")])
+    check("background.threads=abc: INVALID_REQUEST, not a number",
+          r == (42, "Invalid value abc for configuration background.threads: Not a number of type INT"), r)
+    r = incr(node, [("background.threads", 0, "0")])
+    check("background.threads=0: INVALID_REQUEST, at least 1",
+          r == (42, "Invalid value 0 for configuration background.threads: Value must be at least 1"), r)
+    r = incr(node, [("background.threads", 2, "5")])
+    check("background.threads APPEND: INVALID_CONFIG",
+          r == (40, "Config value append is not allowed for config key: background.threads"), r)
+    r = incr(node, [("background.threads", 0, None)])
+    check("background.threads SET null: INVALID_REQUEST",
+          r == (42, "Null value not supported for : background.threads"), r)
+    r = legacy(node, [("background.threads", None)])
+    check("AlterConfigs background.threads null: INVALID_REQUEST",
+          r == (42, "Null value not supported for : background.threads"), r)
+    r = incr(node, [("background.threads", 0, "9"), ("background.threads", 1, None)])
+    check("a key twice: INVALID_REQUEST", r == (42, "Error due to duplicate config keys"), r)
+    other = str(int(node) + 7)
+    r = incr(other, [("background.threads", 0, "5")])
+    check("another broker id: INVALID_REQUEST",
+          r == (42, "Unexpected broker id, expected %s, but received %s" % (node, other)), r)
+
+    # --- num.partitions: read-only on Kafka, kafka.num_partitions on kafka_pg
+    before = describe(node, ["num.partitions"]).get("num.partitions")
+    new = "7" if before and before["value"] != "7" else "6"
+    r = incr(node, [("num.partitions", 0, new)])
+    if r == (42, "Cannot update these configs dynamically: [num.partitions]"):
+        check("num.partitions SET: read-only (Kafka)", before is not None and before["ro"] == 1, before)
+    else:
+        check("num.partitions SET: NONE (kafka_pg: ALTER SYSTEM SET kafka.num_partitions)",
+              r == (0, None) and before is not None and before["ro"] == 0, (r, before))
+        good, c = await_conf("num.partitions", lambda c: c["src"] == 2 and c["value"] == new)
+        check("num.partitions described: %s, DYNAMIC_BROKER_CONFIG" % new, good and c["src"] == 2, c)
+        check("AlterConfigs v2 of another config: NONE", legacy(node, [("max.connections", "300")]) == (0, None))
+        good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
+        check("... resets num.partitions, not named (ALTER SYSTEM RESET): back to %s" % before["value"],
+              good and c["src"] == before["src"], c)
+        check("max.connections DELETE: NONE", incr(node, [("max.connections", 1, None)]) == (0, None))
+        check("num.partitions SET again: NONE", incr(node, [("num.partitions", 0, new)]) == (0, None))
+        good, c = await_conf("num.partitions", lambda c: c["src"] == 2 and c["value"] == new)
+        check("num.partitions described: %s again" % new, good, c)
+        r = incr(node, [("num.partitions", 0, "abc")])
+        check("num.partitions=abc: INVALID_REQUEST naming the config",
+              r[0] == 42 and r[1].startswith("Invalid value abc for configuration num.partitions: "), r)
+        check("num.partitions DELETE: NONE (ALTER SYSTEM RESET)",
+              incr(node, [("num.partitions", 1, None)]) == (0, None))
+        good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
+        check("num.partitions back to %s (source %d)" % (before["value"], before["src"]),
+              good and c["src"] == before["src"], c)
+    s.close()
+    print("%d passed, %d failed" % (w.passed, w.failed))
+    return 1 if w.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
