@@ -83,6 +83,13 @@ SELECT count(*) FROM kafka.produce_batch('ret_compact', NULL::text[], ARRAY['a']
 \set VERBOSITY default
 SELECT log_start_offset FROM kafka.partition_status WHERE topic = 'ret_compact';
 
+-- kafka.log_cleaner_status: what the cleaner did to each partition since
+-- the server started (compaction does not run yet: its columns are null).
+SELECT topic, partition, cleanup_policy, last_retention_run IS NOT NULL AS retained,
+       last_compaction_run, segments_deleted, bytes_reclaimed > 2000000 AS over_2mb,
+       dirty_ratio, log_start_offset, segment_count
+  FROM kafka.log_cleaner_status WHERE topic IN ('ret_size', 'ret_compact') ORDER BY 1;
+
 -- The log start is stored with the segments: a new session sees it.
 \c
 SELECT topic, log_start_offset FROM kafka.partition_status WHERE topic IN ('ret_size', 'ret_time', 'ret_compact') ORDER BY 1;

@@ -42,4 +42,21 @@ typedef void (*KpRetentionReport) (const char *topic, int32 partition,
 extern int	kp_cleaner_retain_topic(const char *topic, KpRetentionReport report,
 									void *arg);
 
+/* ---------- status (status.c): the kafka.log_cleaner_status view ---------- */
+
+/* What the cleaner did to one partition since the server started. */
+typedef struct KpCleanerStat
+{
+	int64		last_retention_ms;	/* Unix ms of the last retention pass */
+	int32		segments_deleted;	/* by retention */
+	int64		bytes_reclaimed;	/* data bytes of those segments */
+} KpCleanerStat;
+
+extern Size kp_cleaner_shmem_size(void);
+extern void kp_cleaner_request_locks(void);
+extern void kp_cleaner_shmem_init(void);
+extern void kp_cleaner_note_retention(int64 partition_id,
+									  const KpRetentionResult *result, int64 now_ms);
+extern bool kp_cleaner_stat(int64 partition_id, KpCleanerStat *out);
+
 #endif							/* KP_CLEANER_H */

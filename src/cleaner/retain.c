@@ -67,6 +67,7 @@ kp_cleaner_retain_topic(const char *name, KpRetentionReport report, void *arg)
 		kp_log_apply_retention(partition_ids[p], retention_ms, retention_bytes,
 							   now_ms, &result);
 		deleted += result.segments_deleted;
+		kp_cleaner_note_retention(partition_ids[p], &result, now_ms);
 		if (report)
 			report(topic_name, p, &result, arg);
 	}

@@ -48,6 +48,8 @@ kp_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(kp_store_shmem_size());
 	kp_store_request_locks();
+	RequestAddinShmemSpace(kp_cleaner_shmem_size());
+	kp_cleaner_request_locks();
 }
 
 static void
@@ -56,6 +58,7 @@ kp_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	kp_store_shmem_init();
+	kp_cleaner_shmem_init();
 }
 
 static void
