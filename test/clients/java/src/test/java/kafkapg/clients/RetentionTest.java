@@ -59,15 +59,7 @@ class RetentionTest {
         try (KafkaConsumer<byte[], byte[]> c = Kit.consumer(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none")) {
             c.assign(List.of(tp));
             c.seek(tp, 0);
-            long deadline = System.nanoTime() + Kit.WAIT.toNanos();
-            OffsetOutOfRangeException seen = null;
-            while (seen == null && System.nanoTime() < deadline) {
-                try {
-                    c.poll(Duration.ofMillis(200));
-                } catch (OffsetOutOfRangeException e) {
-                    seen = e;
-                }
-            }
+            OffsetOutOfRangeException seen = Kit.pollUntilOutOfRange(c);
             assertNotNull(seen, "OffsetOutOfRangeException for offset 0 below the log start " + start);
             assertEquals(0L, seen.offsetOutOfRangePartitions().get(tp));
         }
