@@ -34,13 +34,13 @@ typedef struct KpCleanerStatKey
 {
 	Oid			dboid;
 	int64		partition_id;
-}			KpCleanerStatKey;
+} KpCleanerStatKey;
 
 typedef struct KpCleanerStatEntry
 {
 	KpCleanerStatKey key;		/* hash key: must be first */
 	KpCleanerStat stat;
-}			KpCleanerStatEntry;
+} KpCleanerStatEntry;
 
 static HTAB *status_hash = NULL;
 static LWLock *status_lock = NULL;

@@ -196,7 +196,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	{
 		KpPartitionRef ref;
 
-		kp_topic_partition(topic, partition, &ref);	/* range check */
+		kp_topic_partition(topic, partition, &ref); /* range check */
 	}
 
 	producer_id = kp_txn_sql_producer_id();
