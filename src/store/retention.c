@@ -48,13 +48,14 @@ kp_log_apply_retention(int64 partition_id, int64 retention_ms,
 					   int64 retention_bytes, int64 now_ms,
 					   KpRetentionResult *result)
 {
-	KpLogOffsets off;
 	const KpSegInfo *dsegs;
 	KpSegInfo  *segs;
 	int64	   *sizes;
 	int			nsegs;
 	int			ndelete = 0;
 	int64		size_excess;
+	int64		log_start;
+	int64		total_size = 0;
 	int			i;
 
 	memset(result, 0, sizeof(*result));
@@ -64,23 +65,40 @@ kp_log_apply_retention(int64 partition_id, int64 retention_ms,
 				 errmsg("cannot apply retention during recovery"),
 				 errhint("Retention runs on the primary; standbys follow it by replay.")));
 
-	kp_log_offsets(partition_id, &off);
-	result->log_start_offset = off.log_start_offset;
-
-	/* a copy: the directory cache is only valid until the next call */
+	/*
+	 * Everything from the store, as a standby's reader does (reader.c), not
+	 * from the partition's state: a pass with nothing to delete need not load
+	 * (recover) a partition nobody uses.  A copy: the directory cache is only
+	 * valid until the next call.
+	 */
 	dsegs = kp_directory_segments(partition_id, &nsegs);
-	if (nsegs < 2)
-		return;					/* only the active segment: nothing to do */
+	if (nsegs == 0)
+		return;
 	segs = palloc(sizeof(KpSegInfo) * nsegs);
 	memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
+	log_start = Max(segs[0].base_offset, kp_directory_log_start(partition_id));
+	result->log_start_offset = log_start;
+	if (nsegs < 2)
+	{
+		pfree(segs);
+		return;					/* only the active segment: nothing to do */
+	}
 	sizes = palloc0(sizeof(int64) * nsegs);
+	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+
+		sizes[i] = kp_segment_data_size(rel);
+		total_size += sizes[i];
+		kp_segment_close(rel);
+	}
 
 	/*
 	 * Walk the closed segments (all but the last of this snapshot; a roll
 	 * since then only adds segments after it) from the oldest, while one of
 	 * the three rules lets the segment go.
 	 */
-	size_excess = retention_bytes >= 0 ? off.size_bytes - retention_bytes : -1;
+	size_excess = retention_bytes >= 0 ? total_size - retention_bytes : -1;
 	for (i = 0; i + 1 < nsegs; i++)
 	{
 		Relation	rel = kp_segment_open(segs[i].relnode);
@@ -89,7 +107,6 @@ kp_log_apply_retention(int64 partition_id, int64 retention_ms,
 		bool		by_time;
 		bool		by_size;
 
-		sizes[i] = kp_segment_data_size(rel);
 		max_ts = kp_segment_max_timestamp(rel);
 		if (max_ts < 0)
 		{
@@ -107,7 +124,7 @@ kp_log_apply_retention(int64 partition_id, int64 retention_ms,
 		}
 		kp_segment_close(rel);
 
-		by_log_start = segs[i + 1].base_offset <= off.log_start_offset;
+		by_log_start = segs[i + 1].base_offset <= log_start;
 		by_time = retention_ms >= 0 && now_ms - max_ts > retention_ms;
 		by_size = retention_bytes >= 0 && size_excess - sizes[i] >= 0;
 		if (!by_log_start && !by_time && !by_size)
