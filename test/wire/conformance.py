@@ -29,20 +29,12 @@ import uuid
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
 RUN = uuid.uuid4().hex[:8]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 # ---------------------------------------------------------------- encoding
@@ -566,8 +558,7 @@ def main():
         check_topic_compression()
     if "keyless" in only:
         check_keyless_on_compacted()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":
