@@ -270,6 +270,7 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 		{
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
+			kp_txnstate_compute_lso(state);
 			moved = true;
 		}
 	}
