@@ -371,6 +371,7 @@ extern void kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs,
 /* ---------- txnstate.c: the commit log, through src/txn ---------- */
 
 extern KpTxnOutcome kp_txnstate_sql_outcome(int64 producer_id);
+
 /* ---------- logstart.c ---------- */
 
 extern int64 kp_logstart_advance(int64 partition_id, int64 before_offset,
