@@ -218,7 +218,18 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "only record batches of magic 2 are accepted (Produce v3 and later)";
 		return KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
 	}
-	err = kp_batch_validate((const char *) data, len, hdr);
+	err = kp_batch_validate_produced((const char *) data, len, hdr);
+	if (err == KP_CODEC_BAD_COUNT)
+	{
+		/* Kafka's words and code (LogValidator, InvalidRecordException) */
+		if (hdr->records_count <= 0)
+			*why = psprintf("Invalid reported count for record batch: %d",
+							hdr->records_count);
+		else
+			*why = psprintf("Inconsistent batch offset range [0, %d] and count of records %d",
+							hdr->last_offset_delta, hdr->records_count);
+		return KP_ERR_INVALID_RECORD;
+	}
 	if (err != KP_CODEC_OK)
 	{
 		*why = kp_codec_error_message(err);
@@ -239,11 +250,7 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "transactional producers are not supported yet";
 		return KP_ERR_INVALID_TXN_STATE;
 	}
-	if (hdr->records_count == 0)
-	{
-		*why = "record batch without records";
-		return KP_ERR_INVALID_RECORD;
-	}
+
 	/*
 	 * kp_batch_validate checks an uncompressed batch's records; a compressed
 	 * one's are checked here, inflated, as Kafka's LogValidator does, so that
@@ -387,6 +394,18 @@ kp_handle_produce(KpRequestContext *ctx)
 				{
 					code = KP_ERR_CORRUPT_MESSAGE;
 					why = "record batch length exceeds the request";
+					break;
+				}
+				if (total < rest)
+				{
+					/*
+					 * ProduceRequest.validateRecords (v3+): exactly one batch
+					 * per partition, so a partition's data is stored whole or
+					 * not at all.
+					 */
+					code = KP_ERR_INVALID_RECORD;
+					why = psprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition",
+								   ctx->version);
 					break;
 				}
 				batches[nbatches] = (char *) pd->records.data + pos;
