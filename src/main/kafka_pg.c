@@ -46,6 +46,8 @@ kp_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(kp_store_shmem_size());
+	RequestAddinShmemSpace(kp_listener_shmem_size());
+	kp_listener_request_locks();
 	kp_store_request_locks();
 }
 
@@ -55,6 +57,7 @@ kp_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	kp_store_shmem_init();
+	kp_listener_shmem_init();
 }
 
 static void
