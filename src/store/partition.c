@@ -41,6 +41,18 @@ extern int	kp_max_partitions;
 KpStoreShared *kp_store_shared = NULL;
 static HTAB *partition_hash = NULL;
 
+/*
+ * A partition the current transaction dropped or created storage for, and
+ * the subtransaction that did it: PostgreSQL drops or keeps the storage
+ * with that subtransaction (smgr's pending deletes are per nesting level),
+ * so the shared state follows it (store_subxact_callback).
+ */
+typedef struct RememberedPartition
+{
+	int64		partition_id;
+	SubTransactionId subid;
+} RememberedPartition;
+
 /* partitions dropped by the current transaction, forgotten at commit */
 static List *dropped_partitions = NIL;
 
@@ -391,7 +403,7 @@ forget_partitions(List *ids)
 
 	foreach(lc, ids)
 	{
-		int64		partition_id = *(int64 *) lfirst(lc);
+		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
 		KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
 		KpPartitionKey key;
 
@@ -429,21 +441,83 @@ store_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * The partitions of *list that subtransaction subid remembered: with take,
+ * removed from *list and returned (a List in TopMemoryContext); without,
+ * given to the parent subtransaction (NIL returned).
+ */
+static List *
+take_subxact_partitions(List **list, SubTransactionId subid, SubTransactionId parent,
+						bool take)
+{
+	List	   *taken = NIL;
+	List	   *kept = NIL;
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	foreach(lc, *list)
+	{
+		RememberedPartition *rp = lfirst(lc);
+
+		if (rp->subid == subid && take)
+			taken = lappend(taken, rp);
+		else
+		{
+			if (rp->subid == subid)
+				rp->subid = parent;
+			kept = lappend(kept, rp);
+		}
+	}
+	list_free(*list);
+	*list = kept;
+	MemoryContextSwitchTo(old);
+	return taken;
+}
+
+/*
+ * A subtransaction ends.  Committed: what it remembered now belongs to its
+ * parent.  Aborted: the storage it created is gone already (the entries are
+ * forgotten now, or they would stay until restart once the top transaction
+ * commits), and the storage it dropped stays (the entries are kept).
+ */
+static void
+store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	List	   *taken;
+
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		(void) take_subxact_partitions(&created_partitions, mySubid, parentSubid, false);
+		(void) take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, false);
+	}
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		taken = take_subxact_partitions(&created_partitions, mySubid, parentSubid, true);
+		forget_partitions(taken);
+		list_free_deep(taken);
+		taken = take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, true);
+		list_free_deep(taken);
+	}
+}
+
 static void
 remember_partition(List **list, int64 partition_id)
 {
 	MemoryContext old;
-	int64	   *id;
+	RememberedPartition *rp;
 
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(store_xact_callback, NULL);
+		RegisterSubXactCallback(store_subxact_callback, NULL);
 		xact_callback_registered = true;
 	}
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	id = palloc(sizeof(int64));
-	*id = partition_id;
-	*list = lappend(*list, id);
+	rp = palloc(sizeof(RememberedPartition));
+	rp->partition_id = partition_id;
+	rp->subid = GetCurrentSubTransactionId();
+	*list = lappend(*list, rp);
 	MemoryContextSwitchTo(old);
 }
 
