@@ -18,6 +18,7 @@
 #include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
@@ -100,16 +101,25 @@ drops_this_extension(Node *parsetree)
 
 /*
  * DROP EXTENSION kafka_pg drops the catalog tables; the segment files have
- * no catalog entries, so drop them here, transactionally, first.
+ * no catalog entries, so drop them here, transactionally, first.  Only for
+ * whoever may drop the extension: the ownership check DROP EXTENSION makes
+ * comes first (RemoveObjects would make it after us), so that nobody else
+ * gets this far and the refusal is PostgreSQL's own.
  */
 static void
 kp_utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				ProcessUtilityContext context, ParamListInfo params,
 				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	Oid			extoid;
+
 	if (drops_this_extension(pstmt->utilityStmt) &&
-		get_extension_oid("kafka_pg", true) != InvalidOid)
+		(extoid = get_extension_oid("kafka_pg", true)) != InvalidOid)
+	{
+		if (!pg_extension_ownercheck(extoid, GetUserId()))
+			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_EXTENSION, "kafka_pg");
 		kp_topic_drop_all_storage();
+	}
 
 	if (prev_utility_hook)
 		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
