@@ -20,7 +20,8 @@ With PGPORT set (the run-tests cluster) it also checks what only kafka_pg
 has or only kafka_pg can change at run time, through ALTER SYSTEM:
 kafka.fetch_max_bytes, kafka.max_connections, a client that never reads
 (kafka.connection_output_max_bytes, kafka.connections_max_idle_ms) and
-accept failing with EMFILE (the worker backs off instead of spinning).
+accept failing with EMFILE (the worker backs off instead of spinning), and
+that a header key of invalid UTF-8 is refused by kafka.fetch with 22021.
 Against Kafka, start it with max.connections.per.ip=20
 (KAFKA_BROKER_PROPS=max.connections.per.ip=20); on kafka_pg the file sets
 kafka.max_connections_per_ip to 20 for that check and resets it.
@@ -377,6 +378,31 @@ def check_never_reading_client():
     c.close()
 
 
+def check_header_key_encoding():
+    """A header key of invalid UTF-8, produced over the wire, read from SQL."""
+    c = kc.Conn()
+    t = f"limits-hk-{RUN}"
+    check("create topic", kc.create_topic(c, t) == 0)
+    time.sleep(1)
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  batch_size=1 << 20)
+    b.append(0, timestamp=int(time.time() * 1000), key=None, value=b"v",
+             headers=[("k\u00e9y", b"h")])
+    batch = bytearray(b.build())
+    i = batch.index(b"k\xc3\xa9y")
+    batch[i + 2] = 0x28  # "\xc3(" is not UTF-8
+    batch[17:21] = struct.pack(">I", calc_crc32c(bytes(batch[21:])))
+    err, base = kc.produce(c, t, bytes(batch))
+    check("a header key of invalid UTF-8 is stored (Kafka stores it too)", (err, base) == (0, 0),
+          f"{(err, base)}")
+    r = psql(f"SELECT (headers[1]).key FROM kafka.fetch('{t}', 0, 0, 1)")
+    check("kafka.fetch refuses it with 22021 naming the record, not invalid text",
+          r.returncode != 0 and "header key 1 of the record at offset 0 is not valid text" in r.stderr,
+          r.stderr.strip())
+    c.close()
+
+
 def listener_pids():
     out = psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'").stdout
     return [int(x) for x in out.split()]
@@ -437,6 +463,7 @@ def main():
     check_connections_per_ip(20)
     if os.environ.get("PGPORT"):
         set_settings(max_connections_per_ip=None)
+        check_header_key_encoding()
         check_fetch_max_bytes()
         check_max_connections()
         check_never_reading_client()
