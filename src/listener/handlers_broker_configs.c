@@ -450,7 +450,6 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 	ApplyArg	arg;
 	int16		code;
 	int			i;
-	int			j;
 
 	*msg = NULL;
 	if (resource_name[0] != '\0' && strcmp(resource_name, psprintf("%d", kp_node_id)) != 0)
@@ -458,13 +457,20 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 		*msg = psprintf("Unexpected broker id, expected %d, but received %s", kp_node_id, resource_name);
 		return KP_ERR_INVALID_REQUEST;
 	}
-	for (i = 0; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(ops[i].name, ops[j].name) == 0)
+	{
+		char	  **names = palloc(sizeof(char *) * Max(n, 1));
+		bool	   *dup;
+
+		for (i = 0; i < n; i++)
+			names[i] = (char *) ops[i].name;
+		dup = kp_mark_duplicates(names, n);
+		for (i = 0; i < n; i++)
+			if (dup[i])
 			{
 				*msg = pstrdup("Error due to duplicate config keys");
 				return KP_ERR_INVALID_REQUEST;
 			}
+	}
 
 	/* what each op does, and Kafka's checks of the op itself */
 	initStringInfo(&read_only);
