@@ -486,7 +486,29 @@ def check_duplicate_names():
     c.close()
 
 
+def check_request_size():
+    """socket.request.max.bytes (100 MiB): a frame announced one byte over it
+    closes the connection before its body is read; one at the limit is read."""
+    s = socket.create_connection((kc.HOST, kc.PORT), timeout=10)
+    s.sendall(kc.i32(104857601) + b"\x00" * 100)
+    check("a request of socket.request.max.bytes + 1 closes the connection", closed_by_server(s, 10))
+    s.close()
+    s = socket.create_connection((kc.HOST, kc.PORT), timeout=10)
+    s.sendall(kc.i32(104857600) + b"\x00" * 100)
+    s.settimeout(2)
+    try:
+        still_open = s.recv(1) != b""
+    except socket.timeout:
+        still_open = True
+    except OSError:
+        still_open = False
+    check("one announced at exactly socket.request.max.bytes is waited for", still_open)
+    s.close()
+    check("others served", api_versions_ok())
+
+
 def main():
+    check_request_size()
     check_produce_defects()
     check_duplicate_names()
     check_fetch_merge()
