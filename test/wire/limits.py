@@ -41,20 +41,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
 from kafka.record.default_records import DefaultRecordBatchBuilder  # noqa: E402
 from kafka.record.util import calc_crc32c  # noqa: E402
+from tap import check, finish  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 INVALID_RECORD = 87
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 def with_count(batch, count):
@@ -522,8 +512,7 @@ def main():
         check_max_connections()
         check_never_reading_client()
         check_emfile_backoff()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":
