@@ -69,3 +69,24 @@ SELECT value FROM kafka.fetch_text('limits_sp_kept', 0, 0, 10) ORDER BY "offset"
 SELECT kafka.delete_topic('limits_sp_kept');
 SELECT kafka.delete_topic('limits_sp_after');
 
+
+-- A partition created by the transaction and first written in a savepoint
+-- that rolls back: its segment went with the savepoint, and so do its
+-- state and (for this backend at once, for all at commit) its directory
+-- entry; the next write starts a new segment.
+BEGIN;
+SELECT kafka.create_topic('limits_sp_parent', 1);
+SAVEPOINT s;
+SELECT "offset" FROM kafka.produce('limits_sp_parent', NULL::text, 'rolled back', partition => 0);
+ROLLBACK TO SAVEPOINT s;
+SELECT "offset" FROM kafka.produce('limits_sp_parent', NULL::text, 'kept', partition => 0);
+SAVEPOINT t;
+SELECT "offset" FROM kafka.produce('limits_sp_parent', NULL::text, 'kept too', partition => 0);
+RELEASE SAVEPOINT t;
+COMMIT;
+SELECT kafka.flush_markers() >= 0 AS flushed;
+\c
+-- (a new backend reads the directory as committed)
+SELECT value FROM kafka.fetch_text('limits_sp_parent', 0, 0, 10) ORDER BY "offset";
+SELECT segment_count FROM kafka.partition_status WHERE topic = 'limits_sp_parent';
+SELECT kafka.delete_topic('limits_sp_parent');

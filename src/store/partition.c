@@ -50,6 +50,7 @@ static HTAB *partition_hash = NULL;
 typedef struct RememberedPartition
 {
 	int64		partition_id;
+	Oid			relnode;		/* created: the segment; dropped: invalid */
 	SubTransactionId subid;
 } RememberedPartition;
 
@@ -61,7 +62,7 @@ static List *created_partitions = NIL;
 
 static bool xact_callback_registered = false;
 
-static void remember_partition(List **list, int64 partition_id);
+static void remember_partition(List **list, int64 partition_id, Oid relnode);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 int64
@@ -427,6 +428,11 @@ forget_partitions(List *ids)
 static void
 store_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
+		kp_directory_flag_lost_segments();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		kp_directory_forget_lost_segments();
 	if (event == XACT_EVENT_COMMIT)
 		forget_partitions(dropped_partitions);
 	if (event == XACT_EVENT_ABORT)
@@ -485,6 +491,7 @@ store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
 {
 	List	   *taken;
+	ListCell   *lc;
 
 	if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
@@ -494,6 +501,13 @@ store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	else if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
 		taken = take_subxact_partitions(&created_partitions, mySubid, parentSubid, true);
+		foreach(lc, taken)
+		{
+			RememberedPartition *rp = lfirst(lc);
+
+			if (OidIsValid(rp->relnode))
+				kp_directory_lose_segment(rp->partition_id, rp->relnode);
+		}
 		forget_partitions(taken);
 		list_free_deep(taken);
 		taken = take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, true);
@@ -502,7 +516,7 @@ store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 static void
-remember_partition(List **list, int64 partition_id)
+remember_partition(List **list, int64 partition_id, Oid relnode)
 {
 	MemoryContext old;
 	RememberedPartition *rp;
@@ -516,20 +530,22 @@ remember_partition(List **list, int64 partition_id)
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	rp = palloc(sizeof(RememberedPartition));
 	rp->partition_id = partition_id;
+	rp->relnode = relnode;
 	rp->subid = GetCurrentSubTransactionId();
 	*list = lappend(*list, rp);
 	MemoryContextSwitchTo(old);
 }
 
 /*
- * The current transaction created storage for the partition that goes
- * away if it aborts (append.c, a partition not yet committed): forget its
- * state then.
+ * The current (sub)transaction created segment relnode of the partition,
+ * storage that goes away if it aborts (append.c, a partition not yet
+ * committed): forget its state then, and at a subtransaction's abort the
+ * segment's directory entry too (kp_directory_lose_segment).
  */
 void
-kp_partition_created_in_xact(int64 partition_id)
+kp_partition_created_in_xact(int64 partition_id, Oid relnode)
 {
-	remember_partition(&created_partitions, partition_id);
+	remember_partition(&created_partitions, partition_id, relnode);
 }
 
 void
@@ -542,5 +558,5 @@ kp_log_drop_partition(int64 partition_id)
 	for (i = 0; i < nsegs; i++)
 		kp_segment_drop_storage(segs[i].relnode);
 
-	remember_partition(&dropped_partitions, partition_id);
+	remember_partition(&dropped_partitions, partition_id, InvalidOid);
 }
