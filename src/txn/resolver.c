@@ -132,6 +132,7 @@ kp_resolver_main(Datum arg)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(cxt);
+
 		/*
 		 * Markers at every wakeup (a commit sets our latch); the sweeps and
 		 * the group upkeep, which run SQL, at most once a second.
