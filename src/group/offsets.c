@@ -16,7 +16,10 @@
  *   kafka.consume) must not commit partitions that members hold: on the
  *   wire, as Kafka, only while the group has no members; from SQL, only
  *   partitions no member holds by its current assignment (kafka.consume
- *   already skips them; this catches a member that got one since).
+ *   already skips them; this catches a member that got one since);
+ * - a transaction's offsets (TxnOffsetCommit) are fenced as OffsetCommit when
+ *   they are sent, and written unfenced at the COMMIT decision
+ *   (KP_COMMIT_TRANSACTION, src/txn/coordinator.c).
  *
  * The wire fence takes the group lock.  The SQL fences do not: their
  * commits happen inside the caller's transaction, which may last long,
