@@ -519,8 +519,10 @@ typedef struct FetchBudget
 /*
  * Collect the batches of one partition from fetch_offset: whole batches,
  * at least one if nothing was returned yet (KIP-74), never past the bound
- * (high watermark, or last stable offset for read_committed), and the
- * aborted SQL transactions among them for read_committed readers.
+ * (high watermark, or last stable offset for read_committed).  For
+ * read_committed readers the store's cursor also gives the aborted
+ * transactions of the range returned (src/store/reader.c), which the
+ * client drops: aborted_transactions.
  */
 static void
 fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fetch_offset,
@@ -533,10 +535,8 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	StringInfoData records;
 	int64		bound;
 	int64		part_left = partition_max_bytes;
-	KpFetchResponseAbortedTransaction *aborted = NULL;
-	int			naborted = 0;
-	int			maxaborted = 0;
-	int64		last_pid = -1;	/* SQL transaction of the previous batch */
+	int64		upper = fetch_offset;	/* past the last batch returned */
+	KpBatchVisibility vis;
 
 	kp_log_offsets(partition_id, &off);
 	out->high_watermark = off.log_end_offset;
@@ -561,8 +561,9 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	/* sized once for what this partition may return: no regrowth copies */
 	initStringInfo(&records);
 	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
-	reader = kp_log_reader_open(partition_id, fetch_offset);
-	while (kp_log_reader_next(reader, &batch, &len))
+	reader = kp_log_cursor_open(partition_id, fetch_offset,
+								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
+	while (kp_log_cursor_next(reader, &batch, &len, &vis))
 	{
 		KpBatchHeader hdr;
 
@@ -574,40 +575,14 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 			if ((int64) len > part_left || (int64) len > budget->total_left)
 				break;
 		}
-		/* a transaction's outcome is looked up once per run of its batches */
-		if (read_committed && KpBatchIsTransactional(&hdr) && !KpBatchIsControl(&hdr) &&
-			KpPidIsSqlXact(hdr.producer_id) && hdr.producer_id != last_pid)
-		{
-			last_pid = hdr.producer_id;
-			if (kp_sql_xact_outcome(last_pid) == KP_TXN_ABORTED)
-			{
-				int			k;
-				bool		known = false;
-
-				for (k = 0; k < naborted; k++)
-					if (aborted[k].producer_id == hdr.producer_id)
-						known = true;
-				if (!known)
-				{
-					if (naborted == maxaborted)
-					{
-						maxaborted = maxaborted ? maxaborted * 2 : 8;
-						aborted = aborted ? repalloc(aborted, sizeof(*aborted) * maxaborted) :
-							palloc(sizeof(*aborted) * maxaborted);
-					}
-					aborted[naborted].producer_id = hdr.producer_id;
-					aborted[naborted].first_offset = hdr.base_offset;
-					naborted++;
-				}
-			}
-		}
+		/* aborted batches go out as they are: the client drops them */
 		appendBinaryStringInfo(&records, batch, len);
+		upper = KpBatchLastOffset(&hdr) + 1;
 		part_left -= len;
 		budget->total_left -= len;
 		if (part_left <= 0 || budget->total_left <= 0)
 			break;
 	}
-	kp_log_reader_close(reader);
 	if (records.len > 0)
 	{
 		out->records.data = (const uint8 *) records.data;
@@ -617,9 +592,20 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	}
 	if (read_committed)
 	{
+		KpAbortedTxn *aborted;
+		int			naborted = kp_log_cursor_aborted(reader, fetch_offset, upper, &aborted);
+		int			k;
+
 		out->n_aborted_transactions = naborted;
-		out->aborted_transactions = aborted;
+		out->aborted_transactions = naborted > 0 ?
+			palloc(sizeof(KpFetchResponseAbortedTransaction) * naborted) : NULL;
+		for (k = 0; k < naborted; k++)
+		{
+			out->aborted_transactions[k].producer_id = aborted[k].producer_id;
+			out->aborted_transactions[k].first_offset = aborted[k].first_offset;
+		}
 	}
+	kp_log_reader_close(reader);
 }
 
 void

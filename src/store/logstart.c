@@ -202,6 +202,7 @@ drop_segments_below(int64 partition_id, int64 log_start)
 		d->size_bytes = kp_segment_data_size(rel);
 		/* a commit that deletes files must have an xid to log them with */
 		(void) GetCurrentTransactionId();
+		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
 		RelationDropStorage(rel);
 		kp_segment_close(rel);
 

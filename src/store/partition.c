@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
@@ -469,9 +470,18 @@ kp_log_drop_partition(int64 partition_id)
 	{
 		Relation	rel = kp_segment_open(segs[i].relnode);
 
+		kp_txnindex_drop(rel);
 		RelationDropStorage(rel);
 		kp_segment_close(rel);
 	}
 
 	remember_partition(&dropped_partitions, partition_id);
+}
+
+void
+kp_log_load_partition(int64 partition_id)
+{
+	if (RecoveryInProgress())
+		return;
+	kp_partition_unlock(kp_partition_lock(partition_id, true));
 }
