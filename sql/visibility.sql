@@ -102,3 +102,23 @@ SELECT kafka.flush_markers() >= 0 AS flushed;
 SET kafka.debug_past_commit_log = on;
 SELECT "offset", value FROM kafka.fetch_text('vis-open', 0);
 RESET kafka.debug_past_commit_log;
+
+-- A segment's aborted-transaction index goes with the segment: DeleteRecords
+-- past a segment holding an ABORT marker and delete_topic in one transaction
+-- reach the segment, and its index, twice; each file is dropped once (a
+-- commit record listing a file twice PANICs).
+SELECT kafka.create_topic('vis-drop', 1, '{"segment.bytes": "1048576"}');
+BEGIN;
+SELECT "offset" FROM kafka.produce('vis-drop', 'k', 'rolled back');
+ROLLBACK;
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT count(*) FROM generate_series(1, 12) b,
+  LATERAL kafka.produce_batch('vis-drop', NULL,
+            (SELECT array_agg(convert_to(lpad(b::text || '-' || g::text, 1000, '.'), 'UTF8'))
+               FROM generate_series(1, 100) g), partition => 0) r;
+SELECT count(*) >= 2 AS several_segments FROM kafka.segments WHERE topic = 'vis-drop';
+BEGIN;
+SELECT kafka.delete_records('vis-drop', 0, -1) > 0 AS moved;
+SELECT kafka.delete_topic('vis-drop');
+COMMIT;
+SELECT count(*) FROM kafka.topic_list WHERE topic = 'vis-drop';

@@ -426,5 +426,6 @@ extern int	kp_cat_txn_offsets(const char *transactional_id, KpTxnOffset **out);
 extern bool kp_cat_txn_offsets_pending(const char *group_id, const char *topic, int32 partition);
 extern void kp_cat_txn_clear(const char *transactional_id, bool partitions);
 extern int	kp_cat_txn_list(KpTxnListFilter filter, KpTxnRow **rows);
+extern int	kp_cat_txn_expire(int64 expiration_ms);
 
 #endif							/* KP_KAFKA_CATALOG_H */

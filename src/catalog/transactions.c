@@ -405,6 +405,26 @@ kp_cat_txn_clear(const char *transactional_id, bool partitions)
 }
 
 /*
+ * Forget transactional ids idle longer than expiration_ms with no
+ * transaction under way (Kafka's transactional.id.expiration.ms); their
+ * partitions, groups and offsets go with them.  Returns how many.
+ */
+int
+kp_cat_txn_expire(int64 expiration_ms)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(expiration_ms)};
+	int			n;
+
+	spi_begin();
+	run("DELETE FROM kafka.transactions WHERE state IN ('Empty', 'CompleteCommit', 'CompleteAbort') "
+		"AND last_update_time < now() - $1 * interval '1 ms'", 1, types, values, NULL);
+	n = (int) SPI_processed;
+	SPI_finish();
+	return n;
+}
+
+/*
  * Rows by a filter, in transactional id order:
  * - KP_TXN_LIST_ALL: every row;
  * - KP_TXN_LIST_TIMED_OUT: Ongoing past its timeout;

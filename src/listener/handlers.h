@@ -98,6 +98,7 @@ extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
 /* handlers_logdirs.c */
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);
 extern void kp_handle_alter_replica_log_dirs(KpRequestContext *ctx);
+
 /* handlers_txn.c: transactions over the wire */
 extern void kp_handle_init_producer_id_txn(KpRequestContext *ctx);
 extern void kp_handle_add_partitions_to_txn(KpRequestContext *ctx);

@@ -291,7 +291,11 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	committer.generation_id = req->generation_id_or_member_epoch;
 	group_code = kp_group_commit_offsets(&committer, nitems, items);
 
-	/* the group's error, if any, is every partition's (as Kafka) */
+	/*
+	 * The group's error, if any, is every partition's that went to the
+	 * coordinator; unknown topics keep their own error, as in Kafka, which
+	 * drops them before it asks the group.
+	 */
 	nitems = 0;
 	for (i = 0; i < resp->n_topics; i++)
 		for (j = 0; j < resp->topics[i].n_partitions; j++)
@@ -299,9 +303,11 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			KpOffsetCommitResponsePartition *op = &resp->topics[i].partitions[j];
 
 			if (op->error_code == -1)
-				op->error_code = items[nitems++].error_code;
-			if (group_code != KP_ERR_NONE)
-				op->error_code = group_code;
+				op->error_code = group_code != KP_ERR_NONE ? group_code :
+					items[nitems].error_code;
+			else
+				continue;
+			nitems++;
 		}
 }
 

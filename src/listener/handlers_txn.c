@@ -404,6 +404,25 @@ kp_handle_end_txn(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The partition of Kafka's __consumer_offsets (50 partitions by default)
+ * that would hold a group: abs(groupId.hashCode()) % 50, Java's String hash.
+ * DescribeTransactions names the groups of a transaction that way.
+ */
+static int32
+offsets_partition(const char *group_id)
+{
+	uint32		h = 0;
+	int32		sh;
+	const unsigned char *c;
+
+	/* Java hashes UTF-16 code units; group ids are ASCII in practice */
+	for (c = (const unsigned char *) group_id; *c; c++)
+		h = h * 31 + *c;
+	sh = (int32) h;
+	return (sh == PG_INT32_MIN ? 0 : (sh < 0 ? -sh : sh)) % 50;
+}
+
 void
 kp_handle_describe_transactions(KpRequestContext *ctx)
 {
@@ -466,8 +485,18 @@ kp_handle_describe_transactions(KpRequestContext *ctx)
 			KpDescribeTransactionsResponseTopicData *td = &s->topics[s->n_topics++];
 
 			td->topic = "__consumer_offsets";
-			td->n_partitions = 1;
-			td->partitions = palloc0(sizeof(int32));
+			td->n_partitions = 0;
+			td->partitions = palloc0(sizeof(int32) * ngroups);
+			for (j = 0; j < ngroups; j++)
+			{
+				int32		p = offsets_partition(groups[j]);
+				int			k;
+
+				for (k = 0; k < td->n_partitions && td->partitions[k] != p; k++)
+					;
+				if (k == td->n_partitions)
+					td->partitions[td->n_partitions++] = p;
+			}
 		}
 	}
 }

@@ -203,8 +203,8 @@ drop_segments_below(int64 partition_id, int64 log_start)
 		/* a commit that deletes files must have an xid to log them with */
 		(void) GetCurrentTransactionId();
 		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
-		RelationDropStorage(rel);
 		kp_segment_close(rel);
+		kp_segment_drop_storage(segs[i].relnode);
 
 		old = MemoryContextSwitchTo(TopMemoryContext);
 		pending_drops = lappend(pending_drops, d);

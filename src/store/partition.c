@@ -470,9 +470,9 @@ kp_log_drop_partition(int64 partition_id)
 	{
 		Relation	rel = kp_segment_open(segs[i].relnode);
 
-		kp_txnindex_drop(rel);
-		RelationDropStorage(rel);
+		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
 		kp_segment_close(rel);
+		kp_segment_drop_storage(segs[i].relnode);
 	}
 
 	remember_partition(&dropped_partitions, partition_id);

@@ -144,6 +144,9 @@ extern int64 kp_directory_log_start(int64 partition_id);
 
 extern Relation kp_segment_open(Oid relnode);
 extern void kp_segment_close(Relation rel);
+
+/* RelationDropStorage at most once per transaction (segment.c says why) */
+extern void kp_segment_drop_storage(Oid relnode);
 extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
 							  int64 first_open_offset, bool drop_on_abort);
 extern void kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta);

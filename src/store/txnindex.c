@@ -215,15 +215,15 @@ kp_txnindex_truncate(Relation segrel, int64 log_end_offset)
 }
 
 /*
- * Drop the segment's index with the segment (RelationDropStorage: when the
- * current transaction commits).  Called beside every drop of a segment's
+ * Drop the segment's index with the segment (kp_segment_drop_storage: when
+ * the current transaction commits, once however often a transaction
+ * reaches it).  Called beside every drop of a segment's
  * storage: DeleteRecords (logstart.c) and dropping a partition.
  */
 void
 kp_txnindex_drop(Relation segrel)
 {
 	Oid			relnode;
-	Relation	rel;
 
 	/* a segment already gone (dropped before) has no metapage to read */
 	if (!smgrexists(RelationGetSmgr(segrel), MAIN_FORKNUM) ||
@@ -232,7 +232,6 @@ kp_txnindex_drop(Relation segrel)
 	relnode = segment_txnindex(segrel);
 	if (!OidIsValid(relnode))
 		return;
-	rel = kp_segment_open(relnode);
-	RelationDropStorage(rel);
-	kp_segment_close(rel);
+	/* at most once per transaction, as the segment (segment.c) */
+	kp_segment_drop_storage(relnode);
 }

@@ -69,6 +69,9 @@
 /* kafka.transaction_max_timeout_ms: Kafka's transaction.max.timeout.ms */
 int			kp_transaction_max_timeout_ms = 900000;
 
+/* kafka.transactional_id_expiration_ms: Kafka's transactional.id.expiration.ms */
+int			kp_transactional_id_expiration_ms = 604800000;
+
 /* the advisory lock class of producer ids ('KT'); the store uses 'KP' */
 #define KP_TXN_LOCK_CLASS	0x4B54
 
@@ -538,6 +541,12 @@ kp_txn_upkeep(void)
 	n = kp_cat_txn_list(KP_TXN_LIST_TIMED_OUT, &rows);
 	for (i = 0; i < n; i++)
 		(void) guarded(time_out, rows[i].transactional_id);
+	/* ids unused for transactional.id.expiration.ms are forgotten, as Kafka */
+	n = kp_cat_txn_expire(kp_transactional_id_expiration_ms);
+	if (n > 0)
+		ereport(LOG,
+				(errmsg("kafka_pg: forgot %d transactional ids unused for %d ms", n,
+						kp_transactional_id_expiration_ms)));
 }
 
 /* ---------------------------------------------------------------------
@@ -576,6 +585,14 @@ kp_txn_coordinator_init_gucs(void)
 							"refused with INVALID_TRANSACTION_TIMEOUT.",
 							&kp_transaction_max_timeout_ms,
 							900000, 1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.transactional_id_expiration_ms",
+							"How long a transactional id with no transaction under way is kept unused.",
+							"Kafka's transactional.id.expiration.ms: the resolver then forgets it, "
+							"and its next InitProducerId starts with a new producer id.",
+							&kp_transactional_id_expiration_ms,
+							604800000, 1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }

@@ -40,13 +40,6 @@ typedef struct KpTxnWrite
 	SubTransactionId subid;
 } KpTxnWrite;
 
-/*
- * kafka.transaction_idle_timeout_ms: how long a SQL session that produced
- * may sit idle in its transaction, holding back the last stable offset of
- * the partitions it wrote to, before the server ends it (the bound Kafka's
- * transaction.max.timeout.ms puts on wire producers).
- */
-int			kp_txn_idle_timeout_ms = 900000;
 static KpTxnOutcome kp_txn_sql_outcome(int64 producer_id);
 
 /*
@@ -56,6 +49,13 @@ static KpTxnOutcome kp_txn_sql_outcome(int64 producer_id);
  * decide every transaction that has a marker, from the marker alone.
  */
 static bool kp_txn_debug_past_commit_log = false;
+/*
+ * kafka.transaction_idle_timeout_ms: how long a SQL session that produced
+ * may sit idle in its transaction, holding back the last stable offset of
+ * the partitions it wrote to, before the server ends it (the bound Kafka's
+ * transaction.max.timeout.ms puts on wire producers).
+ */
+int			kp_txn_idle_timeout_ms = 900000;
 
 static KpTxnWrite *writes = NULL;
 static int	nwrites = 0;
@@ -182,6 +182,13 @@ kp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 void
 kp_txn_init(void)
 {
+	DefineCustomBoolVariable("kafka.debug_past_commit_log",
+							 "Answers as if every SQL transaction had left the commit log (testing only).",
+							 NULL,
+							 &kp_txn_debug_past_commit_log,
+							 false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.transaction_idle_timeout_ms",
 							"How long a SQL session that produced may sit idle in its transaction.",
 							"The session is ended as by idle_in_transaction_session_timeout (set "
@@ -192,13 +199,6 @@ kp_txn_init(void)
 							PGC_SUSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	kp_txn_coordinator_init_gucs();
-	DefineCustomBoolVariable("kafka.debug_past_commit_log",
-							 "Answers as if every SQL transaction had left the commit log (testing only).",
-							 NULL,
-							 &kp_txn_debug_past_commit_log,
-							 false,
-							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
 	RegisterXactCallback(kp_xact_callback, NULL);
 	RegisterSubXactCallback(kp_subxact_callback, NULL);
 	kp_log_register_sql_outcome(kp_txn_sql_outcome);

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Exactly-once through kill -9 (issue 8): a consume-transform-produce process (EosWorker) is
  * killed with SIGKILL at random points and restarted, KAFKA_EOS_KILLS times (default 3; the issue
- * asks for 20), then left to finish. The group's committed offsets must reach the input's end, no
+ * asks for 20), then left to finish; the input has KAFKA_EOS_RECORDS records (default 1000 per run). The group's committed offsets must reach the input's end, no
  * input record may be missing from the output, and the output read with read_committed must hold
  * each input record exactly once.
  *
@@ -39,8 +39,10 @@ import org.junit.jupiter.api.Test;
 @Tag("transactions")
 @Tag("txn-visibility")
 class EosKillTest {
-    static final int RECORDS = Integer.parseInt(System.getenv().getOrDefault("KAFKA_EOS_RECORDS", "3000"));
     static final int KILLS = Integer.parseInt(System.getenv().getOrDefault("KAFKA_EOS_KILLS", "3"));
+    /** enough that every worker is killed while there is work left (it copies ~600 records/s) */
+    static final int RECORDS = Integer.parseInt(System.getenv().getOrDefault("KAFKA_EOS_RECORDS",
+            String.valueOf(1000 * (KILLS + 1))));
 
     static Process start(String in, String out, String group, String txnId, int run) throws Exception {
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
