@@ -117,6 +117,14 @@ extern int	kp_topic_list_names(char ***names);
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);
 
+/*
+ * ERROR (KP003) unless kafka.partitions has a row with this partition id
+ * visible to the current snapshot.  For SQL functions that take a raw
+ * partition id: the store keeps shared state for each partition it is
+ * asked about, so an id nobody checked must never reach it.
+ */
+extern void kp_topic_check_partition_id(int64 partition_id);
+
 /* Kafka's topic-name rules; ERROR (KP017) with the reason. */
 extern void kp_topic_check_name(const char *name);
 
@@ -164,6 +172,17 @@ extern int	kp_topic_check_batch_size(const KpTopic *t, size_t len, bool raise, c
 extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
 									 bool raise, char **why);
 extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
+
+/*
+ * Compacted topics (cleanup.policy includes "compact") refuse records
+ * without a key (INVALID_RECORD).  The batch form returns the index of each
+ * refused record in *bad (palloc'd, *nbad entries).
+ */
+extern int	kp_topic_check_record_key(const KpTopic *t, bool has_key, bool raise,
+									  char **why);
+extern int	kp_topic_check_batch_keys(const KpTopic *t, const char *batch, size_t len,
+									  size_t max_uncompressed, int **bad, int *nbad,
+									  char **why);
 
 /* ---------- the BROKER config resource's state (broker_configs.c) ---------- */
 
@@ -345,6 +364,7 @@ extern int32 kp_cat_consumer_member_epoch(const char *group_id, const char *memb
 
 /* Group configs (kafka.group_configs): a group's overrides, by name. */
 extern int	kp_cat_group_configs_load(const char *group_id, char ***names, char ***values);
+
 /* The groups that have any (ListConfigResources lists them). */
 extern int	kp_cat_group_configs_groups(char ***group_ids);
 

@@ -70,11 +70,15 @@ typedef enum KpCodecError
 	KP_CODEC_OK = 0,
 	KP_CODEC_TRUNCATED,			/* fewer bytes than the lengths claim */
 	KP_CODEC_BAD_MAGIC,			/* magic != 2 */
-	KP_CODEC_BAD_LENGTH,		/* batchLength or a record length is impossible */
+	KP_CODEC_BAD_LENGTH,		/* batchLength or a record length is
+								 * impossible */
 	KP_CODEC_BAD_CRC,			/* CRC-32C mismatch */
 	KP_CODEC_BAD_RECORD,		/* malformed record inside a batch */
-	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed data */
-	KP_CODEC_TOO_LARGE			/* decompressed size above the caller's limit */
+	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed
+								 * data */
+	KP_CODEC_TOO_LARGE,			/* decompressed size above the caller's limit */
+	KP_CODEC_BAD_COUNT			/* from a producer: recordsCount is not
+								 * lastOffsetDelta + 1, or is 0 */
 } KpCodecError;
 
 extern const char *kp_codec_error_message(KpCodecError err);
@@ -82,7 +86,7 @@ extern const char *kp_codec_error_message(KpCodecError err);
 /* ---------- varints (zig-zag for records, unsigned for compact types) ---------- */
 
 extern int	kp_varint_size(int64 value);	/* zig-zag encoded size */
-extern char *kp_put_varint(char *dst, int64 value);	/* zig-zag, returns end */
+extern char *kp_put_varint(char *dst, int64 value); /* zig-zag, returns end */
 extern char *kp_put_uvarint(char *dst, uint64 value);
 extern void kp_append_varint(StringInfo buf, int64 value);
 extern void kp_append_uvarint(StringInfo buf, uint64 value);
@@ -192,6 +196,17 @@ extern KpCodecError kp_batch_parse_header(const char *buf, size_t len,
  */
 extern KpCodecError kp_batch_validate(const char *buf, size_t len,
 									  KpBatchHeader *hdr);
+
+/*
+ * kp_batch_validate plus the rules of a batch that comes from a producer
+ * (Kafka's LogValidator.validateBatch for clients): at least one record, and
+ * recordsCount == lastOffsetDelta + 1 (KP_CODEC_BAD_COUNT otherwise).  The
+ * log itself may hold batches with fewer records than their offset range
+ * (compaction removes records and keeps lastOffsetDelta), so readers use
+ * kp_batch_validate; every path that accepts a batch from outside uses this.
+ */
+extern KpCodecError kp_batch_validate_produced(const char *buf, size_t len,
+											   KpBatchHeader *hdr);
 
 /* Overwrite the baseOffset field (outside the CRC, so no re-checksum). */
 extern void kp_batch_set_base_offset(char *batch, int64 base_offset);

@@ -49,6 +49,7 @@ static KpTxnOutcome kp_txn_sql_outcome(int64 producer_id);
  * decide every transaction that has a marker, from the marker alone.
  */
 static bool kp_txn_debug_past_commit_log = false;
+
 /*
  * kafka.transaction_idle_timeout_ms: how long a SQL session that produced
  * may sit idle in its transaction, holding back the last stable offset of
@@ -79,6 +80,7 @@ kp_txn_note_write(int64 partition_id, int64 producer_id)
 		if (writes[i].partition_id == partition_id &&
 			writes[i].producer_id == producer_id)
 			return;
+
 	/*
 	 * The first write of the transaction bounds how long it may idle: it sets
 	 * idle_in_transaction_session_timeout for the rest of this transaction
