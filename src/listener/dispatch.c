@@ -34,6 +34,7 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "listener/sasl.h"
 
 typedef struct KpHandlerEntry
 {
@@ -82,6 +83,8 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 	{KP_API_DESCRIBE_LOG_DIRS, kp_handle_describe_log_dirs},
 	{KP_API_ALTER_REPLICA_LOG_DIRS, kp_handle_alter_replica_log_dirs},
+	{KP_API_SASL_HANDSHAKE, kp_handle_sasl_handshake},
+	{KP_API_SASL_AUTHENTICATE, kp_handle_sasl_authenticate},
 };
 
 static MemoryContext request_cxt = NULL;
@@ -114,7 +117,7 @@ const char *
 kp_cluster_id(void)
 {
 	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	uint8		raw[18];
 	uint64		sysid;
 	int			i;
@@ -324,6 +327,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.api = api;
 	ctx.version = hdr.request_api_version;
 	ctx.peer = c->peer;
+	ctx.conn = c;
+	ctx.principal = c->principal;
+	ctx.principal_oid = c->principal_oid;
 	ctx.final_attempt = final;
 	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
 	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
@@ -359,11 +365,27 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	ctx.response = palloc0(api->response->root->size);
 
+	/* SASL listener: only what the authentication state allows (sasl.c) */
+	switch (kp_sasl_admit(c, hdr.request_api_key, hdr.client_id))
+	{
+		case KP_SASL_RUN:
+			break;
+		case KP_SASL_CLOSE:
+			ok = false;
+			goto done;
+		case KP_SASL_REFUSE_ANSWER:
+			kp_error_response(api, ctx.version, ctx.request, ctx.response,
+							  KP_ERR_ILLEGAL_SASL_STATE,
+							  "Unexpected request during SASL authentication");
+			ctx.close_after_response = true;
+			goto respond;
+	}
+
 	/*
-	 * A NUL byte in a name (or any text string) of the request or its
-	 * header: Kafka accepts the bytes, but a name Postgres text cannot hold
-	 * must not be acted on shortened, and the connection should not be
-	 * dropped for it either.  Answer every entry with INVALID_REQUEST.
+	 * A NUL byte in a name (or any text string) of the request or its header:
+	 * Kafka accepts the bytes, but a name Postgres text cannot hold must not
+	 * be acted on shortened, and the connection should not be dropped for it
+	 * either.  Answer every entry with INVALID_REQUEST.
 	 */
 	if (header_nul[0] || err.embedded_nul)
 	{
@@ -425,9 +447,9 @@ respond:
 	if (!ctx.no_response)
 	{
 		/*
-		 * Encode straight into the connection's output buffer (which lives
-		 * in the listener's context: appending keeps it there), after a
-		 * 4-byte size filled in at the end.  No copy of the response.
+		 * Encode straight into the connection's output buffer (which lives in
+		 * the listener's context: appending keeps it there), after a 4-byte
+		 * size filled in at the end.  No copy of the response.
 		 */
 		StringInfo	out = kp_conn_output(c);
 		int			start = out->len;
@@ -442,6 +464,8 @@ respond:
 		out->data[start + 2] = (char) (size >> 8);
 		out->data[start + 3] = (char) size;
 	}
+	if (ctx.close_after_response)
+		c->closing = true;		/* once the answer is sent */
 
 done:
 	MemoryContextSwitchTo(oldcxt);

@@ -31,10 +31,20 @@ typedef struct KpConn
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
+
+	/*
+	 * Who the client is (sasl.c): the PostgreSQL role it authenticated as, or
+	 * "ANONYMOUS" with InvalidOid on a PLAINTEXT listener and before
+	 * authentication.  Re-authentication (KIP-368) may not change it.
+	 */
+	char		principal[NAMEDATALEN];
+	Oid			principal_oid;
+	struct KpSaslSession *sasl; /* SASL state; NULL on a PLAINTEXT listener */
 } KpConn;
 
 /* server.c */
 extern void kp_conn_send(KpConn *c, const char *data, int len);
+
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,

@@ -46,6 +46,7 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "listener/sasl.h"
 #include "common/settings.h"
 #include "store/store.h"
 
@@ -123,8 +124,9 @@ kp_listener_init(void)
 							"The broker id clients see (Kafka's node.id).",
 							NULL, &kp_node_id, 0, 0, INT_MAX,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	kp_sasl_define_settings();
 
-	if (kp_port == 0)
+	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
 	if (!open_listen_socket(WARNING))
 		ereport(WARNING,
@@ -164,7 +166,9 @@ conn_close(KpConn *c, const char *why)
 	KpConn	  **pp;
 
 	if (why)
-		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s: %s", c->peer, why)));
+		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s (principal %s): %s",
+								c->peer, c->principal, why)));
+	kp_sasl_conn_free(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
@@ -225,7 +229,11 @@ conn_flush(KpConn *c)
 	{
 		c->out_pos = 0;
 		resetStringInfo(&c->out);
-		/* give back a large buffer once it has drained (keep fetch-sized ones) */
+
+		/*
+		 * give back a large buffer once it has drained (keep fetch-sized
+		 * ones)
+		 */
 		if (c->out.maxlen > 16 * 1024 * 1024)
 		{
 			pfree(c->out.data);
@@ -361,9 +369,17 @@ accept_connections(void)
 				ereport(LOG, (errmsg("kafka_pg listener: accept failed: %m")));
 			return;
 		}
+		if (!kp_address_allowed((struct sockaddr *) &addr))
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: refusing a connection from an address not in kafka.allowed_addresses")));
+			close(fd);
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 		c = MemoryContextAllocZero(listener_cxt, sizeof(KpConn));
+		kp_sasl_conn_init(c);
 		c->fd = fd;
 		c->id = next_conn_id++;
 		c->last_active_ms = kp_listener_now_ms();
@@ -633,7 +649,8 @@ kp_listener_main(Datum arg)
 			else if (ok)
 				conn_update_events(c);
 			else
-				(void) conn_flush(c);	/* answers to the requests before the bad one */
+				(void) conn_flush(c);	/* answers to the requests before the
+										 * bad one */
 			if (!ok || (c->closing && c->out.len == c->out_pos))
 				conn_close(c, ok ? "closed" : "peer closed or error");
 		}
