@@ -710,13 +710,13 @@ scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 	}
 
 	/*
-	 * The nonce must end with the one of the server-first-message: Kafka's
-	 * ScramSaslServer checks endsWith, and librdkafka (to 2.x at least) sends
-	 * its client nonce in front of the server's whole nonce again.
+	 * The nonce must be the server-first-message's, exactly (RFC 5802
+	 * 5.1).  Kafka 4.x checks the same (CVE-2024-56128); librdkafka before
+	 * 2.6.1 sends its client nonce twice and is refused by both.
 	 */
 	nonce_len = strcspn(msg + n, ",");
-	if (nonce_len < strlen(s->nonce) || msg + n + nonce_len > proof_at ||
-		strncmp(msg + n + nonce_len - strlen(s->nonce), s->nonce, strlen(s->nonce)) != 0)
+	if (nonce_len != strlen(s->nonce) || msg + n + nonce_len > proof_at ||
+		strncmp(msg + n, s->nonce, nonce_len) != 0)
 	{
 		*why = "client-final-message does not repeat the nonce";
 		return STEP_MALFORMED;
@@ -893,8 +893,11 @@ kp_handle_sasl_authenticate(KpRequestContext *ctx)
 				 errdetail_internal("%s", why ? why : "unknown reason")));
 		resp->error_code = step == STEP_MALFORMED ? KP_ERR_ILLEGAL_SASL_STATE :
 			KP_ERR_SASL_AUTHENTICATION_FAILED;
-		resp->error_message = psprintf("Authentication failed during authentication due to invalid credentials with SASL mechanism %s",
-									   mech_name);
+		/* Kafka's own messages (ScramSaslServer, PlainSaslServer) */
+		if (s->mechanism == MECH_PLAIN)
+			resp->error_message = "Authentication failed: Invalid username or password";
+		else
+			resp->error_message = "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256";
 		if (step == STEP_MALFORMED)
 			resp->error_message = psprintf("Invalid %s message", mech_name);
 		resp->auth_bytes.data = (uint8 *) "";
