@@ -78,3 +78,23 @@ SELECT "offset", value FROM kafka.fetch_text('dr', 0, 3001, 10);
 
 SELECT kafka.delete_topic('dr');
 SELECT kafka.delete_topic('dr_compact');
+
+-- DeleteRecords and delete_topic in one transaction reach the same segments
+-- twice; each file is dropped once (a commit record listing a file twice
+-- failed its commit with a PANIC, and crash recovery the same way).  Also
+-- with a savepoint rolled back in between, whose drops must not count.
+SELECT kafka.create_topic('dr_twice', 1, '{"segment.bytes": "1048576"}');
+SELECT count(*)
+  FROM generate_series(1, 25) b,
+  LATERAL kafka.produce_batch('dr_twice', NULL,
+            (SELECT array_agg(convert_to(lpad(b::text || '-' || g::text, 1000, '.'), 'UTF8'))
+               FROM generate_series(1, 100) g)) r;
+SELECT count(*) >= 2 AS several_segments FROM kafka.segments WHERE topic = 'dr_twice';
+BEGIN;
+SAVEPOINT s;
+SELECT kafka.delete_records('dr_twice', 0, 2000) > 0 AS moved;
+ROLLBACK TO SAVEPOINT s;
+SELECT kafka.delete_records('dr_twice', 0, 2000) > 0 AS moved;
+SELECT kafka.delete_topic('dr_twice');
+COMMIT;
+SELECT count(*) FROM kafka.topic_list WHERE topic = 'dr_twice';

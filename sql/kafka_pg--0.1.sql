@@ -129,6 +129,53 @@ CREATE TABLE kafka.group_configs (
 	PRIMARY KEY (group_id, name)
 );
 
+-- The transaction coordinator's state (Kafka's __transaction_state), one row
+-- per transactional id: written only by src/catalog/transactions.c, under
+-- the rules of src/txn/coordinator.c (docs/transactions.md).  States are
+-- Kafka's: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
+-- CompleteAbort (Dead ids are deleted).
+CREATE TABLE kafka.transactions (
+	transactional_id text PRIMARY KEY,
+	producer_id		bigint NOT NULL UNIQUE,
+	producer_epoch	smallint NOT NULL,
+	state			text NOT NULL DEFAULT 'Empty'
+		CHECK (state IN ('Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort',
+						 'CompleteCommit', 'CompleteAbort')),
+	timeout_ms		integer NOT NULL CHECK (timeout_ms > 0),
+	txn_start_time	timestamptz,	-- when the current transaction began (Ongoing and Prepare*)
+	last_update_time timestamptz NOT NULL DEFAULT now()
+);
+
+-- Partitions in a transactional id's current transaction (AddPartitionsToTxn).
+CREATE TABLE kafka.transaction_partitions (
+	transactional_id text NOT NULL REFERENCES kafka.transactions ON DELETE CASCADE,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	partition_id	bigint NOT NULL,	-- the store's partition the markers go to
+	PRIMARY KEY (transactional_id, topic, partition)
+);
+
+-- Groups whose offsets the current transaction commits (AddOffsetsToTxn).
+CREATE TABLE kafka.transaction_groups (
+	transactional_id text NOT NULL REFERENCES kafka.transactions ON DELETE CASCADE,
+	group_id		text NOT NULL,
+	PRIMARY KEY (transactional_id, group_id)
+);
+
+-- Offsets committed in the current transaction (TxnOffsetCommit): they become
+-- committed offsets with the COMMIT decision, and are dropped on abort.
+CREATE TABLE kafka.transaction_offsets (
+	transactional_id text NOT NULL REFERENCES kafka.transactions ON DELETE CASCADE,
+	group_id		text NOT NULL,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	committed_offset bigint NOT NULL,
+	leader_epoch	integer NOT NULL DEFAULT -1,
+	metadata		bytea,			-- as committed_offsets.metadata
+	PRIMARY KEY (transactional_id, group_id, topic, partition)
+);
+CREATE INDEX ON kafka.transaction_offsets (group_id, topic, partition);
+
 ------------------------------------------------------------------------------
 -- Internal C functions
 ------------------------------------------------------------------------------

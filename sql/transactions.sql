@@ -87,3 +87,47 @@ SELECT pg_advisory_unlock(1);
 SELECT count(*) FROM dblink_get_result('other') AS r(x text);
 SELECT dblink_disconnect('other');
 SELECT "offset", value FROM kafka.fetch_text('lso', 0);
+
+-- A SQL transaction that produced may not idle for ever, holding back the
+-- last stable offset: its first produce sets idle_in_transaction_session_timeout
+-- to kafka.transaction_idle_timeout_ms (15 minutes, Kafka's
+-- transaction.max.timeout.ms) for that transaction only, unless a shorter
+-- one is in force.
+SHOW kafka.transaction_idle_timeout_ms;
+BEGIN;
+SHOW idle_in_transaction_session_timeout;
+SELECT "offset" FROM kafka.produce('lso', NULL::text, 'bounded');
+SHOW idle_in_transaction_session_timeout;
+COMMIT;
+SHOW idle_in_transaction_session_timeout;
+SET idle_in_transaction_session_timeout = '1min';
+BEGIN;
+SELECT "offset" FROM kafka.produce('lso', NULL::text, 'shorter');
+SHOW idle_in_transaction_session_timeout;
+COMMIT;
+RESET idle_in_transaction_session_timeout;
+
+-- The wire transaction coordinator keeps its state in catalog tables
+-- (docs/transactions.md); with no transactional producer they are empty.
+SELECT count(*) FROM kafka.transactions;
+SELECT count(*) FROM kafka.transaction_partitions;
+SELECT count(*) FROM kafka.transaction_offsets;
+
+-- A session left idle in such a transaction is ended, and the last stable
+-- offset moves on: its record is rolled back, the records after it are read.
+SELECT dblink_connect('idle', format('dbname=%s port=%s host=%s', current_database(),
+       current_setting('port'), split_part(current_setting('unix_socket_directories'), ',', 1)));
+SELECT dblink_exec('idle', 'SET kafka.transaction_idle_timeout_ms = 300');
+SELECT dblink_exec('idle', 'BEGIN');
+SELECT * FROM dblink('idle', $$SELECT "offset" FROM kafka.produce('lso', NULL::text, 'left idle')$$) AS t(o bigint);
+SELECT * FROM kafka.produce('lso', NULL::text, 'after the idle one');
+SELECT count(*) FILTER (WHERE value = 'after the idle one') AS visible FROM kafka.fetch_text('lso', 0);
+SELECT pg_sleep(1.5);
+DO $$ BEGIN
+  PERFORM dblink_exec('idle', 'SELECT 1');
+  RAISE NOTICE 'the idle session is still there';
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'the idle session was ended';
+END $$;
+SELECT dblink_disconnect('idle');
+SELECT value FROM kafka.fetch_text('lso', 0) WHERE value IN ('left idle', 'after the idle one');

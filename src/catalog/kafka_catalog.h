@@ -395,4 +395,63 @@ extern void kp_cat_offsets_expire(int32 retention_minutes);
 
 /* ==================== end of consumer groups ==================== */
 
+/* ---------- the transaction coordinator's rows (transactions.c) ---------- */
+
+/*
+ * Only src/txn/coordinator.c calls these; it owns the rules (states,
+ * epochs, fencing).  Times are ms since the Unix epoch, -1 for none.
+ */
+typedef struct KpTxnRow
+{
+	char	   *transactional_id;
+	int64		producer_id;
+	int16		producer_epoch;
+	char		state[16];		/* Kafka's state names */
+	int32		timeout_ms;
+	int64		txn_start_ms;	/* -1: no transaction under way */
+	int64		last_update_ms;
+} KpTxnRow;
+
+typedef struct KpTxnPartition
+{
+	char	   *topic;
+	int32		partition;
+	int64		partition_id;	/* the store's */
+} KpTxnPartition;
+
+typedef struct KpTxnOffset
+{
+	char	   *group_id;
+	char	   *topic;
+	int32		partition;
+	int64		offset;
+	int32		leader_epoch;
+	KpBlob		metadata;		/* bytes, NUL bytes included; len -1: null */
+} KpTxnOffset;
+
+typedef enum KpTxnListFilter
+{
+	KP_TXN_LIST_ALL,
+	KP_TXN_LIST_TIMED_OUT,		/* Ongoing past its timeout */
+	KP_TXN_LIST_PREPARED		/* PrepareCommit or PrepareAbort */
+} KpTxnListFilter;
+
+extern bool kp_cat_txn_get(const char *transactional_id, bool for_update, KpTxnRow *row);
+extern bool kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id,
+									   KpTxnRow *row, bool *in_txn);
+extern void kp_cat_txn_create(const char *transactional_id, int64 producer_id, int32 timeout_ms,
+							  KpTxnRow *row);
+extern void kp_cat_txn_update(const KpTxnRow *row, bool start_txn, bool end_txn);
+extern int	kp_cat_txn_partitions(const char *transactional_id, KpTxnPartition **out);
+extern void kp_cat_txn_add_partition(const char *transactional_id, const char *topic,
+									 int32 partition, int64 partition_id);
+extern int	kp_cat_txn_groups(const char *transactional_id, char ***groups);
+extern void kp_cat_txn_add_group(const char *transactional_id, const char *group_id);
+extern void kp_cat_txn_put_offset(const char *transactional_id, const KpTxnOffset *offset);
+extern int	kp_cat_txn_offsets(const char *transactional_id, KpTxnOffset **out);
+extern bool kp_cat_txn_offsets_pending(const char *group_id, const char *topic, int32 partition);
+extern void kp_cat_txn_clear(const char *transactional_id, bool partitions);
+extern int	kp_cat_txn_list(KpTxnListFilter filter, KpTxnRow **rows);
+extern int	kp_cat_txn_expire(int64 expiration_ms);
+
 #endif							/* KP_KAFKA_CATALOG_H */

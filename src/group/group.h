@@ -99,13 +99,17 @@ extern int16 kp_group_leave(const char *group_id, const char *member_id,
  * - KP_COMMIT_SQL_MEMBER (kafka.group_poll): a consumer-protocol member with
  *   the member epoch its assignment was read at;
  * - KP_COMMIT_SQL_SESSION (kafka.consume): no member; only partitions that
- *   no member holds by its current assignment.
+ *   no member holds by its current assignment;
+ * - KP_COMMIT_TRANSACTION (src/txn, at a transaction's COMMIT decision): no
+ *   fence now; TxnOffsetCommit applied the wire fence when it sent them, as
+ *   Kafka materializes transactional offsets at the marker.
  */
 typedef enum KpCommitterKind
 {
 	KP_COMMIT_WIRE,
 	KP_COMMIT_SQL_MEMBER,
-	KP_COMMIT_SQL_SESSION
+	KP_COMMIT_SQL_SESSION,
+	KP_COMMIT_TRANSACTION
 } KpCommitterKind;
 
 typedef struct KpCommitter

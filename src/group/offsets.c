@@ -16,7 +16,10 @@
  *   kafka.consume) must not commit partitions that members hold: on the
  *   wire, as Kafka, only while the group has no members; from SQL, only
  *   partitions no member holds by its current assignment (kafka.consume
- *   already skips them; this catches a member that got one since).
+ *   already skips them; this catches a member that got one since);
+ * - a transaction's offsets (TxnOffsetCommit) are fenced as OffsetCommit when
+ *   they are sent, and written unfenced at the COMMIT decision
+ *   (KP_COMMIT_TRANSACTION, src/txn/coordinator.c).
  *
  * The wire fence takes the group lock.  The SQL fences do not: their
  * commits happen inside the caller's transaction, which may last long,
@@ -42,18 +45,29 @@ wire_fence(const KpCommitter *c)
 	int32		epoch;
 
 	kp_cat_group_read(c->group_id, true, true, &g);
+	if (c->generation_id < 0)
+	{
+		KpMemberRow *m;
+
+		/*
+		 * Generation (or member epoch) -1: the admin client or a consumer
+		 * that does not use group management (assign()).  As Kafka's
+		 * validateOffsetCommit, such a commit is taken while the group has no
+		 * members, whatever member id it carries (librdkafka's consumer
+		 * protocol sends its own random one); while it has members, one
+		 * without a member id is refused, one with an id is checked below.
+		 */
+		if (kp_cat_members_load(c->group_id, &m) == 0)
+			return KP_ERR_NONE;
+		if (c->member_id == NULL || c->member_id[0] == '\0')
+			return KP_ERR_UNKNOWN_MEMBER_ID;
+	}
 	if (c->member_id && c->member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
 		(epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id)) >= 0)
 	{
 		/* KIP-848 members commit with their member epoch */
 		if (c->generation_id != epoch)
 			return KP_ERR_STALE_MEMBER_EPOCH;
-	}
-	else if (c->generation_id < 0 && (c->member_id == NULL || c->member_id[0] == '\0'))
-	{
-		/* a simple commit (assign() consumers): only while nobody is a member */
-		if (strcmp(g.state, "Empty") != 0)
-			return KP_ERR_UNKNOWN_MEMBER_ID;
 	}
 	else
 	{

@@ -83,6 +83,15 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 	{KP_API_DESCRIBE_LOG_DIRS, kp_handle_describe_log_dirs},
 	{KP_API_ALTER_REPLICA_LOG_DIRS, kp_handle_alter_replica_log_dirs},
+	/* transactions over the wire: handlers_txn.c */
+	{KP_API_ADD_PARTITIONS_TO_TXN, kp_handle_add_partitions_to_txn},
+	{KP_API_ADD_OFFSETS_TO_TXN, kp_handle_add_offsets_to_txn},
+	{KP_API_TXN_OFFSET_COMMIT, kp_handle_txn_offset_commit},
+	{KP_API_END_TXN, kp_handle_end_txn},
+	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
+	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
+	{KP_API_DESCRIBE_PRODUCERS, kp_handle_describe_producers},
+	/* SASL authentication: sasl.c */
 	{KP_API_SASL_HANDSHAKE, kp_handle_sasl_handshake},
 	{KP_API_SASL_AUTHENTICATE, kp_handle_sasl_authenticate},
 };

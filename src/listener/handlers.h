@@ -105,6 +105,18 @@ extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);
 extern void kp_handle_alter_replica_log_dirs(KpRequestContext *ctx);
 
+/* handlers_txn.c: transactions over the wire */
+extern void kp_handle_init_producer_id_txn(KpRequestContext *ctx);
+extern void kp_handle_add_partitions_to_txn(KpRequestContext *ctx);
+extern void kp_handle_add_offsets_to_txn(KpRequestContext *ctx);
+extern void kp_handle_txn_offset_commit(KpRequestContext *ctx);
+extern void kp_handle_end_txn(KpRequestContext *ctx);
+extern void kp_handle_describe_transactions(KpRequestContext *ctx);
+extern void kp_handle_list_transactions(KpRequestContext *ctx);
+extern void kp_handle_describe_producers(KpRequestContext *ctx);
+/* OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT where a transaction has pending offsets */
+extern void kp_txn_mark_unstable_offsets(const char *group_id, KpOffsetFetchResponseGroup *group);
+
 /* dispatch.c */
 
 /* The handler for an API key, or NULL when the broker does not serve it. */

@@ -124,8 +124,12 @@ static const BrokerConfigDef broker_config_defs[] = {
 	"kept, no effect in kafka_pg (no SASL yet)"},
 	{"socket.request.max.bytes", BC_SETTING, "kafka.socket_request_max_bytes", CTYPE_INT, "104857600", 0,
 	"kafka.socket_request_max_bytes"},
+	{"transaction.max.timeout.ms", BC_SETTING, "kafka.transaction_max_timeout_ms", CTYPE_INT, "900000", 0,
+	"kafka.transaction_max_timeout_ms"},
 	{"transaction.state.log.min.isr", BC_FIXED, NULL, CTYPE_INT, "1", 0, NULL},
 	{"transaction.state.log.replication.factor", BC_FIXED, NULL, CTYPE_SHORT, "1", 0, NULL},
+	{"transactional.id.expiration.ms", BC_SETTING, "kafka.transactional_id_expiration_ms", CTYPE_INT, "604800000", 0,
+	"kafka.transactional_id_expiration_ms"},
 };
 
 #define LOG_DEFAULT_DOC "kept, no effect in kafka_pg: topics default to the built-in value"

@@ -234,10 +234,10 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "producers cannot write control batches";
 		return KP_ERR_INVALID_RECORD;
 	}
-	if (KpBatchIsTransactional(hdr))
+	if (KpBatchIsTransactional(hdr) && hdr->producer_id < 0)
 	{
-		*why = "transactional producers are not supported yet";
-		return KP_ERR_INVALID_TXN_STATE;
+		*why = "a transactional batch needs a producer id";
+		return KP_ERR_INVALID_RECORD;
 	}
 	if (hdr->records_count == 0)
 	{
@@ -297,6 +297,35 @@ recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
 	}
 	*batch = out;
 	*len = out_len;
+	return KP_ERR_NONE;
+}
+
+/*
+ * The transaction coordinator's check of every transactional batch of one
+ * partition (KIP-890 part 1), once per producer id and epoch.
+ */
+static int16
+check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id)
+{
+	int64		checked_pid = -1;
+	int16		checked_epoch = -1;
+	int			b;
+
+	for (b = 0; b < nbatches; b++)
+	{
+		KpBatchHeader hdr;
+		int16		code;
+
+		if (kp_batch_parse_header(batches[b], lens[b], &hdr) != KP_CODEC_OK ||
+			!KpBatchIsTransactional(&hdr) ||
+			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
+			continue;
+		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id);
+		if (code != KP_ERR_NONE)
+			return code;
+		checked_pid = hdr.producer_id;
+		checked_epoch = hdr.producer_epoch;
+	}
 	return KP_ERR_NONE;
 }
 
@@ -406,10 +435,28 @@ kp_handle_produce(KpRequestContext *ctx)
 			}
 
 			kp_topic_partition(t, pd->index, &ref);
+
+			/*
+			 * Transactional batches: the coordinator must have the partition
+			 * in their producer's ongoing transaction (handlers_txn.c,
+			 * src/txn/coordinator.c), checked for all before any is appended.
+			 */
+			code = check_transactional_batches(batches, batch_lens, nbatches, ref.partition_id);
+			if (code != KP_ERR_NONE)
+			{
+				pr->error_code = code;
+				continue;
+			}
 			for (b = 0; b < nbatches; b++)
 			{
-				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b],
-							  KP_NO_PRODUCER_ID, &res);
+				KpBatchHeader hdr;
+				int64		txn_pid = KP_NO_PRODUCER_ID;
+
+				/* a transactional batch opens or continues its transaction */
+				if (kp_batch_parse_header(batches[b], batch_lens[b], &hdr) == KP_CODEC_OK &&
+					KpBatchIsTransactional(&hdr))
+					txn_pid = hdr.producer_id;
+				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b], txn_pid, &res);
 				if (res.status == KP_APPEND_OUT_OF_ORDER)
 				{
 					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -735,7 +782,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 }
 
 /* ---------------------------------------------------------------------
- * InitProducerId (idempotent producers; transactional ids come later)
+ * InitProducerId (idempotent producers; transactional ids: handlers_txn.c)
  * ---------------------------------------------------------------------
  */
 
@@ -749,8 +796,8 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 	resp->producer_epoch = -1;
 	if (req->transactional_id != NULL)
 	{
-		/* transactions over the wire are a later issue: say so plainly */
-		resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+		/* the transaction coordinator (handlers_txn.c) */
+		kp_handle_init_producer_id_txn(ctx);
 		return;
 	}
 	if (req->producer_id >= 0)

@@ -44,7 +44,8 @@ peer_host(const char *peer)
 }
 
 /* ---------------------------------------------------------------------
- * FindCoordinator: this node coordinates every group
+ * FindCoordinator: this node coordinates every group and every
+ * transactional id (key type 1)
  * ---------------------------------------------------------------------
  */
 
@@ -61,14 +62,7 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 		resp->node_id = kp_node_id;
 		resp->host = pstrdup(kp_advertised_host_name());
 		resp->port = kp_advertised_port_number();
-		if (req->key_type == 1)
-		{
-			/* transaction coordinators come with the transactions issue */
-			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-			resp->node_id = -1;
-			resp->host = pstrdup("");
-			resp->port = -1;
-		}
+		/* groups (0) and transactional ids (1) alike: this node */
 		return;
 	}
 	resp->n_coordinators = req->n_coordinator_keys < 0 ? 0 : req->n_coordinator_keys;
@@ -79,14 +73,6 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 		KpFindCoordinatorResponseCoordinator *c = &resp->coordinators[i];
 
 		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
-		if (req->key_type == 1)
-		{
-			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-			c->node_id = -1;
-			c->host = pstrdup("");
-			c->port = -1;
-			continue;
-		}
 		c->error_code = KP_ERR_NONE;
 		c->node_id = kp_node_id;
 		c->host = pstrdup(kp_advertised_host_name());
@@ -305,7 +291,11 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	committer.generation_id = req->generation_id_or_member_epoch;
 	group_code = kp_group_commit_offsets(&committer, nitems, items);
 
-	/* the group's error, if any, is every partition's (as Kafka) */
+	/*
+	 * The group's error, if any, is every partition's that went to the
+	 * coordinator; unknown topics keep their own error, as in Kafka, which
+	 * drops them before it asks the group.
+	 */
 	nitems = 0;
 	for (i = 0; i < resp->n_topics; i++)
 		for (j = 0; j < resp->topics[i].n_partitions; j++)
@@ -313,9 +303,11 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			KpOffsetCommitResponsePartition *op = &resp->topics[i].partitions[j];
 
 			if (op->error_code == -1)
-				op->error_code = items[nitems++].error_code;
-			if (group_code != KP_ERR_NONE)
-				op->error_code = group_code;
+				op->error_code = group_code != KP_ERR_NONE ? group_code :
+					items[nitems].error_code;
+			else
+				continue;
+			nitems++;
 		}
 }
 
@@ -418,8 +410,12 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 		resp->n_groups = req->n_groups < 0 ? 0 : req->n_groups;
 		resp->groups = palloc0(sizeof(KpOffsetFetchResponseGroup) * Max(resp->n_groups, 1));
 		for (i = 0; i < resp->n_groups; i++)
+		{
 			fetch_group_offsets(req->groups[i].group_id, req->groups[i].n_topics,
 								req->groups[i].topics, &resp->groups[i]);
+			if (req->require_stable)
+				kp_txn_mark_unstable_offsets(req->groups[i].group_id, &resp->groups[i]);
+		}
 		return;
 	}
 	else
@@ -441,6 +437,8 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 		}
 		memset(&g, 0, sizeof(g));
 		fetch_group_offsets(req->group_id, n, topics, &g);
+		if (ctx->version >= 7 && req->require_stable)
+			kp_txn_mark_unstable_offsets(req->group_id, &g);
 		resp->error_code = g.error_code;
 		resp->n_topics = g.n_topics;
 		resp->topics = palloc0(sizeof(KpOffsetFetchResponseTopic) * Max(g.n_topics, 1));

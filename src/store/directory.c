@@ -497,7 +497,8 @@ void
 kp_store_drop_directory(void)
 {
 	Relation	rel = directory_open();
+	Oid			relnode = rel->rd_node.relNode;
 
-	RelationDropStorage(rel);
 	kp_segment_close(rel);
+	kp_segment_drop_storage(relnode);
 }

@@ -466,12 +466,7 @@ kp_log_drop_partition(int64 partition_id)
 	int			i;
 
 	for (i = 0; i < nsegs; i++)
-	{
-		Relation	rel = kp_segment_open(segs[i].relnode);
-
-		RelationDropStorage(rel);
-		kp_segment_close(rel);
-	}
+		kp_segment_drop_storage(segs[i].relnode);
 
 	remember_partition(&dropped_partitions, partition_id);
 }

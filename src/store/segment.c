@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xact.h"
 #include "access/xlogutils.h"
 #include "catalog/catalog.h"
 #include "catalog/storage.h"
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "storage/smgr.h"
+#include "utils/memutils.h"
 
 #include "store/store_int.h"
 
@@ -94,6 +96,114 @@ void
 kp_segment_close(Relation rel)
 {
 	FreeFakeRelcacheEntry(rel);
+}
+
+/*
+ * The relations this transaction has scheduled for dropping, with the
+ * (sub)transaction nest level that scheduled each, kept as PostgreSQL keeps
+ * its own pending deletes (catalog/storage.c): a subtransaction's entries go
+ * to its parent when it commits and away when it aborts.
+ */
+typedef struct KpScheduledDrop
+{
+	Oid			relnode;
+	int			nest_level;
+} KpScheduledDrop;
+
+static List *scheduled_drops = NIL;
+static bool drop_callbacks_registered = false;
+
+static void
+drops_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			list_free_deep(scheduled_drops);
+			scheduled_drops = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+drops_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, scheduled_drops)
+		{
+			KpScheduledDrop *d = lfirst(lc);
+
+			if (d->nest_level >= level)
+				d->nest_level = level - 1;
+		}
+	}
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach(lc, scheduled_drops)
+		{
+			KpScheduledDrop *d = lfirst(lc);
+
+			if (d->nest_level >= level)
+			{
+				scheduled_drops = foreach_delete_current(scheduled_drops, lc);
+				pfree(d);
+			}
+		}
+	}
+}
+
+/*
+ * Drop a segment's (or the segment directory's) storage when the current
+ * transaction commits, as RelationDropStorage does, but at most once per
+ * transaction.  One transaction can reach the same segment twice (DeleteRecords
+ * drops the segments below the new log start, then delete_topic drops every
+ * segment of the partition; delete_topic, then DROP EXTENSION), and a commit
+ * record that lists one file twice makes the commit fail in smgrclose
+ * ("SMgrRelation hashtable corrupted") inside its critical section: a PANIC,
+ * and crash recovery replaying that record fails the same way, so the server
+ * would not start again.
+ */
+void
+kp_segment_drop_storage(Oid relnode)
+{
+	ListCell   *lc;
+	Relation	rel;
+	KpScheduledDrop *d;
+	MemoryContext old;
+
+	foreach(lc, scheduled_drops)
+	{
+		if (((KpScheduledDrop *) lfirst(lc))->relnode == relnode)
+			return;
+	}
+	if (!drop_callbacks_registered)
+	{
+		RegisterXactCallback(drops_xact_callback, NULL);
+		RegisterSubXactCallback(drops_subxact_callback, NULL);
+		drop_callbacks_registered = true;
+	}
+
+	rel = kp_segment_open(relnode);
+	RelationDropStorage(rel);
+	kp_segment_close(rel);
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	d = palloc(sizeof(KpScheduledDrop));
+	d->relnode = relnode;
+	d->nest_level = GetCurrentTransactionNestLevel();
+	scheduled_drops = lappend(scheduled_drops, d);
+	MemoryContextSwitchTo(old);
 }
 
 /*

@@ -191,6 +191,23 @@ extern int64 kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *fo
 /* Largest timestamp in the log and its offset (ListOffsets -3); -1 if empty. */
 extern int64 kp_log_max_timestamp(int64 partition_id, int64 *max_ts);
 
+/*
+ * The producers a partition knows (DescribeProducers, KIP-664): the
+ * idempotent producers it tracks with their last batch, and the producers of
+ * the transactions open in it (SQL ones included).  Returns how many;
+ * *producers palloc'd.  Nothing on a standby.  (producer_info.c)
+ */
+typedef struct KpProducerInfo
+{
+	int64		producer_id;
+	int16		producer_epoch;
+	int32		last_sequence;	/* -1: none */
+	int64		last_offset;	/* of its last batch, -1: none */
+	int64		txn_start_offset;	/* -1: no open transaction */
+} KpProducerInfo;
+
+extern int	kp_log_producers(int64 partition_id, KpProducerInfo **producers);
+
 /* The segments of a partition, for the kafka.segments view. */
 typedef struct KpSegmentStat
 {

@@ -126,6 +126,9 @@ extern int64 kp_directory_log_start(int64 partition_id);
 
 extern Relation kp_segment_open(Oid relnode);
 extern void kp_segment_close(Relation rel);
+
+/* RelationDropStorage at most once per transaction (segment.c says why) */
+extern void kp_segment_drop_storage(Oid relnode);
 extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
 							  bool drop_on_abort);
 extern Oid	kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen);

@@ -94,6 +94,10 @@ kp_resolver_main(Datum arg)
 				kp_group_expire();
 				group_due = kp_group_next_upkeep();
 			}
+			if (upkeep)
+			{
+				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
+			}
 		}
 		if (written > 0)
 			kp_resolver_set_idle(false);	/* busy: poll, do not be signalled */

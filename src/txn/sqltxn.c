@@ -24,7 +24,9 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "store/store.h"
@@ -36,6 +38,14 @@ typedef struct KpTxnWrite
 	int64		producer_id;
 	SubTransactionId subid;
 } KpTxnWrite;
+
+/*
+ * kafka.transaction_idle_timeout_ms: how long a SQL session that produced
+ * may sit idle in its transaction, holding back the last stable offset of
+ * the partitions it wrote to, before the server ends it (the bound Kafka's
+ * transaction.max.timeout.ms puts on wire producers).
+ */
+int			kp_txn_idle_timeout_ms = 900000;
 
 static KpTxnWrite *writes = NULL;
 static int	nwrites = 0;
@@ -59,6 +69,24 @@ kp_txn_note_write(int64 partition_id, int64 producer_id)
 		if (writes[i].partition_id == partition_id &&
 			writes[i].producer_id == producer_id)
 			return;
+	/*
+	 * The first write of the transaction bounds how long it may idle: it sets
+	 * idle_in_transaction_session_timeout for the rest of this transaction
+	 * only (SET LOCAL), unless a shorter one is in force, so PostgreSQL ends
+	 * the session of a transaction left open and its partitions' last stable
+	 * offset moves on (docs/transactions.md).
+	 */
+	if (nwrites == 0 && kp_txn_idle_timeout_ms > 0 &&
+		(IdleInTransactionSessionTimeout == 0 ||
+		 IdleInTransactionSessionTimeout > kp_txn_idle_timeout_ms))
+	{
+		char		buf[32];
+
+		snprintf(buf, sizeof(buf), "%d", kp_txn_idle_timeout_ms);
+		(void) set_config_option("idle_in_transaction_session_timeout", buf,
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+								 true, 0, false);
+	}
 	if (nwrites == maxwrites)
 	{
 		maxwrites = maxwrites ? maxwrites * 2 : 16;
@@ -144,6 +172,16 @@ kp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 void
 kp_txn_init(void)
 {
+	DefineCustomIntVariable("kafka.transaction_idle_timeout_ms",
+							"How long a SQL session that produced may sit idle in its transaction.",
+							"The session is ended as by idle_in_transaction_session_timeout (set "
+							"for that transaction only), so its open transaction stops holding back "
+							"the last stable offset.  0 disables.",
+							&kp_txn_idle_timeout_ms,
+							900000, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	kp_txn_coordinator_init_gucs();
 	RegisterXactCallback(kp_xact_callback, NULL);
 	RegisterSubXactCallback(kp_subxact_callback, NULL);
 }

@@ -35,6 +35,56 @@ typedef enum KpSqlVisibility
 
 extern KpSqlVisibility kp_txn_sql_visibility(int64 producer_id);
 
+/* ---------- the transaction coordinator of wire producers (coordinator.c) ---------- */
+
+/*
+ * Every function returns a Kafka error code (KP_ERR_*) and runs in the
+ * caller's transaction.  PRODUCER_FENCED is returned whatever the request
+ * version; callers answer INVALID_PRODUCER_EPOCH where the version predates
+ * it.  *complete = true means a transaction was decided: commit the
+ * caller's transaction, then call kp_txn_complete in a new one to write its
+ * markers (the resolver's upkeep does it otherwise).
+ */
+struct KpTxnRow;
+struct KpTxnPartition;
+struct KpTxnOffset;
+
+extern int	kp_transaction_max_timeout_ms;
+
+extern int16 kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
+								  int64 expected_producer_id, int16 expected_epoch,
+								  int64 *producer_id, int16 *producer_epoch, bool *complete);
+extern int16 kp_txn_add_partitions(const char *transactional_id, int64 producer_id,
+								   int16 producer_epoch, int n,
+								   const struct KpTxnPartition *partitions, bool verify_only,
+								   int16 *partition_errors);
+extern int16 kp_txn_add_offsets(const char *transactional_id, int64 producer_id,
+								int16 producer_epoch, const char *group_id);
+extern int16 kp_txn_offset_commit(const char *transactional_id, int64 producer_id,
+								  int16 producer_epoch, const char *group_id,
+								  const char *member_id, const char *group_instance_id,
+								  int32 generation_id, int n, const struct KpTxnOffset *offsets);
+extern int16 kp_txn_end(const char *transactional_id, int64 producer_id, int16 producer_epoch,
+						bool commit, bool *complete);
+extern void kp_txn_complete(const char *transactional_id);
+
+/* Produce: may this transactional batch be appended to the partition? */
+extern int16 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id);
+
+/* OffsetFetch require_stable: offsets of an undecided transaction pending? */
+extern bool kp_txn_offsets_pending(const char *group_id, const char *topic, int32 partition);
+
+/* DescribeTransactions, ListTransactions */
+extern bool kp_txn_describe(const char *transactional_id, struct KpTxnRow *row,
+							int *npartitions, struct KpTxnPartition **partitions,
+							int *ngroups, char ***groups);
+extern int	kp_txn_list(struct KpTxnRow **rows);
+
+/* The resolver's upkeep: complete decided transactions, time out old ones. */
+extern void kp_txn_upkeep(void);
+
+extern void kp_txn_coordinator_init_gucs(void);
+
 /* Background worker entry point. */
 extern PGDLLEXPORT void kp_resolver_main(Datum arg);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Apache Kafka 4.x command-line tools against the broker at $KAFKA_BOOTSTRAP (default
 # 127.0.0.1:9092): kafka-topics, kafka-console-producer/-consumer, kafka-configs, kafka-get-offsets,
-# kafka-delete-records, kafka-broker-api-versions. The consumer never joins a group (it reads one
+# kafka-delete-records, kafka-broker-api-versions, kafka-transactions. The consumer never joins a group (it reads one
 # partition at a time with --partition/--offset). Prints "ok - ..." or "not ok - ..." per check
 # with the tool's output on failure, and last "N passed, M failed"; exits non-zero on a failure.
 #
@@ -213,6 +213,29 @@ if run kcli kafka-broker-api-versions && grep -q "Produce(0):" "$work/out" && gr
 	grep -q "ApiVersions(18):" "$work/out"; then
 	ok "kafka-broker-api-versions lists Produce, Fetch, ApiVersions"
 else nok "kafka-broker-api-versions lists Produce, Fetch, ApiVersions"; fi
+
+# --- transactions -------------------------------------------------------------------------------
+# A transactional producer (kafka-producer-perf-test --transactional-id), then kafka-transactions
+# list, describe and describe-producers (ListTransactions, DescribeTransactions, DescribeProducers).
+X=cli-txn-$suffix
+ktx() { timeout 120 "$K" cli kafka-transactions --bootstrap-server "$BS" "$@"; }
+if run kcli kafka-topics --create --topic "$X" --partitions 1 --replication-factor 1 &&
+	run kcli kafka-producer-perf-test --topic "$X" --num-records 50 --record-size 10 --throughput -1 \
+		--transactional-id "$X-tx" --transaction-duration-ms 100 && grep -q "^50 records sent" "$work/out"; then
+	ok "kafka-producer-perf-test --transactional-id: 50 records in transactions"
+else nok "kafka-producer-perf-test --transactional-id: 50 records in transactions"; fi
+if run ktx list && grep -qE "^$X-tx[[:space:]]+[0-9]+[[:space:]]+[0-9]+[[:space:]]+CompleteCommit" "$work/out"; then
+	ok "kafka-transactions list: $X-tx CompleteCommit"
+else nok "kafka-transactions list: $X-tx CompleteCommit"; fi
+if run ktx describe --transactional-id "$X-tx" && grep -qE "^[0-9]+[[:space:]]+$X-tx[[:space:]]+[0-9]+[[:space:]]+[0-9]+[[:space:]]+CompleteCommit[[:space:]]+60000" "$work/out"; then
+	ok "kafka-transactions describe: CompleteCommit, timeout 60000"
+else nok "kafka-transactions describe: CompleteCommit, timeout 60000"; fi
+pid=$(awk -v id="$X-tx" '$2 == id { print $3 }' "$work/out")
+if run ktx describe-producers --topic "$X" --partition 0 && [ -n "$pid" ] && grep -qE "^$pid[[:space:]]+[0-9]+[[:space:]]" "$work/out" &&
+	grep -qE "None[[:space:]]*$" "$work/out"; then
+	ok "kafka-transactions describe-producers: producer $pid, no open transaction"
+else nok "kafka-transactions describe-producers: producer $pid, no open transaction"; fi
+kcli kafka-topics --delete --topic "$X" >/dev/null 2>&1
 
 # --- delete ------------------------------------------------------------------------------------
 if run kcli kafka-topics --delete --topic "$T" && run kcli kafka-topics --delete --topic "$S"; then

@@ -259,9 +259,9 @@ def find_coordinator(c, group, timeout=30):
     return err
 
 
-def offset_commit(c, group, topic, offset, metadata):
-    """OffsetCommit v5 (simple commit: generation -1, no member); partition 0's error."""
-    body = (string(group) + i32(-1) + string("")
+def offset_commit(c, group, topic, offset, metadata, member=""):
+    """OffsetCommit v5 (generation -1, the member id given; none by default): partition 0's error."""
+    body = (string(group) + i32(-1) + string(member)
             + array([string(topic) + array([i32(0) + i64(offset) + string(metadata)])]))
     r = c.call(8, 5, body)
     if r is None:
@@ -496,8 +496,31 @@ def client_read(topic, n, timeout=20):
     return out
 
 
+def check_simple_commits():
+    """A commit with generation -1 (admin client, assign() consumers) is taken while the group
+    has no members, whatever member id it carries: librdkafka's consumer protocol sends its own
+    random id (its tests 0014, 0030, 0051, 0099, 0130, 0140 in that mode). An unknown topic keeps
+    its own error, not the group's."""
+    c = Conn()
+    topic = f"conf-simple-{RUN}"
+    check("CreateTopics for the simple-commit checks", create_topic(c, topic) == 0)
+    group = f"conf-simple-group-{RUN}"
+    check("FindCoordinator for the group", find_coordinator(c, group) == 0)
+    err = offset_commit(c, group, topic, 5, "", member="rdkafka-0a1b2c3d")
+    check("OffsetCommit with generation -1 and a member id to an empty group is taken", err == 0,
+          f"(error {err})")
+    got = offset_fetch(c, group, topic)
+    check("... and OffsetFetch returns it", got is not None and got[:2] == (0, 5), f"(got {got})")
+    err = offset_commit(c, f"{group}-2", f"conf-no-such-topic-{RUN}", 5, "", member="rdkafka-0a1b2c3d")
+    check("OffsetCommit to an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION, not the group's error",
+          err == 3, f"(error {err})")
+    c.close()
+
+
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits").split(",")
+    if "commits" in only:
+        check_simple_commits()
     if "fetch" in only:
         check_fetch_deadline()
     if "nul" in only:

@@ -14,7 +14,8 @@
 # Tools: kafka-topics, kafka-console-producer, kafka-console-consumer, kafka-configs,
 # kafka-consumer-groups, kafka-producer-perf-test, kafka-consumer-perf-test, kafka-delete-records,
 # kafka-get-offsets, kafka-broker-api-versions, kafka-e2e-latency, kafka-features,
-# kafka-metadata-quorum, kafka-leader-election, kafka-reassign-partitions, kafka-log-dirs, kafka-storage.
+# kafka-metadata-quorum, kafka-leader-election, kafka-reassign-partitions, kafka-log-dirs, kafka-storage,
+# kafka-transactions.
 #
 # Settings: KAFKA_STATE_DIR (default /tmp/kafka_pg-kafka; one folder per port with the config, the
 # data, server.log and the pid), KAFKA_HEAP_OPTS (broker, default -Xmx1g -Xms1g), KAFKA_CLI_HEAP
@@ -55,6 +56,7 @@ tool_class() {
 	kafka-leader-election) echo org.apache.kafka.tools.LeaderElectionCommand ;;
 	kafka-reassign-partitions) echo org.apache.kafka.tools.reassign.ReassignPartitionsCommand ;;
 	kafka-log-dirs) echo org.apache.kafka.tools.LogDirsCommand ;;
+	kafka-transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
 	kafka-storage) echo kafka.tools.StorageTool ;;
 	*) return 1 ;;
 	esac

@@ -475,6 +475,68 @@ def test_transactions_commit_and_abort():
     eq("read_uncommitted", [b"c0", b"c1", b"c2", b"a0", b"a1", b"plain"], [m.value() for m in got])
 
 
+@test(tags=("txn",))
+def test_transactions_send_offsets():
+    """Consume-transform-produce: the group's offsets commit with the output (sendOffsetsToTransaction)."""
+    src = create_topic(topic_name("ck-txin"), 1)
+    dst = create_topic(topic_name("ck-txout"), 1)
+    group = f"ck-txg-{RUN_ID}"
+    produce_all(producer(), [{"topic": src, "partition": 0, "value": b"v%d" % i} for i in range(6)])
+    p = producer(**{"transactional.id": f"ck-txo-{RUN_ID}"})
+    p.init_transactions(30)
+    c = Consumer({**COMMON, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                  "isolation.level": "read_committed"})
+    try:
+        c.subscribe([src])
+        copied = 0
+        deadline = time.time() + 40
+        while copied < 6 and time.time() < deadline:
+            msgs = [m for m in c.consume(10, 1.0) if not m.error()]
+            if not msgs:
+                continue
+            p.begin_transaction()
+            for m in msgs:
+                p.produce(dst, value=b"out-" + m.value(), partition=0)
+            p.send_offsets_to_transaction([TopicPartition(src, 0, msgs[-1].offset() + 1)],
+                                          c.consumer_group_metadata(), 30)
+            p.commit_transaction(30)
+            copied += len(msgs)
+        eq("copied", 6, copied)
+        committed = c.committed([TopicPartition(src, 0)], timeout=15)
+        eq("committed offset", 6, committed[0].offset)
+    finally:
+        c.close()
+    got = consume_assigned([TopicPartition(dst, 0, OFFSET_BEGINNING)], **{"isolation.level": "read_committed"})
+    eq("output", [b"out-v%d" % i for i in range(6)], [m.value() for m in got])
+
+
+@test(tags=("txn",))
+def test_transactions_fencing():
+    """A second producer with the same transactional.id fences the first: its commit fails fatally."""
+    t = create_topic(topic_name("ck-txfence"), 1)
+    tid = f"ck-txf-{RUN_ID}"
+    old = producer(**{"transactional.id": tid})
+    old.init_transactions(30)
+    old.begin_transaction()
+    old.produce(t, value=b"zombie", partition=0)
+    old.flush(30)
+    new = producer(**{"transactional.id": tid})
+    new.init_transactions(30)
+    new.begin_transaction()
+    new.produce(t, value=b"fresh", partition=0)
+    new.commit_transaction(30)
+    try:
+        old.commit_transaction(30)
+        check(False, "the fenced producer committed")
+    except confluent_kafka.KafkaException as e:
+        err = e.args[0]
+        check(err.fatal() or err.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED,
+                                            KafkaError.INVALID_PRODUCER_EPOCH),
+              f"expected a fencing error, got {err}")
+    got = consume_assigned([TopicPartition(t, 0, OFFSET_BEGINNING)], **{"isolation.level": "read_uncommitted"})
+    eq("read_uncommitted", [b"zombie", b"fresh"], [m.value() for m in got])
+
+
 @test(tags=("groups",))
 def test_group_subscribe_commit():
     t = create_topic(topic_name("ck-group"), 2)
