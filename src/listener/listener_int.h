@@ -40,6 +40,7 @@ typedef struct KpConn
 	char		principal[NAMEDATALEN];
 	Oid			principal_oid;
 	struct KpSaslSession *sasl; /* SASL state; NULL on a PLAINTEXT listener */
+	void	   *tls;			/* OpenSSL's SSL (tls.c); NULL without TLS */
 } KpConn;
 
 /* server.c */

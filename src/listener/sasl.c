@@ -53,6 +53,7 @@
 #include "catalog/kafka_catalog.h"
 #include "listener/listener.h"
 #include "listener/sasl.h"
+#include "listener/tls.h"
 
 StaticAssertDecl(KP_SCRAM_KEY_LEN == SCRAM_KEY_LEN, "SCRAM key length");
 
@@ -67,8 +68,12 @@ char	   *kp_allowed_addresses = NULL;
 static const struct config_enum_entry security_protocol_options[] = {
 	{"PLAINTEXT", KP_SECURITY_PLAINTEXT, false},
 	{"SASL_PLAINTEXT", KP_SECURITY_SASL_PLAINTEXT, false},
+	{"SSL", KP_SECURITY_SSL, false},
+	{"SASL_SSL", KP_SECURITY_SASL_SSL, false},
 	{"plaintext", KP_SECURITY_PLAINTEXT, true},
 	{"sasl_plaintext", KP_SECURITY_SASL_PLAINTEXT, true},
+	{"ssl", KP_SECURITY_SSL, true},
+	{"sasl_ssl", KP_SECURITY_SASL_SSL, true},
 	{NULL, 0, false}
 };
 
@@ -192,7 +197,7 @@ kp_sasl_define_settings(void)
 {
 	DefineCustomEnumVariable("kafka.security_protocol",
 							 "Security protocol of the Kafka listener (Kafka's listener security protocols).",
-							 "PLAINTEXT: no authentication; SASL_PLAINTEXT: SASL login as a PostgreSQL role.",
+							 "PLAINTEXT and SSL: no authentication; SASL_PLAINTEXT and SASL_SSL: SASL login as a PostgreSQL role.",
 							 &kp_security_protocol, KP_SECURITY_PLAINTEXT,
 							 security_protocol_options,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -217,6 +222,15 @@ kp_sasl_define_settings(void)
 							   "Client addresses the listener accepts, a list of CIDR blocks (in the spirit of pg_hba.conf); empty: any.",
 							   NULL, &kp_allowed_addresses, "",
 							   PGC_SIGHUP, GUC_LIST_INPUT, check_allowed_addresses, NULL, NULL);
+	kp_tls_define_settings();
+}
+
+/* Does the listener ask clients to log in? */
+static bool
+sasl_enabled(void)
+{
+	return kp_security_protocol == KP_SECURITY_SASL_PLAINTEXT ||
+		kp_security_protocol == KP_SECURITY_SASL_SSL;
 }
 
 /* Does kafka.listen_address name only loopback addresses? */
@@ -238,13 +252,19 @@ listen_address_is_loopback(void)
 bool
 kp_listener_start_allowed(void)
 {
-	if (kp_security_protocol != KP_SECURITY_PLAINTEXT || kp_allow_anonymous ||
-		listen_address_is_loopback())
+	if (kp_tls_enabled() && !kp_tls_load(LOG))
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg: not starting the Kafka listener: kafka.security_protocol is %s but TLS could not be set up",
+						kp_security_protocol == KP_SECURITY_SSL ? "SSL" : "SASL_SSL")));
+		return false;
+	}
+	if (sasl_enabled() || kp_allow_anonymous || listen_address_is_loopback())
 		return true;
 	ereport(LOG,
-			(errmsg("kafka_pg: not starting the Kafka listener: kafka.listen_address \"%s\" is not a loopback address and kafka.security_protocol is PLAINTEXT, so any client that can reach it would act as a superuser",
-					kp_listen_address),
-			 errhint("Set kafka.security_protocol = 'SASL_PLAINTEXT' so clients log in as PostgreSQL roles, or set kafka.allow_anonymous = on to serve anonymous clients anyway.")));
+			(errmsg("kafka_pg: not starting the Kafka listener: kafka.listen_address \"%s\" is not a loopback address and kafka.security_protocol is %s, without authentication, so any client that can reach it would act as a superuser",
+					kp_listen_address, kp_security_protocol == KP_SECURITY_SSL ? "SSL" : "PLAINTEXT"),
+			 errhint("Set kafka.security_protocol = 'SASL_SSL' or 'SASL_PLAINTEXT' so clients log in as PostgreSQL roles, or set kafka.allow_anonymous = on to serve anonymous clients anyway.")));
 	return false;
 }
 
@@ -314,7 +334,7 @@ kp_sasl_conn_init(KpConn *c)
 	strlcpy(c->principal, "ANONYMOUS", sizeof(c->principal));
 	c->principal_oid = InvalidOid;
 	c->sasl = NULL;
-	if (kp_security_protocol == KP_SECURITY_SASL_PLAINTEXT)
+	if (sasl_enabled())
 		c->sasl = MemoryContextAllocZero(GetMemoryChunkContext(c), sizeof(KpSaslSession));
 }
 
@@ -380,7 +400,7 @@ mechanism_enabled(const char *m)
 	bool		found = false;
 
 	/* PLAIN sends the password itself: only over TLS, or when allowed */
-	if (strcmp(m, "PLAIN") == 0 && !kp_sasl_plain_allow_plaintext)
+	if (strcmp(m, "PLAIN") == 0 && !kp_tls_enabled() && !kp_sasl_plain_allow_plaintext)
 		return false;
 	copy = pstrdup(kp_sasl_enabled_mechanisms);
 	for (tok = strtok_r(copy, ", ", &save); tok && !found; tok = strtok_r(NULL, ", ", &save))
@@ -710,9 +730,9 @@ scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 	}
 
 	/*
-	 * The nonce must be the server-first-message's, exactly (RFC 5802
-	 * 5.1).  Kafka 4.x checks the same (CVE-2024-56128); librdkafka before
-	 * 2.6.1 sends its client nonce twice and is refused by both.
+	 * The nonce must be the server-first-message's, exactly (RFC 5802 5.1).
+	 * Kafka 4.x checks the same (CVE-2024-56128); librdkafka before 2.6.1
+	 * sends its client nonce twice and is refused by both.
 	 */
 	nonce_len = strcspn(msg + n, ",");
 	if (nonce_len != strlen(s->nonce) || msg + n + nonce_len > proof_at ||

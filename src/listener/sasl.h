@@ -25,6 +25,8 @@ extern char *kp_allowed_addresses;
 
 #define KP_SECURITY_PLAINTEXT		0
 #define KP_SECURITY_SASL_PLAINTEXT	1
+#define KP_SECURITY_SSL				2
+#define KP_SECURITY_SASL_SSL		3
 
 /* Define the settings above (from kp_listener_init, in the postmaster). */
 extern void kp_sasl_define_settings(void);

@@ -47,6 +47,7 @@
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
+#include "listener/tls.h"
 #include "common/settings.h"
 #include "store/store.h"
 
@@ -169,6 +170,7 @@ conn_close(KpConn *c, const char *why)
 		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s (principal %s): %s",
 								c->peer, c->principal, why)));
 	kp_sasl_conn_free(c);
+	kp_tls_conn_free(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
@@ -212,8 +214,9 @@ conn_flush(KpConn *c)
 {
 	while (c->out_pos < c->out.len)
 	{
-		ssize_t		n = send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos,
-							 MSG_NOSIGNAL);
+		ssize_t		n = c->tls ?
+		kp_tls_send(c, c->out.data + c->out_pos, c->out.len - c->out_pos) :
+		send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos, MSG_NOSIGNAL);
 
 		if (n < 0)
 		{
@@ -327,7 +330,8 @@ conn_read(KpConn *c)
 		old = MemoryContextSwitchTo(listener_cxt);
 		enlargeStringInfo(&c->in, READ_CHUNK);
 		MemoryContextSwitchTo(old);
-		n = recv(c->fd, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1, 0);
+		n = c->tls ? kp_tls_recv(c, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1) :
+			recv(c->fd, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1, 0);
 		if (n == 0)
 			return false;		/* peer closed */
 		if (n < 0)
@@ -379,8 +383,15 @@ accept_connections(void)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 		c = MemoryContextAllocZero(listener_cxt, sizeof(KpConn));
-		kp_sasl_conn_init(c);
 		c->fd = fd;
+		kp_sasl_conn_init(c);
+		if (!kp_tls_conn_init(c))
+		{
+			kp_sasl_conn_free(c);
+			close(fd);
+			pfree(c);
+			continue;
+		}
 		c->id = next_conn_id++;
 		c->last_active_ms = kp_listener_now_ms();
 		c->want_read = true;
@@ -415,6 +426,8 @@ accept_connections(void)
 		ev.data.ptr = c;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		{
+			kp_sasl_conn_free(c);
+			kp_tls_conn_free(c);
 			close(fd);
 			pfree(c->in.data);
 			pfree(c->out.data);

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import os
 import socket
+import ssl
 import struct
 
 
@@ -17,8 +18,11 @@ class Closed(Exception):
 
 
 class Conn:
-    def __init__(self, port, host="127.0.0.1", timeout=10):
+    def __init__(self, port, host="127.0.0.1", timeout=10, cafile=None):
         self.s = socket.create_connection((host, port), timeout=timeout)
+        if cafile:
+            ctx = ssl.create_default_context(cafile=cafile)
+            self.s = ctx.wrap_socket(self.s, server_hostname=host)
         self.corr = 0
 
     def close(self):
@@ -58,7 +62,7 @@ class Conn:
                     return True
         except socket.timeout:
             return False
-        except ConnectionResetError:
+        except (ConnectionResetError, ssl.SSLError):
             return True
 
     # --- requests ---

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """SASL authentication on a SASL_PLAINTEXT listener, the same checks on Apache Kafka and kafka_pg.
 
-    test_sasl.py HOST:PORT [--kafka_pg]
+    test_sasl.py HOST:PORT [--kafka_pg] [--ssl CAFILE]
+
+--ssl: the listener is SASL_SSL, its certificate signed by CAFILE (PLAIN needs nothing more).
 
 The broker has a user alice (password alice-secret) for SCRAM-SHA-256 and PLAIN, and
 connections.max.reauth.ms = 3000.  With --kafka_pg also: bob (NOLOGIN, password bob-secret) and
@@ -23,6 +25,7 @@ bootstrap = sys.argv[1]
 host, port = bootstrap.rsplit(":", 1)
 port = int(port)
 is_pg = "--kafka_pg" in sys.argv
+cafile = sys.argv[sys.argv.index("--ssl") + 1] if "--ssl" in sys.argv else None
 
 passed = failed = 0
 
@@ -38,7 +41,7 @@ def check(name, cond, detail=""):
 
 
 def conn():
-    return kraw.Conn(port, host)
+    return kraw.Conn(port, host, cafile=cafile)
 
 
 ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM, SASL_AUTHENTICATION_FAILED = 34, 33, 58
@@ -185,8 +188,10 @@ from confluent_kafka.admin import AdminClient  # noqa: E402
 
 
 def conf(mech, user, password, **extra):
-    d = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+    d = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_SSL" if cafile else "SASL_PLAINTEXT",
          "sasl.mechanism": mech, "sasl.username": user, "sasl.password": password}
+    if cafile:
+        d["ssl.ca.location"] = cafile
     d.update(extra)
     return d
 
@@ -195,7 +200,7 @@ for mech in ("SCRAM-SHA-256", "PLAIN"):
     topic = "sasl-%s-%s" % (mech.lower().replace("-", ""), uuid.uuid4().hex[:8])
     errors = []
     p = Producer(conf(mech, "alice", "alice-secret", error_cb=lambda e: errors.append(e)))
-    p.produce(topic, b"first")
+    p.produce(topic, b"first" + b"." * 300000)  # many TLS records
     left = p.flush(15)
     check("librdkafka %s: produce as alice" % mech, left == 0 and not errors, errors)
     time.sleep(3.5)  # past the session lifetime: librdkafka re-authenticates
@@ -213,7 +218,8 @@ for mech in ("SCRAM-SHA-256", "PLAIN"):
         if m is not None and not m.error():
             got.append(m.value())
     cons.close()
-    check("librdkafka %s: consume both as alice" % mech, got == [b"first", b"second"], got)
+    check("librdkafka %s: consume both as alice" % mech,
+          [g[:5] for g in got] == [b"first", b"secon"] and len(got[0]) == 300005, [len(g) for g in got])
 
     errors = []
     a = AdminClient(conf(mech, "alice", "wrong-password", error_cb=lambda e: errors.append(e)))
