@@ -23,22 +23,10 @@
 #include <string.h>
 
 #include "group/assignor.h"
+#include "check.h"
 
-static int	n_passed = 0;
-static int	n_failed = 0;
-
-#define CHECK(cond, ...) \
-	do { \
-		if (cond) \
-			n_passed++; \
-		else \
-		{ \
-			n_failed++; \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
+int			n_passed = 0;
+int			n_failed = 0;
 
 static char *orders_only[] = {"orders"};
 static char *both[] = {"orders", "payments"};

@@ -10,22 +10,8 @@
 #define KP_TEST_UNIT_H
 
 #include "codec/codec.h"
+#include "check.h"
 
-extern int	n_passed;
-extern int	n_failed;
-
-#define CHECK(cond, ...) \
-	do { \
-		if (cond) \
-			n_passed++; \
-		else \
-		{ \
-			n_failed++; \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
 
 /* CHECK for loops: count one test, report the first failure only */
 #define LOOP_FAIL(flag, ...) \

@@ -26,20 +26,12 @@ import uuid
 
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
 RUN = uuid.uuid4().hex[:8]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 # ---------------------------------------------------------------- encoding
@@ -527,8 +519,7 @@ def main():
         check_nul_strings()
     if "compression" in only:
         check_topic_compression()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":

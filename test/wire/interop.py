@@ -27,18 +27,10 @@ import psycopg2
 from kafka.record.util import calc_crc32c
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
 BOOTSTRAP = sys.argv[1]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 def sql():
@@ -196,8 +188,7 @@ def main():
     cur.execute("SELECT \"offset\" FROM kafka.list_offsets(%s, 0, -1::bigint)", (topic,))
     end = cur.fetchone()[0]
     check("nothing was stored from the corrupt batches", end == 0, str(end))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":

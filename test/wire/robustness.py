@@ -20,20 +20,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
 SEED = int(os.environ.get("KP_FUZZ_SEED", "20261129"))
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 def frame(api_key, version, corr, body=b"", client_id=b"robustness", flexible=False):
@@ -202,8 +194,7 @@ def main():
     pids_after = listener_pids()
     check("no listener process crashed or restarted", pids_after == pids_before,
           f"before {pids_before} after {pids_after}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 import conformance as cf
 from conformance import Conn, array, check, i8, i16, i32, i64, nbytes, string
+from tap import finish
 
 INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 47, 48, 49
 INVALID_TRANSACTION_TIMEOUT, PRODUCER_FENCED = 50, 90
@@ -206,8 +207,7 @@ def main():
     err = end_txn(c, 1, tid, pid2, epoch2, False)
     check("EndTxn abort after a commit: INVALID_TXN_STATE", err == INVALID_TXN_STATE, f"got {err}")
     c.close()
-    print(f"{cf.passed} passed, {cf.failed} failed")
-    sys.exit(1 if cf.failed else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ then.
 
 Usage: PGDATABASE=... PGHOST=... PGPORT=... txn_mixed.py HOST:PORT.  Last line: "N passed, M failed".
 """
+import os
 import sys
 import time
 import uuid
@@ -18,19 +19,11 @@ import uuid
 import psycopg2
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
 BOOTSTRAP = sys.argv[1]
 RUN = uuid.uuid4().hex[:8]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok - {name}")
-    else:
-        failed += 1
-        print(f"not ok - {name} {detail}")
 
 
 def sql(autocommit=True):
@@ -121,8 +114,7 @@ def main():
     check("only the committed transactions' records, in offset order (needs the store's "
           "aborted-transaction index for the aborted wire transaction)",
           via_sql == want and via_wire == want, f"SQL {via_sql}, wire {via_wire}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 if __name__ == "__main__":
