@@ -442,3 +442,44 @@ CREATE VIEW kafka.segments AS
 -- ROLLBACK.
 CREATE FUNCTION kafka.delete_records(topic text, partition integer, before_offset bigint)
 	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_delete_records' LANGUAGE C VOLATILE STRICT;
+
+------------------------------------------------------------------------------
+-- The log cleaner (src/cleaner): retention
+------------------------------------------------------------------------------
+
+-- Run one retention pass now, as the log cleaner worker does every
+-- kafka.log_retention_check_interval_ms: for every topic whose
+-- cleanup.policy includes "delete", delete the oldest closed segments past
+-- retention.ms or beyond retention.bytes (never the active segment).  One
+-- row per partition of those topics; the segments are dropped when the
+-- calling transaction commits.
+CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
+									  OUT segments_deleted integer,
+									  OUT bytes_deleted bigint,
+									  OUT log_start_offset bigint)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_cleaner'
+	LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka._log_cleaner_status(partition_id bigint,
+										  OUT last_retention_run timestamptz,
+										  OUT segments_deleted integer,
+										  OUT bytes_reclaimed bigint)
+	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_log_cleaner_status'
+	LANGUAGE C VOLATILE STRICT;
+
+-- Per partition: its cleanup.policy, what the log cleaner did to it since
+-- the server started (the last retention pass, the segments and bytes it
+-- deleted), and the log's offsets and size now.  Compaction does not run
+-- yet: last_compaction_run and dirty_ratio are null.
+CREATE VIEW kafka.log_cleaner_status AS
+	SELECT t.name AS topic, p.partition, c.value AS cleanup_policy,
+		   cs.last_retention_run, NULL::timestamptz AS last_compaction_run,
+		   coalesce(cs.segments_deleted, 0) AS segments_deleted,
+		   coalesce(cs.bytes_reclaimed, 0) AS bytes_reclaimed,
+		   NULL::double precision AS dirty_ratio,
+		   s.log_start_offset, s.log_end_offset, s.size_bytes, s.segment_count
+	FROM kafka.topics t
+	JOIN kafka.partitions p USING (topic_id)
+	JOIN kafka.topic_configs c ON c.topic = t.name AND c.name = 'cleanup.policy'
+	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s
+	CROSS JOIN LATERAL kafka._log_cleaner_status(p.partition_id) cs;

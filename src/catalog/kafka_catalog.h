@@ -190,6 +190,17 @@ extern int	kp_topic_check_timestamp(const KpTopic *t, int64 ts, int64 now_ms,
 									 bool raise, char **why);
 extern int	kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why);
 
+/*
+ * Compacted topics (cleanup.policy includes "compact") refuse records
+ * without a key (INVALID_RECORD).  The batch form returns the index of each
+ * refused record in *bad (palloc'd, *nbad entries).
+ */
+extern int	kp_topic_check_record_key(const KpTopic *t, bool has_key, bool raise,
+									  char **why);
+extern int	kp_topic_check_batch_keys(const KpTopic *t, const char *batch, size_t len,
+									  size_t max_uncompressed, int **bad, int *nbad,
+									  char **why);
+
 /* ---------- the BROKER config resource's state (broker_configs.c) ---------- */
 
 /* Dynamic broker configs kept without effect, by name (kafka.broker_configs). */

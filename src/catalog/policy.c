@@ -3,8 +3,9 @@
  * policy.c
  *	  The topic policy checks that both front doors apply: a record batch's
  *	  size against max.message.bytes, record timestamps against
- *	  message.timestamp.before.max.ms / after.max.ms (KIP-937), and whether
- *	  DeleteRecords is allowed by cleanup.policy.
+ *	  message.timestamp.before.max.ms / after.max.ms (KIP-937), whether
+ *	  DeleteRecords is allowed by cleanup.policy, and keyless records on
+ *	  compacted topics.
  *
  * The SQL API (src/sqlapi/produce.c, delete_records.c) and the listener
  * (Produce and DeleteRecords handlers) call these and nothing else decides
@@ -86,4 +87,64 @@ kp_topic_check_delete_records(const KpTopic *t, bool raise, char **why)
 								  t->name),
 						 NULL);
 	return 0;
+}
+
+/*
+ * A record with or without a key for topic t: a compacted topic
+ * (cleanup.policy includes "compact") refuses records without one, as
+ * Kafka's LogValidator.validateKey does (INVALID_RECORD): compaction keeps
+ * the latest record per key, and a keyless record has none.
+ */
+int
+kp_topic_check_record_key(const KpTopic *t, bool has_key, bool raise, char **why)
+{
+	if (!has_key && t->config.cleanup_compact)
+		return violation(ERRCODE_KP_INVALID_RECORD, raise, why,
+						 psprintf("compacted topic \"%s\" cannot accept a record without a key",
+								  t->name),
+						 pstrdup("Its cleanup.policy includes \"compact\", which keeps the latest record of each key."));
+	return 0;
+}
+
+/*
+ * Every record of a validated batch (len bytes, inflated up to
+ * max_uncompressed) for topic t, by kp_topic_check_record_key.  Returns 0,
+ * or ERRCODE_KP_INVALID_RECORD with the index in the batch of each refused
+ * record in *bad (palloc'd, *nbad of them; Produce's record_errors at v8+)
+ * and *why set to the message of the first.
+ */
+int
+kp_topic_check_batch_keys(const KpTopic *t, const char *batch, size_t len,
+						  size_t max_uncompressed, int **bad, int *nbad, char **why)
+{
+	KpRecordIter it;
+	KpRecord	rec;
+	bool		done = false;
+	int			index = 0;
+	int			sqlstate = 0;
+
+	*bad = NULL;
+	*nbad = 0;
+	if (!t->config.cleanup_compact)
+		return 0;
+	if (kp_record_iter_begin(&it, batch, len, max_uncompressed) != KP_CODEC_OK)
+		return 0;				/* not decodable: the batch checks report it */
+	while (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
+	{
+		char	   *msg;
+
+		if (kp_topic_check_record_key(t, rec.key != NULL, false, &msg) != 0)
+		{
+			if (*bad == NULL)
+			{
+				*bad = palloc(sizeof(int) * Max(it.hdr.records_count, 1));
+				*why = msg;
+				sqlstate = ERRCODE_KP_INVALID_RECORD;
+			}
+			(*bad)[(*nbad)++] = index;
+		}
+		index++;
+	}
+	kp_record_iter_end(&it);
+	return sqlstate;
 }

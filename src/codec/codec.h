@@ -70,10 +70,12 @@ typedef enum KpCodecError
 	KP_CODEC_OK = 0,
 	KP_CODEC_TRUNCATED,			/* fewer bytes than the lengths claim */
 	KP_CODEC_BAD_MAGIC,			/* magic != 2 */
-	KP_CODEC_BAD_LENGTH,		/* batchLength or a record length is impossible */
+	KP_CODEC_BAD_LENGTH,		/* batchLength or a record length is
+								 * impossible */
 	KP_CODEC_BAD_CRC,			/* CRC-32C mismatch */
 	KP_CODEC_BAD_RECORD,		/* malformed record inside a batch */
-	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed data */
+	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed
+								 * data */
 	KP_CODEC_TOO_LARGE			/* decompressed size above the caller's limit */
 } KpCodecError;
 
@@ -82,7 +84,7 @@ extern const char *kp_codec_error_message(KpCodecError err);
 /* ---------- varints (zig-zag for records, unsigned for compact types) ---------- */
 
 extern int	kp_varint_size(int64 value);	/* zig-zag encoded size */
-extern char *kp_put_varint(char *dst, int64 value);	/* zig-zag, returns end */
+extern char *kp_put_varint(char *dst, int64 value); /* zig-zag, returns end */
 extern char *kp_put_uvarint(char *dst, uint64 value);
 extern void kp_append_varint(StringInfo buf, int64 value);
 extern void kp_append_uvarint(StringInfo buf, uint64 value);

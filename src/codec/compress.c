@@ -419,8 +419,8 @@ lz4_decompress(const char *src, size_t len, OutBuf *ob)
 	 * Feed input until it is used up and the frame is complete (hint 0);
 	 * after the input ends the decoder may still hold output of the last
 	 * block, so keep calling while it makes progress.  A frame that ends
-	 * early stops making progress: that is a truncated stream.  Another
-	 * frame may follow a complete one.
+	 * early stops making progress: that is a truncated stream.  Another frame
+	 * may follow a complete one.
 	 */
 	for (;;)
 	{

@@ -236,7 +236,7 @@ kp_record_iter_next(KpRecordIter *it, KpRecord *rec, bool *done)
 		return KP_CODEC_OK;
 	}
 	if (it->pos >= it->end)
-		return KP_CODEC_BAD_RECORD;	/* fewer records than recordsCount */
+		return KP_CODEC_BAD_RECORD; /* fewer records than recordsCount */
 
 	err = kp_record_parse(&it->pos, it->end, &raw);
 	if (err != KP_CODEC_OK)

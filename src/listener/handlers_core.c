@@ -269,6 +269,38 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 }
 
 /*
+ * Records without a key on a compacted topic (src/catalog/policy.c):
+ * INVALID_RECORD with, at v8+, one record_errors entry (batch_index,
+ * message) per refused record, as Kafka's LogValidator reports them.
+ */
+static int16
+check_batch_keys(const KpTopic *t, const uint8 *data, size_t len, int16 version,
+				 KpProduceResponsePartitionProduceResponse *pr, const char **why)
+{
+	int		   *bad;
+	int			nbad;
+	char	   *msg;
+	int			i;
+
+	if (kp_topic_check_batch_keys(t, (const char *) data, len, KP_WIRE_MAX_INFLATE,
+								  &bad, &nbad, &msg) == 0)
+		return KP_ERR_NONE;
+	*why = psprintf("One or more records have been rejected due to %d record errors in total: %s",
+					nbad, msg);
+	if (version >= 8)
+	{
+		pr->n_record_errors = nbad;
+		pr->record_errors = palloc0(sizeof(KpProduceResponseBatchIndexAndErrorMessage) * nbad);
+		for (i = 0; i < nbad; i++)
+		{
+			pr->record_errors[i].batch_index = bad[i];
+			pr->record_errors[i].batch_index_error_message = msg;
+		}
+	}
+	return KP_ERR_INVALID_RECORD;
+}
+
+/*
  * The batch at *batch in the topic's compression.type (t->config.compression
  * >= 0), as Kafka's LogValidator recompresses it: offsets, timestamps and
  * producer fields are kept.  The recompressed batch must still fit
@@ -421,6 +453,9 @@ kp_handle_produce(KpRequestContext *ctx)
 				batches[nbatches] = (char *) pd->records.data + pos;
 				batch_lens[nbatches] = total;
 				code = check_produce_batch(t, pd->records.data + pos, total, &hdr, &why);
+				if (code == KP_ERR_NONE)
+					code = check_batch_keys(t, pd->records.data + pos, total,
+											ctx->version, pr, &why);
 				if (code == KP_ERR_NONE && t->config.compression >= 0 &&
 					(KpCompression) t->config.compression != KpBatchCompression(&hdr))
 					code = recompress_batch(t, &batches[nbatches], &batch_lens[nbatches], &why);

@@ -23,6 +23,7 @@
 
 #include "common/settings.h"
 #include "catalog/kafka_catalog.h"
+#include "cleaner/cleaner.h"
 #include "group/group.h"
 #include "listener/listener.h"
 #include "store/store.h"
@@ -47,6 +48,8 @@ kp_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(kp_store_shmem_size());
 	kp_store_request_locks();
+	RequestAddinShmemSpace(kp_cleaner_shmem_size());
+	kp_cleaner_request_locks();
 }
 
 static void
@@ -55,6 +58,7 @@ kp_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	kp_store_shmem_init();
+	kp_cleaner_shmem_init();
 }
 
 static void
@@ -153,8 +157,10 @@ _PG_init(void)
 
 	kp_txn_init();
 	kp_group_init_gucs();
+	kp_cleaner_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
+	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);
 	kp_listener_init();
 
 	/* last: every kafka.* setting must be defined before this */

@@ -129,7 +129,8 @@ typedef enum KpType
 #define KP_F_ARRAY			0x01	/* array of .type */
 #define KP_F_CLASSIC_STRING	0x02	/* int16-length string even when flexible */
 #define KP_F_POINTER		0x04	/* nullable struct held by pointer */
-#define KP_F_BINARY_STRING	0x08	/* STRING kept as KpBytes: NUL bytes allowed */
+#define KP_F_BINARY_STRING	0x08	/* STRING kept as KpBytes: NUL bytes
+									 * allowed */
 
 struct KpStructDesc;
 
@@ -208,13 +209,15 @@ typedef enum KpDecodeErrorCode
 	KP_DECODE_EMBEDDED_NUL,		/* NUL byte inside a string */
 	KP_DECODE_TRAILING_BYTES,	/* bytes left after the body */
 	KP_DECODE_UNSUPPORTED_VERSION,	/* version outside the descriptor's range */
-	KP_DECODE_TOO_LARGE			/* would allocate more than 16x the input + 64kB */
+	KP_DECODE_TOO_LARGE			/* would allocate more than 16x the input +
+								 * 64kB */
 } KpDecodeErrorCode;
 
 typedef struct KpError
 {
 	KpDecodeErrorCode code;
-	char		message[160];	/* e.g. "MetadataRequest.Topics: array length 2147483647 exceeds the 12 bytes left" */
+	char		message[160];	/* e.g. "MetadataRequest.Topics: array length
+								 * 2147483647 exceeds the 12 bytes left" */
 	/* not an error: a C-string STRING held a NUL byte (the first such field) */
 	bool		embedded_nul;
 	char		embedded_nul_field[100];
@@ -288,7 +291,7 @@ extern void kp_wire_put_int16(StringInfo out, int16 v);
 extern void kp_wire_put_int32(StringInfo out, int32 v);
 extern void kp_wire_put_int64(StringInfo out, int64 v);
 extern void kp_wire_put_uvarint(StringInfo out, uint32 v);
-extern void kp_wire_put_varint(StringInfo out, int32 v); /* zig-zag */
+extern void kp_wire_put_varint(StringInfo out, int32 v);	/* zig-zag */
 extern void kp_wire_put_varlong(StringInfo out, int64 v);	/* zig-zag */
 
 #endif							/* KP_PROTOCOL_H */

@@ -656,7 +656,10 @@ decode_struct(KpReader *r, const KpStructDesc *sdesc, int version,
 		}
 		if (f != NULL)
 		{
-			/* decode within the declared size; bytes past the value are skipped */
+			/*
+			 * decode within the declared size; bytes past the value are
+			 * skipped
+			 */
 			KpReader	sub = *r;
 
 			sub.end = r->p + size;

@@ -182,6 +182,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	bool		nulls[2] = {false, false};
 
 	check_not_in_recovery();
+	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (!PG_ARGISNULL(3))
 		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
 	if (!PG_ARGISNULL(5))
@@ -195,7 +196,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	{
 		KpPartitionRef ref;
 
-		kp_topic_partition(topic, partition, &ref);	/* range check */
+		kp_topic_partition(topic, partition, &ref); /* range check */
 	}
 
 	producer_id = kp_txn_sql_producer_id();
@@ -366,6 +367,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 			value = VARDATA_ANY(DatumGetPointer(vals[i]));
 			value_len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
 		}
+		(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 
 		if (has_partition)
 			partition = fixed_partition;

@@ -4,11 +4,9 @@
  *	  Moving a partition's log start offset forward: Kafka's DeleteRecords
  *	  (KIP-107), and the segment drops that follow from it.
  *
- * This is not retention.  Kafka's retention (retention.ms, retention.bytes)
- * and compaction are issue 9's cleaner workers, which do not exist yet
- * (README, "Where the next pieces go"); when they come, deleting whole
- * segments by time or size will move the log start through the same two
- * steps as here: record the new log start, then drop the segments below it.
+ * Retention (retention.c, driven by src/cleaner) moves the log start through
+ * the same two steps, kp_logstart_advance: record the new log start, then
+ * drop the segments below it.
  *
  * The log start offset is the first offset a consumer can read.  It starts
  * at the first segment's base offset; DeleteRecords raises it to any offset
@@ -222,6 +220,19 @@ drop_segments_below(int64 partition_id, int64 log_start)
 void
 kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_start)
 {
+	*new_log_start = kp_logstart_advance(partition_id, before_offset, true);
+}
+
+/*
+ * Raise the partition's log start offset to target (-1: the high watermark)
+ * and drop the segments wholly below it when the transaction commits; returns
+ * the log start offset afterwards.  With check_bounds, a target that is
+ * negative or past the high watermark is OFFSET_OUT_OF_RANGE (DeleteRecords);
+ * retention passes a segment's base offset, which is never past it.
+ */
+int64
+kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
+{
 	KpPartitionState *state;
 	int64		high_watermark;
 	int64		target;
@@ -242,6 +253,10 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 	if (target < 0 || target > high_watermark)
 	{
 		kp_partition_unlock(state);
+		if (!check_bounds)
+			elog(ERROR, "log start offset %lld of partition %lld is past its high watermark %lld",
+				 (long long) target, (long long) partition_id,
+				 (long long) high_watermark);
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_OFFSET_OUT_OF_RANGE),
 				 errmsg("cannot delete records before offset %lld: the high watermark is %lld",
@@ -255,6 +270,7 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 		{
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
+			kp_txnstate_compute_lso(state);
 			moved = true;
 		}
 	}
@@ -279,8 +295,9 @@ kp_log_delete_records(int64 partition_id, int64 before_offset, int64 *new_log_st
 	/*
 	 * The drops need no appender lock either: they only schedule the removal
 	 * of segments wholly below the log start, never the active one, and the
-	 * caller's topic lock keeps other DeleteRecords away.
+	 * caller's topic lock keeps other DeleteRecords and retention passes
+	 * away.
 	 */
 	drop_segments_below(partition_id, log_start);
-	*new_log_start = log_start;
+	return log_start;
 }

@@ -251,4 +251,26 @@ extern void kp_log_drop_partition(int64 partition_id);
 extern void kp_log_delete_records(int64 partition_id, int64 before_offset,
 								  int64 *new_log_start);
 
+/* ---------- retention (retention.c) ---------- */
+
+typedef struct KpRetentionResult
+{
+	int32		segments_deleted;	/* by retention.ms or retention.bytes */
+	int64		bytes_deleted;
+	int64		log_start_offset;	/* afterwards */
+} KpRetentionResult;
+
+/*
+ * Kafka's retention for one partition (cleanup.policy=delete): delete the
+ * oldest closed segments whose largest timestamp is more than retention_ms
+ * before now_ms, and while the partition without them is still at least
+ * retention_bytes large (-1: no limit); never the active segment.  The log
+ * start offset moves durably to the first kept segment; the segments are
+ * dropped when the transaction commits.  The caller holds the topic lock
+ * DeleteRecords takes.
+ */
+extern void kp_log_apply_retention(int64 partition_id, int64 retention_ms,
+								   int64 retention_bytes, int64 now_ms,
+								   KpRetentionResult *result);
+
 #endif							/* KP_STORE_H */

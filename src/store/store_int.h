@@ -306,6 +306,11 @@ extern void kp_txnstate_remove(KpPartitionState *state, int i);
 extern void kp_txnstate_compute_lso(KpPartitionState *state);
 extern int	kp_txnstate_write_markers(KpPartitionState *state);
 
+/* ---------- logstart.c ---------- */
+
+extern int64 kp_logstart_advance(int64 partition_id, int64 before_offset,
+								 bool check_bounds);
+
 /* ---------- waiters.c ---------- */
 
 extern void kp_notify_append_waiters(void);

@@ -82,7 +82,13 @@ kp_txnstate_compute_lso(KpPartitionState *state)
 
 	for (i = 0; i < state->ntxns; i++)
 		lso = Min(lso, state->txns[i].first_offset);
-	state->last_stable_offset = lso;
+
+	/*
+	 * Never below the log start: an open transaction whose first batch was
+	 * deleted (DeleteRecords, retention) holds the offsets from the log start
+	 * on, as Kafka's UnifiedLog.maybeIncrementFirstUnstableOffset clamps it.
+	 */
+	state->last_stable_offset = Max(lso, state->log_start_offset);
 }
 
 /*

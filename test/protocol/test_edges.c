@@ -106,9 +106,12 @@ test_huge_lengths(void)
 						   KP_DECODE_BAD_LENGTH, 0);
 	}
 	{
-		/* Fetch v4: 1 topic, then a partitions array of 10^6 elements of 28 bytes */
+		/*
+		 * Fetch v4: 1 topic, then a partitions array of 10^6 elements of 28
+		 * bytes
+		 */
 		uint8		b[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-			0, 0, 0, 1, 0, 1, 't', 0, 0x0f, 0x42, 0x40, 0, 0, 0, 0, 0, 0, 0, 0};
+		0, 0, 0, 1, 0, 1, 't', 0, 0x0f, 0x42, 0x40, 0, 0, 0, 0, 0, 0, 0, 0};
 
 		ok &= expect_error(&kp_FetchRequest_desc, 4, b, sizeof(b),
 						   KP_DECODE_BAD_LENGTH, 256);
@@ -132,10 +135,11 @@ test_unknown_tags_skipped(void)
 	StringInfoData out;
 
 	current = "unknown tagged fields are skipped";
+
 	/*
 	 * MetadataRequest v12: topics [ {topic_id 0*16, name "t", tags {99: 3
-	 * bytes}} ], allow_auto 1, include_topic_ops 0, tags {7: 0 bytes, 200:
-	 * 2 bytes}.  Tag 200 needs a 2-byte varint (0xc8 0x01).
+	 * bytes}} ], allow_auto 1, include_topic_ops 0, tags {7: 0 bytes, 200: 2
+	 * bytes}.  Tag 200 needs a 2-byte varint (0xc8 0x01).
 	 */
 	{
 		uint8		b[] = {
@@ -265,6 +269,7 @@ void
 test_version_plan(void)
 {
 	bool		ok = true;
+
 	/* exact versions librdkafka < 2.11 needs inside the ranges (FACTS.md) */
 	static const int16 need[][2] = {
 		{KP_API_PRODUCE, 0}, {KP_API_PRODUCE, 3}, {KP_API_PRODUCE, 7},
@@ -309,9 +314,10 @@ test_produce_v0(void)
 	KpProduceRequest m;
 	KpError		err;
 	StringInfoData out;
+
 	/* acks 1, timeout 1000, [ {"t", [ {0, 4 bytes "abcd"} ]} ] */
 	uint8		b[] = {0, 1, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 1, 't',
-		0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 'a', 'b', 'c', 'd'};
+	0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 'a', 'b', 'c', 'd'};
 
 	current = "Produce v0-v2 (MessageSet as opaque bytes)";
 	for (int v = 0; v <= 2; v++)
@@ -361,7 +367,7 @@ test_rejects(void)
 	{
 		/* OffsetCommit v2 metadata "x\0y": a binary string, kept whole */
 		uint8		b[] = {0, 1, 'g', 0, 0, 0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-			0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 42, 0, 3, 'x', 0, 'y'};
+		0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 42, 0, 3, 'x', 0, 'y'};
 		KpOffsetCommitRequest m;
 		KpError		err;
 		StringInfoData out;
@@ -398,13 +404,13 @@ test_rejects(void)
 			const char *out;
 			int			out_len;
 		}			cases[] = {
-		{{0x67, 0xff, 0xe2, 0x82}, 4, "\x67\xef\xbf\xbd\xef\xbf\xbd", 7},
-		{{0x61, 0xc0, 0x80, 0x62}, 4, "\x61\xef\xbf\xbd\xef\xbf\xbd\x62", 8},
-		{{0xed, 0xa0, 0x80}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
-		{{0xf0, 0x9f, 0x98, 0x78}, 4, "\xef\xbf\xbd\x78", 4},
-		{{0x6f, 0x6b, 0xe2, 0x82, 0xac}, 5, "\x6f\x6b\xe2\x82\xac", 5},
-		{{0xf4, 0x90, 0x80, 0x80}, 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12},
-		{{0xe0, 0x80, 0xaf}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+			{{0x67, 0xff, 0xe2, 0x82}, 4, "\x67\xef\xbf\xbd\xef\xbf\xbd", 7},
+			{{0x61, 0xc0, 0x80, 0x62}, 4, "\x61\xef\xbf\xbd\xef\xbf\xbd\x62", 8},
+			{{0xed, 0xa0, 0x80}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
+			{{0xf0, 0x9f, 0x98, 0x78}, 4, "\xef\xbf\xbd\x78", 4},
+			{{0x6f, 0x6b, 0xe2, 0x82, 0xac}, 5, "\x6f\x6b\xe2\x82\xac", 5},
+			{{0xf4, 0x90, 0x80, 0x80}, 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 12},
+			{{0xe0, 0x80, 0xaf}, 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 9},
 		};
 
 		for (int i = 0; i < (int) lengthof(cases); i++)

@@ -84,7 +84,8 @@ check_fields(const char *name, int v, const void *msg)
 		const KpMetadataRequest *m = msg;
 
 		CHECK(m->n_topics == 2 && str_is(m->topics[1].name, "name-1"));
-		CHECK(m->allow_auto_topic_creation);	/* Java's value, or default true */
+		CHECK(m->allow_auto_topic_creation);	/* Java's value, or default
+												 * true */
 		if (v >= 10)
 			CHECK(uuid_is(&m->topics[1].topic_id, 1));
 		CHECK(m->include_topic_authorized_operations == (v >= 8));
@@ -226,8 +227,11 @@ check_fields(const char *name, int v, const void *msg)
 		if (v < 4)
 			CHECK(m->node_id == 3200 && str_is(m->host, "host-0") && m->port == 3200);
 		else
-			/* node_id/host/port were reset by name in the whole tree
-			 * (the generator's reset rule, see Golden.java) */
+
+			/*
+			 * node_id/host/port were reset by name in the whole tree (the
+			 * generator's reset rule, see Golden.java)
+			 */
 			CHECK(m->n_coordinators == 2 && m->coordinators[1].port == 0 &&
 				  str_is(m->coordinators[1].key, "key-1") &&
 				  str_is(m->coordinators[1].error_message, "errorMessage-1"));
@@ -290,7 +294,7 @@ check_fields(const char *name, int v, const void *msg)
 				  m->topics[1].partition_indexes[2] == 3202);
 		else
 			/* group_id reset by name (top-level GroupId is v0-7) */
-			CHECK(m->n_groups == 2 && m->groups[1].n_topics == 0 &&	/* left at default */
+			CHECK(m->n_groups == 2 && m->groups[1].n_topics == 0 && /* left at default */
 				  (v < 9 || str_is(m->groups[1].member_id, "memberId-1")));
 		CHECK(m->require_stable == (v >= 7));
 	}
@@ -368,23 +372,39 @@ dump_struct(const KpStructDesc *sd, const char *base, int version, int depth)
 		for (int e = 0; e < n; e++)
 		{
 			size_t		es = f->type == KP_T_STRUCT ? f->struct_desc->size :
-				f->type == KP_T_STRING ? sizeof(char *) : f->type == KP_T_INT64 ? 8 :
-				f->type == KP_T_INT32 ? 4 : f->type == KP_T_INT16 ? 2 :
-				f->type == KP_T_UUID ? 16 : f->type == KP_T_BYTES ||
-				f->type == KP_T_RECORDS ? sizeof(KpBytes) : 1;
+			f->type == KP_T_STRING ? sizeof(char *) : f->type == KP_T_INT64 ? 8 :
+			f->type == KP_T_INT32 ? 4 : f->type == KP_T_INT16 ? 2 :
+			f->type == KP_T_UUID ? 16 : f->type == KP_T_BYTES ||
+			f->type == KP_T_RECORDS ? sizeof(KpBytes) : 1;
 			const char *q = (f->flags & KP_F_ARRAY) ? p + es * e : p;
 
 			switch (f->type)
 			{
-				case KP_T_INT8: printf(" %d", *(const int8 *) q); break;
-				case KP_T_BOOL: printf(" %d", *(const bool *) q); break;
-				case KP_T_INT16: printf(" %d", *(const int16 *) q); break;
-				case KP_T_INT32: printf(" %d", *(const int32 *) q); break;
-				case KP_T_INT64: printf(" %lld", (long long) *(const int64 *) q); break;
-				case KP_T_STRING: printf(" \"%s\"", *(const char *const *) q ? *(const char *const *) q : "(null)"); break;
+				case KP_T_INT8:
+					printf(" %d", *(const int8 *) q);
+					break;
+				case KP_T_BOOL:
+					printf(" %d", *(const bool *) q);
+					break;
+				case KP_T_INT16:
+					printf(" %d", *(const int16 *) q);
+					break;
+				case KP_T_INT32:
+					printf(" %d", *(const int32 *) q);
+					break;
+				case KP_T_INT64:
+					printf(" %lld", (long long) *(const int64 *) q);
+					break;
+				case KP_T_STRING:
+					printf(" \"%s\"", *(const char *const *) q ? *(const char *const *) q : "(null)");
+					break;
 				case KP_T_BYTES:
-				case KP_T_RECORDS: printf(" bytes(%d)", ((const KpBytes *) q)->len); break;
-				case KP_T_UUID: printf(" uuid(%02x..)", ((const KpUuid *) q)->b[7]); break;
+				case KP_T_RECORDS:
+					printf(" bytes(%d)", ((const KpBytes *) q)->len);
+					break;
+				case KP_T_UUID:
+					printf(" uuid(%02x..)", ((const KpUuid *) q)->b[7]);
+					break;
 				case KP_T_STRUCT:
 					printf("\n");
 					if (f->flags & KP_F_POINTER)
@@ -392,7 +412,9 @@ dump_struct(const KpStructDesc *sd, const char *base, int version, int depth)
 					if (q)
 						dump_struct(f->struct_desc, q, version, depth + 1);
 					break;
-				default: printf(" ?"); break;
+				default:
+					printf(" ?");
+					break;
 			}
 		}
 		printf("\n");

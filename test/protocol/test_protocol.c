@@ -187,6 +187,7 @@ test_fixture_truncations(const Fixture *f)
 	for (size_t n = 0; n < f->len && ok; n++)
 	{
 		KpError		err;
+
 		/* a copy of exactly n bytes, so ASan catches any read past the end */
 		uint8	   *copy = malloc(n ? n : 1);
 
@@ -249,9 +250,9 @@ write_corpus(const char *dir)
 	{
 		static const uint8 produce_v0[] = {0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 'c',
 			0, 1, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 1, 't',
-			0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 'a', 'b', 'c', 'd'};
+		0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 'a', 'b', 'c', 'd'};
 		static const uint8 api_versions_v99[] = {0, 18, 0, 99, 0, 0, 0, 1, 0, 0, 0,
-			2, 'x', 2, '1', 0};
+		2, 'x', 2, '1', 0};
 		const struct
 		{
 			const char *name;

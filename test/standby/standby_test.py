@@ -14,7 +14,10 @@
 4. The primary is stopped (immediate, like a crash), the standby promoted; new
    produces on it must get offsets above every earlier one, roll segments,
    become visible, and no acknowledged record may be lost.
-5. Neither server log may show a PANIC or a crash.
+5. Retention (issue 9): kafka.run_log_cleaner on the primary deletes old
+   segments of a topic with retention.bytes=0; the standby sees the same log
+   start offset by replay, and so does the promoted standby.
+6. Neither server log may show a PANIC or a crash.
 """
 
 import json
@@ -257,6 +260,37 @@ def diff(snap_a, snap_b, label):
     return bad
 
 
+def check_retention(prim, stby):
+    """Retention on the primary, seen by the standby: returns the new log start."""
+    cur = prim.cursor()
+    cur.execute("SELECT kafka.create_topic('sb_retain', 1, '{\"segment.ms\": \"1\"}')")
+    for i in range(6):
+        cur.execute("SELECT \"offset\" FROM kafka.produce('sb_retain', NULL::text, %s, partition => 0)", ("r%d" % i,))
+        cur.execute("SELECT kafka.flush_markers()")
+        time.sleep(0.01)
+    cur.execute("SELECT kafka.alter_topic_config('sb_retain', '{\"retention.bytes\": \"0\"}')")
+    cur.execute("SELECT sum(segments_deleted), max(log_start_offset) FROM kafka.run_log_cleaner() WHERE topic = 'sb_retain'")
+    deleted, start = cur.fetchone()
+    if not deleted or not start:
+        fail("retention deleted nothing of sb_retain (%s segments, log start %s)" % (deleted, start))
+        return None
+    wait_replay(prim, stby)
+    q = ("SELECT s.log_start_offset, kafka.earliest_offset('sb_retain', 0), "
+         "(SELECT min(\"offset\") FROM kafka.fetch('sb_retain', 0, s.log_start_offset, 100)) "
+         "FROM kafka.partition_status s WHERE topic = 'sb_retain'")
+    cur.execute(q)
+    on_primary = cur.fetchone()
+    scur = stby.cursor()
+    scur.execute(q)
+    on_standby = scur.fetchone()
+    if on_primary != on_standby or on_primary[0] != start:
+        fail("retention: log start, earliest offset, first record on the primary %r, on the standby %r (run_log_cleaner said %d)"
+             % (on_primary, on_standby, start))
+    else:
+        info("retention: %d segments deleted on the primary; the standby sees the log start %d by replay" % (deleted, start))
+    return start
+
+
 def run():
     root = kafkapg.make_tmp("standby")
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
@@ -327,6 +361,8 @@ def run():
             fail("sb_plain segments did not roll (segment_count %s with segment.bytes %d after 2.5 segments' worth each)"
                  % (plain, SEGMENT_BYTES))
 
+        retained = check_retention(prim, stby)
+
         # a standby refuses writes, cleanly
         try:
             stby.cursor().execute("SELECT * FROM kafka.produce('sb_plain', 'k'::bytea, 'on standby'::bytea)")
@@ -379,6 +415,14 @@ def run():
                 break
             time.sleep(0.5)
         n = check_log(final, prod2, "promoted")
+        if retained is not None:
+            cur2 = stby.cursor()
+            cur2.execute("SELECT log_start_offset FROM kafka.partition_status WHERE topic = 'sb_retain'")
+            got = cur2.fetchone()[0]
+            if got != retained:
+                fail("promoted: sb_retain's log start is %s, the primary had moved it to %d" % (got, retained))
+            else:
+                info("promoted: sb_retain's log start is still %d" % got)
         segs2 = {(k[0], k[1]): v[3] for k, v in final.items() if k[2] == "status" and v}
         rolled = [k for k in segs2 if segs2[k] and segs.get(k) and segs2[k] > segs[k]]
         info("promoted: %d records readable, %d acknowledged in all; partitions that rolled a segment after promotion: %d"

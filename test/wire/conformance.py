@@ -13,6 +13,9 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
 7. compression.type of a topic: a gzip batch produced to a zstd topic is
    stored (and fetched) as zstd; to a topic with compression.type=producer it
    stays gzip; the records read back are the ones produced.
+9. Records without a key on a compacted topic (issue 9): Produce v8 answers
+   INVALID_RECORD (87) with one record_errors entry per keyless record
+   (batch_index, message), and nothing of the batch is stored.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -157,8 +160,9 @@ def create_topic(c, name, configs=None, partitions=1):
     return res[0][1]
 
 
-def produce(c, topic, batch):
-    """Produce v8 of one batch to partition 0; (error code, base offset)."""
+def produce(c, topic, batch, record_errors=None):
+    """Produce v8 of one batch to partition 0; (error code, base offset).
+    record_errors, a list, gets the response's (batch_index, message) pairs."""
     pd = i32(0) + nbytes(batch)
     body = string(None) + i16(-1) + i32(30000) + array([string(topic) + array([pd])])
     r = c.call(0, 8, body)
@@ -168,8 +172,10 @@ def produce(c, topic, batch):
     def part():
         idx, err, base = r.i32(), r.i16(), r.i64()
         r.i64(), r.i64()
-        r.array(lambda: (r.i32(), r.string()))
+        errs = r.array(lambda: (r.i32(), r.string()))
         r.string()
+        if record_errors is not None:
+            record_errors.extend(errs or [])
         return err, base
     res = r.array(lambda: (r.string(), r.array(part)))
     return res[0][1][0]
@@ -488,6 +494,37 @@ def client_read(topic, n, timeout=20):
     return out
 
 
+def check_keyless_on_compacted():
+    c = Conn()
+    topic = f"compacted-{RUN}".encode()
+    err = create_topic(c, topic, {"cleanup.policy": "compact"})
+    check("create a compacted topic", err == 0, f"(error {err})")
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  batch_size=1 << 20)
+    now = int(time.time() * 1000)
+    for i, key in enumerate((b"k1", None, b"k2", None)):
+        b.append(i, timestamp=now, key=key, value=b"v%d" % i, headers=[])
+    errs = []
+    err, base = produce(c, topic, bytes(b.build()), errs)
+    check("a batch with keyless records to a compacted topic is INVALID_RECORD (87)",
+          err == 87, f"(error {err}, base {base})")
+    check("record_errors names each keyless record by its index in the batch",
+          [i for i, _ in errs] == [1, 3] and all(m for _, m in errs), f"({errs})")
+    err, base = produce(c, topic, _keyed_batch(b"k", b"v"))
+    check("a keyed record is accepted, at offset 0 (nothing of the refused batch was stored)",
+          err == 0 and base == 0, f"(error {err}, base {base})")
+    c.close()
+
+
+def _keyed_batch(key, value):
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  batch_size=1 << 20)
+    b.append(0, timestamp=int(time.time() * 1000), key=key, value=value, headers=[])
+    return bytes(b.build())
+
+
 def check_simple_commits():
     """A commit with generation -1 (admin client, assign() consumers) is taken while the group
     has no members, whatever member id it carries: librdkafka's consumer protocol sends its own
@@ -510,7 +547,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -519,6 +556,8 @@ def main():
         check_nul_strings()
     if "compression" in only:
         check_topic_compression()
+    if "keyless" in only:
+        check_keyless_on_compacted()
     finish()
 
 

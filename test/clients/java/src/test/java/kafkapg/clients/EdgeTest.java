@@ -71,15 +71,7 @@ class EdgeTest {
         try (KafkaConsumer<byte[], byte[]> c = Kit.consumer(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none")) {
             c.assign(List.of(tp));
             c.seek(tp, 50);
-            long deadline = System.nanoTime() + Kit.WAIT.toNanos();
-            OffsetOutOfRangeException seen = null;
-            while (seen == null && System.nanoTime() < deadline) {
-                try {
-                    c.poll(Duration.ofMillis(200));
-                } catch (OffsetOutOfRangeException e) {
-                    seen = e;
-                }
-            }
+            OffsetOutOfRangeException seen = Kit.pollUntilOutOfRange(c);
             assertNotNull(seen, "OffsetOutOfRangeException for offset 50 of a 5-record log");
             assertEquals(50L, seen.offsetOutOfRangePartitions().get(tp));
         }

@@ -21,6 +21,7 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
@@ -150,6 +151,19 @@ final class Kit {
         c.poll(Duration.ofMillis(300)).forEach(got::add);
         assertEquals(n, got.size(), "records read");
         return got;
+    }
+
+    /** Polls until the consumer raises OffsetOutOfRangeException (auto.offset.reset=none); null if not within WAIT. */
+    static OffsetOutOfRangeException pollUntilOutOfRange(KafkaConsumer<byte[], byte[]> c) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                c.poll(Duration.ofMillis(200));
+            } catch (OffsetOutOfRangeException e) {
+                return e;
+            }
+        }
+        return null;
     }
 
     static Map<TopicPartition, Long> positions(KafkaConsumer<?, ?> c, Collection<TopicPartition> tps) {

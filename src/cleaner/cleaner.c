@@ -1,0 +1,177 @@
+/*-------------------------------------------------------------------------
+ *
+ * cleaner.c
+ *	  The log cleaner background worker ("kafka_pg log cleaner" in
+ *	  pg_stat_activity): retention every
+ *	  kafka.log_retention_check_interval_ms.
+ *
+ * Like Kafka's LogManager retention task, it wakes every
+ * log.retention.check.interval.ms (Kafka's default, 300000) and applies
+ * retention to every topic whose cleanup.policy includes "delete"
+ * (retain.c).  Each topic is one transaction: its lock is held only for
+ * that topic's pass, its segment drops commit with it, and an error in one
+ * topic is logged and does not stop the others.  It runs in
+ * kafka.database, does nothing while the extension is not installed there,
+ * and restarts if it exits.  A reload (SIGHUP) applies a new interval at
+ * once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "catalog/kafka_catalog.h"
+#include "cleaner/cleaner.h"
+#include "common/settings.h"
+
+int			kp_log_retention_check_interval_ms = 300000;
+
+void
+kp_cleaner_init_gucs(void)
+{
+	DefineCustomIntVariable("kafka.log_retention_check_interval_ms",
+							"How often the log cleaner applies retention.ms and retention.bytes (Kafka's log.retention.check.interval.ms).",
+							NULL,
+							&kp_log_retention_check_interval_ms,
+							300000, 1, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/* The topic names, in cxt, read in a transaction of their own. */
+static int
+list_topics(MemoryContext cxt, char ***names)
+{
+	MemoryContext old;
+	int			n = 0;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	old = MemoryContextSwitchTo(cxt);
+	if (OidIsValid(get_namespace_oid("kafka", true)))
+		n = kp_topic_list_names(names);
+	MemoryContextSwitchTo(old);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return n;
+}
+
+/* Retention for one topic in a transaction of its own; errors are logged. */
+static void
+retain_one_topic(const char *name, MemoryContext cxt)
+{
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, psprintf("retention of topic %s", name));
+		(void) kp_cleaner_retain_topic(name, NULL, NULL);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		/* as a backend's top level would: report, abort, go on */
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		AbortCurrentTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+}
+
+/*
+ * Kafka's log.initial.task.delay.ms (30 s): the first pass waits that long
+ * after the start (or the interval, if shorter), so that a restart does not
+ * start with a burst of deletions before anything else is up.
+ */
+#define KP_CLEANER_INITIAL_DELAY_MS	30000
+
+static TimestampTz
+next_retention(TimestampTz started, TimestampTz last)
+{
+	if (last == 0)
+		return TimestampTzPlusMilliseconds(started,
+										   Min(KP_CLEANER_INITIAL_DELAY_MS,
+											   kp_log_retention_check_interval_ms));
+	return TimestampTzPlusMilliseconds(last, kp_log_retention_check_interval_ms);
+}
+
+void
+kp_cleaner_main(Datum arg)
+{
+	MemoryContext cxt;
+	TimestampTz started = GetCurrentTimestamp();
+	TimestampTz last_retention = 0;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg log cleaner",
+								ALLOCSET_DEFAULT_SIZES);
+	elog(LOG, "kafka_pg log cleaner started in database \"%s\"", kp_database);
+
+	while (!ShutdownRequestPending)
+	{
+		TimestampTz now;
+		long		timeout;
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		now = GetCurrentTimestamp();
+		if (now >= next_retention(started, last_retention))
+		{
+			char	  **names;
+			int			n;
+			int			i;
+
+			MemoryContextSwitchTo(cxt);
+			n = list_topics(cxt, &names);
+			for (i = 0; i < n && !ShutdownRequestPending; i++)
+			{
+				retain_one_topic(names[i], cxt);
+				CHECK_FOR_INTERRUPTS();
+			}
+			MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContextReset(cxt);
+			pgstat_report_activity(STATE_IDLE, NULL);
+			pgstat_report_stat(false);
+			last_retention = now;
+		}
+
+		now = GetCurrentTimestamp();
+		timeout = Max(1, TimestampDifferenceMilliseconds(now,
+														 next_retention(started, last_retention)));
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	elog(LOG, "kafka_pg log cleaner shutting down");
+	proc_exit(0);
+}

@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ *
+ * cleaner.h
+ *	  The log cleaner: the whole public face of src/cleaner.
+ *
+ * A background worker in kafka.database that applies each topic's
+ * cleanup.policy to its partitions: retention (retention.ms,
+ * retention.bytes) for "delete" every kafka.log_retention_check_interval_ms,
+ * as Kafka's log.retention.check.interval.ms.  It reads the topic configs
+ * from the catalog (src/catalog) and lets the store delete the segments
+ * (src/store/retention.c); README has the rules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_CLEANER_H
+#define KP_CLEANER_H
+
+#include "postgres.h"
+
+#include "store/store.h"
+
+/* kafka.log_retention_check_interval_ms (Kafka's default 300000) */
+extern int	kp_log_retention_check_interval_ms;
+
+/* Called from _PG_init: defines the cleaner's settings. */
+extern void kp_cleaner_init_gucs(void);
+
+/* The worker's entry point (registered by src/main/kafka_pg.c). */
+extern void kp_cleaner_main(Datum arg);
+
+/* What one retention pass did to one partition. */
+typedef void (*KpRetentionReport) (const char *topic, int32 partition,
+								   const KpRetentionResult *result, void *arg);
+
+/*
+ * Apply retention to every partition of one topic, in the caller's
+ * transaction, if its cleanup.policy includes "delete"; the topic's lock
+ * (the one DeleteRecords takes) is held to the end of that transaction.
+ * report (if not NULL) is called for each partition retention applies to.
+ * A topic that no longer exists is skipped.  Returns the segments deleted.
+ */
+extern int	kp_cleaner_retain_topic(const char *topic, KpRetentionReport report,
+									void *arg);
+
+/* ---------- status (status.c): the kafka.log_cleaner_status view ---------- */
+
+/* What the cleaner did to one partition since the server started. */
+typedef struct KpCleanerStat
+{
+	int64		last_retention_ms;	/* Unix ms of the last retention pass */
+	int32		segments_deleted;	/* by retention */
+	int64		bytes_reclaimed;	/* data bytes of those segments */
+} KpCleanerStat;
+
+extern Size kp_cleaner_shmem_size(void);
+extern void kp_cleaner_request_locks(void);
+extern void kp_cleaner_shmem_init(void);
+extern void kp_cleaner_note_retention(int64 partition_id,
+									  const KpRetentionResult *result, int64 now_ms);
+extern bool kp_cleaner_stat(int64 partition_id, KpCleanerStat *out);
+
+#endif							/* KP_CLEANER_H */

@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * retain.c
+ *	  One retention pass over a topic: its configs from the catalog, its
+ *	  partitions to the store.
+ *
+ * The worker (cleaner.c) and kafka.run_log_cleaner (src/sqlapi/cleaner.c)
+ * both call kp_cleaner_retain_topic; it reads the topic's configs as they
+ * are now, so an ALTER of retention.ms or retention.bytes applies at the
+ * next pass, with no restart.
+ *
+ * Locking: the topic is opened with ShareUpdateExclusiveLock, the lock
+ * DeleteRecords takes, which conflicts with itself: a retention pass and a
+ * DeleteRecords of the same topic, or two passes, run one after the other,
+ * and delete_topic waits for the pass's transaction to end.  The store takes
+ * its own locks (src/store/README).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/timestamp.h"
+
+#include "catalog/kafka_catalog.h"
+#include "cleaner/cleaner.h"
+#include "store/store.h"
+
+/* ms since the Unix epoch, as Kafka timestamps are */
+static int64
+now_unix_ms(void)
+{
+	return GetCurrentTimestamp() / 1000 +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
+}
+
+int
+kp_cleaner_retain_topic(const char *name, KpRetentionReport report, void *arg)
+{
+	const KpTopic *topic;
+	char		topic_name[KP_TOPIC_NAME_MAX + 1];
+	int64	   *partition_ids;
+	int32		npartitions;
+	int64		retention_ms;
+	int64		retention_bytes;
+	int64		now_ms = now_unix_ms();
+	int			deleted = 0;
+	int32		p;
+
+	topic = kp_topic_open(name, ShareUpdateExclusiveLock, true);
+	if (topic == NULL || !topic->config.cleanup_delete)
+		return 0;
+	retention_ms = topic->config.retention_ms;
+	retention_bytes = topic->config.retention_bytes;
+	if (retention_ms < 0 && retention_bytes < 0)
+		return 0;
+
+	/* the topic belongs to the catalog's cache: copy what we need */
+	strlcpy(topic_name, topic->name, sizeof(topic_name));
+	npartitions = topic->partition_count;
+	partition_ids = palloc(sizeof(int64) * Max(npartitions, 1));
+	memcpy(partition_ids, topic->partition_ids, sizeof(int64) * npartitions);
+
+	for (p = 0; p < npartitions; p++)
+	{
+		KpRetentionResult result;
+
+		kp_log_apply_retention(partition_ids[p], retention_ms, retention_bytes,
+							   now_ms, &result);
+		deleted += result.segments_deleted;
+		kp_cleaner_note_retention(partition_ids[p], &result, now_ms);
+		if (report)
+			report(topic_name, p, &result, arg);
+	}
+	pfree(partition_ids);
+	return deleted;
+}
