@@ -117,6 +117,14 @@ extern int	kp_topic_list_names(char ***names);
 extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 							   KpPartitionRef *ref);
 
+/*
+ * ERROR (KP003) unless kafka.partitions has a row with this partition id
+ * visible to the current snapshot.  For SQL functions that take a raw
+ * partition id: the store keeps shared state for each partition it is
+ * asked about, so an id nobody checked must never reach it.
+ */
+extern void kp_topic_check_partition_id(int64 partition_id);
+
 /* Kafka's topic-name rules; ERROR (KP017) with the reason. */
 extern void kp_topic_check_name(const char *name);
 

@@ -304,6 +304,26 @@ kp_topic_partition(const KpTopic *topic, int32 partition, KpPartitionRef *ref)
 	ref->created_in_xact = TransactionIdIsCurrentTransactionId(topic->partition_xmins[partition]);
 }
 
+void
+kp_topic_check_partition_id(int64 partition_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(partition_id)};
+	bool		found;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT 1 FROM kafka.partitions WHERE partition_id = $1",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
+	found = SPI_processed > 0;
+	SPI_finish();
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id)));
+}
+
 /* Kafka's Topic.validate: length, legal characters, not "." or "..". */
 void
 kp_topic_check_name(const char *name)

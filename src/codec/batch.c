@@ -65,6 +65,8 @@ kp_codec_error_message(KpCodecError err)
 			return "unknown compression codec or corrupt compressed data";
 		case KP_CODEC_TOO_LARGE:
 			return "decompressed record batch exceeds the size limit";
+		case KP_CODEC_BAD_COUNT:
+			return "inconsistent batch offset range and count of records";
 	}
 	return "unknown record codec error";
 }
@@ -114,10 +116,9 @@ kp_batch_parse_header(const char *buf, size_t len, KpBatchHeader *hdr)
  * strictly within lastOffsetDelta, and the records must end exactly at the
  * end of the batch with exactly recordsCount of them.
  *
- * Rules that belong to the produce path and not to the format are left to
- * the caller: Kafka also requires recordsCount == lastOffsetDelta + 1 and
- * recordsCount > 0 from producers, and refuses control batches from clients
- * (LogValidator).
+ * Rules that belong to the produce path and not to the format are in
+ * kp_batch_validate_produced (the record count) and with the caller (control
+ * batches from clients, LogValidator).
  */
 KpCodecError
 kp_batch_validate(const char *buf, size_t len, KpBatchHeader *hdr)
@@ -171,6 +172,20 @@ kp_batch_validate(const char *buf, size_t len, KpBatchHeader *hdr)
 	}
 	if (count != hdr->records_count)
 		return KP_CODEC_BAD_RECORD;
+	return KP_CODEC_OK;
+}
+
+KpCodecError
+kp_batch_validate_produced(const char *buf, size_t len, KpBatchHeader *hdr)
+{
+	KpCodecError err = kp_batch_validate(buf, len, hdr);
+
+	if (err != KP_CODEC_OK)
+		return err;
+	/* LogValidator.validateBatch: "Inconsistent batch offset range" */
+	if (hdr->records_count <= 0 ||
+		(int64) hdr->last_offset_delta + 1 != (int64) hdr->records_count)
+		return KP_CODEC_BAD_COUNT;
 	return KP_CODEC_OK;
 }
 

@@ -76,7 +76,9 @@ typedef enum KpCodecError
 	KP_CODEC_BAD_RECORD,		/* malformed record inside a batch */
 	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed
 								 * data */
-	KP_CODEC_TOO_LARGE			/* decompressed size above the caller's limit */
+	KP_CODEC_TOO_LARGE,			/* decompressed size above the caller's limit */
+	KP_CODEC_BAD_COUNT			/* from a producer: recordsCount is not
+								 * lastOffsetDelta + 1, or is 0 */
 } KpCodecError;
 
 extern const char *kp_codec_error_message(KpCodecError err);
@@ -194,6 +196,17 @@ extern KpCodecError kp_batch_parse_header(const char *buf, size_t len,
  */
 extern KpCodecError kp_batch_validate(const char *buf, size_t len,
 									  KpBatchHeader *hdr);
+
+/*
+ * kp_batch_validate plus the rules of a batch that comes from a producer
+ * (Kafka's LogValidator.validateBatch for clients): at least one record, and
+ * recordsCount == lastOffsetDelta + 1 (KP_CODEC_BAD_COUNT otherwise).  The
+ * log itself may hold batches with fewer records than their offset range
+ * (compaction removes records and keeps lastOffsetDelta), so readers use
+ * kp_batch_validate; every path that accepts a batch from outside uses this.
+ */
+extern KpCodecError kp_batch_validate_produced(const char *buf, size_t len,
+											   KpBatchHeader *hdr);
 
 /* Overwrite the baseOffset field (outside the CRC, so no re-checksum). */
 extern void kp_batch_set_base_offset(char *batch, int64 base_offset);

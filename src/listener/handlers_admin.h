@@ -133,7 +133,16 @@ uuid_is_zero(const KpUuid *u)
 	return true;
 }
 
-/* Does names[i] occur among names[0..n) other than at i? */
+/*
+ * For each of names[0..n): does it occur elsewhere among them?  NULLs never
+ * do.  A palloc'd bool[n]; sorts, O(n log n) (duplicates.c).
+ */
+extern bool *kp_mark_duplicates(char *const *names, int n);
+
+/*
+ * Does names[i] occur among names[0..n) other than at i?  O(n): for a
+ * handful of names; a request's names go through kp_mark_duplicates.
+ */
 static inline bool
 is_duplicate(char *const *names, int n, int i)
 {

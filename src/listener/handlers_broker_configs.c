@@ -109,8 +109,10 @@ static const BrokerConfigDef broker_config_defs[] = {
 	{"listeners", BC_FIXED, NULL, CTYPE_LIST, NULL, 0, "kafka.listen_address and kafka.port (need a restart)"},
 	{"log.cleaner.threads", BC_KEPT, NULL, CTYPE_INT, "1", 0, "kept, no effect in kafka_pg"},
 	{"log.retention.hours", BC_FIXED, NULL, CTYPE_INT, "168", 0, NULL},
-	{"max.connections", BC_KEPT, NULL, CTYPE_INT, "2147483647", 0, "kept, no effect in kafka_pg"},
-	{"max.connections.per.ip", BC_KEPT, NULL, CTYPE_INT, "2147483647", 0, "kept, no effect in kafka_pg"},
+	{"max.connections", BC_SETTING, "kafka.max_connections", CTYPE_INT, "2147483647", 0,
+	"kafka.max_connections"},
+	{"max.connections.per.ip", BC_SETTING, "kafka.max_connections_per_ip", CTYPE_INT, "2147483647", 0,
+	"kafka.max_connections_per_ip"},
 	{"node.id", BC_SETTING, "kafka.node_id", CTYPE_INT, "-1", 0, "kafka.node_id"},
 	{"num.io.threads", BC_KEPT, NULL, CTYPE_INT, "8", 1, "kept, no effect in kafka_pg"},
 	{"num.network.threads", BC_KEPT, NULL, CTYPE_INT, "3", 1, "kept, no effect in kafka_pg (kafka.listener_workers)"},
@@ -450,7 +452,6 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 	ApplyArg	arg;
 	int16		code;
 	int			i;
-	int			j;
 
 	*msg = NULL;
 	if (resource_name[0] != '\0' && strcmp(resource_name, psprintf("%d", kp_node_id)) != 0)
@@ -458,13 +459,20 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 		*msg = psprintf("Unexpected broker id, expected %d, but received %s", kp_node_id, resource_name);
 		return KP_ERR_INVALID_REQUEST;
 	}
-	for (i = 0; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(ops[i].name, ops[j].name) == 0)
+	{
+		char	  **names = palloc(sizeof(char *) * Max(n, 1));
+		bool	   *dup;
+
+		for (i = 0; i < n; i++)
+			names[i] = (char *) ops[i].name;
+		dup = kp_mark_duplicates(names, n);
+		for (i = 0; i < n; i++)
+			if (dup[i])
 			{
 				*msg = pstrdup("Error due to duplicate config keys");
 				return KP_ERR_INVALID_REQUEST;
 			}
+	}
 
 	/* what each op does, and Kafka's checks of the op itself */
 	initStringInfo(&read_only);

@@ -391,20 +391,35 @@ alter_resource_topic(int8 type, const char *name, bool duplicate,
 	return t;
 }
 
-/* Do two resources of a request name the same thing? */
-static bool
-same_resource(int8 t1, const char *n1, int8 t2, const char *n2)
+/*
+ * For each resource of a request (elsize bytes each from base, its int8
+ * type and char * name at those offsets): does another one name the same
+ * thing?  A palloc'd bool[n].
+ */
+static bool *
+resource_duplicates(const void *base, int n, size_t elsize, size_t type_off, size_t name_off)
 {
-	return t1 == t2 && strcmp(n1 ? n1 : "", n2 ? n2 : "") == 0;
+	char	  **keys = palloc(sizeof(char *) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const char *r = (const char *) base + i * elsize;
+		const char *name = *(char *const *) (r + name_off);
+
+		keys[i] = psprintf("%d:%s", (int) *(const int8 *) (r + type_off), name ? name : "");
+	}
+	return kp_mark_duplicates(keys, n);
 }
 
 static bool
 has_duplicate_key(char *const *keys, int n)
 {
+	bool	   *dup = kp_mark_duplicates(keys, n);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		if (is_duplicate(keys, n, i))
+		if (dup[i])
 			return true;
 	return false;
 }
@@ -420,8 +435,12 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 	KpAlterConfigsResponse *resp = ctx->response;
 	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
 	int			n = ArrayLen(req->n_resources);
+	bool	   *rdup;
 	int			i;
 
+	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
+							   offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_type),
+							   offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_name));
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
@@ -440,10 +459,7 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 		int			j;
 		int			k;
 
-		for (j = 0; j < n && !dup; j++)
-			dup = j != i && same_resource(r->resource_type, name,
-										  req->resources[j].resource_type,
-										  req->resources[j].resource_name);
+		dup = rdup[i];
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
 		if (r->resource_type == RESOURCE_BROKER && !dup)
@@ -653,8 +669,12 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 	KpIncrementalAlterConfigsResponse *resp = ctx->response;
 	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
 	int			n = ArrayLen(req->n_resources);
+	bool	   *rdup;
 	int			i;
 
+	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
+							   offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_type),
+							   offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_name));
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
@@ -672,10 +692,7 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 		int16		code = KP_ERR_NONE;
 		int			j;
 
-		for (j = 0; j < n && !dup; j++)
-			dup = j != i && same_resource(r->resource_type, name,
-										  req->resources[j].resource_type,
-										  req->resources[j].resource_name);
+		dup = rdup[i];
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
 		if (r->resource_type == RESOURCE_GROUP && !dup)

@@ -218,7 +218,18 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "only record batches of magic 2 are accepted (Produce v3 and later)";
 		return KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
 	}
-	err = kp_batch_validate((const char *) data, len, hdr);
+	err = kp_batch_validate_produced((const char *) data, len, hdr);
+	if (err == KP_CODEC_BAD_COUNT)
+	{
+		/* Kafka's words and code (LogValidator, InvalidRecordException) */
+		if (hdr->records_count <= 0)
+			*why = psprintf("Invalid reported count for record batch: %d",
+							hdr->records_count);
+		else
+			*why = psprintf("Inconsistent batch offset range [0, %d] and count of records %d",
+							hdr->last_offset_delta, hdr->records_count);
+		return KP_ERR_INVALID_RECORD;
+	}
 	if (err != KP_CODEC_OK)
 	{
 		*why = kp_codec_error_message(err);
@@ -239,11 +250,7 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 		*why = "a transactional batch needs a producer id";
 		return KP_ERR_INVALID_RECORD;
 	}
-	if (hdr->records_count == 0)
-	{
-		*why = "record batch without records";
-		return KP_ERR_INVALID_RECORD;
-	}
+
 	/*
 	 * kp_batch_validate checks an uncompressed batch's records; a compressed
 	 * one's are checked here, inflated, as Kafka's LogValidator does, so that
@@ -448,6 +455,18 @@ kp_handle_produce(KpRequestContext *ctx)
 				{
 					code = KP_ERR_CORRUPT_MESSAGE;
 					why = "record batch length exceeds the request";
+					break;
+				}
+				if (total < rest)
+				{
+					/*
+					 * ProduceRequest.validateRecords (v3+): exactly one batch
+					 * per partition, so a partition's data is stored whole or
+					 * not at all.
+					 */
+					code = KP_ERR_INVALID_RECORD;
+					why = psprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition",
+								   ctx->version);
 					break;
 				}
 				batches[nbatches] = (char *) pd->records.data + pos;
@@ -657,6 +676,133 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	}
 }
 
+/*
+ * A partition listed several times in one Fetch is fetched once, as Kafka
+ * does: FetchRequest.fetchData is a LinkedHashMap keyed by topic and
+ * partition, so the last listing's fetch position wins, the partition keeps
+ * the place of its first listing, and consecutive partitions of one topic
+ * share one topic entry of the response (checked against Kafka 4.4 by
+ * test/wire/limits.py).  Sorted, not compared pairwise: a request may list
+ * many thousands.  Rewrites req->topics when something was listed twice.
+ */
+typedef struct FetchListing
+{
+	int			topic;			/* index into req->topics */
+	int			partition;		/* index into that topic's partitions */
+	int			seq;			/* place in the request */
+	int			first_seq;		/* place of the partition's first listing */
+} FetchListing;
+
+static int
+fetch_topic_cmp(const KpFetchRequestFetchTopic *a, const KpFetchRequestFetchTopic *b, bool by_id)
+{
+	if (by_id)
+		return memcmp(a->topic_id.b, b->topic_id.b, 16);
+	return strcmp(a->topic ? a->topic : "", b->topic ? b->topic : "");
+}
+
+static KpFetchRequest *fetch_sort_req;
+static bool fetch_sort_by_id;
+
+static int
+fetch_listing_cmp(const void *pa, const void *pb)
+{
+	const FetchListing *a = pa;
+	const FetchListing *b = pb;
+	int			c = fetch_topic_cmp(&fetch_sort_req->topics[a->topic],
+									&fetch_sort_req->topics[b->topic], fetch_sort_by_id);
+	int32		pa_idx;
+	int32		pb_idx;
+
+	if (c != 0)
+		return c;
+	pa_idx = fetch_sort_req->topics[a->topic].partitions[a->partition].partition;
+	pb_idx = fetch_sort_req->topics[b->topic].partitions[b->partition].partition;
+	if (pa_idx != pb_idx)
+		return pa_idx < pb_idx ? -1 : 1;
+	return a->seq - b->seq;
+}
+
+static int
+fetch_first_seq_cmp(const void *pa, const void *pb)
+{
+	return ((const FetchListing *) pa)->first_seq - ((const FetchListing *) pb)->first_seq;
+}
+
+static void
+merge_fetch_listings(KpFetchRequest *req, bool by_id)
+{
+	int			n = 0;
+	int			nunique = 0;
+	int			i;
+	int			j;
+	FetchListing *all;
+	KpFetchRequestFetchTopic *topics;
+	int			ntopics = 0;
+
+	for (i = 0; i < req->n_topics; i++)
+		n += Max(req->topics[i].n_partitions, 0);
+	if (n < 2)
+		return;
+	all = palloc(sizeof(FetchListing) * n);
+	for (i = 0; i < req->n_topics; i++)
+		for (j = 0; j < req->topics[i].n_partitions; j++)
+		{
+			all[nunique].topic = i;
+			all[nunique].partition = j;
+			all[nunique].seq = nunique;
+			nunique++;
+		}
+	fetch_sort_req = req;
+	fetch_sort_by_id = by_id;
+	qsort(all, n, sizeof(FetchListing), fetch_listing_cmp);
+
+	/* keep the last listing of each partition, at its first listing's place */
+	nunique = 0;
+	for (i = 0; i < n; i = j)
+	{
+		for (j = i + 1; j < n &&
+			 fetch_topic_cmp(&req->topics[all[i].topic], &req->topics[all[j].topic], by_id) == 0 &&
+			 req->topics[all[i].topic].partitions[all[i].partition].partition ==
+			 req->topics[all[j].topic].partitions[all[j].partition].partition; j++)
+			;
+		{
+			int			first_seq = all[i].seq;
+
+			all[nunique] = all[j - 1];
+			all[nunique].first_seq = first_seq;
+			nunique++;
+		}
+	}
+	if (nunique == n)
+	{
+		pfree(all);
+		return;					/* nothing listed twice: the request stands */
+	}
+	qsort(all, nunique, sizeof(FetchListing), fetch_first_seq_cmp);
+
+	topics = palloc0(sizeof(KpFetchRequestFetchTopic) * nunique);
+	for (i = 0; i < nunique; i++)
+	{
+		KpFetchRequestFetchTopic *src = &req->topics[all[i].topic];
+		KpFetchRequestFetchTopic *dst;
+
+		if (ntopics == 0 ||
+			fetch_topic_cmp(&topics[ntopics - 1], src, by_id) != 0)
+		{
+			dst = &topics[ntopics++];
+			*dst = *src;
+			dst->n_partitions = 0;
+			dst->partitions = palloc(sizeof(KpFetchRequestFetchPartition) * (nunique - i));
+		}
+		dst = &topics[ntopics - 1];
+		dst->partitions[dst->n_partitions++] = src->partitions[all[i].partition];
+	}
+	req->topics = topics;
+	req->n_topics = ntopics;
+	pfree(all);
+}
+
 void
 kp_handle_fetch(KpRequestContext *ctx)
 {
@@ -667,8 +813,11 @@ kp_handle_fetch(KpRequestContext *ctx)
 	bool		any_error = false;
 	int			i;
 
-	budget.total_left = req->max_bytes > 0 ? req->max_bytes : PG_INT32_MAX;
+	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
+	budget.total_left = Min(req->max_bytes > 0 ? req->max_bytes : PG_INT32_MAX,
+							kp_fetch_max_bytes);
 	budget.bytes = 0;
+	merge_fetch_listings(req, ctx->version >= 13);
 	budget.any = false;
 
 	resp->error_code = KP_ERR_NONE;

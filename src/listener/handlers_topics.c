@@ -128,10 +128,12 @@ kp_handle_create_topics(KpRequestContext *ctx)
 	const KpStructDesc *cdesc = child_desc(rdesc, "Configs");
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	bool	   *dup;
 	int			i;
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
+	dup = kp_mark_duplicates(names, n);
 
 	resp->throttle_time_ms = 0;
 	resp->n_topics = n;
@@ -148,7 +150,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		int16		code;
 
 		out->name = pstrdup(t->name ? t->name : "");
-		if (is_duplicate(names, n, i))
+		if (dup[i])
 		{
 			/* ControllerApis: every entry of a duplicated name is refused */
 			out->error_code = KP_ERR_INVALID_REQUEST;
@@ -270,10 +272,26 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	bool		by_state = ctx->version >= 6;
 	int			n = by_state ? ArrayLen(req->n_topics) : ArrayLen(req->n_topic_names);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	char	  **id_keys = palloc(sizeof(char *) * Max(n, 1));
+	bool	   *dup;
+	bool	   *id_dup;
 	int			i;
 
 	for (i = 0; i < n; i++)
 		names[i] = by_state ? req->topics[i].name : req->topic_names[i];
+	dup = kp_mark_duplicates(names, n);
+	/* topics named by id only: the same id twice is refused too */
+	for (i = 0; i < n; i++)
+	{
+		id_keys[i] = NULL;
+		if (by_state && names[i] == NULL)
+		{
+			id_keys[i] = palloc(33);
+			hex_encode((const char *) req->topics[i].topic_id.b, 16, id_keys[i]);
+			id_keys[i][32] = '\0';
+		}
+	}
+	id_dup = kp_mark_duplicates(id_keys, n);
 
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
@@ -285,7 +303,6 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		KpUuid		id;
 		const KpTopic *t;
 		char	   *msg = NULL;
-		int			j;
 
 		memset(&id, 0, sizeof(id));
 		if (by_state)
@@ -305,25 +322,17 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 			out->error_message = pstrdup("You may not specify both topic name and topic id.");
 			continue;
 		}
-		if (is_duplicate(names, n, i))
+		if (dup[i])
 		{
 			out->error_code = KP_ERR_INVALID_REQUEST;
 			out->error_message = pstrdup("Duplicate topic name.");
 			continue;
 		}
-		if (name == NULL)
+		if (name == NULL && id_dup[i])
 		{
-			bool		dup = false;
-
-			for (j = 0; j < n && !dup; j++)
-				dup = (j != i && names[j] == NULL &&
-					   memcmp(&req->topics[j].topic_id, &id, sizeof(KpUuid)) == 0);
-			if (dup)
-			{
-				out->error_code = KP_ERR_INVALID_REQUEST;
-				out->error_message = pstrdup("Duplicate topic id.");
-				continue;
-			}
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = pstrdup("Duplicate topic id.");
+			continue;
 		}
 
 		t = kp_handler_topic(name, name ? NULL : &id);
@@ -378,10 +387,12 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Results");
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	bool	   *dup;
 	int			i;
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
+	dup = kp_mark_duplicates(names, n);
 
 	resp->throttle_time_ms = 0;
 	resp->n_results = n;
@@ -397,7 +408,7 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		int			j;
 
 		out->name = pstrdup(t->name ? t->name : "");
-		if (is_duplicate(names, n, i))
+		if (dup[i])
 		{
 			out->error_code = KP_ERR_INVALID_REQUEST;
 			out->error_message = pstrdup("Duplicate topic name.");

@@ -30,6 +30,17 @@ extern bool kp_auto_create_topics_enable;
 extern int	kp_num_partitions;
 extern int	kp_node_id;
 
+/* resource limits (src/listener/limits.c) */
+extern int	kp_fetch_max_bytes;
+extern int	kp_max_connections;
+extern int	kp_max_connections_per_ip;
+extern int	kp_connection_output_max_bytes;
+
+/* The listener's shared memory (connection counts), from _PG_init's hooks. */
+extern Size kp_listener_shmem_size(void);
+extern void kp_listener_request_locks(void);
+extern void kp_listener_shmem_init(void);
+
 /* From _PG_init: define the settings and register the workers. */
 extern void kp_listener_init(void);
 

@@ -31,6 +31,10 @@ typedef struct KpConn
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
+	/* counted against max.connections (limits.c) */
+	bool		limits_counted;
+	bool		limits_per_addr;	/* ... and max.connections.per.ip */
+	uint8		limits_addr[16];
 
 	/*
 	 * Who the client is (sasl.c): the PostgreSQL role it authenticated as, or
@@ -51,6 +55,13 @@ extern StringInfo kp_conn_output(KpConn *c);
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
 						 int64 until_ms, const char *cookie);
 extern int64 kp_listener_now_ms(void);
+
+/* limits.c */
+struct sockaddr_storage;
+extern void kp_listener_limits_init(void);
+extern void kp_conn_limits_worker_start(int worker);
+extern bool kp_conn_limits_admit(KpConn *c, const struct sockaddr_storage *addr);
+extern void kp_conn_limits_release(KpConn *c);
 
 /* dispatch.c */
 extern void kp_dispatch_init(MemoryContext parent);

@@ -16,7 +16,13 @@
  * time in arrival order; a parked fetch (long poll) holds back the requests
  * behind it, so responses always go out in request order.  A connection
  * whose output backs up is not read until it drains: a slow client slows
- * only itself.
+ * only itself; one that stops reading is closed when its unsent output
+ * passes kafka.connection_output_max_bytes, or when nothing was sent to it
+ * or read from it for connections.max.idle.ms.  Connections over
+ * max.connections or max.connections.per.ip are closed as they are
+ * accepted (limits.c).  When accept fails for want of file descriptors
+ * (EMFILE, ENFILE) the worker stops accepting for a moment instead of
+ * retrying in a loop.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,6 +81,11 @@ static int	listen_fd = -1;
 static uint64 next_conn_id = 1;
 static int	waiter_slot = -1;
 
+/* accepting paused after EMFILE/ENFILE until then (0: accepting) */
+#define ACCEPT_BACKOFF_MS	500
+static int64 accept_paused_until_ms = 0;
+static bool accept_failure_logged = false;
+
 static bool open_listen_socket(int elevel);
 
 void
@@ -125,6 +136,7 @@ kp_listener_init(void)
 							"The broker id clients see (Kafka's node.id).",
 							NULL, &kp_node_id, 0, 0, INT_MAX,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	kp_listener_limits_init();
 	kp_sasl_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
@@ -182,6 +194,7 @@ conn_close(KpConn *c, const char *why)
 		}
 	}
 	nconnections--;
+	kp_conn_limits_release(c);
 	if (c->in.data)
 		pfree(c->in.data);
 	if (c->out.data)
@@ -227,6 +240,7 @@ conn_flush(KpConn *c)
 			return false;
 		}
 		c->out_pos += n;
+		c->last_active_ms = kp_listener_now_ms();	/* the client reads */
 	}
 	if (c->out_pos == c->out.len)
 	{
@@ -265,6 +279,21 @@ kp_conn_send(KpConn *c, const char *data, int len)
 }
 
 /*
+ * A client that does not read: its unsent output passed
+ * kafka.connection_output_max_bytes.  The caller closes the connection.
+ */
+static bool
+conn_output_over_cap(KpConn *c)
+{
+	if (c->out.len - c->out_pos <= kp_connection_output_max_bytes)
+		return false;
+	ereport(LOG,
+			(errmsg("kafka_pg listener: closing connection from %s: %d bytes of responses unsent, more than kafka.connection_output_max_bytes (%d)",
+					c->peer, c->out.len - c->out_pos, kp_connection_output_max_bytes)));
+	return true;
+}
+
+/*
  * Handle the complete frames buffered for a connection, in order, until
  * one parks or the output backs up.  Returns false if the connection must
  * be closed.
@@ -297,6 +326,8 @@ conn_process(KpConn *c)
 		if (!kp_dispatch_frame(c, (uint8 *) c->in.data + c->in_pos, size, false))
 			return false;
 		c->in_pos += size;
+		if (conn_output_over_cap(c))
+			return false;
 	}
 	/* compact the input buffer */
 	if (c->in_pos > 0 && c->parked_frame == NULL)
@@ -369,10 +400,30 @@ accept_connections(void)
 		{
 			if (errno == EINTR)
 				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			{
+				/*
+				 * The pending connection stays in the accept queue and the
+				 * listening socket stays readable: retrying now would spin.
+				 * Stop watching it for a moment (the loop waits on the latch
+				 * with a timeout meanwhile); say so once until an accept
+				 * succeeds again.
+				 */
+				if (!accept_failure_logged)
+					ereport(LOG,
+							(errmsg("kafka_pg listener: accept failed: %m"),
+							 errdetail("Not accepting Kafka connections for %d ms at a time until it succeeds again.",
+									   ACCEPT_BACKOFF_MS)));
+				accept_failure_logged = true;
+				epoll_ctl(epfd, EPOLL_CTL_DEL, listen_fd, NULL);
+				accept_paused_until_ms = kp_listener_now_ms() + ACCEPT_BACKOFF_MS;
+				return;
+			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				ereport(LOG, (errmsg("kafka_pg listener: accept failed: %m")));
 			return;
 		}
+		accept_failure_logged = false;
 		if (!kp_address_allowed((struct sockaddr *) &addr))
 		{
 			ereport(LOG,
@@ -413,6 +464,14 @@ accept_connections(void)
 		}
 		else
 			snprintf(c->peer, sizeof(c->peer), "unknown");
+		if (!kp_conn_limits_admit(c, &addr))
+		{
+			kp_sasl_conn_free(c);
+			kp_tls_conn_free(c);
+			close(fd);
+			pfree(c);
+			continue;
+		}
 		{
 			MemoryContext old = MemoryContextSwitchTo(listener_cxt);
 
@@ -426,6 +485,7 @@ accept_connections(void)
 		ev.data.ptr = c;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		{
+			kp_conn_limits_release(c);
 			kp_sasl_conn_free(c);
 			kp_tls_conn_free(c);
 			close(fd);
@@ -492,7 +552,12 @@ open_listen_socket(int elevel)
 	return true;
 }
 
-/* Close connections idle for longer than connections.max.idle.ms. */
+/*
+ * Close connections idle for longer than connections.max.idle.ms: nothing
+ * read from them and nothing of their output taken by the client.  Unsent
+ * output does not keep a connection open (a client that stops reading would
+ * keep its buffer forever); a parked fetch does, until its max_wait_ms.
+ */
 static void
 close_idle_connections(int64 now)
 {
@@ -502,7 +567,7 @@ close_idle_connections(int64 now)
 	{
 		KpConn	   *next = c->next;
 
-		if (c->parked_frame == NULL && c->out.len == c->out_pos &&
+		if (c->parked_frame == NULL &&
 			now - c->last_active_ms > kp_connections_max_idle_ms)
 			conn_close(c, "idle for longer than kafka.connections_max_idle_ms");
 		c = next;
@@ -535,6 +600,8 @@ run_parked(bool data_arrived)
 				c->parked_received_ms = 0;
 			}
 			pfree(frame);
+			if (ok && conn_output_over_cap(c))
+				ok = false;
 			if (ok && c->parked_frame == NULL)
 				ok = conn_process(c);	/* requests that queued behind it */
 			if (ok)
@@ -560,6 +627,8 @@ next_timeout(void)
 	for (c = connections; c; c = c->next)
 		if (c->parked_frame && c->park_until_ms < soonest)
 			soonest = c->park_until_ms;
+	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
+		soonest = accept_paused_until_ms;
 	return (long) Max(0, soonest - now);
 }
 
@@ -611,6 +680,7 @@ kp_listener_main(Datum arg)
 	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	AddWaitEventToSet(wes, WL_SOCKET_READABLE, epfd, NULL, NULL);
 	waiter_slot = kp_log_register_append_waiter(MyLatch);
+	kp_conn_limits_worker_start(worker);
 
 	ereport(LOG,
 			(errmsg("kafka_pg listener %d serving Kafka clients on %s:%d (database \"%s\", advertised as %s:%d)",
@@ -671,6 +741,15 @@ kp_listener_main(Datum arg)
 		run_parked(latch_set);
 
 		now = kp_listener_now_ms();
+		if (accept_paused_until_ms != 0 && now >= accept_paused_until_ms)
+		{
+			/* accept again after the EMFILE backoff */
+			memset(&ev, 0, sizeof(ev));
+			ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+			ev.data.ptr = NULL;
+			epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
+			accept_paused_until_ms = 0;
+		}
 		if (now - last_idle_check > 1000)
 		{
 			close_idle_connections(now);

@@ -18,6 +18,7 @@
 #include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
@@ -47,6 +48,8 @@ kp_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(kp_store_shmem_size());
+	RequestAddinShmemSpace(kp_listener_shmem_size());
+	kp_listener_request_locks();
 	kp_store_request_locks();
 	RequestAddinShmemSpace(kp_cleaner_shmem_size());
 	kp_cleaner_request_locks();
@@ -58,6 +61,7 @@ kp_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	kp_store_shmem_init();
+	kp_listener_shmem_init();
 	kp_cleaner_shmem_init();
 }
 
@@ -101,16 +105,25 @@ drops_this_extension(Node *parsetree)
 
 /*
  * DROP EXTENSION kafka_pg drops the catalog tables; the segment files have
- * no catalog entries, so drop them here, transactionally, first.
+ * no catalog entries, so drop them here, transactionally, first.  Only for
+ * whoever may drop the extension: the ownership check DROP EXTENSION makes
+ * comes first (RemoveObjects would make it after us), so that nobody else
+ * gets this far and the refusal is PostgreSQL's own.
  */
 static void
 kp_utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				ProcessUtilityContext context, ParamListInfo params,
 				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	Oid			extoid;
+
 	if (drops_this_extension(pstmt->utilityStmt) &&
-		get_extension_oid("kafka_pg", true) != InvalidOid)
+		(extoid = get_extension_oid("kafka_pg", true)) != InvalidOid)
+	{
+		if (!pg_extension_ownercheck(extoid, GetUserId()))
+			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_EXTENSION, "kafka_pg");
 		kp_topic_drop_all_storage();
+	}
 
 	if (prev_utility_hook)
 		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,

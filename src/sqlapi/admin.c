@@ -195,6 +195,7 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	kp_topic_check_partition_id(partition_id);
 	kp_log_offsets(partition_id, &off);
 	values[0] = Int64GetDatum(off.log_start_offset);
 	values[1] = Int64GetDatum(off.log_end_offset);
@@ -212,6 +213,7 @@ kp_sql_partition_segments(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
+	kp_topic_check_partition_id(PG_GETARG_INT64(0));
 	segs = kp_log_segment_stats(PG_GETARG_INT64(0), &nsegs);
 	for (i = 0; i < nsegs; i++)
 	{

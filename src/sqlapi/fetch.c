@@ -69,6 +69,12 @@ bytes_datum(const char *data, int len, OutForm form, int64 offset, const char *w
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(data, len)));
 }
 
+/*
+ * A record's headers as kafka.header[].  Keys are text (Kafka's header keys
+ * are strings): a key that is not valid in the database encoding is an
+ * ERROR (22021) naming the record, as a text value is, rather than text
+ * PostgreSQL would refuse later.  Header values are bytea.
+ */
 static Datum
 headers_datum(const KpRecord *rec, Oid header_type)
 {
@@ -83,6 +89,12 @@ headers_datum(const KpRecord *rec, Oid header_type)
 		bool		nulls[2] = {false, false};
 		const KpHeader *h = &rec->headers[i];
 
+		if (!pg_verifymbstr(h->key, h->key_len, true))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+					 errmsg("header key %d of the record at offset %lld is not valid text in the database encoding",
+							i + 1, (long long) rec->offset),
+					 errhint("Kafka clients read the key as UTF-8 with each invalid sequence replaced by U+FFFD.")));
 		values[0] = PointerGetDatum(cstring_to_text_with_len(h->key, h->key_len));
 		if (h->value == NULL)
 			nulls[1] = true;

@@ -357,6 +357,30 @@ kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 	kp_segment_close(rel);
 }
 
+/* segments lost with a rolled-back subtransaction (kp_directory_lose_segment) */
+typedef struct KpLostSegment
+{
+	int64		partition_id;
+	Oid			relnode;
+} KpLostSegment;
+
+static List *lost_segments = NIL;
+
+static bool
+segment_is_lost(int64 partition_id, Oid relnode)
+{
+	ListCell   *lc;
+
+	foreach(lc, lost_segments)
+	{
+		KpLostSegment *l = lfirst(lc);
+
+		if (l->partition_id == partition_id && l->relnode == relnode)
+			return true;
+	}
+	return false;
+}
+
 static void
 seglist_add(KpSegList *list, int64 base_offset, Oid relnode)
 {
@@ -456,7 +480,7 @@ dircache_refresh(void)
 			}
 			if (e->flags & KP_DIRENT_LOG_START)
 				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
-			else
+			else if (!segment_is_lost(e->partition_id, e->relnode))
 				seglist_add(list, e->base_offset, e->relnode);
 		}
 		UnlockReleaseBuffer(buf);
@@ -501,4 +525,54 @@ kp_store_drop_directory(void)
 
 	kp_segment_close(rel);
 	kp_segment_drop_storage(relnode);
+}
+
+void
+kp_directory_lose_segment(int64 partition_id, Oid relnode)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	KpLostSegment *l = palloc(sizeof(KpLostSegment));
+	KpSegList  *list;
+
+	l->partition_id = partition_id;
+	l->relnode = relnode;
+	lost_segments = lappend(lost_segments, l);
+	MemoryContextSwitchTo(old);
+
+	/* out of the cached list too, if it is there */
+	if (dircache.lists &&
+		(list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL)) != NULL)
+	{
+		int			i;
+
+		for (i = 0; i < list->nsegs; i++)
+			if (list->segs[i].relnode == relnode)
+			{
+				memmove(&list->segs[i], &list->segs[i + 1],
+						(list->nsegs - i - 1) * sizeof(KpSegInfo));
+				list->nsegs--;
+				break;
+			}
+	}
+}
+
+/* At pre-commit: the lost segments are flagged dropped for everyone. */
+void
+kp_directory_flag_lost_segments(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, lost_segments)
+	{
+		KpLostSegment *l = lfirst(lc);
+
+		kp_directory_mark_dropped(l->partition_id, l->relnode);
+	}
+}
+
+void
+kp_directory_forget_lost_segments(void)
+{
+	list_free_deep(lost_segments);
+	lost_segments = NIL;
 }

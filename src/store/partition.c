@@ -41,6 +41,19 @@ extern int	kp_max_partitions;
 KpStoreShared *kp_store_shared = NULL;
 static HTAB *partition_hash = NULL;
 
+/*
+ * A partition the current transaction dropped or created storage for, and
+ * the subtransaction that did it: PostgreSQL drops or keeps the storage
+ * with that subtransaction (smgr's pending deletes are per nesting level),
+ * so the shared state follows it (store_subxact_callback).
+ */
+typedef struct RememberedPartition
+{
+	int64		partition_id;
+	Oid			relnode;		/* created: the segment; dropped: invalid */
+	SubTransactionId subid;
+} RememberedPartition;
+
 /* partitions dropped by the current transaction, forgotten at commit */
 static List *dropped_partitions = NIL;
 
@@ -49,7 +62,7 @@ static List *created_partitions = NIL;
 
 static bool xact_callback_registered = false;
 
-static void remember_partition(List **list, int64 partition_id);
+static void remember_partition(List **list, int64 partition_id, Oid relnode);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 int64
@@ -391,7 +404,7 @@ forget_partitions(List *ids)
 
 	foreach(lc, ids)
 	{
-		int64		partition_id = *(int64 *) lfirst(lc);
+		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
 		KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
 		KpPartitionKey key;
 
@@ -415,6 +428,11 @@ forget_partitions(List *ids)
 static void
 store_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
+		kp_directory_flag_lost_segments();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		kp_directory_forget_lost_segments();
 	if (event == XACT_EVENT_COMMIT)
 		forget_partitions(dropped_partitions);
 	if (event == XACT_EVENT_ABORT)
@@ -429,33 +447,105 @@ store_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * The partitions of *list that subtransaction subid remembered: with take,
+ * removed from *list and returned (a List in TopMemoryContext); without,
+ * given to the parent subtransaction (NIL returned).
+ */
+static List *
+take_subxact_partitions(List **list, SubTransactionId subid, SubTransactionId parent,
+						bool take)
+{
+	List	   *taken = NIL;
+	List	   *kept = NIL;
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	foreach(lc, *list)
+	{
+		RememberedPartition *rp = lfirst(lc);
+
+		if (rp->subid == subid && take)
+			taken = lappend(taken, rp);
+		else
+		{
+			if (rp->subid == subid)
+				rp->subid = parent;
+			kept = lappend(kept, rp);
+		}
+	}
+	list_free(*list);
+	*list = kept;
+	MemoryContextSwitchTo(old);
+	return taken;
+}
+
+/*
+ * A subtransaction ends.  Committed: what it remembered now belongs to its
+ * parent.  Aborted: the storage it created is gone already (the entries are
+ * forgotten now, or they would stay until restart once the top transaction
+ * commits), and the storage it dropped stays (the entries are kept).
+ */
 static void
-remember_partition(List **list, int64 partition_id)
+store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	List	   *taken;
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		(void) take_subxact_partitions(&created_partitions, mySubid, parentSubid, false);
+		(void) take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, false);
+	}
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		taken = take_subxact_partitions(&created_partitions, mySubid, parentSubid, true);
+		foreach(lc, taken)
+		{
+			RememberedPartition *rp = lfirst(lc);
+
+			if (OidIsValid(rp->relnode))
+				kp_directory_lose_segment(rp->partition_id, rp->relnode);
+		}
+		forget_partitions(taken);
+		list_free_deep(taken);
+		taken = take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, true);
+		list_free_deep(taken);
+	}
+}
+
+static void
+remember_partition(List **list, int64 partition_id, Oid relnode)
 {
 	MemoryContext old;
-	int64	   *id;
+	RememberedPartition *rp;
 
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(store_xact_callback, NULL);
+		RegisterSubXactCallback(store_subxact_callback, NULL);
 		xact_callback_registered = true;
 	}
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	id = palloc(sizeof(int64));
-	*id = partition_id;
-	*list = lappend(*list, id);
+	rp = palloc(sizeof(RememberedPartition));
+	rp->partition_id = partition_id;
+	rp->relnode = relnode;
+	rp->subid = GetCurrentSubTransactionId();
+	*list = lappend(*list, rp);
 	MemoryContextSwitchTo(old);
 }
 
 /*
- * The current transaction created storage for the partition that goes
- * away if it aborts (append.c, a partition not yet committed): forget its
- * state then.
+ * The current (sub)transaction created segment relnode of the partition,
+ * storage that goes away if it aborts (append.c, a partition not yet
+ * committed): forget its state then, and at a subtransaction's abort the
+ * segment's directory entry too (kp_directory_lose_segment).
  */
 void
-kp_partition_created_in_xact(int64 partition_id)
+kp_partition_created_in_xact(int64 partition_id, Oid relnode)
 {
-	remember_partition(&created_partitions, partition_id);
+	remember_partition(&created_partitions, partition_id, relnode);
 }
 
 void
@@ -468,5 +558,5 @@ kp_log_drop_partition(int64 partition_id)
 	for (i = 0; i < nsegs; i++)
 		kp_segment_drop_storage(segs[i].relnode);
 
-	remember_partition(&dropped_partitions, partition_id);
+	remember_partition(&dropped_partitions, partition_id, InvalidOid);
 }

@@ -110,6 +110,17 @@ extern void kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
 extern void kp_directory_mark_dropped(int64 partition_id, Oid relnode);
 
 /*
+ * A segment whose storage went with a rolled-back subtransaction (of a
+ * partition the current transaction created, so no other backend sees it):
+ * this backend's directory cache leaves it out at once, and
+ * kp_directory_flag_lost_segments flags it dropped at pre-commit;
+ * kp_directory_forget_lost_segments ends the list with the transaction.
+ */
+extern void kp_directory_lose_segment(int64 partition_id, Oid relnode);
+extern void kp_directory_flag_lost_segments(void);
+extern void kp_directory_forget_lost_segments(void);
+
+/*
  * The segments of a partition in base-offset order (a backend-local cache,
  * revalidated against the directory metapage on every call).  The array is
  * owned by the cache: valid until the next directory call.
@@ -273,7 +284,7 @@ extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
-extern void kp_partition_created_in_xact(int64 partition_id);
+extern void kp_partition_created_in_xact(int64 partition_id, Oid relnode);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 extern int64 kp_now_ms(void);
