@@ -26,6 +26,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../lib.sh"
 repo=$(cd "$here/../.." && pwd)
 K=$repo/test/clients/kafka/kafka.sh
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
@@ -190,18 +191,7 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 
-# median of the numeric values; "fail"/"n/a" when none
-median() {
-	local nums
-	nums=$(tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g)
-	if [ -z "$nums" ]; then
-		tr ' ' '\n' <<<"$1" | grep -v '^$' | head -1
-		return
-	fi
-	awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }' <<<"$nums"
-}
 
-fmt() { if [[ $1 =~ ^[0-9.]+$ ]]; then printf '%.1f' "$1"; else printf '%s' "$1"; fi; }
 
 echo
 echo "## Wire benchmark: Apache Kafka $(basename "$jars" | sed 's/kafka-jars-//') vs kafka_pg ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"

@@ -39,7 +39,8 @@
 
 #define RESOURCE_TOPIC			2
 #define RESOURCE_BROKER			4
-#define RESOURCE_GROUP			32	/* KIP-848 group configs: src/group/configs.c */
+#define RESOURCE_GROUP			32	/* KIP-848 group configs:
+									 * src/group/configs.c */
 
 /* Kafka's DescribeConfigsResponse.ConfigSource */
 #define SOURCE_DYNAMIC_TOPIC	1

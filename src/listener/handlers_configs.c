@@ -187,7 +187,10 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 		syn = kp_broker_synonym(def->name);
 		if (d->synonyms && (syn != NULL || !is_default))
 		{
-			/* the override, then the default it replaces (under the broker's name) */
+			/*
+			 * the override, then the default it replaces (under the broker's
+			 * name)
+			 */
 			KpDescribeConfigsResponseDescribeConfigsSynonym *s = new_array(d->syn_desc, 2);
 			int			ns = 0;
 
@@ -566,7 +569,7 @@ list_has(List *items, const char *s)
 
 	foreach(lc, items)
 		if (strcmp((char *) lfirst(lc), s) == 0)
-			return true;
+		return true;
 	return false;
 }
 

@@ -7,7 +7,9 @@
  * from_offset, control batches never shown; with read_committed (the
  * default) a reader stops at the first batch of a transaction still in
  * progress (the last stable offset) and skips the batches of aborted ones;
- * read_uncommitted shows everything up to the high watermark.
+ * read_uncommitted shows everything up to the high watermark.  Which
+ * batches those are is the store's cursor's to say (src/store/reader.c,
+ * the read_committed algorithm); this file only turns records into rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +33,6 @@
 #include "common/kafka_errors.h"
 #include "sqlapi/sqlapi.h"
 #include "store/store.h"
-#include "txn/txn.h"
 
 PG_FUNCTION_INFO_V1(kp_sql_fetch);
 PG_FUNCTION_INFO_V1(kp_sql_list_offsets);
@@ -143,8 +144,7 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	OutForm		key_form;
 	OutForm		value_form;
 	Oid			header_type;
-	int64		last_pid = KP_NO_PRODUCER_ID;
-	KpSqlVisibility last_vis = KP_VIS_COMMITTED;
+	KpBatchVisibility vis;
 	MemoryContext record_cxt;
 	MemoryContext oldcxt;
 	Datum		no_headers;
@@ -183,8 +183,10 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	record_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg fetched record",
 									   ALLOCSET_DEFAULT_SIZES);
 
-	reader = kp_log_reader_open(ref.partition_id, from_offset);
-	while (emitted < max_records && kp_log_reader_next(reader, &batch, &len))
+	/* the store's cursor applies read_committed (src/store/reader.c) */
+	reader = kp_log_cursor_open(ref.partition_id, from_offset,
+								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
+	while (emitted < max_records && kp_log_cursor_next(reader, &batch, &len, &vis))
 	{
 		KpRecordIter it;
 		KpRecord	rec;
@@ -192,45 +194,24 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 		KpCodecError err;
 		bool		whole = true;
 
+		/*
+		 * Markers and aborted transactions: skipped, not inflated; the
+		 * position moves past them.
+		 */
+		if (vis != KP_BATCH_VISIBLE)
+		{
+			KpBatchHeader hdr;
+
+			if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK)
+				*position = Max(*position, KpBatchLastOffset(&hdr) + 1);
+			continue;
+		}
 		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
 		if (err != KP_CODEC_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
 					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
 							partition, topic->name, kp_codec_error_message(err))));
-		if (KpBatchIsControl(&it.hdr))
-		{
-			*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
-			kp_record_iter_end(&it);
-			continue;
-		}
-		if (read_committed && KpBatchIsTransactional(&it.hdr))
-		{
-			if (KpPidIsSqlXact(it.hdr.producer_id))
-			{
-				if (it.hdr.producer_id != last_pid)
-				{
-					last_pid = it.hdr.producer_id;
-					last_vis = kp_txn_sql_visibility(last_pid);
-				}
-				if (last_vis == KP_VIS_IN_PROGRESS)
-				{
-					kp_record_iter_end(&it);
-					break;		/* the last stable offset */
-				}
-				if (last_vis == KP_VIS_ABORTED)
-				{
-					*position = Max(*position, KpBatchLastOffset(&it.hdr) + 1);
-					kp_record_iter_end(&it);
-					continue;
-				}
-			}
-			else if (it.hdr.base_offset >= off.last_stable_offset)
-			{
-				kp_record_iter_end(&it);
-				break;
-			}
-		}
 
 		for (;;)
 		{

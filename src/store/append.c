@@ -61,8 +61,14 @@ roll_segment(KpPartitionState *state, bool drop_on_abort)
 {
 	int64		partition_id = state->key.partition_id;
 	Oid			relnode;
+	int64		first_open = state->log_end_offset;
+	int			i;
 
-	relnode = kp_segment_create(partition_id, state->log_end_offset, drop_on_abort);
+	/* where recovery starts looking for transactions still open (recovery.c) */
+	for (i = 0; i < state->ntxns; i++)
+		first_open = Min(first_open, state->txns[i].first_offset);
+	relnode = kp_segment_create(partition_id, state->log_end_offset, first_open,
+								drop_on_abort);
 	if (drop_on_abort)
 		kp_partition_created_in_xact(partition_id, relnode);
 	kp_directory_add(partition_id, state->log_end_offset, relnode);

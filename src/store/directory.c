@@ -189,46 +189,22 @@ directory_append(int64 partition_id, int64 base_offset, Oid relnode,
 	Buffer		buf;
 	GenericXLogState *xstate;
 	Page		metapage;
-	Page		page;
 	KpDirMeta  *meta;
-	BlockNumber blkno;
-	int			slot;
-	bool		newpage;
-	KpDirEntry *entry;
+	KpDirEntry	entry;
 
 	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
 
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = dir_meta(BufferGetPage(metabuf));
-	blkno = 1 + meta->nentries / KP_DIR_ENTRIES_PER_PAGE;
-	slot = meta->nentries % KP_DIR_ENTRIES_PER_PAGE;
-	newpage = (slot == 0);
-
-	if (newpage)
-	{
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-		if (BufferGetBlockNumber(buf) != blkno)
-			elog(ERROR, "kafka_pg segment directory block %u found where %u was expected",
-				 BufferGetBlockNumber(buf), blkno);
-	}
-	else
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-
-	xstate = GenericXLogStart(rel);
-	metapage = GenericXLogRegisterBuffer(xstate, metabuf, 0);
-	page = GenericXLogRegisterBuffer(xstate, buf,
-									 newpage ? GENERIC_XLOG_FULL_IMAGE : 0);
-	if (newpage)
-		PageInit(page, BLCKSZ, 0);
-	entry = (KpDirEntry *) PageGetContents(page) + slot;
-	entry->partition_id = partition_id;
-	entry->base_offset = base_offset;
-	entry->relnode = relnode;
-	entry->flags = flags;
-	((PageHeader) page)->pd_lower =
-		SizeOfPageHeaderData + (slot + 1) * sizeof(KpDirEntry);
+	memset(&entry, 0, sizeof(entry));
+	entry.partition_id = partition_id;
+	entry.base_offset = base_offset;
+	entry.relnode = relnode;
+	entry.flags = flags;
+	xstate = kp_store_append_entry(rel, metabuf, meta->nentries, &entry,
+								   sizeof(KpDirEntry), KP_DIR_ENTRIES_PER_PAGE,
+								   &metapage, &buf);
 
 	meta = (KpDirMeta *) PageGetContents(metapage);
 	meta->nentries++;

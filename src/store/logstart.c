@@ -198,9 +198,10 @@ drop_segments_below(int64 partition_id, int64 log_start)
 
 		rel = kp_segment_open(segs[i].relnode);
 		d->size_bytes = kp_segment_data_size(rel);
-		kp_segment_close(rel);
 		/* a commit that deletes files must have an xid to log them with */
 		(void) GetCurrentTransactionId();
+		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
+		kp_segment_close(rel);
 		kp_segment_drop_storage(segs[i].relnode);
 
 		old = MemoryContextSwitchTo(TopMemoryContext);

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
@@ -556,7 +557,21 @@ kp_log_drop_partition(int64 partition_id)
 	int			i;
 
 	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+
+		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
+		kp_segment_close(rel);
 		kp_segment_drop_storage(segs[i].relnode);
+	}
 
 	remember_partition(&dropped_partitions, partition_id, InvalidOid);
+}
+
+void
+kp_log_load_partition(int64 partition_id)
+{
+	if (RecoveryInProgress())
+		return;
+	kp_partition_unlock(kp_partition_lock(partition_id, true));
 }

@@ -18,39 +18,48 @@
  *
  * read_committed
  * --------------
- * What a read_committed consumer (KIP-98) is given, batch by batch in
- * offset order from the batch that holds the fetch offset:
+ * The one place the algorithm lives; both front doors read through
+ * kp_log_cursor_next and apply nothing of their own.  What a
+ * read_committed consumer (KIP-98) is given, batch by batch in offset
+ * order from the batch that holds the fetch offset:
  *
- *	1. A control batch (COMMIT/ABORT marker) is never shown; the consumer's
- *	   position moves past it.
- *	2. A data batch of a SQL transaction (KP_SQL_PID_FLAG) is decided by the
- *	   commit log, asked once per run of that transaction's batches
- *	   (kp_sql_xact_outcome, src/txn's kp_txn_sql_visibility):
- *	   - in progress, or the reader's own transaction: STOP.  Nothing at or
- *	     after it is returned, so the reader never skips past a transaction
- *	     that may still commit (this is the last stable offset as the
- *	     commit log sees it, which a committed session reaches before its
- *	     marker is written);
- *	   - aborted: not shown.  SQL fetch skips the batch and moves the
- *	     position past it; wire Fetch returns it and lists the transaction
- *	     (producer id, first offset) in aborted_transactions, and the client
- *	     drops it, as Kafka's clients do up to the ABORT marker;
- *	   - committed: shown.
- *	3. Any other transactional batch at or past the partition's last stable
- *	   offset: STOP.
- *	4. Everything else below the high watermark is shown.
+ *	1. A control batch (COMMIT/ABORT marker) is CONTROL: never shown; the
+ *	   consumer's position moves past it.
+ *	2. A non-transactional data batch is VISIBLE.
+ *	3. A transactional data batch below the last stable offset (LSO) belongs
+ *	   to a transaction that has its marker, so the aborted-transaction
+ *	   index decides it (txnindex.c): ABORTED iff an entry of its producer id
+ *	   covers its offset (first_offset <= offset <= last_offset), else
+ *	   VISIBLE.  The commit log is not asked: it may no longer know the
+ *	   transaction (src/txn/README, the commit-log horizon defect).
+ *	4. At or past the LSO a transaction may have no marker yet:
+ *	   - an index entry covering it still means ABORTED;
+ *	   - a SQL transaction (KP_SQL_PID_FLAG) is asked of the commit log,
+ *	     through the callback src/txn registers (kp_log_register_sql_outcome),
+ *	     once per run of its batches: committed VISIBLE, aborted ABORTED,
+ *	     in progress or the reader's own transaction: the cursor ENDS before
+ *	     it, so a reader never skips past a transaction that may still
+ *	     commit (a session that committed sees its records before the
+ *	     resolver writes the marker);
+ *	   - any other transaction: the cursor ENDS before it.
  *
- * Wire Fetch bounds every read_committed fetch by the last stable offset
- * (Fetch's own rule), so for it rule 2 never meets a transaction in
- * progress: one without a marker holds the LSO.
+ * SQL fetch skips ABORTED batches.  Wire Fetch stops at the LSO by Fetch's
+ * own rule (so rule 4 never applies to it), returns ABORTED batches as they
+ * are, and lists the aborted transactions of the range it returns as
+ * aborted_transactions (kp_log_cursor_aborted), for the client to drop,
+ * as Kafka's clients do up to the ABORT marker.
  *
- * Where it is applied today: kp_sql_emit_records (src/sqlapi/fetch.c) and
- * fetch_partition (src/listener/handlers_core.c), each on top of
- * kp_log_reader_next, which knows only the high watermark.  Issue 8 moves it
- * here, as one cursor opened with an isolation level that yields batches
- * and the aborted ranges covering them, decided by the store's
- * aborted-transaction index instead of the commit log wherever a marker
- * exists (src/txn/README: the commit-log horizon defect).
+ * The index entries a cursor needs are read segment by segment from the one
+ * holding the fetch offset, as Kafka's collectAbortedTransactions reads
+ * them: entries are in marker order, and an entry whose last_stable_offset
+ * (the LSO just after its marker) is past an offset proves that every
+ * transaction open at that offset had its marker by then, so no later
+ * segment's index can cover it; so does a later segment's first_open_offset
+ * (the LSO when it was rolled).
+ *
+ * On a hot standby there is no partition state: the LSO is found by the
+ * walk recovery uses (recovery.c, kp_scan_open_txns), and the indexes are
+ * what replay has brought.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,6 +76,19 @@ struct KpLogReader
 	int64		partition_id;
 	int64		from_offset;
 	int64		high_watermark; /* -1: unknown (standby), validate instead */
+	KpIsolation isolation;
+	int64		last_stable_offset;
+	bool		ended;			/* read_committed: stopped before an open txn */
+	/* the aborted-transaction index entries read so far (read_committed) */
+	KpTxnIndexEntry *idx;
+	int			nidx;
+	int64		idx_next_base;	/* base offset of the next segment whose index
+								 * to read (the list may be reloaded) */
+	int64		idx_complete;	/* entries covering offsets below: all read */
+	/* the visibility of the current run of one producer's batches */
+	int64		run_pid;
+	KpBatchVisibility run_vis;
+	bool		run_ends;
 	int			nsegs;
 	KpSegInfo  *segs;			/* a private copy */
 	int			seg;			/* current segment index */
@@ -121,7 +143,8 @@ standby_log_start(int64 partition_id)
 
 /* with_floor: start no lower than the log start offset */
 static KpLogReader *
-reader_open(int64 partition_id, int64 from_offset, bool with_floor)
+reader_open(int64 partition_id, int64 from_offset, bool with_floor,
+			KpIsolation isolation)
 {
 	KpLogReader *r = palloc0(sizeof(KpLogReader));
 	int64		log_start;
@@ -129,16 +152,29 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 
 	r->partition_id = partition_id;
 	r->high_watermark = -1;
+	r->isolation = isolation;
+	r->run_pid = KP_NO_PRODUCER_ID;
+	r->idx_complete = -1;
 	if (!RecoveryInProgress())
 	{
 		KpLogOffsets off;
 
 		kp_partition_offsets(partition_id, &off);
 		r->high_watermark = off.log_end_offset;
+		r->last_stable_offset = off.last_stable_offset;
 		log_start = off.log_start_offset;
 	}
 	else
+	{
 		log_start = standby_log_start(partition_id);
+		if (isolation == KP_READ_COMMITTED)
+		{
+			KpLogOffsets off;
+
+			kp_log_offsets(partition_id, &off);
+			r->last_stable_offset = off.last_stable_offset;
+		}
+	}
 	r->from_offset = with_floor ? Max(from_offset, log_start) : from_offset;
 	from_offset = r->from_offset;
 	reader_load_segments(r);
@@ -149,13 +185,20 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor)
 		if (r->segs[i].base_offset <= from_offset)
 			break;
 	reader_open_segment(r, i, from_offset);
+	r->idx_next_base = r->segs[i].base_offset;
 	return r;
 }
 
 KpLogReader *
 kp_log_reader_open(int64 partition_id, int64 from_offset)
 {
-	return reader_open(partition_id, from_offset, true);
+	return reader_open(partition_id, from_offset, true, KP_READ_UNCOMMITTED);
+}
+
+KpLogReader *
+kp_log_cursor_open(int64 partition_id, int64 from_offset, KpIsolation isolation)
+{
+	return reader_open(partition_id, from_offset, true, isolation);
 }
 
 /* Read len bytes at the reader's position into its buffer. */
@@ -231,9 +274,178 @@ kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
 	}
 }
 
+/*
+ * Read the index entries of further segments until every entry that can
+ * cover an offset below upto is in hand (README above), or no segment is
+ * left.  Entries whose marker is before the reader's start cannot cover
+ * anything it returns and are not kept.
+ */
+static void
+cursor_read_index(KpLogReader *r, int64 upto)
+{
+	for (;;)
+	{
+		int			seg;
+		Relation	rel;
+		int			n;
+		KpTxnIndexEntry *entries;
+		int			i;
+
+		if (r->idx_complete >= upto)
+			return;
+		for (seg = 0; seg < r->nsegs; seg++)
+			if (r->segs[seg].base_offset >= r->idx_next_base)
+				break;
+		if (seg >= r->nsegs)
+			return;
+		rel = kp_segment_open(r->segs[seg].relnode);
+		entries = kp_txnindex_read(rel, &n);
+		kp_segment_close(rel);
+		r->idx_next_base = r->segs[seg].base_offset + 1;
+		for (i = 0; i < n; i++)
+		{
+			if (entries[i].last_offset < r->from_offset)
+				continue;
+			if (r->nidx % 64 == 0)
+				r->idx = r->idx ? repalloc(r->idx, (r->nidx + 64) * sizeof(KpTxnIndexEntry)) :
+					palloc(64 * sizeof(KpTxnIndexEntry));
+			r->idx[r->nidx++] = entries[i];
+			r->idx_complete = Max(r->idx_complete, entries[i].last_stable_offset);
+		}
+		if (entries)
+			pfree(entries);
+
+		/*
+		 * The next segment's first_open_offset (the LSO when it was rolled)
+		 * bounds the search too: a transaction covering an offset below it
+		 * was not open at that roll, so its marker is in a segment read
+		 * already.  This spares reading every later segment's index when
+		 * there are no aborts.
+		 */
+		if (seg + 1 < r->nsegs)
+		{
+			KpSegmentMeta meta;
+
+			rel = kp_segment_open(r->segs[seg + 1].relnode);
+			kp_segment_read_meta(rel, &meta);
+			kp_segment_close(rel);
+			if (meta.flags & KP_SEGMETA_HAS_FIRST_OPEN)
+				r->idx_complete = Max(r->idx_complete, meta.first_open_offset);
+		}
+	}
+}
+
+/* Does an index entry say the batch of producer_id at offset aborted? */
+static bool
+cursor_covered(KpLogReader *r, int64 producer_id, int64 offset)
+{
+	int			i;
+
+	cursor_read_index(r, offset + 1);
+	for (i = 0; i < r->nidx; i++)
+		if (r->idx[i].producer_id == producer_id &&
+			r->idx[i].first_offset <= offset && offset <= r->idx[i].last_offset)
+			return true;
+	return false;
+}
+
+/*
+ * Rules 2-4 of the algorithm above for a data batch; *ends when the cursor
+ * must stop before it.
+ */
+static KpBatchVisibility
+cursor_decide(KpLogReader *r, const KpBatchHeader *hdr, bool *ends)
+{
+	*ends = false;
+	if (!KpBatchIsTransactional(hdr))
+		return KP_BATCH_VISIBLE;
+	if (cursor_covered(r, hdr->producer_id, hdr->base_offset))
+		return KP_BATCH_ABORTED;
+	if (hdr->base_offset < r->last_stable_offset)
+		return KP_BATCH_VISIBLE;
+	if (KpPidIsSqlXact(hdr->producer_id))
+	{
+		switch (kp_txnstate_sql_outcome(hdr->producer_id))
+		{
+			case KP_TXN_COMMITTED:
+				return KP_BATCH_VISIBLE;
+			case KP_TXN_ABORTED:
+				return KP_BATCH_ABORTED;
+			case KP_TXN_OPEN:
+				break;
+		}
+	}
+	*ends = true;
+	return KP_BATCH_VISIBLE;
+}
+
+bool
+kp_log_cursor_next(KpLogReader *r, const char **batch, size_t *len,
+				   KpBatchVisibility *visibility)
+{
+	KpBatchHeader hdr;
+
+	if (r->ended || !kp_log_reader_next(r, batch, len))
+		return false;
+	kp_batch_parse_header(*batch, *len, &hdr);
+	if (KpBatchIsControl(&hdr))
+	{
+		/* a marker ends its producer's run: the next batch is decided anew */
+		r->run_pid = KP_NO_PRODUCER_ID;
+		*visibility = KP_BATCH_CONTROL;
+		return true;
+	}
+	if (r->isolation == KP_READ_UNCOMMITTED)
+	{
+		*visibility = KP_BATCH_VISIBLE;
+		return true;
+	}
+	if (!KpBatchIsTransactional(&hdr) || hdr.producer_id != r->run_pid)
+	{
+		r->run_vis = cursor_decide(r, &hdr, &r->run_ends);
+		r->run_pid = KpBatchIsTransactional(&hdr) ? hdr.producer_id : KP_NO_PRODUCER_ID;
+	}
+	if (r->run_ends)
+	{
+		r->ended = true;
+		return false;
+	}
+	*visibility = r->run_vis;
+	return true;
+}
+
+int
+kp_log_cursor_aborted(KpLogReader *r, int64 from, int64 upper_bound,
+					  KpAbortedTxn **aborted)
+{
+	KpAbortedTxn *out = NULL;
+	int			n = 0;
+	int			i;
+
+	*aborted = NULL;
+	if (r->isolation != KP_READ_COMMITTED || upper_bound <= from)
+		return 0;
+	cursor_read_index(r, upper_bound);
+	for (i = 0; i < r->nidx; i++)
+	{
+		if (r->idx[i].last_offset < from || r->idx[i].first_offset >= upper_bound)
+			continue;
+		if (out == NULL)
+			out = palloc(sizeof(KpAbortedTxn) * r->nidx);
+		out[n].producer_id = r->idx[i].producer_id;
+		out[n].first_offset = r->idx[i].first_offset;
+		out[n].last_offset = r->idx[i].last_offset;
+		n++;
+	}
+	*aborted = out;
+	return n;
+}
+
 void
 kp_log_reader_close(KpLogReader *r)
 {
+	if (r->idx)
+		pfree(r->idx);
 	if (r->rel)
 		kp_segment_close(r->rel);
 	if (r->buf)
@@ -273,7 +485,7 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 		}
 		out->log_end_offset = last_base;
 		/* the last segment's batches, even those below the log start */
-		r = reader_open(partition_id, last_base, false);
+		r = reader_open(partition_id, last_base, false, KP_READ_UNCOMMITTED);
 		while (kp_log_reader_next(r, &batch, &len))
 		{
 			KpBatchHeader hdr;
@@ -282,7 +494,24 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 			out->log_end_offset = KpBatchLastOffset(&hdr) + 1;
 		}
 		kp_log_reader_close(r);
+		/* the first offset of the earliest transaction without a marker */
 		out->last_stable_offset = out->log_end_offset;
+		if (nsegs > 0)
+		{
+			KpPartitionState *scan = palloc0(sizeof(KpPartitionState));
+			KpSegInfo  *copy;
+
+			segs = kp_directory_segments(partition_id, &nsegs);
+			copy = palloc(sizeof(KpSegInfo) * Max(nsegs, 1));
+			memcpy(copy, segs, sizeof(KpSegInfo) * nsegs);
+			kp_scan_open_txns(scan, copy, nsegs, out->log_end_offset, false, false,
+							  NULL, NULL, NULL);
+			for (i = 0; i < scan->ntxns; i++)
+				out->last_stable_offset = Min(out->last_stable_offset,
+											  scan->txns[i].first_offset);
+			pfree(scan);
+			pfree(copy);
+		}
 		out->log_start_offset = Min(standby_log_start(partition_id),
 									out->log_end_offset);
 	}

@@ -15,23 +15,31 @@
  *	  never acknowledged: acknowledgement waits for the WAL flush of its last
  *	  record) is cut off, WAL-logged, and the server log says so; zero pages
  *	  past the last batch (an extension whose write the crash lost) go too.
- *	- The active segment's batch headers give the transactions open in it
- *	  (a transactional batch with no marker after it) and the recent
- *	  batches of idempotent producers.  SQL transactions among the open ones
- *	  are decided from the commit log at once; the resolver then writes
- *	  their markers.
+ *	- The batch headers from the active segment's first_open_offset (the
+ *	  last stable offset when it was rolled, so possibly in an older
+ *	  segment) to the end give the transactions still open (a
+ *	  transactional batch with no marker after it); the active segment's
+ *	  give the recent batches of idempotent producers.  SQL transactions
+ *	  among the open ones are decided from the commit log at once; the
+ *	  resolver then writes their markers.
+ *	- The active segment's aborted-transaction index (txnindex.c) is made
+ *	  to agree with its ABORT markers: entries whose marker the cut
+ *	  removed go, and a marker whose entry a crash lost (they are written
+ *	  one after the other) gets it back.  Older segments' indexes are never
+ *	  touched by a cut: only the active segment's tail can be torn.
  *
  * What recovery guarantees: the log end offset is one past the last whole,
  * CRC-valid batch; every acknowledged batch is kept; offsets continue from
- * there with no hole and no reuse.  Not recovered: transactions whose first
- * batch is in an older segment than the active one (docs/transactions.md,
- * Limits), and producer state older than the active segment.
+ * there with no hole and no reuse; every transaction without a marker is
+ * found again, whichever segment it began in, and no aborted range is
+ * lost.  Not recovered: producer state older than the active segment.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "miscadmin.h"
 
 #include "codec/codec.h"
 #include "store/store_int.h"
@@ -81,50 +89,242 @@ walk_tail(Relation rel, int64 pos, int64 data_size, int64 expected_offset,
 }
 
 /*
- * Rebuild the transactions open in the active segment: transactional
- * batches whose producer has no marker after them.  SQL transactions among
- * them are decided from the commit log now; the resolver writes markers.
+ * The segment and stream position where the walk for open transactions
+ * starts: the batch holding the active segment's first_open_offset (the
+ * last stable offset when it was rolled; every transaction still open at
+ * the end began there or later).  A segment from before that field was
+ * kept is walked from the first segment.
  */
+static int
+walk_start(const KpSegInfo *segs, int nsegs, bool from_first, int64 *start_offset)
+{
+	Relation	rel = kp_segment_open(segs[nsegs - 1].relnode);
+	KpSegmentMeta meta;
+	int			i;
+
+	kp_segment_read_meta(rel, &meta);
+	kp_segment_close(rel);
+	if (from_first || !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN))
+	{
+		*start_offset = segs[0].base_offset;
+		return 0;
+	}
+	*start_offset = meta.first_open_offset;
+	for (i = nsegs - 1; i > 0; i--)
+		if (segs[i].base_offset <= meta.first_open_offset)
+			break;
+	return i;
+}
+
+/* Remember an ABORT marker with its transaction. */
 static void
-recover_open_txns(KpPartitionState *state, Relation rel, int64 data_size)
+note_abort(KpTxnIndexEntry **aborts, int *naborts, int *cap,
+		   int64 producer_id, int64 first_offset, int64 marker_offset,
+		   const KpPartitionState *state)
+{
+	int64		lso = marker_offset + 1;
+	int			i;
+
+	if (*naborts == *cap)
+	{
+		*cap = *cap ? *cap * 2 : 16;
+		*aborts = *aborts ? repalloc(*aborts, *cap * sizeof(KpTxnIndexEntry)) :
+			palloc(*cap * sizeof(KpTxnIndexEntry));
+	}
+	for (i = 0; i < state->ntxns; i++)
+		lso = Min(lso, state->txns[i].first_offset);
+	(*aborts)[*naborts].producer_id = producer_id;
+	(*aborts)[*naborts].first_offset = first_offset;
+	(*aborts)[*naborts].last_offset = marker_offset;
+	(*aborts)[*naborts].last_stable_offset = lso;
+	(*naborts)++;
+}
+
+void
+kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
+				  int64 end_offset, bool from_first, bool note_producers,
+				  KpTxnIndexEntry **aborts, int *naborts, int64 *first_open)
 {
 	char		hdrbuf[KP_BATCH_HEADER_SIZE];
-	int64		pos = 0;
+	char		keybuf[KP_BATCH_HEADER_SIZE + 64];
+	int64		start_offset;
+	int			seg;
+	int			cap = 0;
 	int			i;
 
 	state->ntxns = 0;
-	while (pos < data_size)
+	if (aborts)
 	{
-		KpBatchHeader hdr;
+		*aborts = NULL;
+		*naborts = 0;
+	}
+	if (nsegs == 0)
+		return;
+	for (seg = walk_start(segs, nsegs, from_first, &start_offset); seg < nsegs; seg++)
+	{
+		Relation	rel = kp_segment_open(segs[seg].relnode);
+		bool		last = (seg == nsegs - 1);
+		int64		pos = 0;
 
-		if (!kp_segment_read(rel, pos, hdrbuf, KP_BATCH_HEADER_SIZE) ||
-			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK)
-			break;
-		if (kp_producer_batch_is_idempotent(&hdr))
-			kp_producer_note_batch(state, &hdr, hdr.base_offset);
-		if (KpBatchIsTransactional(&hdr))
+		if (start_offset > segs[seg].base_offset)
+			pos = kp_segment_seek_offset(rel, start_offset);
+		if (first_open)
 		{
-			if (KpBatchIsControl(&hdr))
+			/* the last stable offset when this segment was rolled */
+			first_open[seg] = segs[seg].base_offset;
+			for (i = 0; i < state->ntxns; i++)
+				first_open[seg] = Min(first_open[seg], state->txns[i].first_offset);
+		}
+		for (;;)
+		{
+			KpBatchHeader hdr;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!kp_segment_read(rel, pos, hdrbuf, KP_BATCH_HEADER_SIZE) ||
+				kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK ||
+				hdr.base_offset >= end_offset)
+				break;
+			if (last && note_producers && kp_producer_batch_is_idempotent(&hdr))
+				kp_producer_note_batch(state, &hdr, hdr.base_offset);
+			if (KpBatchIsTransactional(&hdr) && KpBatchIsControl(&hdr))
 			{
 				for (i = 0; i < state->ntxns; i++)
 					if (state->txns[i].producer_id == hdr.producer_id)
-					{
-						kp_txnstate_remove(state, i);
 						break;
+				if (i < state->ntxns)
+				{
+					KpOpenTxn	txn = state->txns[i];
+					int16		type = -1;
+					KpRecordIter it;
+					KpRecord	rec;
+					bool		done;
+					size_t		total = KpBatchTotalSize(&hdr);
+
+					kp_txnstate_remove(state, i);
+					/* which marker: its one record's key (a small batch) */
+					if (aborts && total <= sizeof(keybuf) &&
+						kp_segment_read(rel, pos, keybuf, total) &&
+						kp_record_iter_begin(&it, keybuf, total, 1024) == KP_CODEC_OK)
+					{
+						if (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
+							(void) kp_parse_control_key(rec.key, rec.key_len, &type);
+						kp_record_iter_end(&it);
 					}
+					if (type == KP_CONTROL_ABORT)
+						note_abort(aborts, naborts, &cap, txn.producer_id,
+								   txn.first_offset, hdr.base_offset, state);
+				}
 			}
-			else if (state->ntxns < KP_MAX_OPEN_TXNS)
+			else if (KpBatchIsTransactional(&hdr) && state->ntxns < KP_MAX_OPEN_TXNS)
 				kp_txnstate_add(state, hdr.producer_id, hdr.producer_epoch,
 								hdr.base_offset);
+			pos += KpBatchTotalSize(&hdr);
 		}
-		pos += KpBatchTotalSize(&hdr);
+		kp_segment_close(rel);
 	}
+}
+
+/*
+ * Add to a segment's index the ABORT markers among aborts that lie in it
+ * ([base, next_base)) and come after its last entry.
+ */
+static void
+index_aborts(KpPartitionState *state, Relation segrel, int64 base, int64 next_base,
+			 const KpTxnIndexEntry *aborts, int naborts)
+{
+	int			nentries;
+	KpTxnIndexEntry *entries = kp_txnindex_read(segrel, &nentries);
+	int64		last_indexed = nentries > 0 ? entries[nentries - 1].last_offset : -1;
+	int			i;
+
+	for (i = 0; i < naborts; i++)
+	{
+		if (aborts[i].last_offset < base || aborts[i].last_offset >= next_base ||
+			aborts[i].last_offset <= last_indexed)
+			continue;
+		kp_txnindex_add(segrel, &aborts[i]);
+		ereport(LOG,
+				(errmsg("kafka_pg: restored the aborted-transaction index entry of producer %lld in partition %lld",
+						(long long) aborts[i].producer_id,
+						(long long) state->key.partition_id),
+				 errdetail("Its ABORT marker at offset %lld had no entry.",
+						   (long long) aborts[i].last_offset)));
+	}
+	if (entries)
+		pfree(entries);
+}
+
+/*
+ * Rebuild the transactions open at the end of the log, from every segment
+ * that can hold one, and the aborted-transaction indexes where a marker
+ * may lack its entry: the active segment's (entries whose marker the cut
+ * removed go, and an ABORT marker a crash left without its entry gets it),
+ * and those of segments written before the index existed (no
+ * first_open_offset in their metapage): the whole log is walked once, and
+ * they get their entries and first_open_offset.  SQL transactions still
+ * open are decided from the commit log now; the resolver writes their
+ * markers.
+ */
+static void
+recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
+				  Relation active)
+{
+	KpTxnIndexEntry *aborts;
+	int			naborts;
+	int64	   *first_open = palloc(sizeof(int64) * nsegs);
+	bool	   *legacy = palloc0(sizeof(bool) * nsegs);
+	bool		any_legacy = false;
+	int			i;
+
+	for (i = 0; i < nsegs; i++)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+		KpSegmentMeta meta;
+
+		kp_segment_read_meta(rel, &meta);
+		kp_segment_close(rel);
+		legacy[i] = !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN);
+		any_legacy |= legacy[i];
+	}
+	kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, any_legacy, true,
+					  &aborts, &naborts, first_open);
+	if (!RecoveryInProgress())
+	{
+		kp_txnindex_truncate(active, state->log_end_offset);
+		for (i = 0; i < nsegs; i++)
+		{
+			bool		last = (i == nsegs - 1);
+			Relation	rel;
+
+			if (!legacy[i] && !last)
+				continue;
+			rel = last ? active : kp_segment_open(segs[i].relnode);
+			index_aborts(state, rel, segs[i].base_offset,
+						 last ? PG_INT64_MAX : segs[i + 1].base_offset,
+						 aborts, naborts);
+			if (legacy[i])
+			{
+				KpSegmentMeta meta;
+
+				kp_segment_read_meta(rel, &meta);
+				meta.first_open_offset = first_open[i];
+				meta.flags |= KP_SEGMETA_HAS_FIRST_OPEN;
+				kp_segment_write_meta(rel, &meta);
+			}
+			if (!last)
+				kp_segment_close(rel);
+		}
+	}
+	if (aborts)
+		pfree(aborts);
+	pfree(first_open);
+	pfree(legacy);
 
 	for (i = 0; i < state->ntxns; i++)
 	{
 		if (KpPidIsSqlXact(state->txns[i].producer_id))
 		{
-			state->txns[i].outcome = kp_sql_xact_outcome(state->txns[i].producer_id);
+			state->txns[i].outcome = kp_txnstate_sql_outcome(state->txns[i].producer_id);
 			if (state->txns[i].outcome != KP_TXN_OPEN)
 				state->has_decided = true;
 		}
@@ -142,9 +342,16 @@ kp_partition_recover(KpPartitionState *state)
 	int64		partition_id = state->key.partition_id;
 	int64		deleted_before = kp_directory_log_start(partition_id);	/* logstart.c */
 	int			nsegs;
-	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+	const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
+	KpSegInfo  *segs = NULL;
 	int			i;
 
+	/* the directory's array lasts until its next call: a copy */
+	if (nsegs > 0)
+	{
+		segs = palloc(sizeof(KpSegInfo) * nsegs);
+		memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
+	}
 	state->ntxns = 0;
 	state->has_decided = false;
 	state->closed_bytes = 0;
@@ -235,9 +442,11 @@ kp_partition_recover(KpPartitionState *state)
 		state->active_size = size;
 		state->active_created_ms = meta.created_ms;
 		state->max_timestamp = kp_segment_max_timestamp(rel);
-		recover_open_txns(state, rel, size);
+		recover_open_txns(state, segs, nsegs, rel);
 		kp_segment_close(rel);
 	}
+	if (segs)
+		pfree(segs);
 	kp_txnstate_compute_lso(state);
 	state->loaded = true;
 }

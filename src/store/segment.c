@@ -37,6 +37,7 @@
 #define C_PER_PAGE	((int64) KP_SEG_DATA_PER_PAGE)
 
 static bool read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out);
+static BlockNumber segment_nblocks(Relation rel);
 
 /* how far ahead of the data a segment's file is extended at once */
 #define KP_PREEXTEND_BLOCKS		128
@@ -212,7 +213,8 @@ kp_segment_drop_storage(Oid relnode)
  * by this very transaction, which nobody else can have written to).
  */
 Oid
-kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
+kp_segment_create(int64 partition_id, int64 base_offset,
+				  int64 first_open_offset, bool drop_on_abort)
 {
 	KpSegmentMeta meta;
 
@@ -222,7 +224,44 @@ kp_segment_create(int64 partition_id, int64 base_offset, bool drop_on_abort)
 	meta.partition_id = partition_id;
 	meta.base_offset = base_offset;
 	meta.created_ms = kp_now_ms();
+	meta.first_open_offset = first_open_offset;
+	meta.txnindex_relnode = InvalidOid;
+	meta.flags = KP_SEGMETA_HAS_FIRST_OPEN;
 	return kp_store_create_relation(drop_on_abort, &meta, sizeof(meta));
+}
+
+/*
+ * Rewrite the segment's metapage with meta (read by kp_segment_read_meta,
+ * then changed: the aborted-transaction index's relfilenode, txnindex.c;
+ * first_open_offset for a segment from before it was kept, recovery.c).
+ * The appender lock, or the partition's load, keeps writers apart.
+ * Generic WAL, so standbys see it by replay.
+ */
+void
+kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	GenericXLogState *xstate;
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xstate = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xstate, buf, 0);
+	if (((KpSegmentMeta *) PageGetContents(page))->magic != KP_SEG_MAGIC)
+	{
+		GenericXLogAbort(xstate);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment %u has a bad metapage",
+						rel->rd_node.relNode)));
+	}
+	memcpy(PageGetContents(page), meta, sizeof(KpSegmentMeta));
+	/* a segment from before issue 8: its metapage grows to the new size */
+	((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower,
+										SizeOfPageHeaderData + sizeof(KpSegmentMeta));
+	GenericXLogFinish(xstate);
+	UnlockReleaseBuffer(buf);
 }
 
 /*
@@ -258,6 +297,54 @@ kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen)
 	FreeFakeRelcacheEntry(rel);
 
 	return rnode.relNode;
+}
+
+/*
+ * Begin appending a fixed-size entry to a relation of entries (the segment
+ * directory, an aborted-transaction index): block 0 a metapage, already
+ * locked exclusively by the caller, which holds the count of entries; the
+ * entries packed from block 1 on, per_page to a page, pd_lower marking the
+ * end.  Writes the entry (extending the relation for a new page) and
+ * returns the generic WAL record under way with the entry page and the
+ * metapage registered: the caller updates its counters in *metapage, calls
+ * GenericXLogFinish, and releases *entrybuf.  One record, so the counters
+ * never disagree with the entries.  Writers are serialised by the caller.
+ */
+GenericXLogState *
+kp_store_append_entry(Relation rel, Buffer metabuf, uint32 nentries,
+					  const void *entry, Size entrysize, int per_page,
+					  Page *metapage, Buffer *entrybuf)
+{
+	BlockNumber blkno = 1 + nentries / per_page;
+	int			slot = nentries % per_page;
+	bool		newpage;
+	Buffer		buf;
+	GenericXLogState *xstate;
+	Page		page;
+
+	if (blkno >= segment_nblocks(rel))
+	{
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+		if (BufferGetBlockNumber(buf) != blkno)
+			elog(ERROR, "kafka_pg relation %u: new block %u where %u was expected",
+				 rel->rd_node.relNode, BufferGetBlockNumber(buf), blkno);
+	}
+	else
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	/* a page's first entry starts it afresh (a page left zero included) */
+	newpage = (slot == 0 || PageIsNew(BufferGetPage(buf)));
+
+	xstate = GenericXLogStart(rel);
+	*metapage = GenericXLogRegisterBuffer(xstate, metabuf, 0);
+	page = GenericXLogRegisterBuffer(xstate, buf,
+									 newpage ? GENERIC_XLOG_FULL_IMAGE : 0);
+	if (newpage)
+		PageInit(page, BLCKSZ, 0);
+	memcpy(PageGetContents(page) + slot * entrysize, entry, entrysize);
+	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + (slot + 1) * entrysize;
+	*entrybuf = buf;
+	return xstate;
 }
 
 void

@@ -128,11 +128,24 @@ extern int	kp_log_write_pending_markers(void);
 extern void kp_log_sweep_sql_txns(void);
 
 /*
- * The outcome of a SQL transaction's batches from the commit log: OPEN while
- * it runs (or is this very transaction), else COMMITTED or ABORTED (a crashed
- * one aborted).
+ * The outcome of a SQL transaction that has no marker yet, from the commit
+ * log: OPEN while it runs (or is the caller's own), else COMMITTED or
+ * ABORTED (a crashed one aborted).  src/txn registers it (sqltxn.c); the
+ * store asks it only about transactions without a marker (the sweep,
+ * recovery, readers past the last stable offset), never about decided
+ * ones, which the aborted-transaction index decides (txnindex.c).
  */
-extern KpTxnOutcome kp_sql_xact_outcome(int64 producer_id);
+typedef KpTxnOutcome (*KpSqlOutcomeCallback) (int64 producer_id);
+
+extern void kp_log_register_sql_outcome(KpSqlOutcomeCallback callback);
+
+/*
+ * Load the partition's state now if it is not loaded (recovery.c): the
+ * resolver does it for every partition after a restart, so transactions
+ * cut short by a crash get their ABORT markers while the commit log still
+ * covers them (src/txn/README).  Not on a standby.
+ */
+extern void kp_log_load_partition(int64 partition_id);
 
 /* Ask the resolver to run (sets its latch); the resolver registers it. */
 extern void kp_resolver_wakeup(void);
@@ -181,6 +194,51 @@ extern KpLogReader *kp_log_reader_open(int64 partition_id, int64 from_offset);
  */
 extern bool kp_log_reader_next(KpLogReader *reader, const char **batch, size_t *len);
 extern void kp_log_reader_close(KpLogReader *reader);
+
+/*
+ * The read_committed cursor (KIP-98): one algorithm for both front doors,
+ * written down at the top of reader.c.
+ *
+ * kp_log_cursor_open: a reader as above, with an isolation level.
+ * kp_log_cursor_next: the next batch and what a consumer makes of it.
+ * read_uncommitted: every batch up to the high watermark, markers CONTROL,
+ * the rest VISIBLE.  read_committed: data batches of aborted transactions
+ * are ABORTED, and the cursor ends before the first batch of a transaction
+ * that may still commit (the last stable offset, or for a SQL transaction
+ * the commit log's answer past it).
+ *
+ * kp_log_cursor_aborted: the aborted transactions whose batches may lie in
+ * [from, upper_bound): Fetch's aborted_transactions, collected from the
+ * aborted-transaction indexes of the segments from the one holding from, as
+ * Kafka's collectAbortedTransactions does.  A palloc'd array; returns how
+ * many.
+ */
+typedef enum KpIsolation
+{
+	KP_READ_UNCOMMITTED = 0,
+	KP_READ_COMMITTED = 1
+} KpIsolation;
+
+typedef enum KpBatchVisibility
+{
+	KP_BATCH_VISIBLE,			/* a consumer shows its records */
+	KP_BATCH_ABORTED,			/* of an aborted transaction: not shown */
+	KP_BATCH_CONTROL			/* a COMMIT/ABORT marker: never shown */
+} KpBatchVisibility;
+
+typedef struct KpAbortedTxn
+{
+	int64		producer_id;
+	int64		first_offset;
+	int64		last_offset;	/* its ABORT marker */
+} KpAbortedTxn;
+
+extern KpLogReader *kp_log_cursor_open(int64 partition_id, int64 from_offset,
+									   KpIsolation isolation);
+extern bool kp_log_cursor_next(KpLogReader *reader, const char **batch, size_t *len,
+							   KpBatchVisibility *visibility);
+extern int	kp_log_cursor_aborted(KpLogReader *reader, int64 from, int64 upper_bound,
+								  KpAbortedTxn **aborted);
 
 /*
  * First offset whose record timestamp is >= ts (ms), or -1 when none;

@@ -66,7 +66,25 @@ typedef struct KpSegmentMeta
 	int64		partition_id;
 	int64		base_offset;
 	int64		created_ms;		/* for segment.ms */
+
+	/*
+	 * Added by issue 8; zero in segments written before it (flags 0).
+	 *
+	 * first_open_offset: when the segment was rolled, the first offset of the
+	 * earliest transaction without a marker (the partition's last stable
+	 * offset then), or base_offset if none.  Recovery walks the batches from
+	 * there to find every transaction still open.
+	 *
+	 * txnindex_relnode: the segment's aborted-transaction index (txnindex.c),
+	 * created with the first ABORT marker written to the segment; InvalidOid
+	 * until then.
+	 */
+	int64		first_open_offset;
+	Oid			txnindex_relnode;
+	uint32		flags;
 } KpSegmentMeta;
+
+#define KP_SEGMETA_HAS_FIRST_OPEN	0x0001	/* first_open_offset is set */
 
 /* One segment as readers and the appender know it. */
 typedef struct KpSegInfo
@@ -141,9 +159,14 @@ extern void kp_segment_close(Relation rel);
 /* RelationDropStorage at most once per transaction (segment.c says why) */
 extern void kp_segment_drop_storage(Oid relnode);
 extern Oid	kp_segment_create(int64 partition_id, int64 base_offset,
-							  bool drop_on_abort);
+							  int64 first_open_offset, bool drop_on_abort);
+extern void kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta);
 extern Oid	kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen);
 extern void kp_segment_read_meta(Relation rel, KpSegmentMeta *meta);
+extern struct GenericXLogState *kp_store_append_entry(Relation rel, Buffer metabuf,
+													  uint32 nentries, const void *entry,
+													  Size entrysize, int per_page,
+													  Page *metapage, Buffer *entrybuf);
 
 /* Bytes of batch data in the segment (from its pages). */
 extern int64 kp_segment_data_size(Relation rel);
@@ -316,6 +339,49 @@ extern void kp_txnstate_add(KpPartitionState *state, int64 producer_id,
 extern void kp_txnstate_remove(KpPartitionState *state, int i);
 extern void kp_txnstate_compute_lso(KpPartitionState *state);
 extern int	kp_txnstate_write_markers(KpPartitionState *state);
+
+/* ---------- txnindex.c ---------- */
+
+/*
+ * One entry of a segment's aborted-transaction index (Kafka's .txnindex
+ * AbortedTxn): a transaction of producer_id whose ABORT marker is at
+ * last_offset in this segment, its first batch at first_offset, and the
+ * partition's last stable offset just after the marker.
+ */
+typedef struct KpTxnIndexEntry
+{
+	int64		producer_id;
+	int64		first_offset;
+	int64		last_offset;
+	int64		last_stable_offset;
+} KpTxnIndexEntry;
+
+extern void kp_txnindex_add(Relation segrel, const KpTxnIndexEntry *entry);
+extern KpTxnIndexEntry *kp_txnindex_read(Relation segrel, int *nentries);
+extern void kp_txnindex_truncate(Relation segrel, int64 log_end_offset);
+extern void kp_txnindex_drop(Relation segrel);
+
+/* ---------- recovery.c: the open transactions of a partition ---------- */
+
+/*
+ * Find the transactions that have no marker at the end of the log (below
+ * end_offset) into state->txns, walking the batch headers from the active
+ * segment's first_open_offset (possibly in an older segment), or with
+ * from_first from the first segment, to the end.  note_producers: also
+ * rebuild the idempotent producers of the last segment.  aborts: if not
+ * NULL, the ABORT markers met, as index entries, in a palloc'd array.
+ * first_open: if not NULL, [nsegs] filled, for each segment walked, with
+ * the last stable offset when it was rolled.  Used by recovery and by
+ * standby readers (their last stable offset).
+ */
+extern void kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs,
+							  int nsegs, int64 end_offset, bool from_first,
+							  bool note_producers, KpTxnIndexEntry **aborts,
+							  int *naborts, int64 *first_open);
+
+/* ---------- txnstate.c: the commit log, through src/txn ---------- */
+
+extern KpTxnOutcome kp_txnstate_sql_outcome(int64 producer_id);
 
 /* ---------- logstart.c ---------- */
 

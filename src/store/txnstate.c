@@ -18,10 +18,12 @@
  * (kp_log_write_pending_markers) or by the next append to the partition,
  * whichever comes first.  The marker takes an offset, as in Kafka.
  *
- * For SQL transactions the commit log is the source of truth
- * (kp_sql_xact_outcome; docs/transactions.md); the marker is for wire
- * clients.  The durable aborted-transaction index of issue 8 (Kafka's
- * .txnindex) will be written next to the ABORT marker, here.
+ * Once a transaction has its marker, the marker decides it for every
+ * reader: the ABORT marker's entry in the segment's aborted-transaction
+ * index (txnindex.c, Kafka's .txnindex) is written here, in the same
+ * locked step as the marker.  Until then a SQL transaction is decided by
+ * the commit log, asked through the callback src/txn registers
+ * (kp_log_register_sql_outcome; docs/transactions.md).
  *
  * Everything that changes the list runs under the partition's appender
  * lock; the commit log is consulted outside it (README, "Long waits").
@@ -92,31 +94,27 @@ kp_txnstate_compute_lso(KpPartitionState *state)
 }
 
 /*
- * Outcome of a SQL transaction's batches from the commit log.  A transaction
- * that is neither running nor committed aborted, crashed ones included.
- *
- * Known defect (issue 8): once the commit log no longer covers the xid it
- * answers COMMITTED, which would show a rolled-back transaction's batches
- * again; the aborted-transaction index is the fix (src/txn/README).
+ * The commit log, as src/txn answers for it (kp_log_register_sql_outcome).
+ * Asked only about SQL transactions that have no marker yet: the sweep,
+ * recovery's survivors, and readers past the last stable offset (reader.c).
+ * A decided transaction with its marker is never asked: the commit log may
+ * no longer know it (src/txn/README, the commit-log horizon defect).
  */
-KpTxnOutcome
-kp_sql_xact_outcome(int64 producer_id)
-{
-	FullTransactionId fxid = KpPidGetFullXid(producer_id);
-	FullTransactionId next = ReadNextFullTransactionId();
-	TransactionId xid = XidFromFullTransactionId(fxid);
+static KpSqlOutcomeCallback sql_outcome_callback = NULL;
 
-	/*
-	 * Older than the commit log keeps (or than 32-bit xids can tell apart):
-	 * its marker was written long ago, readers have it; see
-	 * docs/transactions.md.
-	 */
-	if (U64FromFullTransactionId(next) - U64FromFullTransactionId(fxid) > (UINT64CONST(1) << 31) ||
-		TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
-		return KP_TXN_COMMITTED;
-	if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
+void
+kp_log_register_sql_outcome(KpSqlOutcomeCallback callback)
+{
+	sql_outcome_callback = callback;
+}
+
+/* OPEN if nobody registered (a reader then stops: never shows too much) */
+KpTxnOutcome
+kp_txnstate_sql_outcome(int64 producer_id)
+{
+	if (sql_outcome_callback == NULL)
 		return KP_TXN_OPEN;
-	return TransactionIdDidCommit(xid) ? KP_TXN_COMMITTED : KP_TXN_ABORTED;
+	return sql_outcome_callback(producer_id);
 }
 
 void
@@ -182,6 +180,8 @@ kp_txnstate_write_markers(KpPartitionState *state)
 		}
 		if (exists)
 		{
+			KpOpenTxn	decided = *txn;
+
 			batch = kp_build_control_batch(txn->producer_id, txn->producer_epoch,
 										   txn->outcome == KP_TXN_COMMITTED ?
 										   KP_CONTROL_COMMIT : KP_CONTROL_ABORT,
@@ -190,6 +190,38 @@ kp_txnstate_write_markers(KpPartitionState *state)
 							 KP_NO_PRODUCER_ID, &res);
 			pfree(batch);
 			written++;
+			kp_txnstate_remove(state, i);
+			kp_txnstate_compute_lso(state);
+
+			/*
+			 * An ABORT marker's entry goes into the index of the segment that
+			 * received the marker, before anything else is appended.  Should
+			 * this fail, the partition is reloaded, and recovery restores the
+			 * entry from the marker (recovery.c).
+			 */
+			if (decided.outcome == KP_TXN_ABORTED)
+			{
+				KpTxnIndexEntry entry;
+
+				entry.producer_id = decided.producer_id;
+				entry.first_offset = decided.first_offset;
+				entry.last_offset = res.base_offset;
+				entry.last_stable_offset = state->last_stable_offset;
+				PG_TRY();
+				{
+					Relation	segrel = kp_segment_open(state->active_relnode);
+
+					kp_txnindex_add(segrel, &entry);
+					kp_segment_close(segrel);
+				}
+				PG_CATCH();
+				{
+					state->loaded = false;
+					PG_RE_THROW();
+				}
+				PG_END_TRY();
+			}
+			continue;
 		}
 		kp_txnstate_remove(state, i);
 	}
@@ -241,7 +273,7 @@ kp_log_sweep_sql_txns(void)
 
 		for (i = 0; i < npids; i++)
 		{
-			KpTxnOutcome outcome = kp_sql_xact_outcome(pids[i]);
+			KpTxnOutcome outcome = kp_txnstate_sql_outcome(pids[i]);
 
 			if (outcome != KP_TXN_OPEN)
 				kp_log_decide_txn(MyDatabaseId, partition_id, pids[i], outcome);

@@ -13,8 +13,10 @@
  * recovery), and does the group coordinator's upkeep (expired sessions,
  * join phases past their deadline, old offsets); it also wakes for the
  * upkeep at the moment the coordinator names (kp_group_next_upkeep), so that
- * a session expires at its timeout, not up to a second later.  It runs in
- * kafka.database and restarts if it exits.
+ * a session expires at its timeout, not up to a second later.  When it
+ * starts (after every restart) it first loads every partition, so the
+ * transactions a crash cut short are found and aborted while the commit log
+ * still knows them.  It runs in kafka.database and restarts if it exits.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,10 +36,64 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "catalog/kafka_catalog.h"
 #include "group/group.h"
 #include "common/settings.h"
 #include "store/store.h"
 #include "txn/txn.h"
+
+/*
+ * After a restart, load every partition of this database once, before
+ * anything else: recovery (src/store/recovery.c) finds the transactions a
+ * crash cut short and decides the SQL ones from the commit log, which
+ * still covers them now but may not when the partition is first read,
+ * perhaps billions of transactions later; the markers and index entries
+ * follow in the first round (README, the commit-log horizon defect).  An
+ * error is reported and the resolver goes on: the partitions left load at
+ * first use, as before.
+ */
+static void
+load_all_partitions(void)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	int			loaded = 0;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	PG_TRY();
+	{
+		if (OidIsValid(get_namespace_oid("kafka", true)))
+		{
+			char	  **names;
+			int			n = kp_topic_list_names(&names);
+			int			i;
+			int			p;
+
+			for (i = 0; i < n; i++)
+			{
+				const KpTopic *t = kp_topic_open(names[i], AccessShareLock, true);
+
+				for (p = 0; t != NULL && p < t->partition_count; p++)
+				{
+					kp_log_load_partition(t->partition_ids[p]);
+					loaded++;
+				}
+			}
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		elog(DEBUG1, "kafka_pg resolver loaded %d partitions", loaded);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+}
 
 void
 kp_resolver_main(Datum arg)
@@ -55,6 +111,7 @@ kp_resolver_main(Datum arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg resolver",
 								ALLOCSET_DEFAULT_SIZES);
 	elog(LOG, "kafka_pg resolver started in database \"%s\"", kp_database);
+	load_all_partitions();
 
 	while (!ShutdownRequestPending)
 	{
@@ -75,6 +132,7 @@ kp_resolver_main(Datum arg)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		old = MemoryContextSwitchTo(cxt);
+
 		/*
 		 * Markers at every wakeup (a commit sets our latch); the sweeps and
 		 * the group upkeep, which run SQL, at most once a second.

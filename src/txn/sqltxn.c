@@ -5,11 +5,12 @@
  *
  * A batch produced by a SQL (sub)transaction is written at once, as a
  * transactional batch whose producer id is KP_SQL_PID_FLAG | its
- * FullTransactionId.  Nothing is undone at abort: the commit log says which
- * batches count.  Readers ask it directly (kp_txn_sql_visibility); for wire
- * clients, which only understand markers, the resolver writes a COMMIT or
- * ABORT control batch after the outcome is known, never before (a
- * transaction can still abort after PRE_COMMIT).
+ * FullTransactionId.  Nothing is undone at abort.  The resolver writes a
+ * COMMIT or ABORT control batch after the outcome is known, never before (a
+ * transaction can still abort after PRE_COMMIT); from then on the marker,
+ * and for an ABORT the store's aborted-transaction index, decide the
+ * batches for every reader.  Until then the store asks the commit log
+ * through the callback registered here (kp_txn_sql_outcome).
  *
  * This backend remembers which partitions its open (sub)transactions wrote
  * to, so its commit/abort callbacks can tell the partitions at once, with no
@@ -38,6 +39,16 @@ typedef struct KpTxnWrite
 	int64		producer_id;
 	SubTransactionId subid;
 } KpTxnWrite;
+
+static KpTxnOutcome kp_txn_sql_outcome(int64 producer_id);
+
+/*
+ * kafka.debug_past_commit_log (developer only): answer as if every SQL
+ * transaction had left the commit log, as it does once pg_xact is frozen
+ * and truncated past it.  Tests use it to show that readers then still
+ * decide every transaction that has a marker, from the marker alone.
+ */
+static bool kp_txn_debug_past_commit_log = false;
 
 /*
  * kafka.transaction_idle_timeout_ms: how long a SQL session that produced
@@ -69,6 +80,7 @@ kp_txn_note_write(int64 partition_id, int64 producer_id)
 		if (writes[i].partition_id == partition_id &&
 			writes[i].producer_id == producer_id)
 			return;
+
 	/*
 	 * The first write of the transaction bounds how long it may idle: it sets
 	 * idle_in_transaction_session_timeout for the rest of this transaction
@@ -172,6 +184,13 @@ kp_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 void
 kp_txn_init(void)
 {
+	DefineCustomBoolVariable("kafka.debug_past_commit_log",
+							 "Answers as if every SQL transaction had left the commit log (testing only).",
+							 NULL,
+							 &kp_txn_debug_past_commit_log,
+							 false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.transaction_idle_timeout_ms",
 							"How long a SQL session that produced may sit idle in its transaction.",
 							"The session is ended as by idle_in_transaction_session_timeout (set "
@@ -184,24 +203,45 @@ kp_txn_init(void)
 	kp_txn_coordinator_init_gucs();
 	RegisterXactCallback(kp_xact_callback, NULL);
 	RegisterSubXactCallback(kp_subxact_callback, NULL);
+	kp_log_register_sql_outcome(kp_txn_sql_outcome);
 }
 
 /*
- * What a read_committed reader makes of a batch written by a SQL
- * transaction.  Its own transaction's uncommitted batches are not visible
- * to it either, as in Kafka.
+ * The outcome of a SQL transaction that has no marker yet, from the commit
+ * log; the store's callback (kp_log_register_sql_outcome).  A transaction
+ * that is neither running nor committed aborted, crashed ones included; a
+ * reader's own transaction is in progress to it, as in Kafka.
+ *
+ * The store asks only about transactions without a marker: a decided one
+ * is decided by its marker and the aborted-transaction index, because the
+ * commit log forgets (src/txn/README, the commit-log horizon defect).  A
+ * transaction still without a marker gets one within moments of its end
+ * (the resolver; after a restart it loads every partition at once), so its
+ * id is always still in the commit log.  If it is not, that is a bug: say
+ * so, and answer ABORTED, because records hidden by mistake can be found in
+ * the log again, while aborted records once shown cannot be unseen.
  */
-KpSqlVisibility
-kp_txn_sql_visibility(int64 producer_id)
+static KpTxnOutcome
+kp_txn_sql_outcome(int64 producer_id)
 {
-	switch (kp_sql_xact_outcome(producer_id))
+	FullTransactionId fxid = KpPidGetFullXid(producer_id);
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId xid = XidFromFullTransactionId(fxid);
+	bool		gone;
+
+	gone = (U64FromFullTransactionId(next) - U64FromFullTransactionId(fxid) > (UINT64CONST(1) << 31) ||
+			TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid));
+	/* a running transaction is always inside the commit log */
+	if (!gone && (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid)))
+		return KP_TXN_OPEN;
+	if (gone || kp_txn_debug_past_commit_log)
 	{
-		case KP_TXN_OPEN:
-			return KP_VIS_IN_PROGRESS;
-		case KP_TXN_COMMITTED:
-			return KP_VIS_COMMITTED;
-		case KP_TXN_ABORTED:
-			break;
+		ereport(LOG,
+				(errmsg("kafka_pg: SQL transaction %llu has no marker and is older than the commit log",
+						(unsigned long long) U64FromFullTransactionId(fxid)),
+				 errdetail("Its records are treated as rolled back."),
+				 errhint("This is a bug in kafka_pg; please report it.")));
+		return KP_TXN_ABORTED;
 	}
-	return KP_VIS_ABORTED;
+	return TransactionIdDidCommit(xid) ? KP_TXN_COMMITTED : KP_TXN_ABORTED;
 }

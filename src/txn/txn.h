@@ -7,7 +7,10 @@
  * (docs/transactions.md): every batch a SQL (sub)transaction produces is a
  * transactional batch whose producer id is derived from its transaction id;
  * the commit log decides its fate, and the resolver background worker
- * writes the COMMIT/ABORT markers after the outcome is known.
+ * writes the COMMIT/ABORT markers after the outcome is known.  Readers go
+ * by the markers (the store's aborted-transaction index) and ask the
+ * commit log, through the callback kp_txn_init registers with the store,
+ * only about a transaction that has none yet.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,16 +27,6 @@ extern int64 kp_txn_sql_producer_id(void);
 
 /* Note that the current subtransaction wrote to the partition. */
 extern void kp_txn_note_write(int64 partition_id, int64 producer_id);
-
-/* Visibility of a SQL-transaction batch to a read_committed reader. */
-typedef enum KpSqlVisibility
-{
-	KP_VIS_COMMITTED,
-	KP_VIS_ABORTED,
-	KP_VIS_IN_PROGRESS			/* the reader must stop here (LSO) */
-} KpSqlVisibility;
-
-extern KpSqlVisibility kp_txn_sql_visibility(int64 producer_id);
 
 /* ---------- the transaction coordinator of wire producers (coordinator.c) ---------- */
 

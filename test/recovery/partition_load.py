@@ -9,7 +9,10 @@ a wait can be cancelled and the deadlock detector sees it (src/store/README,
 "Long waits").
 
 1. A topic with committed records; the server is restarted, so the partition
-   is not loaded.
+   is not loaded.  (The topic is in a database other than kafka.database:
+   the resolver loads every partition of kafka.database as soon as the
+   server starts, src/txn/resolver.c, so there no reader would ever find a
+   partition unloaded.)
 2. Session A locks kafka.store ACCESS EXCLUSIVE in a transaction, so the
    loader will block on it (it reads the directory's relfilenode from there).
 3. Session B reads the partition: it starts the load and blocks on A's lock.
@@ -35,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import kafkapg  # noqa: E402
 
-DB = "postgres"
+DB = "pl"  # not kafka.database (postgres): its partitions load at first use
 LOAD_LOCK_CLASS = 0x4B50  # KP_LOCKTAG_CLASS_PARTITION_LOAD, src/store/partition.c
 RECORDS = 200
 
@@ -104,7 +107,7 @@ def run():
     kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "49092"), port))
     started = False
     try:
-        kafkapg.pgcluster("init", data, port, kport, env={"KP_KAFKA_DB": DB})
+        kafkapg.pgcluster("init", data, port, kport, env={"KP_KAFKA_DB": "postgres"})
         kafkapg.pgcluster("start", data)
         started = True
         kafkapg.pgcluster("create-extension", port, DB)

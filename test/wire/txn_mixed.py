@@ -4,10 +4,9 @@ committed, some rolled back or aborted, read by a wire read_committed consumer (
 kafka.fetch: both must return the same records, those of the committed transactions only, in offset
 order.
 
-kafka_pg only (the SQL front door has no Kafka counterpart). Until the store's aborted-transaction
-index lands (the visibility layer of issue 8), both read paths also return the records of the
-aborted WIRE transaction: the last check fails, the others pass. Not part of test/run-tests until
-then.
+kafka_pg only (the SQL front door has no Kafka counterpart). Both read paths go through the store's
+one read_committed cursor; the aborted WIRE transaction is hidden by the store's
+aborted-transaction index (the visibility layer of issue 8). Part of test/run-tests' wire part.
 
 Usage: PGDATABASE=... PGHOST=... PGPORT=... txn_mixed.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -111,8 +110,8 @@ def main():
     check("the rolled-back SQL transaction and savepoint are hidden from both",
           "sql-b" not in via_sql + via_wire and "sql-savepoint" not in via_sql + via_wire,
           f"SQL {via_sql}, wire {via_wire}")
-    check("only the committed transactions' records, in offset order (needs the store's "
-          "aborted-transaction index for the aborted wire transaction)",
+    check("only the committed transactions' records, in offset order (the aborted wire "
+          "transaction hidden by the store's aborted-transaction index)",
           via_sql == want and via_wire == want, f"SQL {via_sql}, wire {via_wire}")
     finish()
 

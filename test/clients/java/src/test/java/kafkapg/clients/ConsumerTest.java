@@ -214,7 +214,6 @@ class ConsumerTest {
      */
     @Test
     @Tag("transactions")
-    @Tag("txn-visibility")  // kafka_pg: needs the store's aborted-transaction index (issue 8)
     void read_committed_skips_aborted_transactions_and_read_uncommitted_does_not() throws Exception {
         String t = Kit.topic("cons-txn");
         Kit.createTopic(t, 1);

@@ -32,12 +32,11 @@ import org.junit.jupiter.api.Test;
  * input record may be missing from the output, and the output read with read_committed must hold
  * each input record exactly once.
  *
- * The last check needs the store's aborted-transaction index (the visibility layer of issue 8):
- * until Fetch returns aborted_transactions for wire transactions, a read_committed reader of
- * kafka_pg also sees the records of the transactions the kills aborted. Hence the tag.
+ * The last check rests on the store's aborted-transaction index (the visibility layer of issue 8):
+ * Fetch lists the transactions the kills aborted in aborted_transactions, so a read_committed
+ * reader drops their records.
  */
 @Tag("transactions")
-@Tag("txn-visibility")
 class EosKillTest {
     static final int KILLS = Integer.parseInt(System.getenv().getOrDefault("KAFKA_EOS_KILLS", "3"));
     /** enough that every worker is killed while there is work left (it copies ~600 records/s) */

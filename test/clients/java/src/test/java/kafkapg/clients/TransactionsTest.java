@@ -186,11 +186,10 @@ class TransactionsTest {
     }
 
     /**
-     * Needs the store's aborted-transaction index (issue 8, the visibility layer): until Fetch
-     * returns aborted_transactions for wire transactions, kafka_pg shows the aborted records.
+     * Fetch lists the fenced transaction in aborted_transactions, from the store's
+     * aborted-transaction index (issue 8, the visibility layer), and the client drops its records.
      */
     @Test
-    @Tag("txn-visibility")
     void read_committed_skips_a_fenced_transaction() throws Exception {
         String t = Kit.topic("tx-fence-vis");
         Kit.createTopic(t, 1);

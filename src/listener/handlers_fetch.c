@@ -1,0 +1,426 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_fetch.c
+ *	  Fetch and ListOffsets: reading the log over the wire, through the
+ *	  store's cursor (src/store/reader.c), which bounds a read by the high
+ *	  watermark or, for read_committed, the last stable offset, and gives the
+ *	  aborted transactions a read_committed client drops.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "codec/codec.h"
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "listener/listener_int.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+/* the largest batch we inflate to check it: anything bigger is refused */
+
+/* ---------------------------------------------------------------------
+ * Fetch
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct FetchBudget
+{
+	int64		total_left;		/* max_bytes left for the response */
+	int64		bytes;			/* record bytes collected so far */
+	bool		any;			/* some partition returned data */
+}			FetchBudget;
+
+/*
+ * Collect the batches of one partition from fetch_offset: whole batches,
+ * at least one if nothing was returned yet (KIP-74), never past the bound
+ * (high watermark, or last stable offset for read_committed).  For
+ * read_committed readers the store's cursor also gives the aborted
+ * transactions of the range returned (src/store/reader.c), which the
+ * client drops: aborted_transactions.
+ */
+static void
+fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fetch_offset,
+				int32 partition_max_bytes, bool read_committed, FetchBudget * budget)
+{
+	KpLogOffsets off;
+	KpLogReader *reader;
+	const char *batch;
+	size_t		len;
+	StringInfoData records;
+	int64		bound;
+	int64		part_left = partition_max_bytes;
+	int64		upper = fetch_offset;	/* past the last batch returned */
+	KpBatchVisibility vis;
+
+	kp_log_offsets(partition_id, &off);
+	out->high_watermark = off.log_end_offset;
+	out->last_stable_offset = off.last_stable_offset;
+	out->log_start_offset = off.log_start_offset;
+	out->preferred_read_replica = -1;
+	out->n_aborted_transactions = read_committed ? 0 : -1;
+	if (fetch_offset < off.log_start_offset || fetch_offset > off.log_end_offset)
+	{
+		/* empty, not null, records: librdkafka < 2.1 chokes on null */
+		out->error_code = KP_ERR_OFFSET_OUT_OF_RANGE;
+		out->records.data = (const uint8 *) "";
+		out->records.len = 0;
+		return;
+	}
+	bound = read_committed ? off.last_stable_offset : off.log_end_offset;
+	out->records.len = 0;
+	out->records.data = NULL;
+	if (fetch_offset >= bound)
+		return;
+
+	/* sized once for what this partition may return: no regrowth copies */
+	initStringInfo(&records);
+	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
+	reader = kp_log_cursor_open(partition_id, fetch_offset,
+								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
+	while (kp_log_cursor_next(reader, &batch, &len, &vis))
+	{
+		KpBatchHeader hdr;
+
+		if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK || hdr.base_offset >= bound)
+			break;
+		/* whole batches only; the first one even if it is too big (KIP-74) */
+		if (budget->any || records.len > 0)
+		{
+			if ((int64) len > part_left || (int64) len > budget->total_left)
+				break;
+		}
+		/* aborted batches go out as they are: the client drops them */
+		appendBinaryStringInfo(&records, batch, len);
+		upper = KpBatchLastOffset(&hdr) + 1;
+		part_left -= len;
+		budget->total_left -= len;
+		if (part_left <= 0 || budget->total_left <= 0)
+			break;
+	}
+	if (records.len > 0)
+	{
+		out->records.data = (const uint8 *) records.data;
+		out->records.len = records.len;
+		budget->bytes += records.len;
+		budget->any = true;
+	}
+	if (read_committed)
+	{
+		KpAbortedTxn *aborted;
+		int			naborted = kp_log_cursor_aborted(reader, fetch_offset, upper, &aborted);
+		int			k;
+
+		out->n_aborted_transactions = naborted;
+		out->aborted_transactions = naborted > 0 ?
+			palloc(sizeof(KpFetchResponseAbortedTransaction) * naborted) : NULL;
+		for (k = 0; k < naborted; k++)
+		{
+			out->aborted_transactions[k].producer_id = aborted[k].producer_id;
+			out->aborted_transactions[k].first_offset = aborted[k].first_offset;
+		}
+	}
+	kp_log_reader_close(reader);
+}
+
+/*
+ * A partition listed several times in one Fetch is fetched once, as Kafka
+ * does: FetchRequest.fetchData is a LinkedHashMap keyed by topic and
+ * partition, so the last listing's fetch position wins, the partition keeps
+ * the place of its first listing, and consecutive partitions of one topic
+ * share one topic entry of the response (checked against Kafka 4.4 by
+ * test/wire/limits.py).  Sorted, not compared pairwise: a request may list
+ * many thousands.  Rewrites req->topics when something was listed twice.
+ */
+typedef struct FetchListing
+{
+	int			topic;			/* index into req->topics */
+	int			partition;		/* index into that topic's partitions */
+	int			seq;			/* place in the request */
+	int			first_seq;		/* place of the partition's first listing */
+}			FetchListing;
+
+static int
+fetch_topic_cmp(const KpFetchRequestFetchTopic *a, const KpFetchRequestFetchTopic *b, bool by_id)
+{
+	if (by_id)
+		return memcmp(a->topic_id.b, b->topic_id.b, 16);
+	return strcmp(a->topic ? a->topic : "", b->topic ? b->topic : "");
+}
+
+static KpFetchRequest *fetch_sort_req;
+static bool fetch_sort_by_id;
+
+static int
+fetch_listing_cmp(const void *pa, const void *pb)
+{
+	const		FetchListing *a = pa;
+	const		FetchListing *b = pb;
+	int			c = fetch_topic_cmp(&fetch_sort_req->topics[a->topic],
+									&fetch_sort_req->topics[b->topic], fetch_sort_by_id);
+	int32		pa_idx;
+	int32		pb_idx;
+
+	if (c != 0)
+		return c;
+	pa_idx = fetch_sort_req->topics[a->topic].partitions[a->partition].partition;
+	pb_idx = fetch_sort_req->topics[b->topic].partitions[b->partition].partition;
+	if (pa_idx != pb_idx)
+		return pa_idx < pb_idx ? -1 : 1;
+	return a->seq - b->seq;
+}
+
+static int
+fetch_first_seq_cmp(const void *pa, const void *pb)
+{
+	return ((const FetchListing *) pa)->first_seq - ((const FetchListing *) pb)->first_seq;
+}
+
+static void
+merge_fetch_listings(KpFetchRequest *req, bool by_id)
+{
+	int			n = 0;
+	int			nunique = 0;
+	int			i;
+	int			j;
+	FetchListing *all;
+	KpFetchRequestFetchTopic *topics;
+	int			ntopics = 0;
+
+	for (i = 0; i < req->n_topics; i++)
+		n += Max(req->topics[i].n_partitions, 0);
+	if (n < 2)
+		return;
+	all = palloc(sizeof(FetchListing) * n);
+	for (i = 0; i < req->n_topics; i++)
+		for (j = 0; j < req->topics[i].n_partitions; j++)
+		{
+			all[nunique].topic = i;
+			all[nunique].partition = j;
+			all[nunique].seq = nunique;
+			nunique++;
+		}
+	fetch_sort_req = req;
+	fetch_sort_by_id = by_id;
+	qsort(all, n, sizeof(FetchListing), fetch_listing_cmp);
+
+	/* keep the last listing of each partition, at its first listing's place */
+	nunique = 0;
+	for (i = 0; i < n; i = j)
+	{
+		for (j = i + 1; j < n &&
+			 fetch_topic_cmp(&req->topics[all[i].topic], &req->topics[all[j].topic], by_id) == 0 &&
+			 req->topics[all[i].topic].partitions[all[i].partition].partition ==
+			 req->topics[all[j].topic].partitions[all[j].partition].partition; j++)
+			;
+		{
+			int			first_seq = all[i].seq;
+
+			all[nunique] = all[j - 1];
+			all[nunique].first_seq = first_seq;
+			nunique++;
+		}
+	}
+	if (nunique == n)
+	{
+		pfree(all);
+		return;					/* nothing listed twice: the request stands */
+	}
+	qsort(all, nunique, sizeof(FetchListing), fetch_first_seq_cmp);
+
+	topics = palloc0(sizeof(KpFetchRequestFetchTopic) * nunique);
+	for (i = 0; i < nunique; i++)
+	{
+		KpFetchRequestFetchTopic *src = &req->topics[all[i].topic];
+		KpFetchRequestFetchTopic *dst;
+
+		if (ntopics == 0 ||
+			fetch_topic_cmp(&topics[ntopics - 1], src, by_id) != 0)
+		{
+			dst = &topics[ntopics++];
+			*dst = *src;
+			dst->n_partitions = 0;
+			dst->partitions = palloc(sizeof(KpFetchRequestFetchPartition) * (nunique - i));
+		}
+		dst = &topics[ntopics - 1];
+		dst->partitions[dst->n_partitions++] = src->partitions[all[i].partition];
+	}
+	req->topics = topics;
+	req->n_topics = ntopics;
+	pfree(all);
+}
+
+void
+kp_handle_fetch(KpRequestContext *ctx)
+{
+	KpFetchRequest *req = ctx->request;
+	KpFetchResponse *resp = ctx->response;
+	FetchBudget budget;
+	bool		read_committed = (req->isolation_level == 1);
+	bool		any_error = false;
+	int			i;
+
+	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
+	budget.total_left = Min(req->max_bytes > 0 ? req->max_bytes : PG_INT32_MAX,
+							kp_fetch_max_bytes);
+	budget.bytes = 0;
+	merge_fetch_listings(req, ctx->version >= 13);
+	budget.any = false;
+
+	resp->error_code = KP_ERR_NONE;
+	resp->session_id = 0;		/* no fetch sessions (KIP-227): full fetches */
+	resp->n_responses = req->n_topics < 0 ? 0 : req->n_topics;
+	resp->responses = palloc0(sizeof(KpFetchResponseFetchableTopicResponse) * Max(resp->n_responses, 1));
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpFetchRequestFetchTopic *rt = &req->topics[i];
+		KpFetchResponseFetchableTopicResponse *ot = &resp->responses[i];
+		const KpTopic *t = kp_handler_topic(ctx->version >= 13 ? NULL : rt->topic, &rt->topic_id);
+		int			j;
+
+		ot->topic = rt->topic ? pstrdup(rt->topic) : NULL;
+		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
+		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
+		ot->partitions = palloc0(sizeof(KpFetchResponsePartitionData) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpFetchRequestFetchPartition *rp = &rt->partitions[j];
+			KpFetchResponsePartitionData *op = &ot->partitions[j];
+			KpPartitionRef ref;
+
+			/*
+			 * the defaults of the tagged fields matter: a diverging epoch of
+			 * 0 would make a client truncate
+			 */
+			op->diverging_epoch.epoch = -1;
+			op->diverging_epoch.end_offset = -1;
+			op->current_leader.leader_id = -1;
+			op->current_leader.leader_epoch = -1;
+			op->snapshot_id.end_offset = -1;
+			op->snapshot_id.epoch = -1;
+			op->last_stable_offset = -1;
+			op->log_start_offset = -1;
+			op->preferred_read_replica = -1;
+			op->partition_index = rp->partition;
+			op->records.data = (const uint8 *) "";
+			op->records.len = 0;
+			if (t == NULL || rp->partition < 0 || rp->partition >= t->partition_count)
+			{
+				op->error_code = (t == NULL && ctx->version >= 13) ? KP_ERR_UNKNOWN_TOPIC_ID :
+					KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
+			kp_topic_partition(t, rp->partition, &ref);
+			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
+							read_committed, &budget);
+			if (op->error_code != KP_ERR_NONE)
+				any_error = true;
+		}
+	}
+
+	/*
+	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's
+	 * arrival.  A parked fetch is run again on every wake-up (any append, any
+	 * group change), so the deadline is measured from when it first arrived,
+	 * never from this run: otherwise a busy server would push a quiet
+	 * partition's answer back forever (Kafka's DelayedFetch keeps one
+	 * deadline too).
+	 */
+	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
+		budget.bytes < Max(req->min_bytes, 1))
+	{
+		ctx->park = true;
+		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * ListOffsets
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_list_offsets(KpRequestContext *ctx)
+{
+	KpListOffsetsRequest *req = ctx->request;
+	KpListOffsetsResponse *resp = ctx->response;
+	bool		read_committed = (req->isolation_level == 1);
+	int			i;
+
+	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
+	resp->topics = palloc0(sizeof(KpListOffsetsResponseListOffsetsTopicResponse) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+	{
+		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
+		KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[i];
+		const KpTopic *t = kp_handler_topic(rt->name, NULL);
+		int			j;
+
+		ot->name = rt->name ? pstrdup(rt->name) : NULL;
+		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
+		ot->partitions = palloc0(sizeof(KpListOffsetsResponseListOffsetsPartitionResponse) *
+								 Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpListOffsetsRequestListOffsetsPartition *rp = &rt->partitions[j];
+			KpListOffsetsResponseListOffsetsPartitionResponse *op = &ot->partitions[j];
+			KpPartitionRef ref;
+			KpLogOffsets off;
+			int64		found_ts = -1;
+			int64		offset;
+
+			op->partition_index = rp->partition_index;
+			op->timestamp = -1;
+			op->offset = -1;
+			op->leader_epoch = -1;
+			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+			{
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				continue;
+			}
+			kp_topic_partition(t, rp->partition_index, &ref);
+			kp_log_offsets(ref.partition_id, &off);
+			switch (rp->timestamp)
+			{
+				case -1:		/* LATEST */
+					offset = read_committed ? off.last_stable_offset : off.log_end_offset;
+					break;
+				case -2:		/* EARLIEST */
+				case -4:		/* EARLIEST_LOCAL (KIP-405): all is local */
+				case -5:		/* EARLIEST_PENDING_UPLOAD: nothing is
+								 * uploaded */
+					offset = off.log_start_offset;
+					break;
+				case -3:		/* MAX_TIMESTAMP (KIP-734) */
+					offset = kp_log_max_timestamp(ref.partition_id, &found_ts);
+					break;
+				default:
+					if (rp->timestamp < 0)
+					{
+						op->error_code = KP_ERR_INVALID_REQUEST;
+						continue;
+					}
+					offset = kp_log_offset_for_timestamp(ref.partition_id, rp->timestamp, &found_ts);
+					if (read_committed && offset >= off.last_stable_offset)
+						offset = -1;
+					break;
+			}
+			op->error_code = KP_ERR_NONE;
+			op->offset = offset;
+			op->timestamp = found_ts;
+			op->leader_epoch = offset >= 0 ? 0 : -1;
+		}
+	}
+}

@@ -1,0 +1,401 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_produce.c
+ *	  Produce: every batch of a request is validated (the codec, the topic's
+ *	  policy, the transaction coordinator's check for transactional batches)
+ *	  before any is appended, recompressed to the topic's compression.type, and
+ *	  appended through the store's one append path; acks=-1 is answered after
+ *	  the WAL flush.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "codec/codec.h"
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "listener/listener_int.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+/* the largest batch we inflate to check it: anything bigger is refused */
+
+/* how far a batch may inflate while its records are checked */
+#define KP_WIRE_MAX_INFLATE		((size_t) 128 * 1024 * 1024)
+
+/* ---------------------------------------------------------------------
+ * Produce
+ * ---------------------------------------------------------------------
+ */
+
+/* Check one batch of a produce request; returns a Kafka error code. */
+static int16
+check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
+					KpBatchHeader *hdr, const char **why)
+{
+	KpCodecError err;
+	int64		now;
+	int			state;
+	char	   *msg;
+
+	if (len < KP_BATCH_HEADER_SIZE)
+	{
+		*why = "record batch shorter than its header";
+		return KP_ERR_CORRUPT_MESSAGE;
+	}
+	if (((const char *) data)[16] != KP_BATCH_MAGIC)
+	{
+		*why = "only record batches of magic 2 are accepted (Produce v3 and later)";
+		return KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
+	}
+	err = kp_batch_validate_produced((const char *) data, len, hdr);
+	if (err == KP_CODEC_BAD_COUNT)
+	{
+		/* Kafka's words and code (LogValidator, InvalidRecordException) */
+		if (hdr->records_count <= 0)
+			*why = psprintf("Invalid reported count for record batch: %d",
+							hdr->records_count);
+		else
+			*why = psprintf("Inconsistent batch offset range [0, %d] and count of records %d",
+							hdr->last_offset_delta, hdr->records_count);
+		return KP_ERR_INVALID_RECORD;
+	}
+	if (err != KP_CODEC_OK)
+	{
+		*why = kp_codec_error_message(err);
+		return err == KP_CODEC_BAD_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
+	}
+	if ((state = kp_topic_check_batch_size(t, len, false, &msg)) != 0)
+	{
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
+	}
+	if (KpBatchIsControl(hdr))
+	{
+		*why = "producers cannot write control batches";
+		return KP_ERR_INVALID_RECORD;
+	}
+	if (KpBatchIsTransactional(hdr) && hdr->producer_id < 0)
+	{
+		*why = "a transactional batch needs a producer id";
+		return KP_ERR_INVALID_RECORD;
+	}
+
+	/*
+	 * kp_batch_validate checks an uncompressed batch's records; a compressed
+	 * one's are checked here, inflated, as Kafka's LogValidator does, so that
+	 * no batch a reader cannot decode is ever stored.
+	 */
+	if (KpBatchCompression(hdr) != KP_COMPRESSION_NONE)
+	{
+		err = kp_batch_check_records((const char *) data, len, KP_WIRE_MAX_INFLATE);
+		if (err != KP_CODEC_OK)
+		{
+			*why = kp_codec_error_message(err);
+			return KP_ERR_CORRUPT_MESSAGE;
+		}
+	}
+	now = GetCurrentTimestamp() / 1000 +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) * SECS_PER_DAY * 1000;
+	if ((state = kp_topic_check_timestamp(t, hdr->max_timestamp, now, false, &msg)) != 0)
+	{
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
+	}
+	return KP_ERR_NONE;
+}
+
+/*
+ * Records without a key on a compacted topic (src/catalog/policy.c):
+ * INVALID_RECORD with, at v8+, one record_errors entry (batch_index,
+ * message) per refused record, as Kafka's LogValidator reports them.
+ */
+static int16
+check_batch_keys(const KpTopic *t, const uint8 *data, size_t len, int16 version,
+				 KpProduceResponsePartitionProduceResponse *pr, const char **why)
+{
+	int		   *bad;
+	int			nbad;
+	char	   *msg;
+	int			i;
+
+	if (kp_topic_check_batch_keys(t, (const char *) data, len, KP_WIRE_MAX_INFLATE,
+								  &bad, &nbad, &msg) == 0)
+		return KP_ERR_NONE;
+	*why = psprintf("One or more records have been rejected due to %d record errors in total: %s",
+					nbad, msg);
+	if (version >= 8)
+	{
+		pr->n_record_errors = nbad;
+		pr->record_errors = palloc0(sizeof(KpProduceResponseBatchIndexAndErrorMessage) * nbad);
+		for (i = 0; i < nbad; i++)
+		{
+			pr->record_errors[i].batch_index = bad[i];
+			pr->record_errors[i].batch_index_error_message = msg;
+		}
+	}
+	return KP_ERR_INVALID_RECORD;
+}
+
+/*
+ * The batch at *batch in the topic's compression.type (t->config.compression
+ * >= 0), as Kafka's LogValidator recompresses it: offsets, timestamps and
+ * producer fields are kept.  The recompressed batch must still fit
+ * max.message.bytes (Kafka checks again after recompression).
+ */
+static int16
+recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
+{
+	KpCodecError err;
+	char	   *out;
+	size_t		out_len;
+	char	   *msg;
+	int			state;
+
+	err = kp_batch_recompress(*batch, *len, (KpCompression) t->config.compression,
+							  KP_WIRE_MAX_INFLATE, &out, &out_len);
+	if (err != KP_CODEC_OK)
+	{
+		*why = kp_codec_error_message(err);
+		return KP_ERR_CORRUPT_MESSAGE;
+	}
+	if ((state = kp_topic_check_batch_size(t, out_len, false, &msg)) != 0)
+	{
+		*why = msg;
+		return kp_handler_code_for_sqlstate(state);
+	}
+	*batch = out;
+	*len = out_len;
+	return KP_ERR_NONE;
+}
+
+/*
+ * The transaction coordinator's check of every transactional batch of one
+ * partition (KIP-890 part 1), once per producer id and epoch.
+ */
+static int16
+check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id)
+{
+	int64		checked_pid = -1;
+	int16		checked_epoch = -1;
+	int			b;
+
+	for (b = 0; b < nbatches; b++)
+	{
+		KpBatchHeader hdr;
+		int16		code;
+
+		if (kp_batch_parse_header(batches[b], lens[b], &hdr) != KP_CODEC_OK ||
+			!KpBatchIsTransactional(&hdr) ||
+			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
+			continue;
+		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id);
+		if (code != KP_ERR_NONE)
+			return code;
+		checked_pid = hdr.producer_id;
+		checked_epoch = hdr.producer_epoch;
+	}
+	return KP_ERR_NONE;
+}
+
+void
+kp_handle_produce(KpRequestContext *ctx)
+{
+	KpProduceRequest *req = ctx->request;
+	KpProduceResponse *resp = ctx->response;
+	XLogRecPtr	flush_to = InvalidXLogRecPtr;
+	int			i;
+
+	resp->n_responses = req->n_topic_data < 0 ? 0 : req->n_topic_data;
+	resp->responses = palloc0(sizeof(KpProduceResponseTopicProduceResponse) * Max(resp->n_responses, 1));
+
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpProduceRequestTopicProduceData *td = &req->topic_data[i];
+		KpProduceResponseTopicProduceResponse *tr = &resp->responses[i];
+		const KpTopic *t = kp_handler_topic(td->name, &td->topic_id);
+		int			j;
+
+		tr->name = td->name ? pstrdup(td->name) : NULL;
+		memcpy(tr->topic_id.b, td->topic_id.b, 16);
+		tr->n_partition_responses = td->n_partition_data < 0 ? 0 : td->n_partition_data;
+		tr->partition_responses = palloc0(sizeof(KpProduceResponsePartitionProduceResponse) *
+										  Max(tr->n_partition_responses, 1));
+		for (j = 0; j < tr->n_partition_responses; j++)
+		{
+			KpProduceRequestPartitionProduceData *pd = &td->partition_data[j];
+			KpProduceResponsePartitionProduceResponse *pr = &tr->partition_responses[j];
+			KpPartitionRef ref;
+			const char *why = NULL;
+			int16		code = KP_ERR_NONE;
+			size_t		pos;
+			int			nbatches = 0;
+			int			b;
+			char	  **batches;
+			size_t	   *batch_lens;
+			KpAppendResult res;
+			bool		first = true;
+
+			pr->index = pd->index;
+			pr->base_offset = -1;
+			pr->log_append_time_ms = -1;
+			pr->log_start_offset = -1;
+			pr->current_leader.leader_id = -1;
+			pr->current_leader.leader_epoch = -1;
+
+			/*
+			 * MessageSet formats (magic 0/1) are gone since Kafka 4.0
+			 * (KIP-896)
+			 */
+			if (ctx->version < 3)
+				code = KP_ERR_UNSUPPORTED_VERSION;
+			else if (req->acks != 0 && req->acks != 1 && req->acks != -1)
+				code = KP_ERR_INVALID_REQUIRED_ACKS;
+			else if (t == NULL)
+				code = (td->name && td->name[0]) ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION :
+					KP_ERR_UNKNOWN_TOPIC_ID;
+			else if (pd->index < 0 || pd->index >= t->partition_count)
+				code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else if (pd->records.len <= 0)
+			{
+				code = KP_ERR_INVALID_RECORD;
+				why = "no records";
+			}
+
+			/*
+			 * Validate every batch before appending any: all or nothing.  A
+			 * topic whose compression.type names a codec gets its batches in
+			 * that codec, recompressed here as Kafka's LogValidator does;
+			 * "producer" (the default) keeps the producer's.
+			 */
+			batches = palloc(sizeof(char *) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
+			batch_lens = palloc(sizeof(size_t) * (pd->records.len / KP_BATCH_HEADER_SIZE + 1));
+			for (pos = 0; code == KP_ERR_NONE && pos < (size_t) pd->records.len; nbatches++)
+			{
+				KpBatchHeader hdr;
+				size_t		rest = pd->records.len - pos;
+				size_t		total;
+
+				if (rest < KP_BATCH_LOG_OVERHEAD)
+				{
+					code = KP_ERR_CORRUPT_MESSAGE;
+					why = "truncated record batch";
+					break;
+				}
+				total = (size_t) (uint32) kp_get_int32((const char *) pd->records.data + pos + 8) +
+					KP_BATCH_LOG_OVERHEAD;
+				if (total > rest || total < KP_BATCH_HEADER_SIZE)
+				{
+					code = KP_ERR_CORRUPT_MESSAGE;
+					why = "record batch length exceeds the request";
+					break;
+				}
+				if (total < rest)
+				{
+					/*
+					 * ProduceRequest.validateRecords (v3+): exactly one batch
+					 * per partition, so a partition's data is stored whole or
+					 * not at all.
+					 */
+					code = KP_ERR_INVALID_RECORD;
+					why = psprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition",
+								   ctx->version);
+					break;
+				}
+				batches[nbatches] = (char *) pd->records.data + pos;
+				batch_lens[nbatches] = total;
+				code = check_produce_batch(t, pd->records.data + pos, total, &hdr, &why);
+				if (code == KP_ERR_NONE)
+					code = check_batch_keys(t, pd->records.data + pos, total,
+											ctx->version, pr, &why);
+				if (code == KP_ERR_NONE && t->config.compression >= 0 &&
+					(KpCompression) t->config.compression != KpBatchCompression(&hdr))
+					code = recompress_batch(t, &batches[nbatches], &batch_lens[nbatches], &why);
+				pos += total;
+			}
+			if (code != KP_ERR_NONE)
+			{
+				pr->error_code = code;
+				if (why && ctx->version >= 8)
+					pr->error_message = pstrdup(why);
+				continue;
+			}
+
+			kp_topic_partition(t, pd->index, &ref);
+
+			/*
+			 * Transactional batches: the coordinator must have the partition
+			 * in their producer's ongoing transaction (handlers_txn.c,
+			 * src/txn/coordinator.c), checked for all before any is appended.
+			 */
+			code = check_transactional_batches(batches, batch_lens, nbatches, ref.partition_id);
+			if (code != KP_ERR_NONE)
+			{
+				pr->error_code = code;
+				continue;
+			}
+			for (b = 0; b < nbatches; b++)
+			{
+				KpBatchHeader hdr;
+				int64		txn_pid = KP_NO_PRODUCER_ID;
+
+				/* a transactional batch opens or continues its transaction */
+				if (kp_batch_parse_header(batches[b], batch_lens[b], &hdr) == KP_CODEC_OK &&
+					KpBatchIsTransactional(&hdr))
+					txn_pid = hdr.producer_id;
+				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b], txn_pid, &res);
+				if (res.status == KP_APPEND_OUT_OF_ORDER)
+				{
+					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+					break;
+				}
+				if (res.status == KP_APPEND_STALE_EPOCH)
+				{
+					code = KP_ERR_INVALID_PRODUCER_EPOCH;
+					break;
+				}
+				if (first)
+				{
+					pr->base_offset = res.base_offset;
+					pr->log_append_time_ms = res.log_append_time;
+					first = false;
+				}
+				if (res.status == KP_APPEND_OK && res.end_lsn > flush_to)
+					flush_to = res.end_lsn;
+			}
+			pr->error_code = code;
+			if (code != KP_ERR_NONE)
+				pr->base_offset = -1;
+			else
+			{
+				KpLogOffsets off;
+
+				kp_log_offsets(ref.partition_id, &off);
+				pr->log_start_offset = off.log_start_offset;
+			}
+		}
+	}
+
+	if (req->acks == 0)
+		ctx->no_response = true;
+	else if (req->acks == -1 && !XLogRecPtrIsInvalid(flush_to))
+	{
+		/*
+		 * acks=all: durable before we answer, and on the synchronous standbys
+		 * when there are some (the counterpart of min.insync.replicas).
+		 */
+		XLogFlush(flush_to);
+		if (SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')
+			SyncRepWaitForLSN(flush_to, false);
+	}
+}
