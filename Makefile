@@ -17,7 +17,7 @@ REGRESS_OPTS = --inputdir=. --outputdir=test/regress-out
 # PostgreSQL's own warning set (pg_config's CFLAGS) applies, including
 # -Wdeclaration-after-statement; the suite builds with COPT=-Werror.
 PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11
-SHLIB_LINK = -lzstd -llz4 -lz -lsnappy
+SHLIB_LINK = -lzstd -llz4 -lz -lsnappy -lssl -lcrypto
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -12,7 +12,7 @@ PACKAGES=(
 	libclang-rt-14-dev
 	# tools/pgindent (make format, and the suite's format check)
 	pg-bsd-indent
-	libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
+	libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev
 	# tests
 	postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
 	python3 python3-psycopg2

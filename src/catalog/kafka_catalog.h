@@ -160,6 +160,31 @@ extern int	kp_scram_credentials(KpScramCredential **out);
 /* Iterations of one role's SCRAM-SHA-256 verifier, 0 if it has none. */
 extern int	kp_scram_credential_iterations(const char *user);
 
+/*
+ * What a Kafka client's SASL login is checked against: a LOGIN role's
+ * SCRAM-SHA-256 verifier, decoded.  The listener wipes it after use.
+ */
+#define KP_SCRAM_KEY_LEN 32		/* SHA-256 */
+#define KP_SCRAM_SALT_MAX 64
+typedef struct KpScramVerifier
+{
+	Oid			role_oid;
+	char		role[NAMEDATALEN];
+	int			iterations;
+	int			salt_len;
+	uint8		salt[KP_SCRAM_SALT_MAX];
+	uint8		stored_key[KP_SCRAM_KEY_LEN];
+	uint8		server_key[KP_SCRAM_KEY_LEN];
+	int64		valid_until_ms; /* rolvaliduntil in Unix ms; 0: none */
+} KpScramVerifier;
+
+/*
+ * Fill *out for role user; false (and *why, for the server log only) when
+ * the role does not exist, cannot log in, has no SCRAM-SHA-256 verifier or
+ * its password has expired (rolvaliduntil), as PostgreSQL refuses them.
+ */
+extern bool kp_scram_verifier(const char *user, KpScramVerifier *out, const char **why);
+
 /* ---------- topic policy checks (policy.c) ---------- */
 
 /*

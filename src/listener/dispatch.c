@@ -34,6 +34,7 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "listener/sasl.h"
 
 typedef struct KpHandlerEntry
 {
@@ -90,6 +91,9 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
 	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
 	{KP_API_DESCRIBE_PRODUCERS, kp_handle_describe_producers},
+	/* SASL authentication: sasl.c */
+	{KP_API_SASL_HANDSHAKE, kp_handle_sasl_handshake},
+	{KP_API_SASL_AUTHENTICATE, kp_handle_sasl_authenticate},
 };
 
 static MemoryContext request_cxt = NULL;
@@ -122,7 +126,7 @@ const char *
 kp_cluster_id(void)
 {
 	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	uint8		raw[18];
 	uint64		sysid;
 	int			i;
@@ -332,6 +336,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.api = api;
 	ctx.version = hdr.request_api_version;
 	ctx.peer = c->peer;
+	ctx.conn = c;
+	ctx.principal = c->principal;
+	ctx.principal_oid = c->principal_oid;
 	ctx.final_attempt = final;
 	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
 	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
@@ -367,11 +374,27 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	ctx.response = palloc0(api->response->root->size);
 
+	/* SASL listener: only what the authentication state allows (sasl.c) */
+	switch (kp_sasl_admit(c, hdr.request_api_key, hdr.client_id))
+	{
+		case KP_SASL_RUN:
+			break;
+		case KP_SASL_CLOSE:
+			ok = false;
+			goto done;
+		case KP_SASL_REFUSE_ANSWER:
+			kp_error_response(api, ctx.version, ctx.request, ctx.response,
+							  KP_ERR_ILLEGAL_SASL_STATE,
+							  "Unexpected request during SASL authentication");
+			ctx.close_after_response = true;
+			goto respond;
+	}
+
 	/*
-	 * A NUL byte in a name (or any text string) of the request or its
-	 * header: Kafka accepts the bytes, but a name Postgres text cannot hold
-	 * must not be acted on shortened, and the connection should not be
-	 * dropped for it either.  Answer every entry with INVALID_REQUEST.
+	 * A NUL byte in a name (or any text string) of the request or its header:
+	 * Kafka accepts the bytes, but a name Postgres text cannot hold must not
+	 * be acted on shortened, and the connection should not be dropped for it
+	 * either.  Answer every entry with INVALID_REQUEST.
 	 */
 	if (header_nul[0] || err.embedded_nul)
 	{
@@ -433,9 +456,9 @@ respond:
 	if (!ctx.no_response)
 	{
 		/*
-		 * Encode straight into the connection's output buffer (which lives
-		 * in the listener's context: appending keeps it there), after a
-		 * 4-byte size filled in at the end.  No copy of the response.
+		 * Encode straight into the connection's output buffer (which lives in
+		 * the listener's context: appending keeps it there), after a 4-byte
+		 * size filled in at the end.  No copy of the response.
 		 */
 		StringInfo	out = kp_conn_output(c);
 		int			start = out->len;
@@ -450,6 +473,8 @@ respond:
 		out->data[start + 2] = (char) (size >> 8);
 		out->data[start + 3] = (char) size;
 	}
+	if (ctx.close_after_response)
+		c->closing = true;		/* once the answer is sent */
 
 done:
 	MemoryContextSwitchTo(oldcxt);

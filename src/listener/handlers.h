@@ -30,12 +30,18 @@ typedef struct KpRequestContext
 	void	   *request;		/* the decoded request struct */
 	void	   *response;		/* the response struct, defaults filled */
 	const char *peer;			/* client address, for logs */
+	struct KpConn *conn;		/* the connection (SASL handlers only) */
+	const char *principal;		/* the authenticated role, or "ANONYMOUS" */
+	Oid			principal_oid;	/* its OID; InvalidOid when anonymous */
 
 	/* set by the handler */
 	bool		no_response;	/* Produce with acks=0 */
-	bool		park;			/* wait (for data, for the group), then call again */
+	bool		close_after_response;	/* e.g. a failed authentication */
+	bool		park;			/* wait (for data, for the group), then call
+								 * again */
 	int64		park_until_ms;	/* ... at the latest then */
-	char		park_cookie[128];	/* kept for the next call (e.g. a member id) */
+	char		park_cookie[128];	/* kept for the next call (e.g. a member
+									 * id) */
 
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */

@@ -35,10 +35,21 @@ typedef struct KpConn
 	bool		limits_counted;
 	bool		limits_per_addr;	/* ... and max.connections.per.ip */
 	uint8		limits_addr[16];
+
+	/*
+	 * Who the client is (sasl.c): the PostgreSQL role it authenticated as, or
+	 * "ANONYMOUS" with InvalidOid on a PLAINTEXT listener and before
+	 * authentication.  Re-authentication (KIP-368) may not change it.
+	 */
+	char		principal[NAMEDATALEN];
+	Oid			principal_oid;
+	struct KpSaslSession *sasl; /* SASL state; NULL on a PLAINTEXT listener */
+	void	   *tls;			/* OpenSSL's SSL (tls.c); NULL without TLS */
 } KpConn;
 
 /* server.c */
 extern void kp_conn_send(KpConn *c, const char *data, int len);
+
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,

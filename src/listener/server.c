@@ -52,6 +52,8 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "listener/sasl.h"
+#include "listener/tls.h"
 #include "common/settings.h"
 #include "store/store.h"
 
@@ -135,8 +137,9 @@ kp_listener_init(void)
 							NULL, &kp_node_id, 0, 0, INT_MAX,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	kp_listener_limits_init();
+	kp_sasl_define_settings();
 
-	if (kp_port == 0)
+	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
 	if (!open_listen_socket(WARNING))
 		ereport(WARNING,
@@ -176,7 +179,10 @@ conn_close(KpConn *c, const char *why)
 	KpConn	  **pp;
 
 	if (why)
-		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s: %s", c->peer, why)));
+		ereport(DEBUG1, (errmsg("kafka_pg listener: closing connection from %s (principal %s): %s",
+								c->peer, c->principal, why)));
+	kp_sasl_conn_free(c);
+	kp_tls_conn_free(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
@@ -221,8 +227,9 @@ conn_flush(KpConn *c)
 {
 	while (c->out_pos < c->out.len)
 	{
-		ssize_t		n = send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos,
-							 MSG_NOSIGNAL);
+		ssize_t		n = c->tls ?
+		kp_tls_send(c, c->out.data + c->out_pos, c->out.len - c->out_pos) :
+		send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos, MSG_NOSIGNAL);
 
 		if (n < 0)
 		{
@@ -239,7 +246,11 @@ conn_flush(KpConn *c)
 	{
 		c->out_pos = 0;
 		resetStringInfo(&c->out);
-		/* give back a large buffer once it has drained (keep fetch-sized ones) */
+
+		/*
+		 * give back a large buffer once it has drained (keep fetch-sized
+		 * ones)
+		 */
 		if (c->out.maxlen > 16 * 1024 * 1024)
 		{
 			pfree(c->out.data);
@@ -350,7 +361,8 @@ conn_read(KpConn *c)
 		old = MemoryContextSwitchTo(listener_cxt);
 		enlargeStringInfo(&c->in, READ_CHUNK);
 		MemoryContextSwitchTo(old);
-		n = recv(c->fd, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1, 0);
+		n = c->tls ? kp_tls_recv(c, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1) :
+			recv(c->fd, c->in.data + c->in.len, c->in.maxlen - c->in.len - 1, 0);
 		if (n == 0)
 			return false;		/* peer closed */
 		if (n < 0)
@@ -412,10 +424,25 @@ accept_connections(void)
 			return;
 		}
 		accept_failure_logged = false;
+		if (!kp_address_allowed((struct sockaddr *) &addr))
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: refusing a connection from an address not in kafka.allowed_addresses")));
+			close(fd);
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 		c = MemoryContextAllocZero(listener_cxt, sizeof(KpConn));
 		c->fd = fd;
+		kp_sasl_conn_init(c);
+		if (!kp_tls_conn_init(c))
+		{
+			kp_sasl_conn_free(c);
+			close(fd);
+			pfree(c);
+			continue;
+		}
 		c->id = next_conn_id++;
 		c->last_active_ms = kp_listener_now_ms();
 		c->want_read = true;
@@ -439,6 +466,8 @@ accept_connections(void)
 			snprintf(c->peer, sizeof(c->peer), "unknown");
 		if (!kp_conn_limits_admit(c, &addr))
 		{
+			kp_sasl_conn_free(c);
+			kp_tls_conn_free(c);
 			close(fd);
 			pfree(c);
 			continue;
@@ -457,6 +486,8 @@ accept_connections(void)
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		{
 			kp_conn_limits_release(c);
+			kp_sasl_conn_free(c);
+			kp_tls_conn_free(c);
 			close(fd);
 			pfree(c->in.data);
 			pfree(c->out.data);
@@ -701,7 +732,8 @@ kp_listener_main(Datum arg)
 			else if (ok)
 				conn_update_events(c);
 			else
-				(void) conn_flush(c);	/* answers to the requests before the bad one */
+				(void) conn_flush(c);	/* answers to the requests before the
+										 * bad one */
 			if (!ok || (c->closing && c->out.len == c->out_pos))
 				conn_close(c, ok ? "closed" : "peer closed or error");
 		}

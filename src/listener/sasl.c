@@ -1,0 +1,954 @@
+/*-------------------------------------------------------------------------
+ *
+ * sasl.c
+ *	  SASL authentication of Kafka clients as PostgreSQL roles:
+ *	  SaslHandshake, SaslAuthenticate, SCRAM-SHA-256 and PLAIN against the
+ *	  roles' own SCRAM-SHA-256 verifiers, re-authentication (KIP-368), the
+ *	  address allowlist and the listener's safe default.
+ *
+ * A role logs in to Kafka with its PostgreSQL password (issue 10).  The
+ * verifier comes from src/catalog (kp_scram_verifier: LOGIN roles whose
+ * rolvaliduntil has not passed); nothing here reads the catalog itself.
+ *
+ * The state machine is Kafka's SaslServerAuthenticator's, for handshake
+ * v1 and SaslAuthenticate (the only form Java clients since 1.0 and
+ * librdkafka use):
+ *
+ *	 HANDSHAKE	  --SaslHandshake(enabled mechanism)-->  AUTHENTICATE
+ *	 AUTHENTICATE --SaslAuthenticate (1 or 2 rounds)-->  DONE
+ *	 DONE		  --SaslHandshake (re-authentication)--> AUTHENTICATE
+ *
+ * In HANDSHAKE only ApiVersions and SaslHandshake are answered; any other
+ * request closes the connection unanswered.  In AUTHENTICATE any request
+ * but SaslAuthenticate is answered ILLEGAL_SASL_STATE and the connection
+ * closed.  An unknown mechanism gets UNSUPPORTED_SASL_MECHANISM with the
+ * enabled ones, then the connection is closed; a failed login gets
+ * SASL_AUTHENTICATION_FAILED, then the connection is closed.  With
+ * kafka.connections_max_reauth_ms the session lifetime is told to the
+ * client (SaslAuthenticate v1+) and a request arriving after it (other
+ * than the re-authentication itself) closes the connection.
+ *
+ * Unknown roles are not told apart from wrong passwords: SCRAM answers
+ * them with a salt made from the cluster's mock authentication nonce, as
+ * PostgreSQL's own SCRAM does, and fails at the proof.  SCRAM-SHA-512 is
+ * not offered: PostgreSQL keeps no SHA-512 verifier.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "access/xlog.h"
+#include "catalog/pg_control.h"
+#include "common/base64.h"
+#include "common/cryptohash.h"
+#include "common/hmac.h"
+#include "common/saslprep.h"
+#include "common/scram-common.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "catalog/kafka_catalog.h"
+#include "listener/listener.h"
+#include "listener/sasl.h"
+#include "listener/tls.h"
+
+StaticAssertDecl(KP_SCRAM_KEY_LEN == SCRAM_KEY_LEN, "SCRAM key length");
+
+/* settings */
+int			kp_security_protocol = KP_SECURITY_PLAINTEXT;
+bool		kp_allow_anonymous = false;
+bool		kp_sasl_plain_allow_plaintext = false;
+char	   *kp_sasl_enabled_mechanisms = NULL;
+int			kp_connections_max_reauth_ms = 0;
+char	   *kp_allowed_addresses = NULL;
+
+static const struct config_enum_entry security_protocol_options[] = {
+	{"PLAINTEXT", KP_SECURITY_PLAINTEXT, false},
+	{"SASL_PLAINTEXT", KP_SECURITY_SASL_PLAINTEXT, false},
+	{"SSL", KP_SECURITY_SSL, false},
+	{"SASL_SSL", KP_SECURITY_SASL_SSL, false},
+	{"plaintext", KP_SECURITY_PLAINTEXT, true},
+	{"sasl_plaintext", KP_SECURITY_SASL_PLAINTEXT, true},
+	{"ssl", KP_SECURITY_SSL, true},
+	{"sasl_ssl", KP_SECURITY_SASL_SSL, true},
+	{NULL, 0, false}
+};
+
+typedef enum KpSaslState
+{
+	SASL_HANDSHAKE,				/* waiting for SaslHandshake */
+	SASL_AUTHENTICATE,			/* mechanism chosen, exchanging tokens */
+	SASL_DONE					/* authenticated */
+} KpSaslState;
+
+typedef enum KpSaslMechanism
+{
+	MECH_NONE,
+	MECH_SCRAM_SHA_256,
+	MECH_PLAIN
+} KpSaslMechanism;
+
+#define SCRAM_MSG_MAX 1024		/* longer SCRAM messages are refused */
+
+typedef struct KpSaslSession
+{
+	KpSaslState state;
+	KpSaslMechanism mechanism;
+	bool		reauthenticating;	/* KIP-368: a second login, same principal */
+	int64		session_expiry_ms;	/* 0: none */
+	/* a SCRAM exchange between its first and final message */
+	bool		scram_first_done;
+	bool		scram_mock;		/* unknown role: fail at the proof */
+	const char *mock_why;		/* why there is no verifier (for the log) */
+	char		scram_user[NAMEDATALEN];
+	char		gs2_header[NAMEDATALEN + 8];
+	char		client_first_bare[SCRAM_MSG_MAX];
+	char		server_first[SCRAM_MSG_MAX];
+	char		nonce[SCRAM_MSG_MAX];	/* client nonce + server nonce */
+	KpScramVerifier verifier;
+} KpSaslSession;
+
+/* ---------------------------------------------------------------------
+ * Settings, the safe default and the address allowlist
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+check_mechanisms(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	char	   *tok;
+	char	   *save;
+
+	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+	{
+		if (strcmp(tok, "SCRAM-SHA-256") != 0 && strcmp(tok, "PLAIN") != 0)
+		{
+			GUC_check_errdetail("unsupported SASL mechanism \"%s\": SCRAM-SHA-256 and PLAIN are supported (PostgreSQL keeps no SCRAM-SHA-512 verifiers)", tok);
+			pfree(copy);
+			return false;
+		}
+	}
+	pfree(copy);
+	return true;
+}
+
+/* Parse "a.b.c.d/n" or "x::y/n" (no /n: one address); false if invalid. */
+static bool
+parse_cidr(const char *s, int *family, uint8 *addr, int *bits)
+{
+	char		buf[INET6_ADDRSTRLEN + 8];
+	char	   *slash;
+
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (inet_pton(AF_INET, buf, addr) == 1)
+		*family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, addr) == 1)
+		*family = AF_INET6;
+	else
+		return false;
+	*bits = *family == AF_INET ? 32 : 128;
+	if (slash)
+	{
+		char	   *end;
+		long		n = strtol(slash + 1, &end, 10);
+
+		if (end == slash + 1 || *end != '\0' || n < 0 || n > *bits)
+			return false;
+		*bits = (int) n;
+	}
+	return true;
+}
+
+static bool
+check_allowed_addresses(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	char	   *tok;
+	char	   *save;
+
+	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+	{
+		int			family;
+		uint8		addr[16];
+		int			bits;
+
+		if (!parse_cidr(tok, &family, addr, &bits))
+		{
+			GUC_check_errdetail("\"%s\" is not an IP address or CIDR block (such as 10.0.0.0/8 or ::1/128)", tok);
+			pfree(copy);
+			return false;
+		}
+	}
+	pfree(copy);
+	return true;
+}
+
+void
+kp_sasl_define_settings(void)
+{
+	DefineCustomEnumVariable("kafka.security_protocol",
+							 "Security protocol of the Kafka listener (Kafka's listener security protocols).",
+							 "PLAINTEXT and SSL: no authentication; SASL_PLAINTEXT and SASL_SSL: SASL login as a PostgreSQL role.",
+							 &kp_security_protocol, KP_SECURITY_PLAINTEXT,
+							 security_protocol_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("kafka.sasl_enabled_mechanisms",
+							   "SASL mechanisms offered (Kafka's sasl.enabled.mechanisms).",
+							   "SCRAM-SHA-256 and PLAIN, both checked against the role's SCRAM-SHA-256 password.",
+							   &kp_sasl_enabled_mechanisms, "SCRAM-SHA-256,PLAIN",
+							   PGC_SIGHUP, GUC_LIST_INPUT, check_mechanisms, NULL, NULL);
+	DefineCustomBoolVariable("kafka.sasl_plain_allow_plaintext",
+							 "Offer SASL/PLAIN on a listener without TLS (the password crosses the network in clear).",
+							 NULL, &kp_sasl_plain_allow_plaintext, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("kafka.allow_anonymous",
+							 "Let the listener serve unauthenticated clients on an address other than loopback.",
+							 NULL, &kp_allow_anonymous, false,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.connections_max_reauth_ms",
+							"Lifetime of a SASL session before the client must re-authenticate (Kafka's connections.max.reauth.ms, KIP-368); 0: unlimited.",
+							NULL, &kp_connections_max_reauth_ms, 0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomStringVariable("kafka.allowed_addresses",
+							   "Client addresses the listener accepts, a list of CIDR blocks (in the spirit of pg_hba.conf); empty: any.",
+							   NULL, &kp_allowed_addresses, "",
+							   PGC_SIGHUP, GUC_LIST_INPUT, check_allowed_addresses, NULL, NULL);
+	kp_tls_define_settings();
+}
+
+/* Does the listener ask clients to log in? */
+static bool
+sasl_enabled(void)
+{
+	return kp_security_protocol == KP_SECURITY_SASL_PLAINTEXT ||
+		kp_security_protocol == KP_SECURITY_SASL_SSL;
+}
+
+/* Does kafka.listen_address name only loopback addresses? */
+static bool
+listen_address_is_loopback(void)
+{
+	const char *a = kp_listen_address ? kp_listen_address : "";
+	uint8		addr[16];
+
+	if (strcmp(a, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, a, addr) == 1)
+		return addr[0] == 127;
+	if (inet_pton(AF_INET6, a, addr) == 1)
+		return memcmp(addr, &in6addr_loopback, 16) == 0;
+	return false;				/* empty, '*', a host name: may be reachable */
+}
+
+bool
+kp_listener_start_allowed(void)
+{
+	if (kp_tls_enabled() && !kp_tls_load(LOG))
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg: not starting the Kafka listener: kafka.security_protocol is %s but TLS could not be set up",
+						kp_security_protocol == KP_SECURITY_SSL ? "SSL" : "SASL_SSL")));
+		return false;
+	}
+	if (sasl_enabled() || kp_allow_anonymous || listen_address_is_loopback())
+		return true;
+	ereport(LOG,
+			(errmsg("kafka_pg: not starting the Kafka listener: kafka.listen_address \"%s\" is not a loopback address and kafka.security_protocol is %s, without authentication, so any client that can reach it would act as a superuser",
+					kp_listen_address, kp_security_protocol == KP_SECURITY_SSL ? "SSL" : "PLAINTEXT"),
+			 errhint("Set kafka.security_protocol = 'SASL_SSL' or 'SASL_PLAINTEXT' so clients log in as PostgreSQL roles, or set kafka.allow_anonymous = on to serve anonymous clients anyway.")));
+	return false;
+}
+
+bool
+kp_address_allowed(const struct sockaddr *sa)
+{
+	char	   *copy;
+	char	   *tok;
+	char	   *save;
+	const uint8 *peer;
+	int			peer_family = sa->sa_family;
+	uint8		mapped[4];
+	bool		allowed = false;
+
+	if (kp_allowed_addresses == NULL || kp_allowed_addresses[0] == '\0')
+		return true;
+	if (peer_family == AF_INET)
+		peer = (const uint8 *) &((const struct sockaddr_in *) sa)->sin_addr;
+	else if (peer_family == AF_INET6)
+	{
+		peer = (const uint8 *) &((const struct sockaddr_in6 *) sa)->sin6_addr;
+		/* an IPv4 client on a dual-stack socket: ::ffff:a.b.c.d */
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *) peer))
+		{
+			memcpy(mapped, peer + 12, 4);
+			peer = mapped;
+			peer_family = AF_INET;
+		}
+	}
+	else
+		return false;
+
+	copy = pstrdup(kp_allowed_addresses);
+	for (tok = strtok_r(copy, ", ", &save); tok && !allowed; tok = strtok_r(NULL, ", ", &save))
+	{
+		int			family;
+		uint8		net[16];
+		int			bits;
+		int			i;
+
+		if (!parse_cidr(tok, &family, net, &bits) || family != peer_family)
+			continue;
+		allowed = true;
+		for (i = 0; i < bits; i++)
+		{
+			uint8		m = 0x80 >> (i % 8);
+
+			if ((net[i / 8] & m) != (peer[i / 8] & m))
+			{
+				allowed = false;
+				break;
+			}
+		}
+	}
+	pfree(copy);
+	return allowed;
+}
+
+/* ---------------------------------------------------------------------
+ * Connections
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_sasl_conn_init(KpConn *c)
+{
+	strlcpy(c->principal, "ANONYMOUS", sizeof(c->principal));
+	c->principal_oid = InvalidOid;
+	c->sasl = NULL;
+	if (sasl_enabled())
+		c->sasl = MemoryContextAllocZero(GetMemoryChunkContext(c), sizeof(KpSaslSession));
+}
+
+void
+kp_sasl_conn_free(KpConn *c)
+{
+	if (c->sasl)
+	{
+		explicit_bzero(c->sasl, sizeof(KpSaslSession));
+		pfree(c->sasl);
+		c->sasl = NULL;
+	}
+}
+
+KpSaslVerdict
+kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id)
+{
+	KpSaslSession *s = c->sasl;
+
+	if (s == NULL)
+		return KP_SASL_RUN;
+	switch (s->state)
+	{
+		case SASL_HANDSHAKE:
+			if (api_key == KP_API_API_VERSIONS || api_key == KP_API_SASL_HANDSHAKE)
+				return KP_SASL_RUN;
+			ereport(LOG,
+					(errmsg("kafka_pg listener: closing connection from %s (client %s): API key %d before SASL authentication",
+							c->peer, client_id ? client_id : "", api_key)));
+			return KP_SASL_CLOSE;
+		case SASL_AUTHENTICATE:
+			if (api_key == KP_API_SASL_AUTHENTICATE)
+				return KP_SASL_RUN;
+			ereport(LOG,
+					(errmsg("kafka_pg listener: closing connection from %s (client %s, principal %s): API key %d during SASL authentication",
+							c->peer, client_id ? client_id : "", c->principal, api_key)));
+			return KP_SASL_REFUSE_ANSWER;
+		case SASL_DONE:
+			if (s->session_expiry_ms > 0 && kp_listener_now_ms() >= s->session_expiry_ms)
+			{
+				ereport(LOG,
+						(errmsg("kafka_pg listener: closing connection from %s (client %s, principal %s): the SASL session expired without re-authentication (kafka.connections_max_reauth_ms)",
+								c->peer, client_id ? client_id : "", c->principal)));
+				return KP_SASL_CLOSE;
+			}
+			return KP_SASL_RUN;
+	}
+	return KP_SASL_CLOSE;
+}
+
+/* ---------------------------------------------------------------------
+ * SaslHandshake
+ * ---------------------------------------------------------------------
+ */
+
+/* Is mechanism m enabled on this listener? */
+static bool
+mechanism_enabled(const char *m)
+{
+	char	   *copy;
+	char	   *tok;
+	char	   *save;
+	bool		found = false;
+
+	/* PLAIN sends the password itself: only over TLS, or when allowed */
+	if (strcmp(m, "PLAIN") == 0 && !kp_tls_enabled() && !kp_sasl_plain_allow_plaintext)
+		return false;
+	copy = pstrdup(kp_sasl_enabled_mechanisms);
+	for (tok = strtok_r(copy, ", ", &save); tok && !found; tok = strtok_r(NULL, ", ", &save))
+		found = strcmp(tok, m) == 0;
+	pfree(copy);
+	return found;
+}
+
+void
+kp_handle_sasl_handshake(KpRequestContext *ctx)
+{
+	KpSaslHandshakeRequest *req = ctx->request;
+	KpSaslHandshakeResponse *resp = ctx->response;
+	KpSaslSession *s = ctx->conn->sasl;
+	static const char *const all[] = {"SCRAM-SHA-256", "PLAIN"};
+	KpSaslMechanism mech = MECH_NONE;
+	int			i;
+
+	resp->mechanisms = palloc(sizeof(char *) * lengthof(all));
+	resp->n_mechanisms = 0;
+	for (i = 0; i < lengthof(all); i++)
+		if (mechanism_enabled(all[i]))
+			resp->mechanisms[resp->n_mechanisms++] = (char *) all[i];
+
+	/* a PLAINTEXT listener, or a handshake in the middle of one */
+	if (s == NULL || s->state == SASL_AUTHENTICATE)
+	{
+		resp->error_code = KP_ERR_ILLEGAL_SASL_STATE;
+		if (s != NULL)
+			ctx->close_after_response = true;
+		return;
+	}
+	if (req->mechanism && mechanism_enabled(req->mechanism))
+		mech = strcmp(req->mechanism, "PLAIN") == 0 ? MECH_PLAIN : MECH_SCRAM_SHA_256;
+	if (mech == MECH_NONE)
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s: SASL mechanism \"%s\" is not enabled",
+						ctx->peer, req->mechanism ? req->mechanism : "")));
+		resp->error_code = KP_ERR_UNSUPPORTED_SASL_MECHANISM;
+		ctx->close_after_response = true;
+		return;
+	}
+	if (ctx->version < 1)
+	{
+		/*
+		 * Handshake v0 is followed by raw SASL tokens outside Kafka's request
+		 * framing; only the v1 form (SaslAuthenticate) is served.
+		 */
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s: SaslHandshake v0 (unframed SASL tokens) is not supported",
+						ctx->peer)));
+		resp->error_code = KP_ERR_UNSUPPORTED_SASL_MECHANISM;
+		ctx->close_after_response = true;
+		return;
+	}
+	if (s->state == SASL_DONE)
+	{
+		/* KIP-368 re-authentication keeps its mechanism */
+		if (mech != s->mechanism)
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: closing connection from %s (principal %s): re-authentication may not change the SASL mechanism",
+							ctx->peer, ctx->conn->principal)));
+			resp->error_code = KP_ERR_ILLEGAL_SASL_STATE;
+			ctx->close_after_response = true;
+			return;
+		}
+		s->reauthenticating = true;
+	}
+	s->mechanism = mech;
+	s->state = SASL_AUTHENTICATE;
+	s->scram_first_done = false;
+}
+
+/* ---------------------------------------------------------------------
+ * SCRAM-SHA-256 (RFC 5802, RFC 7677) and PLAIN (RFC 4616)
+ * ---------------------------------------------------------------------
+ */
+
+/* HMAC-SHA-256 of data with key into out; false on failure (OOM). */
+static bool
+hmac_sha256(const uint8 *key, int keylen, const char *data, int len, uint8 *out)
+{
+	pg_hmac_ctx *h = pg_hmac_create(PG_SHA256);
+	bool		ok;
+
+	if (h == NULL)
+		return false;
+	ok = pg_hmac_init(h, key, keylen) >= 0 &&
+		pg_hmac_update(h, (const uint8 *) data, len) >= 0 &&
+		pg_hmac_final(h, out, SCRAM_KEY_LEN) >= 0;
+	pg_hmac_free(h);
+	return ok;
+}
+
+/*
+ * A verifier no password matches, for a role that does not exist: its
+ * salt is derived from the user name and the cluster's mock authentication
+ * nonce, so it is the same on every attempt (PostgreSQL's
+ * scram_mock_salt does the same).
+ */
+static void
+mock_verifier(const char *user, KpScramVerifier *v)
+{
+	uint8		digest[SCRAM_KEY_LEN];
+
+	memset(v, 0, sizeof(*v));
+	if (!hmac_sha256((const uint8 *) GetMockAuthenticationNonce(), MOCK_AUTH_NONCE_LEN,
+					 user, strlen(user), digest))
+		memset(digest, 0, sizeof(digest));
+	v->salt_len = SCRAM_DEFAULT_SALT_LEN;
+	memcpy(v->salt, digest, SCRAM_DEFAULT_SALT_LEN);
+	v->iterations = SCRAM_DEFAULT_ITERATIONS;
+	if (!pg_strong_random(v->stored_key, SCRAM_KEY_LEN))
+		memset(v->stored_key, 0xff, SCRAM_KEY_LEN);
+}
+
+/* Constant-time comparison of two keys. */
+static bool
+keys_equal(const uint8 *a, const uint8 *b)
+{
+	uint8		diff = 0;
+	int			i;
+
+	for (i = 0; i < SCRAM_KEY_LEN; i++)
+		diff |= a[i] ^ b[i];
+	return diff == 0;
+}
+
+/*
+ * Decode a SCRAM saslname (',' is "=2C" and '=' is "=3D") into out;
+ * false when malformed or too long.
+ */
+static bool
+decode_saslname(const char *in, int len, char *out, int cap)
+{
+	int			o = 0;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		char		ch = in[i];
+
+		if (ch == '=')
+		{
+			if (i + 2 < len && in[i + 1] == '2' && in[i + 2] == 'C')
+				ch = ',';
+			else if (i + 2 < len && in[i + 1] == '3' && in[i + 2] == 'D')
+				ch = '=';
+			else
+				return false;
+			i += 2;
+		}
+		else if (ch == ',' || ch == '\0')
+			return false;
+		if (o + 1 >= cap)
+			return false;
+		out[o++] = ch;
+	}
+	out[o] = '\0';
+	return o > 0;
+}
+
+/* Copy a token into a NUL-terminated string; false if too long or has NUL. */
+static bool
+token_string(const KpBytes *b, char *out, int cap)
+{
+	if (b->len < 0 || b->len >= cap || memchr(b->data, '\0', b->len) != NULL)
+		return false;
+	memcpy(out, b->data, b->len);
+	out[b->len] = '\0';
+	return true;
+}
+
+typedef enum KpSaslStep
+{
+	STEP_CONTINUE,				/* answer *out and wait for the next token */
+	STEP_SUCCESS,				/* authenticated as s->verifier.role */
+	STEP_FAILURE,				/* wrong credentials (why: for the log) */
+	STEP_MALFORMED				/* not a valid message (why: for the log) */
+} KpSaslStep;
+
+/* The client-first-message: n,[a=authzid],n=user,r=nonce[,ext...] */
+static KpSaslStep
+scram_first(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
+{
+	const char *p = msg;
+	const char *gs2_end;
+	const char *user;
+	const char *user_end;
+	const char *cnonce;
+	uint8		raw_nonce[SCRAM_RAW_NONCE_LEN];
+	char		snonce[64];
+	char		salt64[128];
+	int			n;
+
+	*why = "malformed client-first-message";
+	/* channel binding is not offered: 'n', or 'y' (client could, we can't) */
+	if ((p[0] != 'n' && p[0] != 'y') || p[1] != ',')
+	{
+		if (p[0] == 'p')
+			*why = "channel binding requested; SCRAM-SHA-256-PLUS is not offered";
+		return STEP_MALFORMED;
+	}
+	p += 2;
+	if (p[0] == 'a' && p[1] == '=')
+	{
+		/* an authzid may only repeat the user (Kafka's ScramSaslServer) */
+		p = strchr(p, ',');
+		if (p == NULL)
+			return STEP_MALFORMED;
+	}
+	if (*p != ',')
+		return STEP_MALFORMED;
+	gs2_end = ++p;
+	if (gs2_end - msg >= (int) sizeof(s->gs2_header))
+		return STEP_MALFORMED;
+	memcpy(s->gs2_header, msg, gs2_end - msg);
+	s->gs2_header[gs2_end - msg] = '\0';
+	if (strlcpy(s->client_first_bare, gs2_end, sizeof(s->client_first_bare)) >=
+		sizeof(s->client_first_bare))
+		return STEP_MALFORMED;
+
+	if (p[0] != 'n' || p[1] != '=')
+		return STEP_MALFORMED;	/* also the reserved m= extension */
+	user = p + 2;
+	user_end = strchr(user, ',');
+	if (user_end == NULL ||
+		!decode_saslname(user, user_end - user, s->scram_user, sizeof(s->scram_user)))
+		return STEP_MALFORMED;
+	if (user_end[1] != 'r' || user_end[2] != '=')
+		return STEP_MALFORMED;
+	cnonce = user_end + 3;
+	n = strcspn(cnonce, ",");
+	if (n == 0)
+		return STEP_MALFORMED;
+	for (int i = 0; i < n; i++)
+		if (cnonce[i] < 0x21 || cnonce[i] > 0x7e)
+			return STEP_MALFORMED;
+	/* Kafka's extensions: tokenauth=true asks for a delegation token */
+	if (cnonce[n] == ',' && strstr(cnonce + n, "tokenauth=true") != NULL)
+	{
+		*why = "delegation tokens are not supported";
+		return STEP_MALFORMED;
+	}
+	if (gs2_end - msg > 3)
+	{
+		/* "n,a=<user>,": the authzid must be the user */
+		char		authzid[NAMEDATALEN];
+
+		if (!decode_saslname(msg + 4, gs2_end - msg - 5, authzid, sizeof(authzid)) ||
+			strcmp(authzid, s->scram_user) != 0)
+		{
+			*why = "authorization id differs from the user name";
+			return STEP_MALFORMED;
+		}
+	}
+
+	if (!pg_strong_random(raw_nonce, sizeof(raw_nonce)))
+	{
+		*why = "could not generate a nonce";
+		return STEP_FAILURE;
+	}
+	n = pg_b64_encode((char *) raw_nonce, sizeof(raw_nonce), snonce, sizeof(snonce) - 1);
+	if (n < 0)
+		return STEP_FAILURE;
+	snonce[n] = '\0';
+	snprintf(s->nonce, sizeof(s->nonce), "%.*s%s", (int) strcspn(cnonce, ","), cnonce, snonce);
+
+	/* the verifier, or a mock one (told apart only at the proof) */
+	{
+		const char *whynot;
+
+		s->scram_mock = !kp_scram_verifier(s->scram_user, &s->verifier, &whynot);
+		if (s->scram_mock)
+		{
+			mock_verifier(s->scram_user, &s->verifier);
+			strlcpy(s->verifier.role, s->scram_user, sizeof(s->verifier.role));
+			s->mock_why = whynot;
+		}
+	}
+	n = pg_b64_encode((char *) s->verifier.salt, s->verifier.salt_len, salt64, sizeof(salt64) - 1);
+	if (n < 0)
+		return STEP_FAILURE;
+	salt64[n] = '\0';
+	snprintf(s->server_first, sizeof(s->server_first), "r=%s,s=%s,i=%d",
+			 s->nonce, salt64, s->verifier.iterations);
+	appendStringInfoString(out, s->server_first);
+	s->scram_first_done = true;
+	return STEP_CONTINUE;
+}
+
+/* The client-final-message: c=<gs2 b64>,r=<nonce>[,ext],p=<proof> */
+static KpSaslStep
+scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
+{
+	const char *proof_at;
+	char		gs2_64[128];
+	char		expect[SCRAM_MSG_MAX];
+	int			n;
+	size_t		nonce_len;
+	StringInfoData auth;
+	uint8		proof[SCRAM_KEY_LEN + 8];
+	uint8		client_signature[SCRAM_KEY_LEN];
+	uint8		client_key[SCRAM_KEY_LEN];
+	uint8		stored_key[SCRAM_KEY_LEN];
+	uint8		server_signature[SCRAM_KEY_LEN];
+	char		sig64[64];
+	const char *errstr;
+	int			i;
+
+	*why = "malformed client-final-message";
+	proof_at = strstr(msg, ",p=");
+	if (proof_at == NULL)
+		return STEP_MALFORMED;
+	n = pg_b64_encode(s->gs2_header, strlen(s->gs2_header), gs2_64, sizeof(gs2_64) - 1);
+	if (n < 0)
+		return STEP_MALFORMED;
+	gs2_64[n] = '\0';
+	snprintf(expect, sizeof(expect), "c=%s,r=", gs2_64);
+	n = strlen(expect);
+	if (strncmp(msg, expect, n) != 0)
+	{
+		*why = "client-final-message does not repeat the channel binding";
+		return STEP_MALFORMED;
+	}
+
+	/*
+	 * The nonce must be the server-first-message's, exactly (RFC 5802 5.1).
+	 * Kafka 4.x checks the same (CVE-2024-56128); librdkafka before 2.6.1
+	 * sends its client nonce twice and is refused by both.
+	 */
+	nonce_len = strcspn(msg + n, ",");
+	if (nonce_len != strlen(s->nonce) || msg + n + nonce_len > proof_at ||
+		strncmp(msg + n, s->nonce, nonce_len) != 0)
+	{
+		*why = "client-final-message does not repeat the nonce";
+		return STEP_MALFORMED;
+	}
+	if (pg_b64_dec_len(strlen(proof_at + 3)) > (int) sizeof(proof) ||
+		pg_b64_decode(proof_at + 3, strlen(proof_at + 3), (char *) proof, sizeof(proof)) != SCRAM_KEY_LEN)
+	{
+		*why = "malformed proof";
+		return STEP_MALFORMED;
+	}
+
+	/*
+	 * AuthMessage = client-first-bare "," server-first ","
+	 * final-without-proof
+	 */
+	initStringInfo(&auth);
+	appendStringInfo(&auth, "%s,%s,", s->client_first_bare, s->server_first);
+	appendBinaryStringInfo(&auth, msg, proof_at - msg);
+
+	if (!hmac_sha256(s->verifier.stored_key, SCRAM_KEY_LEN, auth.data, auth.len, client_signature))
+	{
+		*why = "HMAC failed";
+		return STEP_FAILURE;
+	}
+	for (i = 0; i < SCRAM_KEY_LEN; i++)
+		client_key[i] = proof[i] ^ client_signature[i];
+	if (scram_H(client_key, SCRAM_KEY_LEN, stored_key, &errstr) < 0)
+	{
+		*why = errstr;
+		return STEP_FAILURE;
+	}
+	if (s->scram_mock || !keys_equal(stored_key, s->verifier.stored_key))
+	{
+		*why = s->scram_mock ? s->mock_why : "password does not match";
+		return STEP_FAILURE;
+	}
+	if (!hmac_sha256(s->verifier.server_key, SCRAM_KEY_LEN, auth.data, auth.len, server_signature))
+		return STEP_FAILURE;
+	n = pg_b64_encode((char *) server_signature, SCRAM_KEY_LEN, sig64, sizeof(sig64) - 1);
+	if (n < 0)
+		return STEP_FAILURE;
+	sig64[n] = '\0';
+	appendStringInfo(out, "v=%s", sig64);
+	return STEP_SUCCESS;
+}
+
+/* PLAIN: [authzid] NUL authcid NUL password, checked against the verifier */
+static KpSaslStep
+plain_login(KpSaslSession *s, const KpBytes *token, const char **why)
+{
+	const char *d = (const char *) token->data;
+	const char *nul1;
+	const char *nul2;
+	char		authzid[NAMEDATALEN];
+	char	   *password;
+	char	   *prepared = NULL;
+	uint8		salted[SCRAM_KEY_LEN];
+	uint8		client_key[SCRAM_KEY_LEN];
+	uint8		stored_key[SCRAM_KEY_LEN];
+	const char *errstr;
+	const char *whynot;
+	bool		ok;
+
+	*why = "malformed PLAIN message";
+	if (token->len <= 0 || token->len > SCRAM_MSG_MAX)
+		return STEP_MALFORMED;
+	nul1 = memchr(d, '\0', token->len);
+	if (nul1 == NULL)
+		return STEP_MALFORMED;
+	nul2 = memchr(nul1 + 1, '\0', token->len - (nul1 + 1 - d));
+	if (nul2 == NULL || memchr(nul2 + 1, '\0', token->len - (nul2 + 1 - d)) != NULL ||
+		nul1 - d >= NAMEDATALEN || nul2 - nul1 - 1 >= NAMEDATALEN || nul2 == nul1 + 1)
+		return STEP_MALFORMED;
+	memcpy(authzid, d, nul1 - d);
+	authzid[nul1 - d] = '\0';
+	memcpy(s->scram_user, nul1 + 1, nul2 - nul1 - 1);
+	s->scram_user[nul2 - nul1 - 1] = '\0';
+	if (authzid[0] && strcmp(authzid, s->scram_user) != 0)
+	{
+		*why = "authorization id differs from the user name";
+		return STEP_FAILURE;
+	}
+	password = pnstrdup(nul2 + 1, token->len - (nul2 + 1 - d));
+
+	/* as PostgreSQL's scram_verify_plain_password: SASLprep, then salt */
+	if (!kp_scram_verifier(s->scram_user, &s->verifier, &whynot))
+	{
+		mock_verifier(s->scram_user, &s->verifier);
+		s->scram_mock = true;
+	}
+	if (pg_saslprep(password, &prepared) != SASLPREP_SUCCESS)
+		prepared = NULL;
+	ok = scram_SaltedPassword(prepared ? prepared : password, (const char *) s->verifier.salt,
+							  s->verifier.salt_len, s->verifier.iterations, salted, &errstr) >= 0 &&
+		scram_ClientKey(salted, client_key, &errstr) >= 0 &&
+		scram_H(client_key, SCRAM_KEY_LEN, stored_key, &errstr) >= 0 &&
+		!s->scram_mock && keys_equal(stored_key, s->verifier.stored_key);
+	explicit_bzero(password, strlen(password));
+	pfree(password);
+	if (prepared)
+	{
+		explicit_bzero(prepared, strlen(prepared));
+		pfree(prepared);
+	}
+	explicit_bzero(salted, sizeof(salted));
+	if (!ok)
+	{
+		*why = s->scram_mock ? whynot : "password does not match";
+		return STEP_FAILURE;
+	}
+	return STEP_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------
+ * SaslAuthenticate
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_sasl_authenticate(KpRequestContext *ctx)
+{
+	KpSaslAuthenticateRequest *req = ctx->request;
+	KpSaslAuthenticateResponse *resp = ctx->response;
+	KpConn	   *c = ctx->conn;
+	KpSaslSession *s = c->sasl;
+	StringInfoData out;
+	KpSaslStep	step;
+	const char *why = NULL;
+	const char *mech_name;
+
+	if (s == NULL || s->state != SASL_AUTHENTICATE)
+	{
+		/* Kafka's KafkaApis answer, on PLAINTEXT or after authentication */
+		resp->error_code = KP_ERR_ILLEGAL_SASL_STATE;
+		resp->error_message = "SaslAuthenticate request received after successful authentication";
+		return;
+	}
+	mech_name = s->mechanism == MECH_PLAIN ? "PLAIN" : "SCRAM-SHA-256";
+	initStringInfo(&out);
+	if (s->mechanism == MECH_PLAIN)
+		step = plain_login(s, &req->auth_bytes, &why);
+	else
+	{
+		char		msg[SCRAM_MSG_MAX];
+
+		if (!token_string(&req->auth_bytes, msg, sizeof(msg)))
+		{
+			why = "SCRAM message too long or not text";
+			step = STEP_MALFORMED;
+		}
+		else if (!s->scram_first_done)
+			step = scram_first(s, msg, &out, &why);
+		else
+			step = scram_final(s, msg, &out, &why);
+	}
+
+	if (step == STEP_CONTINUE)
+	{
+		resp->auth_bytes.data = (uint8 *) out.data;
+		resp->auth_bytes.len = out.len;
+		return;
+	}
+	if (step == STEP_SUCCESS && s->reauthenticating &&
+		strcmp(s->verifier.role, c->principal) != 0)
+	{
+		why = psprintf("re-authentication may not change the principal (was \"%s\")", c->principal);
+		step = STEP_FAILURE;
+	}
+	if (step != STEP_SUCCESS)
+	{
+		ereport(LOG,
+				(errmsg("kafka_pg listener: SASL %s authentication of user \"%s\" from %s failed (connection principal %s), closing the connection",
+						mech_name, s->scram_user, ctx->peer, c->principal),
+				 errdetail_internal("%s", why ? why : "unknown reason")));
+		resp->error_code = step == STEP_MALFORMED ? KP_ERR_ILLEGAL_SASL_STATE :
+			KP_ERR_SASL_AUTHENTICATION_FAILED;
+		/* Kafka's own messages (ScramSaslServer, PlainSaslServer) */
+		if (s->mechanism == MECH_PLAIN)
+			resp->error_message = "Authentication failed: Invalid username or password";
+		else
+			resp->error_message = "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256";
+		if (step == STEP_MALFORMED)
+			resp->error_message = psprintf("Invalid %s message", mech_name);
+		resp->auth_bytes.data = (uint8 *) "";
+		resp->auth_bytes.len = 0;
+		ctx->close_after_response = true;
+		explicit_bzero(&s->verifier, sizeof(s->verifier));
+		return;
+	}
+
+	/* authenticated */
+	strlcpy(c->principal, s->verifier.role, sizeof(c->principal));
+	c->principal_oid = s->verifier.role_oid;
+	s->state = SASL_DONE;
+	s->session_expiry_ms = 0;
+	if (kp_connections_max_reauth_ms > 0)
+	{
+		int64		now = kp_listener_now_ms();
+		int64		lifetime = kp_connections_max_reauth_ms;
+
+		/* a password expiring sooner ends the session sooner */
+		if (s->verifier.valid_until_ms > 0 && s->verifier.valid_until_ms - now < lifetime)
+			lifetime = Max(s->verifier.valid_until_ms - now, 1);
+		s->session_expiry_ms = now + lifetime;
+		resp->session_lifetime_ms = lifetime;
+	}
+	ereport(DEBUG1,
+			(errmsg("kafka_pg listener: connection from %s authenticated as role \"%s\" (OID %u) with SASL %s%s",
+					ctx->peer, c->principal, c->principal_oid, mech_name,
+					s->reauthenticating ? " (re-authentication)" : "")));
+	s->reauthenticating = false;
+	explicit_bzero(&s->verifier, sizeof(s->verifier));
+	resp->auth_bytes.data = (uint8 *) out.data;
+	resp->auth_bytes.len = out.len;
+}
