@@ -114,6 +114,7 @@ extern void kp_handle_end_txn(KpRequestContext *ctx);
 extern void kp_handle_describe_transactions(KpRequestContext *ctx);
 extern void kp_handle_list_transactions(KpRequestContext *ctx);
 extern void kp_handle_describe_producers(KpRequestContext *ctx);
+
 /* OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT where a transaction has pending offsets */
 extern void kp_txn_mark_unstable_offsets(const char *group_id, KpOffsetFetchResponseGroup *group);
 

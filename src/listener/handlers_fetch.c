@@ -39,7 +39,7 @@ typedef struct FetchBudget
 	int64		total_left;		/* max_bytes left for the response */
 	int64		bytes;			/* record bytes collected so far */
 	bool		any;			/* some partition returned data */
-}			FetchBudget;
+} FetchBudget;
 
 /*
  * Collect the batches of one partition from fetch_offset: whole batches,
@@ -51,7 +51,7 @@ typedef struct FetchBudget
  */
 static void
 fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fetch_offset,
-				int32 partition_max_bytes, bool read_committed, FetchBudget * budget)
+				int32 partition_max_bytes, bool read_committed, FetchBudget *budget)
 {
 	KpLogOffsets off;
 	KpLogReader *reader;
@@ -148,7 +148,7 @@ typedef struct FetchListing
 	int			partition;		/* index into that topic's partitions */
 	int			seq;			/* place in the request */
 	int			first_seq;		/* place of the partition's first listing */
-}			FetchListing;
+} FetchListing;
 
 static int
 fetch_topic_cmp(const KpFetchRequestFetchTopic *a, const KpFetchRequestFetchTopic *b, bool by_id)
@@ -164,8 +164,8 @@ static bool fetch_sort_by_id;
 static int
 fetch_listing_cmp(const void *pa, const void *pb)
 {
-	const		FetchListing *a = pa;
-	const		FetchListing *b = pb;
+	const FetchListing *a = pa;
+	const FetchListing *b = pb;
 	int			c = fetch_topic_cmp(&fetch_sort_req->topics[a->topic],
 									&fetch_sort_req->topics[b->topic], fetch_sort_by_id);
 	int32		pa_idx;
