@@ -31,6 +31,9 @@ extern char *kp_allowed_addresses;
 /* Define the settings above (from kp_listener_init, in the postmaster). */
 extern void kp_sasl_define_settings(void);
 
+/* Does the listener ask clients to log in?  (security.c) */
+extern bool kp_sasl_enabled(void);
+
 /*
  * May the listener start?  false (with the reason logged) when it would
  * serve a non-loopback address without authentication and
