@@ -19,7 +19,9 @@ Second: a Produce whose transactional batch waits for its producer's lock (an En
 blocked by a SQL session, then cancelled) while a topic is created elsewhere: the check that
 follows processes the topic-cache invalidation, and the rest of the request (another partition of
 the same topic) must still be appended where it was sent (the listener keeps a copy of the topic,
-not the cache entry the invalidation frees).
+not the cache entry the invalidation frees).  Before that fix this failed reliably only where freed
+memory is overwritten at once (a CLOBBER_FREED_MEMORY build, or a clobbering topic_cache_reset):
+elsewhere the freed entry often still held the old values, and was overwritten only under load.
 
 kafka_pg only.  Usage: PGDATABASE=... txn_race.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -36,7 +38,7 @@ import conformance as cf  # noqa: E402
 from conformance import Conn, array, i16, i32, nbytes, string  # noqa: E402
 from tap import check, finish  # noqa: E402
 from transactions import (INVALID_TXN_STATE, add_partitions, end_txn, init_producer_id,  # noqa: E402
-                          produce, stored, txn_batch, wait_batches)
+                          produce, txn_batch, wait_batches)
 
 
 def send_produce_two(c, txn_id, blocked_topic, topic, batch):
