@@ -101,6 +101,13 @@ typedef struct KpTopic
  */
 extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok);
 
+/*
+ * A copy of a topic kp_topic_open returned, in CurrentMemoryContext: valid
+ * across catalog calls (any lock taken may process invalidations, which
+ * drop the whole cache).
+ */
+extern KpTopic *kp_topic_copy(const KpTopic *topic);
+
 /* The name of the topic with this Kafka topic id, or NULL (no lock taken). */
 extern char *kp_topic_name_for_uuid(const pg_uuid_t *uuid);
 

@@ -291,6 +291,28 @@ kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
 	}
 }
 
+KpTopic *
+kp_topic_copy(const KpTopic *topic)
+{
+	KpTopic    *t = palloc(sizeof(KpTopic));
+	int			n = topic->partition_count;
+	int			i;
+
+	*t = *topic;
+	t->partition_ids = palloc(sizeof(int64) * Max(n, 1));
+	memcpy(t->partition_ids, topic->partition_ids, sizeof(int64) * n);
+	t->partition_xmins = palloc(sizeof(TransactionId) * Max(n, 1));
+	memcpy(t->partition_xmins, topic->partition_xmins, sizeof(TransactionId) * n);
+	t->config_values = palloc(sizeof(char *) * kp_topic_config_count);
+	t->config_is_default = palloc(sizeof(bool) * kp_topic_config_count);
+	for (i = 0; i < kp_topic_config_count; i++)
+	{
+		t->config_values[i] = topic->config_values[i] ? pstrdup(topic->config_values[i]) : NULL;
+		t->config_is_default[i] = topic->config_is_default[i];
+	}
+	return t;
+}
+
 void
 kp_topic_partition(const KpTopic *topic, int32 partition, KpPartitionRef *ref)
 {

@@ -140,7 +140,15 @@ kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id, KpTxnRow *row,
 		SPI_keepplan(p);
 		plan = p;
 	}
-	ret = SPI_execute_plan(plan, values, NULL, true, 1);
+
+	/*
+	 * Not read_only: that would read with the request's entry snapshot, taken
+	 * before the caller waited for the producer's lock, and so miss an EndTxn
+	 * or fence that committed meanwhile (accepting a batch after its
+	 * transaction's markers).  A fresh snapshot sees what the lock waited
+	 * for.
+	 */
+	ret = SPI_execute_plan(plan, values, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg transactions catalog: the produce check failed (%d)", ret);
 	found = SPI_processed > 0;

@@ -252,7 +252,14 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 	/* asked by id: a topic re-created under the same name is another topic */
 	if (t && by_id && memcmp(t->topic_uuid.data, topic_id->b, 16) != 0)
 		return NULL;
-	return t;
+
+	/*
+	 * A copy in the request's memory: handlers keep the topic across catalog
+	 * calls (Produce checks transactional batches through SPI between the
+	 * partitions of a topic), and any of them may process a topic
+	 * invalidation that frees the cache, the entry with it.
+	 */
+	return t ? kp_topic_copy(t) : NULL;
 }
 
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
