@@ -19,3 +19,23 @@ spread() {
 
 # a number with one decimal, anything else as it is
 fmt() { if [[ $1 =~ ^[0-9.]+$ ]]; then printf '%.1f' "$1"; else printf '%s' "$1"; fi; }
+
+# bench_init NAME: after KPORT is set, the common start of a benchmark script that runs Apache
+# Kafka beside kafka_pg: $repo, $K (test/clients/kafka/kafka.sh), the raw log
+# bench/out/NAME-<time>.log in $LOG, a scratch folder $work (Kafka's state inside), say(), and a
+# trap that stops Kafka and removes $work on exit.
+bench_init() {
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	K=$repo/test/clients/kafka/kafka.sh
+	mkdir -p "$repo/bench/out"
+	LOG=$repo/bench/out/$1-$(date +%Y%m%d-%H%M%S).log
+	work=$(mktemp -d)
+	export KAFKA_STATE_DIR=$work/kafka
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+say() { echo "$*" >&2; }
+bench_cleanup() {
+	"$K" stop "$KPORT" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}

@@ -16,8 +16,6 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
-repo=$(cd "$here/../.." && pwd)
-K=$repo/test/clients/kafka/kafka.sh
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 REPS=${BENCH_REPS:-3}
 SMALL=${BENCH_SMALL_RECORDS:-500000}
@@ -26,17 +24,7 @@ TXN_MS=${BENCH_TXN_MS:-100}
 KPORT=${BENCH_KAFKA_PORT:-39192}
 STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
 
-mkdir -p "$repo/bench/out"
-LOG=$repo/bench/out/txn-$(date +%Y%m%d-%H%M%S).log
-work=$(mktemp -d)
-export KAFKA_STATE_DIR=$work/kafka
-say() { echo "$*" >&2; }
-cleanup() {
-	"$K" stop "$KPORT" >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_init txn
 
 say "bench: starting Apache Kafka on 127.0.0.1:$KPORT (log: $LOG)"
 "$K" start "$KPORT" >>"$LOG" 2>&1 || { say "bench: Kafka did not start"; tail -20 "$LOG" >&2; exit 1; }

@@ -27,8 +27,6 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
-repo=$(cd "$here/../.." && pwd)
-K=$repo/test/clients/kafka/kafka.sh
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 REPS=${BENCH_REPS:-3}
 SMALL=${BENCH_SMALL_RECORDS:-1000000}
@@ -39,18 +37,7 @@ E2E_S=${BENCH_E2E_SECONDS:-10}
 KPORT=${BENCH_KAFKA_PORT:-39092}
 STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
 
-mkdir -p "$repo/bench/out"
-LOG=$repo/bench/out/wire-$(date +%Y%m%d-%H%M%S).log
-work=$(mktemp -d)
-export KAFKA_STATE_DIR=$work/kafka
-say() { echo "$*" >&2; }
-
-cleanup() {
-	"$K" stop "$KPORT" >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_init wire
 
 jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { say "bench: cannot fetch the Kafka jars"; exit 1; }
 mkdir -p "$work/classes"
