@@ -96,15 +96,16 @@ typedef struct KpTopic
 /*
  * Look up a topic by name and lock it against deletion (lockmode on the
  * topic object, held to the end of the transaction).  Returns NULL when it
- * does not exist and missing_ok, else ERROR (KP003).  The result belongs
- * to the cache: valid until the next catalog call.
+ * does not exist and missing_ok, else ERROR (KP003).  The result is a copy
+ * in CurrentMemoryContext (kp_topic_copy), valid however many catalog calls
+ * and invalidations follow.
  */
 extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok);
 
 /*
- * A copy of a topic kp_topic_open returned, in CurrentMemoryContext: valid
- * across catalog calls (any lock taken may process invalidations, which
- * drop the whole cache).
+ * A copy of a cached topic in CurrentMemoryContext: valid across catalog
+ * calls (any relation lock taken may process invalidations, which drop the
+ * whole cache).
  */
 extern KpTopic *kp_topic_copy(const KpTopic *topic);
 

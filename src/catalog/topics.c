@@ -286,7 +286,15 @@ kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
 		LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
 		AcceptInvalidationMessages();
 		if (generation == cache_generation)
-			return t;
+		{
+			/*
+			 * A copy in the caller's memory context: callers keep the topic
+			 * across calls that take relation locks (the store opening
+			 * kafka.store, SPI), and any of those may process a topic
+			 * invalidation that drops the cache, this entry with it.
+			 */
+			return kp_topic_copy(t);
+		}
 		/* the topic changed while we waited: look again */
 	}
 }

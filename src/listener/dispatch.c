@@ -254,12 +254,12 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 		return NULL;
 
 	/*
-	 * A copy in the request's memory: handlers keep the topic across catalog
-	 * calls (Produce checks transactional batches through SPI between the
-	 * partitions of a topic), and any of them may process a topic
-	 * invalidation that frees the cache, the entry with it.
+	 * kp_topic_open returns a copy in the request's memory: handlers keep the
+	 * topic across catalog calls (Produce checks transactional batches
+	 * through SPI between the partitions of a topic), and any of them may
+	 * process a topic invalidation that drops the cache.
 	 */
-	return t ? kp_topic_copy(t) : NULL;
+	return t;
 }
 
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
