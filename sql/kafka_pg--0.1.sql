@@ -275,6 +275,8 @@ CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigi
 
 -- The batches of a partition as stored, markers included: what Kafka's
 -- kafka-dump-log.sh shows.  For inspection; consumers use kafka.fetch.
+-- delete_horizon: set by log compaction on a batch that keeps a tombstone
+-- or a transaction marker (KIP-534), null otherwise.
 CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint DEFAULT 0,
 							   max_batches integer DEFAULT 1000,
 							   OUT base_offset bigint, OUT last_offset bigint,
@@ -283,7 +285,7 @@ CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint
 							   OUT is_control boolean, OUT control_type text,
 							   OUT producer_id bigint, OUT producer_epoch smallint,
 							   OUT base_sequence integer, OUT max_timestamp timestamptz,
-							   OUT crc_valid boolean)
+							   OUT crc_valid boolean, OUT delete_horizon timestamptz)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_dump_log' LANGUAGE C VOLATILE STRICT;
 
 -- Consume as a member of a consumer group: records from the partitions no

@@ -130,8 +130,8 @@ map_init(KpOffsetMap *map, int64 buffer_bytes, int64 dirty_bytes)
 
 	/*
 	 * No more than the dirty part can need: a record takes at least 4 bytes
-	 * of a batch (compressed very small records may take fewer; the map
-	 * then fills early and the next clean goes on).
+	 * of a batch (compressed very small records may take fewer; the map then
+	 * fills early and the next clean goes on).
 	 */
 	nslots = Min(nslots, (uint64) Max(dirty_bytes / 4, 1024));
 	nslots = Max(nslots, 16);
@@ -599,7 +599,7 @@ clean_batch(KpCleanState *cs, const char *batch, size_t len,
 	{
 		bool		set_horizon = kept_tombstone && !has_horizon;
 		int64		base_ts = set_horizon ? cs->now_ms + cs->delete_retention_ms :
-			hdr->base_timestamp;
+		hdr->base_timestamp;
 		char	   *rebuilt;
 		size_t		rlen;
 		int32		kept;
@@ -721,24 +721,32 @@ segment_time(Relation rel)
 	return ts;
 }
 
-/* the max timestamp of a segment's first batch from offset, or -1 */
+/*
+ * The max timestamp of the first batch at or after offset from, among the
+ * segments segs[i..] that start below upto (Kafka's first batch timestamp
+ * of the first dirty segment, for max.compaction.lag.ms), or -1.
+ */
 static int64
-first_batch_time(Oid relnode, int64 from)
+first_batch_time(const KpSegInfo *segs, int nsegs, int i, int64 from, int64 upto)
 {
-	KpSegScan	s;
-	KpBatchHeader hdr;
-	size_t		len;
 	int64		ts = -1;
 
-	scan_open(&s, relnode, from);
-	while (scan_next(&s, &hdr, &len))
+	for (; ts < 0 && i + 1 < nsegs && segs[i].base_offset < upto; i++)
 	{
-		if (KpBatchLastOffset(&hdr) < from || KpBatchIsControl(&hdr))
-			continue;
-		ts = hdr.max_timestamp;
-		break;
+		KpSegScan	s;
+		KpBatchHeader hdr;
+		size_t		len;
+
+		scan_open(&s, segs[i].relnode, from);
+		while (scan_next(&s, &hdr, &len))
+		{
+			if (KpBatchLastOffset(&hdr) < from || hdr.max_timestamp < 0)
+				continue;
+			ts = hdr.max_timestamp;
+			break;
+		}
+		scan_close(&s);
 	}
-	scan_close(&s);
 	return ts;
 }
 
@@ -759,7 +767,7 @@ kp_log_compact(int64 partition_id, const KpCompactConfig *config,
 	bool		by_lag = false;
 	KpOffsetMap map;
 	KpCleanTxns txns;
-	KpThrottle thr;
+	KpThrottle	thr;
 	KpCleanState cs;
 	int64		map_end;
 	int			ncleanable;
@@ -832,9 +840,9 @@ kp_log_compact(int64 partition_id, const KpCompactConfig *config,
 		for (i = 0; i + 1 < nsegs; i++)
 			if (segs[i + 1].base_offset > first_dirty)
 				break;
-		if (i + 1 < nsegs)
 		{
-			int64		ts = first_batch_time(segs[i].relnode, first_dirty);
+			int64		ts = first_batch_time(segs, nsegs, i, first_dirty,
+											  first_uncleanable);
 
 			by_lag = ts >= 0 && ts < now_ms - config->max_compaction_lag_ms;
 		}
@@ -866,7 +874,10 @@ kp_log_compact(int64 partition_id, const KpCompactConfig *config,
 	}
 	result->end_offset = Max(map_end, first_dirty);
 
-	/* 3. the segments to rewrite: from the first up to the one holding map_end */
+	/*
+	 * 3. the segments to rewrite: from the first up to the one holding
+	 * map_end
+	 */
 	for (ncleanable = 0; ncleanable + 1 < nsegs; ncleanable++)
 		if (segs[ncleanable].base_offset >= result->end_offset)
 			break;
