@@ -18,6 +18,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,8 +37,12 @@ class CompactionTest {
 
     /** Every record of the partition from offset 0 up to end, read by a fresh consumer. */
     static List<ConsumerRecord<byte[], byte[]>> readAll(TopicPartition tp, long end) {
+        return readAll(tp, end, "read_uncommitted");
+    }
+
+    static List<ConsumerRecord<byte[], byte[]>> readAll(TopicPartition tp, long end, String isolation) {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = Kit.consumer()) {
+        try (KafkaConsumer<byte[], byte[]> c = Kit.consumer(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation)) {
             c.assign(List.of(tp));
             c.seekToBeginning(List.of(tp));
             long deadline = System.nanoTime() + Kit.WAIT.toNanos();
@@ -157,5 +164,62 @@ class CompactionTest {
                 rs.stream().filter(r -> key(r).equals("k2")).findFirst().get();
         assertEquals("newest", Kit.str(k2.value()));
         assertEquals(end, k2.offset(), "k2's newest value at the offset it was given");
+    }
+
+    /**
+     * Transactions in a compacted topic (KIP-98 with the cleaner's CleanedTransactionMetadata): the
+     * records of an aborted transaction are removed by the clean, so even a read_uncommitted consumer
+     * no longer sees them; committed records are compacted like any others.
+     */
+    @Test
+    @Tag("transactions")
+    void a_compacted_topic_drops_aborted_transactions_and_keeps_committed_ones() throws Exception {
+        String t = Kit.topic("txchangelog");
+        TopicPartition tp = new TopicPartition(t, 0);
+        try (Admin admin = Kit.admin()) {
+            Kit.createTopic(admin, t, 1, Map.of("cleanup.policy", "compact", "segment.ms", "100",
+                    "min.cleanable.dirty.ratio", "0.01"));
+        }
+        try (KafkaProducer<byte[], byte[]> p = Kit.producer(ProducerConfig.TRANSACTIONAL_ID_CONFIG, t + "-tx")) {
+            p.initTransactions();
+            p.beginTransaction();
+            for (String k : List.of("a", "b", "c")) p.send(new ProducerRecord<>(t, 0, Kit.bytes(k), Kit.bytes("c1-" + k)));
+            p.commitTransaction();
+            Thread.sleep(150);
+            p.beginTransaction();
+            for (String k : List.of("a", "b", "c")) p.send(new ProducerRecord<>(t, 0, Kit.bytes(k), Kit.bytes("aborted-" + k)));
+            p.flush();
+            p.abortTransaction();
+            Thread.sleep(150);
+            p.beginTransaction();
+            p.send(new ProducerRecord<>(t, 0, Kit.bytes("a"), Kit.bytes("c2-a")));
+            p.commitTransaction();
+            Thread.sleep(150);
+            p.beginTransaction();
+            p.send(new ProducerRecord<>(t, 0, Kit.bytes("end"), Kit.bytes("x")));
+            p.commitTransaction();
+        }
+        long end;
+        try (KafkaConsumer<byte[], byte[]> c = Kit.consumer(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")) {
+            end = c.endOffsets(List.of(tp)).get(tp);
+        }
+        // wait until a clean has removed the aborted records (even read_uncommitted no longer sees them)
+        List<ConsumerRecord<byte[], byte[]>> rs = List.of();
+        long deadline = System.nanoTime() + Kit.WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            rs = readAll(tp, end, "read_uncommitted");
+            boolean aborted = rs.stream().anyMatch(r -> Kit.str(r.value()).startsWith("aborted"));
+            if (!aborted && rs.stream().filter(r -> key(r).equals("a")).count() == 1) break;
+            Thread.sleep(500);
+        }
+        assertTrue(rs.stream().noneMatch(r -> Kit.str(r.value()).startsWith("aborted")),
+                "no aborted record left: " + rs.stream().map(r -> r.offset() + ":" + Kit.str(r.value())).toList());
+        List<ConsumerRecord<byte[], byte[]>> committed = readAll(tp, end, "read_committed");
+        Map<String, String> values = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : committed) values.put(key(r), Kit.str(r.value()));
+        assertEquals("c2-a", values.get("a"));
+        assertEquals("c1-b", values.get("b"));
+        assertEquals("c1-c", values.get("c"));
+        assertEquals(1L, committed.stream().filter(r -> key(r).equals("a")).count(), "a's older value is gone");
     }
 }
