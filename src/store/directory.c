@@ -18,6 +18,13 @@
  * of a partition is the larger of its first segment's base offset and the
  * largest such entry, on the primary after a restart and on a standby alike.
  *
+ * Log compaction (compaction.c) publishes a cleaned segment as a
+ * KP_DIRENT_CLEANED entry followed, in the same WAL record, by a
+ * KP_DIRENT_CLEANED_END entry: the cleaned segment replaces the listed
+ * segments whose base offsets lie in [its base offset, the END entry's);
+ * they go to the partition's replaced list until they are flagged dropped.
+ * The cleaner checkpoint is a KP_DIRENT_CLEANER_CHECKPOINT entry.
+ *
  * Each backend keeps a cache of the directory, revalidated against the
  * metapage's change counter on every lookup: appends are read
  * incrementally, drops force a full reload.  The same code serves a hot
