@@ -5,9 +5,11 @@ A throwaway cluster whose log cleaner looks for partitions to compact every
 20 ms (kafka.log_cleaner_backoff_ms) and cleans as soon as anything is dirty
 (min.cleanable.dirty.ratio 0.01), on a compacted topic whose segments roll
 every 20 ms (segment.ms), whose tombstones go after 300 ms
-(delete.retention.ms) and whose replaced segments are dropped at once
-(file.delete.delay.ms 0): so a clean (rewrite, swap, drop) is nearly always
-under way.  One SQL transaction per record over 20 keys per partition, some
+(delete.retention.ms) and whose replaced segments are dropped 1 s after a
+swap (file.delete.delay.ms): so a clean (rewrite, swap, drop) is nearly
+always under way.  A reader reads both partitions whole, again and again,
+meanwhile: it must never fail (file.delete.delay.ms keeps the segments it
+listed before a swap), nor see offsets go back or a rolled-back record.  One SQL transaction per record over 20 keys per partition, some
 of them tombstones, and now and then a transaction that is rolled back;
 each record whose COMMIT returned is noted.  Then the postmaster is killed
 with SIGKILL at a random moment and the server restarted,
@@ -84,6 +86,31 @@ def producer(port, acked, aborted, stop):
         pass
 
 
+def reader(port, aborted, stop, errors):
+    """Read the whole of each partition again and again while cleans swap segments in and out."""
+    try:
+        conn = kafkapg.connect(port, DB)
+        conn.autocommit = True
+        cur = conn.cursor()
+        while not stop.is_set():
+            for p in range(PARTS):
+                try:
+                    cur.execute("SELECT \"offset\", value FROM kafka.fetch_text(%s, %s, 0, 10000000)", (TOPIC, p))
+                except psycopg2.OperationalError:
+                    return          # the server went away: the kill
+                except psycopg2.Error as e:
+                    errors.append("partition %d: %s" % (p, str(e).strip().splitlines()[0]))
+                    continue
+                rows = cur.fetchall()
+                offsets = [o for (o, _) in rows]
+                if offsets != sorted(set(offsets)):
+                    errors.append("partition %d: offsets not increasing" % p)
+                if any(v in aborted for (_, v) in rows):
+                    errors.append("partition %d: a rolled-back record was read" % p)
+    except psycopg2.Error:
+        pass
+
+
 def check(port, acked, aborted, label):
     conn = kafkapg.connect(port, DB)
     cur = conn.cursor()
@@ -154,7 +181,7 @@ def run():
         conn.cursor().execute("SELECT kafka.create_topic(%s, %s, %s)",
                               (TOPIC, PARTS, '{"cleanup.policy": "compact", "segment.ms": "20", '
                                '"min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "300", '
-                               '"file.delete.delay.ms": "0"}'))
+                               '"file.delete.delay.ms": "1000"}'))
         conn.close()
         log = kafkapg.pgcluster("logfile", data)
         for loop in range(1, loops + 1):
@@ -162,6 +189,9 @@ def run():
             stop = threading.Event()
             th = threading.Thread(target=producer, args=(port, acked, aborted, stop))
             th.start()
+            errors = []
+            rd = threading.Thread(target=reader, args=(port, aborted, stop, errors))
+            rd.start()
             time.sleep(random.uniform(3.0, 6.0))
             try:
                 c = kafkapg.connect(port, DB)
@@ -178,6 +208,9 @@ def run():
             os.kill(pm, signal.SIGKILL)
             stop.set()
             th.join(60)
+            rd.join(60)
+            for e in errors[:5]:
+                fail("%s: a reader during the cleans: %s" % (label, e))
             deadline = time.time() + 60
             while time.time() < deadline:
                 r = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True)
