@@ -70,14 +70,19 @@ class CompactionTest {
         // the segment holding it (segments roll on the next append after segment.ms)
         Map<String, Long> latestOffset = new HashMap<>();
         Map<String, String> latestValue = new HashMap<>();
-        try (KafkaProducer<byte[], byte[]> p = Kit.producer()) {
+        // each round is one lz4 batch (linger.ms): compaction filters records out of compressed
+        // batches and compresses them again, which the consumer's CRC check and codec then read
+        try (KafkaProducer<byte[], byte[]> p = Kit.producer(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4",
+                ProducerConfig.LINGER_MS_CONFIG, "50")) {
             for (int round = 0; round < 3; round++) {
+                List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
                 for (int k = 0; k < 10; k++) {
                     String v = "v" + round + "-" + k;
-                    RecordMetadata m = p.send(new ProducerRecord<>(t, 0, Kit.bytes("k" + k), Kit.bytes(v))).get();
-                    latestOffset.put("k" + k, m.offset());
+                    sent.add(p.send(new ProducerRecord<>(t, 0, Kit.bytes("k" + k), Kit.bytes(v))));
                     latestValue.put("k" + k, v);
                 }
+                p.flush();
+                for (int k = 0; k < 10; k++) latestOffset.put("k" + k, sent.get(k).get().offset());
                 Thread.sleep(150);
             }
             RecordMetadata m = p.send(new ProducerRecord<>(t, 0, Kit.bytes("k1"), null)).get();
