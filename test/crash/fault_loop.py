@@ -240,9 +240,17 @@ def inject(fault, data, port, kport, clients):
     if fault == "client":
         return "killed client %s (a fresh one replaces it)" % clients.kill_one()
     if fault == "sockets":
-        r = subprocess.run(["ss", "-K", "state", "established", "( sport = :%d )" % kport],
-                           capture_output=True, text=True)
-        return "cut %d client connections" % max(0, len(r.stdout.splitlines()) - 1)
+        def conns():
+            r = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%d )" % kport],
+                               capture_output=True, text=True)
+            return set(r.stdout.splitlines())
+        before = conns()
+        subprocess.run(["ss", "-K", "state", "established", "( sport = :%d )" % kport],
+                       capture_output=True, text=True)
+        cut = len(before - conns())
+        if before and not cut:
+            return "could not cut connections here (ss -K needs CAP_NET_ADMIN and INET_DIAG_DESTROY)"
+        return "cut %d of %d client connections" % (cut, len(before))
     raise ValueError(fault)
 
 
