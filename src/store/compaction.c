@@ -498,8 +498,12 @@ clean_batch(KpCleanState *cs, const char *batch, size_t len,
 		}
 		if (type == KP_CONTROL_ABORT)
 		{
+			/*
+			 * Without its index entry (invariant 9 says it has one) the
+			 * marker is kept: it is all that tells the transaction aborted.
+			 */
 			e = txns_marker(cs->txns, hdr->producer_id, hdr->base_offset);
-			can_discard = (e < 0 || !cs->txns->observed[e]);
+			can_discard = (e >= 0 && !cs->txns->observed[e]);
 		}
 		else if (type == KP_CONTROL_COMMIT)
 		{
@@ -886,7 +890,14 @@ kp_log_compact(int64 partition_id, const KpCompactConfig *config,
 
 	memset(&cs, 0, sizeof(cs));
 	cs.map = &map;
-	cs.map_end = map_end;
+
+	/*
+	 * Records from map_end on are kept as they are.  A map_end below the
+	 * first dirty offset means the map is empty (the batch straddling the
+	 * first dirty offset did not fit): the clean part is still cleaned of
+	 * tombstones and markers whose horizon has passed.
+	 */
+	cs.map_end = Max(map_end, first_dirty);
 	cs.txns = &txns;
 	cs.now_ms = now_ms;
 	cs.delete_retention_ms = config->delete_retention_ms;
