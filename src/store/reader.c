@@ -67,6 +67,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 
 #include "codec/codec.h"
 #include "store/store_int.h"
@@ -142,6 +143,24 @@ standby_log_start(int64 partition_id)
 	return Max(nsegs > 0 ? segs[0].base_offset : 0, recorded);
 }
 
+int			kp_debug_reader_pause_lock = 0;
+
+/*
+ * kafka.debug_reader_pause_lock: wait until pg_advisory_lock_shared(key)
+ * can be had (a test holds pg_advisory_lock(key)), then let it go.  The
+ * reader has its list of segments and nothing else yet, as a reader that
+ * is descheduled at that point would.
+ */
+static void
+debug_pause(int key)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) key, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
+
 /* with_floor: start no lower than the log start offset */
 static KpLogReader *
 reader_open(int64 partition_id, int64 from_offset, bool with_floor,
@@ -180,6 +199,8 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	from_offset = r->from_offset;
 	r->next_offset = from_offset;
 	reader_load_segments(r);
+	if (kp_debug_reader_pause_lock != 0)
+		debug_pause(kp_debug_reader_pause_lock);
 	r->seg = -1;
 	if (r->nsegs == 0)
 		return r;

@@ -186,10 +186,12 @@ extern void kp_directory_publish_cleaned(int64 partition_id, int64 base_offset,
 extern int64 kp_directory_cleaner_checkpoint(int64 partition_id);
 
 /*
- * Segments that a cleaned segment replaced and that are not flagged
- * dropped yet (their storage is dropped by compaction.c after
- * file.delete.delay.ms, or at once after a restart).  Owned by the cache,
- * like kp_directory_segments's array.
+ * Segments that left the partition's log and are not flagged dropped yet:
+ * those a cleaned segment replaced and those wholly below the log start
+ * offset, in the order they left (their storage is dropped by
+ * kp_log_drop_replaced_segments after file.delete.delay.ms, or at the first
+ * pass after a restart).  Owned by the cache, like kp_directory_segments's
+ * array.
  */
 extern const KpSegInfo *kp_directory_replaced(int64 partition_id, int *nsegs);
 
@@ -295,6 +297,17 @@ typedef struct KpPartitionState
 	slock_t		published_mutex;
 	bool		published_valid;
 	KpLogOffsets published;
+
+	/*
+	 * The delayed drops (kp_log_drop_replaced_segments): the segments of the
+	 * replaced list up to drop_mark_relnode had all left the log by
+	 * drop_mark_ms.  Set at the partition's first load (everything replaced
+	 * then left before the server started: drop_mark_ms 0), kept across
+	 * reloads.  Under the appender lock.
+	 */
+	bool		drop_mark_init;
+	Oid			drop_mark_relnode;	/* InvalidOid: no mark */
+	int64		drop_mark_ms;
 
 	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,
