@@ -31,6 +31,9 @@
 #include "storage/lwlock.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "lib/stringinfo.h"
+
+#include "codec/codec.h"
 
 /* The log configuration a partition is appended with (from the topic). */
 typedef struct KpLogConfig
@@ -239,6 +242,20 @@ extern bool kp_log_cursor_next(KpLogReader *reader, const char **batch, size_t *
 							   KpBatchVisibility *visibility);
 extern int	kp_log_cursor_aborted(KpLogReader *reader, int64 from, int64 upper_bound,
 								  KpAbortedTxn **aborted);
+
+/*
+ * kp_log_cursor_next without the reader's own copy: the next batch is
+ * appended to dst straight from the segment's pages (dst grows once per
+ * batch, to the batch's size), *hdr gets its header.  Returns false at the
+ * end, and also when the next batch is larger than max_len (-1: any size):
+ * then nothing is appended and the cursor stays before it (Fetch's byte
+ * limits).
+ */
+extern bool kp_log_cursor_next_into(KpLogReader *reader, StringInfo dst, int64 max_len,
+									KpBatchHeader *hdr, KpBatchVisibility *visibility);
+
+/* The reader stops before any batch starting at or past bound (Fetch's LSO). */
+extern void kp_log_reader_set_bound(KpLogReader *reader, int64 bound);
 
 /*
  * First offset whose record timestamp is >= ts (ms), or -1 when none;

@@ -32,6 +32,7 @@
 
 #include "store/store.h"
 #include "codec/codec.h"
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
@@ -226,6 +227,26 @@ extern XLogRecPtr kp_segment_write(Relation rel, int64 pos, const char *data,
 
 /* Copy len bytes from stream position pos; false if not all present. */
 extern bool kp_segment_read(Relation rel, int64 pos, char *dst, size_t len);
+extern bool kp_segment_read_cached(Relation rel, BlockNumber *nblocks, int64 pos,
+								   char *dst, size_t len);
+
+/* kp_segment_read_batch: what happened, or what decide() wants done */
+typedef enum KpSegBatchStatus
+{
+	KP_SEGBATCH_OK,				/* copied (decide: copy it) */
+	KP_SEGBATCH_SKIP,			/* decide: not this one, go past it */
+	KP_SEGBATCH_STOP,			/* decide: stop before it */
+	KP_SEGBATCH_END,			/* no batch starts here: the stream ends */
+	KP_SEGBATCH_BAD_HEADER,		/* the bytes here are not a batch header */
+	KP_SEGBATCH_SHORT			/* the batch is not whole */
+} KpSegBatchStatus;
+
+typedef KpSegBatchStatus (*KpSegBatchDecide) (const KpBatchHeader *hdr, void *arg);
+
+extern KpSegBatchStatus kp_segment_read_batch(Relation rel, BlockNumber *nblocks,
+											  int64 pos, KpSegBatchDecide decide,
+											  void *arg, KpBatchHeader *hdr,
+											  StringInfo dst);
 
 /*
  * Stream position of a batch at or before the one that contains offset
