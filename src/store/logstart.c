@@ -324,11 +324,11 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 			moved = true;
 
 			/*
-			 * Which of the segments listed before left the log with the
-			 * move: those below the first one still listed (the directory
-			 * cache moved them to the replaced list).  No roll can come
-			 * between while we hold the appender lock; the cache is read
-			 * with buffer locks only.
+			 * Which of the segments listed before left the log with the move:
+			 * those below the first one still listed (the directory cache
+			 * moved them to the replaced list).  No roll can come between
+			 * while we hold the appender lock; the cache is read with buffer
+			 * locks only.
 			 */
 			after = kp_directory_segments(partition_id, &nafter);
 			for (i = 0; i < nmid; i++)
@@ -344,7 +344,8 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 				if (k + 1 < nbefore)
 					left_bytes += sizes[k];
 				else
-					unmeasured = mid[i].relnode;	/* rolled since: at most one */
+					unmeasured = mid[i].relnode;	/* rolled since: at most
+													 * one */
 			}
 			state->segment_count -= nleft;
 			state->closed_bytes -= left_bytes;
@@ -438,7 +439,7 @@ kp_log_drop_replaced_segments(int64 partition_id, int64 delay_ms)
 	else
 	{
 		int			mark = OidIsValid(state->drop_mark_relnode) ?
-			find_relnode(segs, n, state->drop_mark_relnode) : -1;
+		find_relnode(segs, n, state->drop_mark_relnode) : -1;
 
 		if (mark < 0)
 		{

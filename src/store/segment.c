@@ -694,7 +694,10 @@ kp_segment_read_cached(Relation rel, BlockNumber *nblocksp, int64 pos,
 		Page		page;
 		bool		ok;
 
-		/* past the end, or extended but not yet (or, after a crash, never) written */
+		/*
+		 * past the end, or extended but not yet (or, after a crash, never)
+		 * written
+		 */
 		if (!pin_data_page(rel, nblocksp, blkno, &buf))
 			return false;
 		page = BufferGetPage(buf);
