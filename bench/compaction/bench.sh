@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Compaction benchmarks (issue 9). A benchmark, not a test: prints numbers beside a baseline
+# measured in the same run, medians of BENCH_REPS with the spread (min-max); asserts nothing, but
+# says when a run did not compact (no size reduction, wrong key count).
+#
+#   bench/compaction/bench.sh                 # both parts, ~10-15 minutes on 2 cores
+#   CB_PARTS=throughput bench/compaction/bench.sh
+#
+# It runs as root (PostgreSQL as the postgres user) with the kafka_pg installed for the pg_config on
+# PATH (`source /work/pgr-env.sh NAME && make install`), and starts everything itself: a throwaway
+# PostgreSQL cluster with kafka_pg (first free port from BENCH_PG_PORT, 57620; the wire listener
+# from BENCH_KP_KAFKA_PORT, 39620) and Apache Kafka 4.4 in KRaft on loopback (BENCH_KAFKA_PORT,
+# 39092; test/clients/kafka/kafka.sh). Both stop and their data go at the end, also on error.
+#
+# Part "throughput": the log cleaner's throughput, kafka_pg beside Apache Kafka's log cleaner on
+# the same data in the same run. Per repetition, a topic of 1 partition with segment.bytes
+# CB_SEGMENT_BYTES (16 MiB) and cleanup.policy=delete (so nothing cleans it yet) is created on
+# both brokers and filled by the same client (CompactBench.java fill, over the wire): CB_RECORDS
+# (500000) records of CB_SIZE (1024) bytes with CB_KEYS (50000) keys, every key updated
+# CB_RECORDS/CB_KEYS times in the same order. Then, Kafka first:
+#   Kafka     kafka-configs sets cleanup.policy=compact and min.cleanable.dirty.ratio=0.01; the
+#             broker runs with log.cleaner.backoff.ms=500, so its cleaner thread starts within
+#             0.5 s; the figures are those it logs ("Log cleaner thread 0 cleaned log ...",
+#             "X MB of log processed in Y seconds (Z MB/sec)", start and end size).
+#   kafka_pg  CHECKPOINT; then one transaction sets the same two configs and runs
+#             kafka.run_log_cleaner() (so the cleaner worker, which sees only committed configs,
+#             cannot start first); timed by the client from BEGIN to the end of COMMIT. The bytes
+#             processed are the partition's segments below the active one before (kafka.segments).
+# Figures: MB/s = MB (2^20 bytes) of the cleanable log (every segment but the active one, as both
+# cleaners leave that) over the seconds of the clean, for both; Kafka's own "MB of log processed"
+# rate beside; the size before and after; kafka_pg's live keys after (kafka.table, must be
+# CB_KEYS). Ratio kafka_pg/Kafka. Topics are deleted after each repetition.
+#
+# Part "load": produce throughput and latency with the cleaner running against the same with it
+# idle, kafka_pg only. A load topic (CB_LOAD_PARTITIONS, 6) takes CompactBench.java load over the
+# wire, acks=all, records of CB_SIZE bytes: once as fast as the producer goes for CB_LOAD_SECONDS
+# (15) -> records/s, once at CB_LOAD_RATE (2000) records/s for CB_LOAD_SECONDS -> p50/p99
+# latency. "Cleaner running": a second session cleans dirty topics prepared beforehand
+# (CB_DIRTY_TOPICS per repetition, 2, each CB_DIRTY_RECORDS, 250000, records with CB_KEYS keys,
+# switched to compact and cleaned by kafka.run_log_cleaner() one after the other) from 1 s before
+# the first load to after the last, and the script says whether the cleaning covered both loads.
+# Repetitions alternate the order (idle first, then cleaner first). Ratio running/idle.
+#
+# Settings: BENCH_REPS (3), CB_PARTS (throughput,load), the CB_* above, KP_PG_CONF (extra server
+# settings). Raw log: bench/out/compaction-<time>.log.
+set -uo pipefail
+
+KPORT=${BENCH_KAFKA_PORT:-39092}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../lib.sh"
+bench_init compaction
+. "$repo/test/lib/cluster.sh"
+
+REPS=${BENCH_REPS:-3}
+PARTS=${CB_PARTS:-throughput,load}
+N=${CB_RECORDS:-500000}
+KEYS=${CB_KEYS:-50000}
+SIZE=${CB_SIZE:-1024}
+SEG=${CB_SEGMENT_BYTES:-16777216}
+LOAD_S=${CB_LOAD_SECONDS:-15}
+LOAD_RATE=${CB_LOAD_RATE:-2000}
+LOAD_PARTS=${CB_LOAD_PARTITIONS:-6}
+DIRTY_TOPICS=${CB_DIRTY_TOPICS:-2}
+DIRTY_N=${CB_DIRTY_RECORDS:-250000}
+want() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
+
+[ "$(id -u)" = 0 ] || { say "bench: run as root (the server runs as the postgres user)"; exit 2; }
+kp_extension_installed || { say "bench: kafka_pg is not installed for $(pg_config --bindir)"; exit 2; }
+
+# --- kafka_pg: a throwaway cluster -----------------------------------------------------------
+pgroot=$(kp_mktemp compaction_bench) || exit 1
+PGP=$(kp_free_port "${BENCH_PG_PORT:-57620}")
+KPP=$(kp_free_port "${BENCH_KP_KAFKA_PORT:-39620}" "$PGP" "$KPORT" $((KPORT + 1)))
+KP_BOOTSTRAP=127.0.0.1:$KPP
+cb_cleanup() {
+	kp_stop "$pgroot/data" fast
+	cp "$pgroot/server-data.log" "$repo/bench/out/compaction-server.log" 2>/dev/null
+	rm -rf "$pgroot"
+	bench_cleanup
+}
+trap cb_cleanup EXIT
+export KP_EXTRA_CONF="shared_buffers = 1GB
+max_wal_size = 16GB
+min_wal_size = 2GB
+checkpoint_timeout = 1h
+wal_buffers = 64MB
+jit = off
+${KP_PG_CONF:-}"
+say "kafka_pg: cluster on port $PGP, listener $KP_BOOTSTRAP ($(pg_config --pkglibdir))"
+{ kp_init "$pgroot/data" "$PGP" "$KPP" && kp_start "$pgroot/data" &&
+	kp_set_kafka_port "$pgroot/data" "$PGP" "$KPP" && kp_create_extension "$PGP" postgres; } >>"$LOG" 2>&1 ||
+	{ say "bench: the kafka_pg cluster did not start (see $LOG)"; exit 1; }
+pq() { kp_psql "$PGP" postgres -At "$@"; }
+for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$KPP") 2>/dev/null && break; sleep 0.2; done
+
+# --- Apache Kafka ----------------------------------------------------------------------------
+jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { say "bench: cannot fetch the Kafka jars"; exit 1; }
+mkdir -p "$work/classes"
+javac -nowarn -cp "$jars/*" -d "$work/classes" "$here/CompactBench.java" 2>>"$LOG" || { say "bench: javac failed"; exit 1; }
+cb() { timeout 1800 java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
+	-cp "$work/classes:$jars/*" CompactBench "$@" 2>>"$LOG" | tee -a "$LOG"; }
+kcli() { "$K" cli "$@" >>"$LOG" 2>&1; }
+KB=127.0.0.1:$KPORT
+if want throughput; then
+	export KAFKA_BROKER_PROPS="log.cleaner.backoff.ms=500
+log.cleaner.threads=1"
+	"$K" start "$KPORT" >>"$LOG" 2>&1 || { say "bench: Kafka did not start (see $LOG)"; exit 1; }
+	KLOG=$KAFKA_STATE_DIR/$KPORT/server.log
+fi
+
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+mstat() { echo "$(fmt "$(median "$*")") ($(spread "$*"))"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b != "") printf "%.2f", b / a; else print "n/a" }'; }
+now() { date +%s.%N; }
+
+# the cleanable bytes of a kafka_pg partition: its segments below the active one
+kp_cleanable() {
+	pq -c "SELECT coalesce(sum(size_bytes) FILTER (WHERE base_offset < (SELECT max(base_offset) FROM kafka.segments WHERE topic = '$1')), 0)
+	         FROM kafka.segments WHERE topic = '$1'"
+}
+# timed: switch a kafka_pg topic to compact and clean it, in one transaction; prints seconds
+kp_clean() {
+	local t0 t1
+	pq -c CHECKPOINT >/dev/null
+	t0=$(now)
+	pq >>"$LOG" 2>&1 <<SQL || { echo fail; return; }
+BEGIN;
+SELECT kafka.alter_topic_config('$1', '{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}');
+SELECT count(*) AS partitions_seen FROM kafka.run_log_cleaner();
+COMMIT;
+SQL
+	t1=$(now)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+
+# --- part 1: cleaner throughput --------------------------------------------------------------
+if want throughput; then
+	say "== cleaner throughput: $N records of $SIZE B, $KEYS keys, segment.bytes $SEG, $REPS reps (log $LOG)"
+	declare -a k_rate k_own k_sec p_rate p_sec
+	for ((r = 1; r <= REPS; r++)); do
+		t=cb_thr_$r
+		echo "== rep $r: $t" >>"$LOG"
+		kcli kafka-topics --bootstrap-server "$KB" --create --topic "$t" --partitions 1 --replication-factor 1 \
+			--config segment.bytes="$SEG" --config cleanup.policy=delete || { say "Kafka: cannot create $t"; exit 1; }
+		pq -c "SELECT kafka.create_topic('$t', 1, '{\"segment.bytes\": \"$SEG\"}')" >>"$LOG" || exit 1
+		read -r _ _ _ _ _ _ fk <<<"$(cb fill "$KB" "$t" "$N" "$KEYS" "$SIZE")"
+		read -r _ _ _ _ _ _ fp <<<"$(cb fill "$KP_BOOTSTRAP" "$t" "$N" "$KEYS" "$SIZE")"
+		say "rep $r fill (not timed here): Kafka $fk s, kafka_pg $fp s"
+
+		# Kafka: switch on compaction, wait for its cleaner's report on this log
+		from=$(wc -l <"$KLOG")
+		kcli kafka-configs --bootstrap-server "$KB" --alter --entity-type topics --entity-name "$t" \
+			--add-config cleanup.policy=compact,min.cleanable.dirty.ratio=0.01
+		rep=""
+		for _ in $(seq 1 1200); do
+			rep=$(tail -n +"$((from + 1))" "$KLOG" | grep -A 9 "cleaned log $t-0 " || true)
+			grep -q "size reduction" <<<"$rep" && break
+			sleep 0.5
+		done
+		sleep 3
+		rep=$(tail -n +"$((from + 1))" "$KLOG" | grep -A 9 "cleaned log $t-0 " || true)
+		echo "$rep" >>"$LOG"
+		# "\t1,234.5 MB of log processed in 5.6 seconds (220.4 MB/sec)." ("," groups thousands);
+		# if the cleaner took the log in more than one pass, the passes add up
+		read -r kmb ksec <<<"$(grep -o '[0-9][0-9,.]* MB of log processed in [0-9][0-9,.]* seconds' <<<"$rep" |
+			tr -d ',' | awk '{ mb += $1; s += $6 } END { if (NR) printf "%.1f %.1f", mb, s }')"
+		kown=$(div "$kmb" "$ksec")
+		kstart=$(grep -o 'Start size: [0-9][0-9,.]* MB ([0-9,]* messages)' <<<"$rep" | head -1 | sed 's/Start size: //; s/messages/records/')
+		kend=$(grep -o 'End size: [0-9][0-9,.]* MB ([0-9,]* messages)' <<<"$rep" | tail -1 | sed 's/End size: //; s/messages/records/')
+		kpasses=$(grep -c "cleaned log $t-0 " <<<"$rep")
+		kstart_mb=$(sed 's/ MB.*//; s/,//g' <<<"$kstart")
+		if [ -z "$ksec" ]; then
+			say "rep $r Kafka: no cleaner report for $t within 600 s"
+			k_rate+=(fail) k_own+=(fail) k_sec+=(fail)
+		else
+			krate=$(div "$kstart_mb" "$ksec")
+			say "rep $r Kafka:    cleaned $kstart -> $kend in $ksec s ($kpasses pass(es)): $krate MB/s of the cleanable log (its own report: $kmb MB processed, $kown MB/s)"
+			k_rate+=("$krate") k_own+=("$kown") k_sec+=("$ksec")
+		fi
+
+		# kafka_pg: the same, timed around one transaction
+		before=$(kp_cleanable "$t")
+		size0=$(pq -c "SELECT size_bytes FROM kafka.partition_status WHERE topic = '$t'")
+		sec=$(kp_clean "$t")
+		size1=$(pq -c "SELECT size_bytes FROM kafka.partition_status WHERE topic = '$t'")
+		live=$(pq -c "SET work_mem = '256MB'" -c "SELECT count(*) FROM kafka.table('$t')" 2>>"$LOG" || echo "?")
+		if [ "$sec" = fail ]; then
+			say "rep $r kafka_pg: the clean failed (see $LOG)"
+			p_rate+=(fail) p_sec+=(fail)
+		else
+			prate=$(div "$(mib "$before")" "$sec")
+			note=""
+			[ "$size1" -lt "$size0" ] 2>/dev/null || note=" -- NOT COMPACTED (size did not shrink)"
+			[ "$live" = "$KEYS" ] || note="$note -- live keys $live, expected $KEYS"
+			say "rep $r kafka_pg: cleaned $(mib "$size0") MB (cleanable $(mib "$before")) -> $(mib "$size1") MB in $sec s: $prate MB/s; live keys $live$note"
+			p_rate+=("$prate") p_sec+=("$sec")
+		fi
+		kcli kafka-topics --bootstrap-server "$KB" --delete --topic "$t"
+		pq -c "SELECT kafka.delete_topic('$t')" >>"$LOG"
+	done
+	echo
+	echo "Cleaner throughput: $N records of $SIZE B, $KEYS keys (10% unique), 1 partition, segment.bytes $SEG; median of $REPS (min-max)"
+	echo
+	echo "| figure | Kafka | kafka_pg | kafka_pg/Kafka |"
+	echo "| --- | ---: | ---: | ---: |"
+	echo "| cleaner MB/s (cleanable log / clean time) | $(mstat "${k_rate[*]}") | $(mstat "${p_rate[*]}") | $(ratio "$(median "${k_rate[*]}")" "$(median "${p_rate[*]}")") |"
+	echo "| clean time, s | $(mstat "${k_sec[*]}") | $(mstat "${p_sec[*]}") | $(ratio "$(median "${k_sec[*]}")" "$(median "${p_sec[*]}")") |"
+	echo "| Kafka's own rate (log-cleaner report), MB/s | $(mstat "${k_own[*]}") | | |"
+	echo
+	"$K" stop "$KPORT" >/dev/null 2>&1
+fi
+
+# --- part 2: produce with the cleaner running vs idle ----------------------------------------
+if want load; then
+	say "== produce while cleaning: load $LOAD_S s max rate and $LOAD_S s at $LOAD_RATE/s, $SIZE B, acks=all, $LOAD_PARTS partitions; cleaner on $DIRTY_TOPICS x $DIRTY_N records per rep"
+	pq -c "SELECT kafka.create_topic('cb_load', $LOAD_PARTS)" >>"$LOG" || exit 1
+	for ((r = 1; r <= REPS; r++)); do
+		for ((d = 1; d <= DIRTY_TOPICS; d++)); do
+			pq -c "SELECT kafka.create_topic('cb_dirty_${r}_$d', 1, '{\"segment.bytes\": \"$SEG\"}')" >>"$LOG" || exit 1
+			cb fill "$KP_BOOTSTRAP" "cb_dirty_${r}_$d" "$DIRTY_N" "$KEYS" "$SIZE" >/dev/null
+		done
+	done
+	say "dirty topics filled"
+	# a warm-up of the load path
+	cb load "$KP_BOOTSTRAP" cb_load 5 0 "$SIZE" >/dev/null
+	declare -a i_tp i_p50 i_p99 b_tp b_p50 b_p99
+	phase() { # phase idle|busy REP: appends to the arrays
+		local mode=$1 r=$2 stopf=$work/stop.$2 donef=$work/done.$2 tp p50 p99 t_end line
+		rm -f "$stopf" "$donef"
+		pq -c CHECKPOINT >/dev/null
+		if [ "$mode" = busy ]; then
+			( for ((d = 1; d <= DIRTY_TOPICS; d++)); do
+				[ -e "$stopf" ] && break
+				s=$(kp_clean "cb_dirty_${r}_$d")
+				echo "cleaned cb_dirty_${r}_$d in $s s" >>"$LOG"
+			done
+			now >"$donef" ) &
+			sleep 1
+		fi
+		line=$(cb load "$KP_BOOTSTRAP" cb_load "$LOAD_S" 0 "$SIZE")
+		read -r _ _ _ _ _ _ tp _ <<<"$line"
+		line=$(cb load "$KP_BOOTSTRAP" cb_load "$LOAD_S" "$LOAD_RATE" "$SIZE")
+		read -r _ _ _ _ _ _ _ _ _ _ p50 _ _ p99 _ <<<"$line"
+		t_end=$(now)
+		if [ "$mode" = busy ]; then
+			touch "$stopf"
+			wait
+			if awk -v a="$(cat "$donef")" -v b="$t_end" 'BEGIN { exit !(a >= b) }'; then
+				cov="the cleaner ran through both loads"
+			else
+				cov="the cleaner FINISHED $(awk -v a="$(cat "$donef")" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }') s before the loads ended (raise CB_DIRTY_TOPICS or CB_DIRTY_RECORDS)"
+			fi
+			say "rep $r cleaner running: $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms; $cov"
+			b_tp+=("$tp") b_p50+=("$p50") b_p99+=("$p99")
+		else
+			say "rep $r idle:            $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms"
+			i_tp+=("$tp") i_p50+=("$p50") i_p99+=("$p99")
+		fi
+	}
+	for ((r = 1; r <= REPS; r++)); do
+		if ((r % 2)); then phase idle "$r"; phase busy "$r"; else phase busy "$r"; phase idle "$r"; fi
+	done
+	echo
+	echo "Produce with the log cleaner running vs idle (kafka_pg, wire, acks=all, $SIZE B records, $LOAD_PARTS partitions); median of $REPS (min-max)"
+	echo
+	echo "| figure | cleaner idle | cleaner running | running/idle |"
+	echo "| --- | ---: | ---: | ---: |"
+	echo "| produce records/s (as fast as it goes, $LOAD_S s) | $(mstat "${i_tp[*]}") | $(mstat "${b_tp[*]}") | $(ratio "$(median "${i_tp[*]}")" "$(median "${b_tp[*]}")") |"
+	echo "| latency p50 ms at $LOAD_RATE records/s | $(mstat "${i_p50[*]}") | $(mstat "${b_p50[*]}") | $(ratio "$(median "${i_p50[*]}")" "$(median "${b_p50[*]}")") |"
+	echo "| latency p99 ms at $LOAD_RATE records/s | $(mstat "${i_p99[*]}") | $(mstat "${b_p99[*]}") | $(ratio "$(median "${i_p99[*]}")" "$(median "${b_p99[*]}")") |"
+fi
