@@ -72,6 +72,31 @@ SELECT count(*) FROM kafka.table_text('kt', 2, 'read_uncommitted') WHERE key = '
 COMMIT;
 SELECT count(*) FROM kafka.table_text('kt', 2) WHERE key = 'g';
 
+-- Another session's transaction still open: the read_committed table is the
+-- log up to the last stable offset, so a later committed record is not in
+-- it yet either (kafka.fetch's rule: never skip past what may commit).
+CREATE EXTENSION IF NOT EXISTS dblink;
+SELECT kafka.create_topic('kt_lso', 1);
+SELECT "offset" FROM kafka.produce('kt_lso', 'k1', 'before');
+SELECT pg_advisory_lock(9);
+SELECT dblink_connect('kt_other', format('dbname=%s port=%s host=%s', current_database(),
+       current_setting('port'), split_part(current_setting('unix_socket_directories'), ',', 1)));
+SELECT dblink_send_query('kt_other', $$BEGIN; SELECT kafka.produce('kt_lso', 'k1', 'open');
+                                       SELECT pg_advisory_lock(9); COMMIT;$$);
+DO $$ BEGIN
+  FOR i IN 1..600 LOOP
+    EXIT WHEN EXISTS (SELECT 1 FROM kafka.fetch_text('kt_lso', 0, 0, 10, 'read_uncommitted') WHERE value = 'open');
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END $$;
+SELECT "offset" FROM kafka.produce('kt_lso', 'k2', 'after the open one');
+SELECT "offset", key, value FROM kafka.table_text('kt_lso');
+SELECT "offset", key, value FROM kafka.table_text('kt_lso', isolation_level => 'read_uncommitted');
+SELECT pg_advisory_unlock(9);
+SELECT count(*) FROM dblink_get_result('kt_other') AS r(x text);
+SELECT dblink_disconnect('kt_other');
+SELECT "offset", key, value FROM kafka.table_text('kt_lso');
+
 -- Binary keys are compared by their bytes: the empty key is a key (not a
 -- null one), a key and its prefix are two keys, zero bytes count.
 SELECT kafka.create_topic('kt_bin', 1);
