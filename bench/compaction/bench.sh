@@ -119,6 +119,14 @@ kp_cleanable() {
 	pq -c "SELECT coalesce(sum(size_bytes) FILTER (WHERE base_offset < (SELECT max(base_offset) FROM kafka.segments WHERE topic = '$1')), 0)
 	         FROM kafka.segments WHERE topic = '$1'"
 }
+# One compaction pass of one topic if the server has kafka.run_log_compaction(topic), else the
+# whole cleaner pass (kafka.run_log_cleaner(), retention and compaction of every topic).
+if [ "$(pq -c "SELECT count(*) FROM pg_proc WHERE proname = 'run_log_compaction' AND pronamespace = 'kafka'::regnamespace")" != 0 ]; then
+	CLEAN_SQL="SELECT * FROM kafka.run_log_compaction('@TOPIC@');"
+else
+	CLEAN_SQL="SELECT * FROM kafka.run_log_cleaner();"
+fi
+echo "kafka_pg clean: $CLEAN_SQL" >>"$LOG"
 # timed: switch a kafka_pg topic to compact and clean it, in one transaction; prints seconds
 kp_clean() {
 	local t0 t1
@@ -127,7 +135,7 @@ kp_clean() {
 	pq >>"$LOG" 2>&1 <<SQL || { echo fail; return; }
 BEGIN;
 SELECT kafka.alter_topic_config('$1', '{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}');
-SELECT count(*) AS partitions_seen FROM kafka.run_log_cleaner();
+${CLEAN_SQL//@TOPIC@/$1}
 COMMIT;
 SQL
 	t1=$(now)
