@@ -75,7 +75,9 @@ SELECT count(*) FROM kafka.table_text('kt', 2) WHERE key = 'g';
 -- Another session's transaction still open: the read_committed table is the
 -- log up to the last stable offset, so a later committed record is not in
 -- it yet either (kafka.fetch's rule: never skip past what may commit).
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;
+RESET client_min_messages;
 SELECT kafka.create_topic('kt_lso', 1);
 SELECT "offset" FROM kafka.produce('kt_lso', 'k1', 'before');
 SELECT pg_advisory_lock(9);
