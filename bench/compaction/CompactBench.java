@@ -18,10 +18,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * of one seeded random buffer, the same bytes on every run. acks=1, no idempotence, linger.ms 10,
  * batch.size 256 KiB, no compression. Prints "fill records N bytes B seconds S".
  *
- *   java CompactBench load BOOTSTRAP TOPIC SECONDS RATE SIZE
+ *   java CompactBench load BOOTSTRAP TOPIC SECONDS RATE SIZE KEYS
  *
- * Produces unkeyed records of SIZE bytes for SECONDS, at RATE records/s (0: as fast as the
- * producer takes them), acks=all, otherwise the producer's defaults; the latency of a record is
+ * Produces records of SIZE bytes for SECONDS, at RATE records/s (0: as fast as the producer takes
+ * them), keys drawn at random (seeded) among KEYS keys ("key-%08d"; KEYS 0: no key, round-robin
+ * partitions), acks=all, otherwise the producer's defaults; the latency of a record is
  * from send() to its acknowledgement. Prints "load records N seconds S records/s R MB/s M
  * p50 A ms p99 B ms max C ms errors E": records sent within SECONDS, over the time until the last
  * of them was acknowledged (with RATE 0 the latency includes the wait in the producer's buffer,
@@ -31,10 +32,11 @@ public final class CompactBench {
     public static void main(String[] a) throws Exception {
         if (a.length == 6 && a[0].equals("fill"))
             fill(a[1], a[2], Long.parseLong(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]));
-        else if (a.length == 6 && a[0].equals("load"))
-            load(a[1], a[2], Double.parseDouble(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+        else if (a.length == 7 && a[0].equals("load"))
+            load(a[1], a[2], Double.parseDouble(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]),
+                    Integer.parseInt(a[6]));
         else {
-            System.err.println("usage: CompactBench fill BOOTSTRAP TOPIC RECORDS KEYS SIZE | load BOOTSTRAP TOPIC SECONDS RATE SIZE");
+            System.err.println("usage: CompactBench fill BOOTSTRAP TOPIC RECORDS KEYS SIZE | load BOOTSTRAP TOPIC SECONDS RATE SIZE KEYS");
             System.exit(2);
         }
     }
@@ -81,11 +83,12 @@ public final class CompactBench {
         System.out.printf("fill records %d bytes %d seconds %.2f%n", n, bytes, s);
     }
 
-    static void load(String bootstrap, String topic, double seconds, int rate, int size) throws Exception {
+    static void load(String bootstrap, String topic, double seconds, int rate, int size, int keys) throws Exception {
         Properties pp = props(bootstrap);
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
         byte[] buf = new byte[1 << 20];
         new Random(7).nextBytes(buf);
+        Random pick = new Random(11);
         int cap = (int) Math.min(Integer.MAX_VALUE - 8, rate > 0 ? rate * seconds * 1.1 + 1024 : 50_000_000);
         long[] lat = new long[cap];
         AtomicLong acked = new AtomicLong();
@@ -113,7 +116,8 @@ public final class CompactBench {
                 byte[] v = Arrays.copyOfRange(buf, off, off + size);
                 final int idx = sent;
                 final long start = System.nanoTime();
-                p.send(new ProducerRecord<>(topic, null, v), (md, e) -> {
+                byte[] key = keys > 0 ? String.format("key-%08d", pick.nextInt(keys)).getBytes() : null;
+                p.send(new ProducerRecord<>(topic, key, v), (md, e) -> {
                     if (e != null)
                         errors.incrementAndGet();
                     lat[idx] = System.nanoTime() - start;

@@ -3,8 +3,8 @@
 # measured in the same run, medians of BENCH_REPS with the spread (min-max); asserts nothing, but
 # says when a run did not compact (no size reduction, wrong key count).
 #
-#   bench/compaction/bench.sh                 # both parts, ~10-15 minutes on 2 cores
-#   CB_PARTS=throughput bench/compaction/bench.sh
+#   bench/compaction/bench.sh                 # both parts, ~10 minutes on 2 cores
+#   CB_PARTS=load CB_LOAD_DIRTY_RATIO=0.01 bench/compaction/bench.sh
 #
 # It runs as root (PostgreSQL as the postgres user) with the kafka_pg installed for the pg_config on
 # PATH (`source /work/pgr-env.sh NAME && make install`), and starts everything itself: a throwaway
@@ -31,15 +31,20 @@
 # rate beside; the size before and after; kafka_pg's live keys after (kafka.table, must be
 # CB_KEYS). Ratio kafka_pg/Kafka. Topics are deleted after each repetition.
 #
-# Part "load": produce throughput and latency with the cleaner running against the same with it
-# idle, kafka_pg only. A load topic (CB_LOAD_PARTITIONS, 6) takes CompactBench.java load over the
-# wire, acks=all, records of CB_SIZE bytes: once as fast as the producer goes for CB_LOAD_SECONDS
-# (15) -> records/s, once at CB_LOAD_RATE (2000) records/s for CB_LOAD_SECONDS -> p50/p99
-# latency. "Cleaner running": a second session cleans dirty topics prepared beforehand
-# (CB_DIRTY_TOPICS per repetition, 2, each CB_DIRTY_RECORDS, 250000, records with CB_KEYS keys,
-# switched to compact and cleaned by kafka.run_log_cleaner() one after the other) from 1 s before
-# the first load to after the last, and the script says whether the cleaning covered both loads.
-# Repetitions alternate the order (idle first, then cleaner first). Ratio running/idle.
+# Part "load": produce throughput and latency to a compacted topic with the log cleaner running
+# against the same with it idle, kafka_pg only. Per repetition and mode, a fresh topic of
+# CB_LOAD_PARTITIONS (6) partitions with cleanup.policy=compact, segment.bytes
+# CB_LOAD_SEGMENT_BYTES (4 MiB) and min.cleanable.dirty.ratio CB_LOAD_DIRTY_RATIO (0.5, Kafka's
+# default; 0.01 makes the cleaner clean as soon as a segment rolls, the heaviest setting) takes
+# CompactBench.java load
+# over the wire, acks=all, records of CB_SIZE bytes with keys drawn among CB_KEYS: once as fast as
+# the producer goes for CB_LOAD_SECONDS (15) -> records/s, once at CB_LOAD_RATE (2000) records/s
+# for CB_LOAD_SECONDS -> p50/p99 latency. "Running": the log cleaner worker compacts
+# (kafka.log_cleaner_threads = 1, kafka.log_cleaner_backoff_ms = 100, set by ALTER SYSTEM and a
+# reload), so it cleans the topic over and over while the load writes it; "idle":
+# kafka.log_cleaner_threads = 0. The script prints what the cleaner did to the topic meanwhile
+# (kafka.log_cleaner_status) and the WAL written during the phase. Repetitions alternate the order (idle first, then running first).
+# Ratio running/idle.
 #
 # Settings: BENCH_REPS (3), CB_PARTS (throughput,load), the CB_* above, KP_PG_CONF (extra server
 # settings). Raw log: bench/out/compaction-<time>.log.
@@ -60,8 +65,8 @@ SEG=${CB_SEGMENT_BYTES:-16777216}
 LOAD_S=${CB_LOAD_SECONDS:-15}
 LOAD_RATE=${CB_LOAD_RATE:-2000}
 LOAD_PARTS=${CB_LOAD_PARTITIONS:-6}
-DIRTY_TOPICS=${CB_DIRTY_TOPICS:-2}
-DIRTY_N=${CB_DIRTY_RECORDS:-250000}
+LOAD_SEG=${CB_LOAD_SEGMENT_BYTES:-4194304}
+LOAD_RATIO=${CB_LOAD_DIRTY_RATIO:-0.5}
 want() { case ",$PARTS," in *",$1,"*) return 0 ;; esac; return 1; }
 
 [ "$(id -u)" = 0 ] || { say "bench: run as root (the server runs as the postgres user)"; exit 2; }
@@ -171,8 +176,9 @@ if want throughput; then
 		echo "$rep" >>"$LOG"
 		# "\t1,234.5 MB of log processed in 5.6 seconds (220.4 MB/sec)." ("," groups thousands);
 		# if the cleaner took the log in more than one pass, the passes add up
-		read -r kmb ksec <<<"$(grep -o '[0-9][0-9,.]* MB of log processed in [0-9][0-9,.]* seconds' <<<"$rep" |
-			tr -d ',' | awk '{ mb += $1; s += $6 } END { if (NR) printf "%.1f %.1f", mb, s }')"
+		# (its seconds are rounded to 0.1; the MB/sec it prints is from its elapsed milliseconds)
+		read -r kmb ksec <<<"$(grep -o '[0-9][0-9,.]* MB of log processed in [0-9][0-9,.]* seconds ([0-9][0-9,.]* MB/sec)' <<<"$rep" |
+			tr -d ',(' | awk '$9 > 0 { mb += $1; s += $1 / $9 } END { if (NR) printf "%.1f %.3f", mb, s }')"
 		kown=$(div "$kmb" "$ksec")
 		kstart=$(grep -o 'Start size: [0-9][0-9,.]* MB ([0-9,]* messages)' <<<"$rep" | head -1 | sed 's/Start size: //; s/messages/records/')
 		kend=$(grep -o 'End size: [0-9][0-9,.]* MB ([0-9,]* messages)' <<<"$rep" | tail -1 | sed 's/End size: //; s/messages/records/')
@@ -221,56 +227,52 @@ fi
 
 # --- part 2: produce with the cleaner running vs idle ----------------------------------------
 if want load; then
-	say "== produce while cleaning: load $LOAD_S s max rate and $LOAD_S s at $LOAD_RATE/s, $SIZE B, acks=all, $LOAD_PARTS partitions; cleaner on $DIRTY_TOPICS x $DIRTY_N records per rep"
-	pq -c "SELECT kafka.create_topic('cb_load', $LOAD_PARTS)" >>"$LOG" || exit 1
-	for ((r = 1; r <= REPS; r++)); do
-		for ((d = 1; d <= DIRTY_TOPICS; d++)); do
-			pq -c "SELECT kafka.create_topic('cb_dirty_${r}_$d', 1, '{\"segment.bytes\": \"$SEG\"}')" >>"$LOG" || exit 1
-			cb fill "$KP_BOOTSTRAP" "cb_dirty_${r}_$d" "$DIRTY_N" "$KEYS" "$SIZE" >/dev/null
-		done
-	done
-	say "dirty topics filled"
-	# a warm-up of the load path
-	cb load "$KP_BOOTSTRAP" cb_load 5 0 "$SIZE" >/dev/null
+	has_threads=$(pq -c "SELECT count(*) FROM pg_settings WHERE name = 'kafka.log_cleaner_threads'")
+	[ "$has_threads" = 1 ] || { say "bench: this kafka_pg has no kafka.log_cleaner_threads (no compaction): no load part"; exit 1; }
+	cleaner() { # cleaner 0|1: compaction off/on, a pass every 100 ms while on
+		pq -c "ALTER SYSTEM SET kafka.log_cleaner_threads = $1" -c "ALTER SYSTEM SET kafka.log_cleaner_backoff_ms = 100" \
+			-c "SELECT pg_reload_conf()" >/dev/null
+		sleep 1
+	}
+	say "== produce to a compacted topic, the log cleaner running vs idle: $LOAD_S s as fast as it goes, then $LOAD_S s at $LOAD_RATE/s; $SIZE B records, $KEYS keys, acks=all, $LOAD_PARTS partitions, segment.bytes $LOAD_SEG, min.cleanable.dirty.ratio $LOAD_RATIO"
+	cfg="{\"cleanup.policy\": \"compact\", \"segment.bytes\": \"$LOAD_SEG\", \"min.cleanable.dirty.ratio\": \"$LOAD_RATIO\"}"
+	# a warm-up of the load path (client JIT, listener)
+	pq -c "SELECT kafka.create_topic('cb_warm', $LOAD_PARTS, '$cfg')" >>"$LOG" || exit 1
+	cleaner 0
+	cb load "$KP_BOOTSTRAP" cb_warm 5 0 "$SIZE" "$KEYS" >/dev/null
+	pq -c "SELECT kafka.delete_topic('cb_warm')" >>"$LOG"
 	declare -a i_tp i_p50 i_p99 b_tp b_p50 b_p99
 	phase() { # phase idle|busy REP: appends to the arrays
-		local mode=$1 r=$2 stopf=$work/stop.$2 donef=$work/done.$2 tp p50 p99 t_end line
-		rm -f "$stopf" "$donef"
+		local mode=$1 r=$2 t=cb_load_$1_$2 tp p50 p99 line st lsn
+		pq -c "SELECT kafka.create_topic('$t', $LOAD_PARTS, '$cfg')" >>"$LOG" || exit 1
+		if [ "$mode" = busy ]; then cleaner 1; else cleaner 0; fi
 		pq -c CHECKPOINT >/dev/null
-		if [ "$mode" = busy ]; then
-			( for ((d = 1; d <= DIRTY_TOPICS; d++)); do
-				[ -e "$stopf" ] && break
-				s=$(kp_clean "cb_dirty_${r}_$d")
-				echo "cleaned cb_dirty_${r}_$d in $s s" >>"$LOG"
-			done
-			now >"$donef" ) &
-			sleep 1
-		fi
-		line=$(cb load "$KP_BOOTSTRAP" cb_load "$LOAD_S" 0 "$SIZE")
+		lsn=$(pq -c "SELECT pg_current_wal_lsn()")
+		line=$(cb load "$KP_BOOTSTRAP" "$t" "$LOAD_S" 0 "$SIZE" "$KEYS")
 		read -r _ _ _ _ _ _ tp _ <<<"$line"
-		line=$(cb load "$KP_BOOTSTRAP" cb_load "$LOAD_S" "$LOAD_RATE" "$SIZE")
+		line=$(cb load "$KP_BOOTSTRAP" "$t" "$LOAD_S" "$LOAD_RATE" "$SIZE" "$KEYS")
 		read -r _ _ _ _ _ _ _ _ _ _ p50 _ _ p99 _ <<<"$line"
-		t_end=$(now)
+		# what the cleaner did to the topic meanwhile
+		st=$(pq -c "SELECT coalesce(sum(compactions), 0) || ' cleans, ' ||
+		                   round(coalesce(sum(compaction_bytes_reclaimed), 0) / 1048576.0, 1) || ' MB reclaimed, log ' ||
+		                   round(sum(size_bytes) / 1048576.0, 1) || ' MB log now, ' ||
+		                   round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn') / 1048576.0) || ' MB WAL written'
+		              FROM kafka.log_cleaner_status WHERE topic = '$t'" 2>>"$LOG")
+		cleaner 0
 		if [ "$mode" = busy ]; then
-			touch "$stopf"
-			wait
-			if awk -v a="$(cat "$donef")" -v b="$t_end" 'BEGIN { exit !(a >= b) }'; then
-				cov="the cleaner ran through both loads"
-			else
-				cov="the cleaner FINISHED $(awk -v a="$(cat "$donef")" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }') s before the loads ended (raise CB_DIRTY_TOPICS or CB_DIRTY_RECORDS)"
-			fi
-			say "rep $r cleaner running: $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms; $cov"
+			say "rep $r cleaner running: $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms; cleaner: $st"
 			b_tp+=("$tp") b_p50+=("$p50") b_p99+=("$p99")
 		else
-			say "rep $r idle:            $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms"
+			say "rep $r cleaner idle:    $tp records/s max, at $LOAD_RATE/s p50 $p50 ms p99 $p99 ms; cleaner: $st"
 			i_tp+=("$tp") i_p50+=("$p50") i_p99+=("$p99")
 		fi
+		pq -c "SELECT kafka.delete_topic('$t')" >>"$LOG"
 	}
 	for ((r = 1; r <= REPS; r++)); do
 		if ((r % 2)); then phase idle "$r"; phase busy "$r"; else phase busy "$r"; phase idle "$r"; fi
 	done
 	echo
-	echo "Produce with the log cleaner running vs idle (kafka_pg, wire, acks=all, $SIZE B records, $LOAD_PARTS partitions); median of $REPS (min-max)"
+	echo "Produce to a compacted topic with the log cleaner running vs idle (kafka_pg, wire, acks=all, $SIZE B records, $KEYS keys, $LOAD_PARTS partitions, segment.bytes $LOAD_SEG, min.cleanable.dirty.ratio $LOAD_RATIO); median of $REPS (min-max)"
 	echo
 	echo "| figure | cleaner idle | cleaner running | running/idle |"
 	echo "| --- | ---: | ---: | ---: |"
