@@ -29,7 +29,8 @@
 # Figures: MB/s = MB (2^20 bytes) of the cleanable log (every segment but the active one, as both
 # cleaners leave that) over the seconds of the clean, for both; Kafka's own "MB of log processed"
 # rate beside; the size before and after; kafka_pg's live keys after (kafka.table, must be
-# CB_KEYS). Ratio kafka_pg/Kafka. Topics are deleted after each repetition.
+# CB_KEYS). Ratio kafka_pg/Kafka of the medians, and per repetition. Topics are deleted after
+# each repetition.
 #
 # Part "load": produce throughput and latency to a compacted topic with the log cleaner running
 # against the same with it idle, kafka_pg only. Per repetition and mode, a fresh topic of
@@ -43,8 +44,9 @@
 # (kafka.log_cleaner_threads = 1, kafka.log_cleaner_backoff_ms = 100, set by ALTER SYSTEM and a
 # reload), so it cleans the topic over and over while the load writes it; "idle":
 # kafka.log_cleaner_threads = 0. The script prints what the cleaner did to the topic meanwhile
-# (kafka.log_cleaner_status) and the WAL written during the phase. Repetitions alternate the order (idle first, then running first).
-# Ratio running/idle.
+# (kafka.log_cleaner_status) and the WAL written during the phase. Repetitions alternate the
+# order (idle first, then running first). Ratio running/idle of the medians, and the median of
+# the ratios of each repetition's adjacent pair (less sensitive to a machine whose load drifts).
 #
 # Settings: BENCH_REPS (3), CB_PARTS (throughput,load), the CB_* above, KP_PG_CONF (extra server
 # settings). Raw log: bench/out/compaction-<time>.log.
@@ -150,7 +152,7 @@ SQL
 # --- part 1: cleaner throughput --------------------------------------------------------------
 if want throughput; then
 	say "== cleaner throughput: $N records of $SIZE B, $KEYS keys, segment.bytes $SEG, $REPS reps (log $LOG)"
-	declare -a k_rate k_own k_sec p_rate p_sec
+	declare -a k_rate k_own k_sec p_rate p_sec r_rate
 	for ((r = 1; r <= REPS; r++)); do
 		t=cb_thr_$r
 		echo "== rep $r: $t" >>"$LOG"
@@ -209,6 +211,7 @@ if want throughput; then
 			[ "$live" = "$KEYS" ] || note="$note -- live keys $live, expected $KEYS"
 			say "rep $r kafka_pg: cleaned $(mib "$size0") MB (cleanable $(mib "$before")) -> $(mib "$size1") MB in $sec s: $prate MB/s; live keys $live$note"
 			p_rate+=("$prate") p_sec+=("$sec")
+			r_rate+=("$(ratio "${k_rate[-1]}" "$prate")")
 		fi
 		kcli kafka-topics --bootstrap-server "$KB" --delete --topic "$t"
 		pq -c "SELECT kafka.delete_topic('$t')" >>"$LOG"
@@ -219,6 +222,7 @@ if want throughput; then
 	echo "| figure | Kafka | kafka_pg | kafka_pg/Kafka |"
 	echo "| --- | ---: | ---: | ---: |"
 	echo "| cleaner MB/s (cleanable log / clean time) | $(mstat "${k_rate[*]}") | $(mstat "${p_rate[*]}") | $(ratio "$(median "${k_rate[*]}")" "$(median "${p_rate[*]}")") |"
+	echo "| the same, per repetition (kafka_pg/Kafka of one repetition) | | | $(mstat "${r_rate[*]}") |"
 	echo "| clean time, s | $(mstat "${k_sec[*]}") | $(mstat "${p_sec[*]}") | $(ratio "$(median "${k_sec[*]}")" "$(median "${p_sec[*]}")") |"
 	echo "| Kafka's own rate (log-cleaner report), MB/s | $(mstat "${k_own[*]}") | | |"
 	echo
@@ -241,7 +245,7 @@ if want load; then
 	cleaner 0
 	cb load "$KP_BOOTSTRAP" cb_warm 5 0 "$SIZE" "$KEYS" >/dev/null
 	pq -c "SELECT kafka.delete_topic('cb_warm')" >>"$LOG"
-	declare -a i_tp i_p50 i_p99 b_tp b_p50 b_p99
+	declare -a i_tp i_p50 i_p99 b_tp b_p50 b_p99 r_tp r_p50 r_p99
 	phase() { # phase idle|busy REP: appends to the arrays
 		local mode=$1 r=$2 t=cb_load_$1_$2 tp p50 p99 line st lsn
 		pq -c "SELECT kafka.create_topic('$t', $LOAD_PARTS, '$cfg')" >>"$LOG" || exit 1
@@ -270,13 +274,15 @@ if want load; then
 	}
 	for ((r = 1; r <= REPS; r++)); do
 		if ((r % 2)); then phase idle "$r"; phase busy "$r"; else phase busy "$r"; phase idle "$r"; fi
+		r_tp+=("$(ratio "${i_tp[-1]}" "${b_tp[-1]}")") r_p50+=("$(ratio "${i_p50[-1]}" "${b_p50[-1]}")")
+		r_p99+=("$(ratio "${i_p99[-1]}" "${b_p99[-1]}")")
 	done
 	echo
 	echo "Produce to a compacted topic with the log cleaner running vs idle (kafka_pg, wire, acks=all, $SIZE B records, $KEYS keys, $LOAD_PARTS partitions, segment.bytes $LOAD_SEG, min.cleanable.dirty.ratio $LOAD_RATIO); median of $REPS (min-max)"
 	echo
-	echo "| figure | cleaner idle | cleaner running | running/idle |"
-	echo "| --- | ---: | ---: | ---: |"
-	echo "| produce records/s (as fast as it goes, $LOAD_S s) | $(mstat "${i_tp[*]}") | $(mstat "${b_tp[*]}") | $(ratio "$(median "${i_tp[*]}")" "$(median "${b_tp[*]}")") |"
-	echo "| latency p50 ms at $LOAD_RATE records/s | $(mstat "${i_p50[*]}") | $(mstat "${b_p50[*]}") | $(ratio "$(median "${i_p50[*]}")" "$(median "${b_p50[*]}")") |"
-	echo "| latency p99 ms at $LOAD_RATE records/s | $(mstat "${i_p99[*]}") | $(mstat "${b_p99[*]}") | $(ratio "$(median "${i_p99[*]}")" "$(median "${b_p99[*]}")") |"
+	echo "| figure | cleaner idle | cleaner running | running/idle of the medians | running/idle per repetition |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	echo "| produce records/s (as fast as it goes, $LOAD_S s) | $(mstat "${i_tp[*]}") | $(mstat "${b_tp[*]}") | $(ratio "$(median "${i_tp[*]}")" "$(median "${b_tp[*]}")") | $(mstat "${r_tp[*]}") |"
+	echo "| latency p50 ms at $LOAD_RATE records/s | $(mstat "${i_p50[*]}") | $(mstat "${b_p50[*]}") | $(ratio "$(median "${i_p50[*]}")" "$(median "${b_p50[*]}")") | $(mstat "${r_p50[*]}") |"
+	echo "| latency p99 ms at $LOAD_RATE records/s | $(mstat "${i_p99[*]}") | $(mstat "${b_p99[*]}") | $(ratio "$(median "${i_p99[*]}")" "$(median "${b_p99[*]}")") | $(mstat "${r_p99[*]}") |"
 fi
