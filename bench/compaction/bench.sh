@@ -118,6 +118,7 @@ fi
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 mstat() { echo "$(fmt "$(median "$*")") ($(spread "$*"))"; }
+rstat() { echo "$(median "$*") ($(spread "$*"))"; } # ratios: two decimals as computed
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b != "") printf "%.2f", b / a; else print "n/a" }'; }
 now() { date +%s.%N; }
 
@@ -222,7 +223,7 @@ if want throughput; then
 	echo "| figure | Kafka | kafka_pg | kafka_pg/Kafka |"
 	echo "| --- | ---: | ---: | ---: |"
 	echo "| cleaner MB/s (cleanable log / clean time) | $(mstat "${k_rate[*]}") | $(mstat "${p_rate[*]}") | $(ratio "$(median "${k_rate[*]}")" "$(median "${p_rate[*]}")") |"
-	echo "| the same, per repetition (kafka_pg/Kafka of one repetition) | | | $(mstat "${r_rate[*]}") |"
+	echo "| the same, per repetition (kafka_pg/Kafka of one repetition) | | | $(rstat "${r_rate[*]}") |"
 	echo "| clean time, s | $(mstat "${k_sec[*]}") | $(mstat "${p_sec[*]}") | $(ratio "$(median "${k_sec[*]}")" "$(median "${p_sec[*]}")") |"
 	echo "| Kafka's own rate (log-cleaner report), MB/s | $(mstat "${k_own[*]}") | | |"
 	echo
@@ -282,7 +283,7 @@ if want load; then
 	echo
 	echo "| figure | cleaner idle | cleaner running | running/idle of the medians | running/idle per repetition |"
 	echo "| --- | ---: | ---: | ---: | ---: |"
-	echo "| produce records/s (as fast as it goes, $LOAD_S s) | $(mstat "${i_tp[*]}") | $(mstat "${b_tp[*]}") | $(ratio "$(median "${i_tp[*]}")" "$(median "${b_tp[*]}")") | $(mstat "${r_tp[*]}") |"
-	echo "| latency p50 ms at $LOAD_RATE records/s | $(mstat "${i_p50[*]}") | $(mstat "${b_p50[*]}") | $(ratio "$(median "${i_p50[*]}")" "$(median "${b_p50[*]}")") | $(mstat "${r_p50[*]}") |"
-	echo "| latency p99 ms at $LOAD_RATE records/s | $(mstat "${i_p99[*]}") | $(mstat "${b_p99[*]}") | $(ratio "$(median "${i_p99[*]}")" "$(median "${b_p99[*]}")") | $(mstat "${r_p99[*]}") |"
+	echo "| produce records/s (as fast as it goes, $LOAD_S s) | $(mstat "${i_tp[*]}") | $(mstat "${b_tp[*]}") | $(ratio "$(median "${i_tp[*]}")" "$(median "${b_tp[*]}")") | $(rstat "${r_tp[*]}") |"
+	echo "| latency p50 ms at $LOAD_RATE records/s | $(mstat "${i_p50[*]}") | $(mstat "${b_p50[*]}") | $(ratio "$(median "${i_p50[*]}")" "$(median "${b_p50[*]}")") | $(rstat "${r_p50[*]}") |"
+	echo "| latency p99 ms at $LOAD_RATE records/s | $(mstat "${i_p99[*]}") | $(mstat "${b_p99[*]}") | $(ratio "$(median "${i_p99[*]}")" "$(median "${b_p99[*]}")") | $(rstat "${r_p99[*]}") |"
 fi
