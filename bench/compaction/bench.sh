@@ -199,7 +199,9 @@ if want throughput; then
 		# kafka_pg: the same, timed around one transaction
 		before=$(kp_cleanable "$t")
 		size0=$(pq -c "SELECT size_bytes FROM kafka.partition_status WHERE topic = '$t'")
+		lsn0=$(pq -c "SELECT pg_current_wal_lsn()")
 		sec=$(kp_clean "$t")
+		wal=$(pq -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0') / 1048576.0, 1)")
 		size1=$(pq -c "SELECT size_bytes FROM kafka.partition_status WHERE topic = '$t'")
 		live=$(pq -c "SET work_mem = '256MB'" -c "SELECT count(*) FROM kafka.table('$t')" 2>>"$LOG" || echo "?")
 		if [ "$sec" = fail ]; then
@@ -210,7 +212,7 @@ if want throughput; then
 			note=""
 			[ "$size1" -lt "$size0" ] 2>/dev/null || note=" -- NOT COMPACTED (size did not shrink)"
 			[ "$live" = "$KEYS" ] || note="$note -- live keys $live, expected $KEYS"
-			say "rep $r kafka_pg: cleaned $(mib "$size0") MB (cleanable $(mib "$before")) -> $(mib "$size1") MB in $sec s: $prate MB/s; live keys $live$note"
+			say "rep $r kafka_pg: cleaned $(mib "$size0") MB (cleanable $(mib "$before")) -> $(mib "$size1") MB in $sec s: $prate MB/s; $wal MB of WAL; live keys $live$note"
 			p_rate+=("$prate") p_sec+=("$sec")
 			r_rate+=("$(ratio "${k_rate[-1]}" "$prate")")
 		fi
