@@ -23,8 +23,9 @@
 #             0.5 s; the figures are those it logs ("Log cleaner thread 0 cleaned log ...",
 #             "X MB of log processed in Y seconds (Z MB/sec)", start and end size).
 #   kafka_pg  CHECKPOINT; then one transaction sets the same two configs and runs
-#             kafka.run_log_cleaner() (so the cleaner worker, which sees only committed configs,
-#             cannot start first); timed by the client from BEGIN to the end of COMMIT. The bytes
+#             kafka.run_log_compaction(topic) (kafka.run_log_cleaner() on a server without it), so
+#             the cleaner worker, which sees only committed configs, cannot start first; timed by
+#             the client from BEGIN to the end of COMMIT, with the WAL it wrote. The bytes
 #             processed are the partition's segments below the active one before (kafka.segments).
 # Figures: MB/s = MB (2^20 bytes) of the cleanable log (every segment but the active one, as both
 # cleaners leave that) over the seconds of the clean, for both; Kafka's own "MB of log processed"
