@@ -69,7 +69,7 @@ kp_cleaner_retain_topic(const char *name, KpRetentionReport report, void *arg)
 	/*
 	 * First the storage of the segments that left the log (by retention,
 	 * DeleteRecords or compaction) file.delete.delay.ms ago or more, whatever
-	 * the cleanup.policy: DeleteRecords works on every topic.
+	 * the topic's retention limits and cleanup.policy.
 	 */
 	for (p = 0; p < npartitions; p++)
 		(void) kp_log_drop_replaced_segments(partition_ids[p], delay_ms);
