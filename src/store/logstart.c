@@ -251,14 +251,10 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	int64		target;
 	int64		log_start;
 	bool		moved = false;
-	int			nbefore;
 	const KpSegInfo *dsegs;
-	KpSegInfo  *before;
-	int64	   *sizes;
 	int			nleft = 0;
 	int64		left_bytes = 0;
 	KpSegInfo  *mid = NULL;
-	Oid			unmeasured = InvalidOid;
 	int			i;
 
 	if (RecoveryInProgress())
@@ -269,24 +265,6 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 
 	/* kafka.store is read before the appender lock is taken (README) */
 	(void) kp_directory_relnode();
-
-	/*
-	 * The closed segments as listed now, measured with no store LWLock held:
-	 * those the move takes out of the log are among them (a roll meanwhile
-	 * can only add one, measured below).  Closed segments never change size.
-	 */
-	dsegs = kp_directory_segments(partition_id, &nbefore);
-	before = palloc(sizeof(KpSegInfo) * Max(nbefore, 1));
-	sizes = palloc(sizeof(int64) * Max(nbefore, 1));
-	if (nbefore > 0)
-		memcpy(before, dsegs, sizeof(KpSegInfo) * nbefore);
-	for (i = 0; i + 1 < nbefore; i++)
-	{
-		Relation	rel = kp_segment_open(before[i].relnode);
-
-		sizes[i] = kp_segment_data_size(rel);
-		kp_segment_close(rel);
-	}
 
 	state = kp_partition_lock(partition_id, true);
 	high_watermark = state->log_end_offset;
@@ -333,22 +311,11 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 			after = kp_directory_segments(partition_id, &nafter);
 			for (i = 0; i < nmid; i++)
 			{
-				int			k;
-
 				if (nafter > 0 && mid[i].base_offset >= after[0].base_offset)
 					break;
 				nleft++;
-				for (k = 0; k + 1 < nbefore; k++)
-					if (before[k].relnode == mid[i].relnode)
-						break;
-				if (k + 1 < nbefore)
-					left_bytes += sizes[k];
-				else
-					unmeasured = mid[i].relnode;	/* rolled since: at most
-													 * one */
 			}
 			state->segment_count -= nleft;
-			state->closed_bytes -= left_bytes;
 		}
 	}
 	PG_CATCH();
@@ -362,32 +329,34 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	kp_partition_unlock(state);
 
 	/*
-	 * Durable before we answer: the transaction may have no xid (nothing
-	 * dropped), and then its commit flushes nothing.  The flush waits for the
+	 * Durable before we answer: the transaction may have no xid (this drops
+	 * nothing), and then its commit flushes nothing.  The flush waits for the
 	 * disk, so not under the appender lock.
 	 */
 	if (moved)
 		XLogFlush(GetXLogInsertRecPtr());
 
 	/*
-	 * The one segment that was the active one when we listed and has rolled
-	 * since (so it was not measured) left too: measured now, with no lock.
+	 * The partition's size loses the segments that left: closed (the active
+	 * segment never has a next one), no longer listed, so their size is
+	 * fixed; measured with no lock (a page or a few each).
 	 */
-	if (OidIsValid(unmeasured))
+	for (i = 0; i < nleft; i++)
 	{
-		Relation	rel = kp_segment_open(unmeasured);
-		int64		size = kp_segment_data_size(rel);
+		Relation	rel = kp_segment_open(mid[i].relnode);
 
+		left_bytes += kp_segment_data_size(rel);
 		kp_segment_close(rel);
+	}
+	if (left_bytes > 0)
+	{
 		state = kp_partition_lock(partition_id, false);
 		if (state != NULL)
 		{
-			state->closed_bytes -= size;
+			state->closed_bytes -= left_bytes;
 			kp_partition_unlock(state);
 		}
 	}
-	pfree(before);
-	pfree(sizes);
 	if (mid)
 		pfree(mid);
 	return log_start;
