@@ -68,6 +68,7 @@ GROUP = "ha_g"
 PARTS = 3
 DB = "postgres"
 HA = os.path.join(REPO, "scripts", "ha-cluster.sh")
+LOG4J = os.path.join(REPO, "test", "clients", "kafka", "log4j2-tools.properties")  # warnings to stderr
 fault_loop.TOPIC, fault_loop.GROUP, fault_loop.PARTS, fault_loop.DB = TOPIC, GROUP, PARTS, DB
 failures = fault_loop.failures
 fail = fault_loop.fail
@@ -81,15 +82,40 @@ def info(msg):
 # the cluster
 
 
+def port_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("0.0.0.0", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_block(start, n, taken=()):
+    """The first port >= start such that it and the n-1 after it are free (and not in taken)."""
+    p = start
+    while p + n < 65535:
+        if all(port_free(q) and q not in taken for q in range(p, p + n)):
+            return p
+        p += 1
+    raise RuntimeError("no %d free ports from %d" % (n, start))
+
+
 class Cluster:
     def __init__(self, root):
         self.dir = os.path.join(root, "cluster")
+        pg = free_block(int(os.environ.get("KP_HA_PG_PORT", "55470")), 3)
+        kafka = free_block(int(os.environ.get("KP_HA_KAFKA_PORT", "19470")), 3, range(pg, pg + 3))
+        etcd = free_block(int(os.environ.get("KP_HA_ETCD_PORT", "23790")), 2)
+        rest = free_block(int(os.environ.get("KP_HA_REST_PORT", "28470")), 3)
         self.env = dict(os.environ,
                         HA_DIR=self.dir,
-                        HA_PG_PORT=os.environ.get("KP_HA_PG_PORT", "55470"),
-                        HA_KAFKA_PORT=os.environ.get("KP_HA_KAFKA_PORT", "19470"),
-                        HA_ETCD_PORT=os.environ.get("KP_HA_ETCD_PORT", "23790"),
-                        HA_REST_PORT=os.environ.get("KP_HA_REST_PORT", "28470"),
+                        HA_PG_PORT=str(pg),
+                        HA_KAFKA_PORT=str(kafka),
+                        HA_ETCD_PORT=str(etcd),
+                        HA_REST_PORT=str(rest),
                         HA_SYNC=os.environ.get("KP_HA_SYNC", "on"),
                         HA_DB=DB)
         self.pg = int(self.env["HA_PG_PORT"])
@@ -288,6 +314,7 @@ class Clients:
                          ["consume", self.bootstrap, TOPIC, GROUP, self.path("jcons1"), self.stopfile]):
                 log = open(os.path.join(self.root, "java-%s.log" % args[0]), "a")
                 self.java.append(subprocess.Popen(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                                                   "-Dlog4j2.configurationFile=" + LOG4J,
                                                    "-cp", self.java_cp, "HaClient"] + args,
                                                   stdout=log, stderr=subprocess.STDOUT))
 
@@ -465,6 +492,8 @@ def run():
 
 
 def main():
+    # a timeout's SIGTERM still stops Patroni, etcd and PostgreSQL (the finally in run)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         run()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, RuntimeError, OSError) as e:
