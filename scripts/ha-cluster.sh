@@ -63,6 +63,16 @@ cmd_env() {
 	echo "HA_BOOTSTRAP=$(bootstrap)"
 }
 
+# replica_nodes_line: kafka.replica_nodes (the standbys' node ids and listeners by Patroni member
+# name, which is their application_name) where the installed kafka_pg has that setting
+replica_nodes_line() {
+	local lib n s=""
+	lib=$("$PG_BINDIR/pg_config" --pkglibdir)/kafka_pg.so
+	grep -q 'kafka\.replica_nodes' "$lib" 2>/dev/null || return 0
+	for n in $NODES; do s="$s${s:+, }node$n=$n@127.0.0.1:$((HA_KAFKA_PORT + n - 1))"; done
+	echo "    kafka.replica_nodes: '$s'"
+}
+
 write_node_config() {
 	local n=$1 pg=$((HA_PG_PORT + n - 1)) kp=$((HA_KAFKA_PORT + n - 1)) rest=$((HA_REST_PORT + n - 1))
 	local sync=false
@@ -138,6 +148,7 @@ postgresql:
     kafka.listen_address: 127.0.0.1
     kafka.advertised_host: 127.0.0.1
     kafka.advertised_port: $kp
+$(replica_nodes_line)
     log_line_prefix: '%m [%p] %b %q%u@%d '
     log_min_messages: warning
     lc_messages: C
