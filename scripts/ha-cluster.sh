@@ -8,6 +8,10 @@
 #   scripts/ha-cluster.sh stop      stop the Patroni nodes (they stop PostgreSQL) and etcd, remove HA_DIR
 #   scripts/ha-cluster.sh status    patronictl list, and which Kafka listener answers
 #   scripts/ha-cluster.sh env       print the settings below as shell assignments (for tests)
+#   scripts/ha-cluster.sh primary   print the number of the node that is the primary
+#   scripts/ha-cluster.sh start-node N   start node N's Patroni again (after a test killed it)
+#   scripts/ha-cluster.sh wait-healthy [S]   wait up to S seconds for a primary with its listener
+#                                   and both standbys streaming
 #
 # Node N (1..3) uses PostgreSQL port HA_PG_PORT+N-1, Kafka port HA_KAFKA_PORT+N-1 (advertised as
 # 127.0.0.1 and that port), Patroni REST port HA_REST_PORT+N-1; etcd listens on HA_ETCD_PORT
@@ -334,6 +338,7 @@ stop) cmd_stop ;;
 status) cmd_status ;;
 env) cmd_env ;;
 primary) primary ;;
+start-node) start_node "${2:?node number}" ;;
 wait-healthy) wait_healthy "${2:-120}" ;;
 *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

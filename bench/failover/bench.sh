@@ -5,7 +5,8 @@
 #   bench/failover/bench.sh            # 10 kills each (KILLS=N for another count)
 #
 # kafka_pg: test/ha/failover.py (three Patroni nodes, synchronous_mode; kill -9 of the primary's
-# postmaster; every check of the test runs too).  Kafka: bench/failover/kafka_failover.py (three
+# postmaster, then a second series killing its Patroni too, as when the machine dies: the others
+# then wait for the leader key's ttl; every check of the test runs too).  Kafka: bench/failover/kafka_failover.py (three
 # KRaft brokers, replication factor 3, min.insync.replicas=2, unclean.leader.election.enable=false;
 # kill -9 of the leader of partition 0).  Both measure, per kill, the time from the kill to the first
 # acks=all acknowledgement each idempotent producer (librdkafka, Java) receives afterwards for a
@@ -21,6 +22,8 @@ export KP_HA_KILLS=$KILLS
 say "failover bench: $KILLS kills of kafka_pg's primary, then $KILLS of Kafka's partition leader; log $LOG"
 KP_HA_RESULT=$work/kafka_pg.json /usr/bin/python3 "$repo/test/ha/failover.py" >>"$LOG" 2>&1
 kp_rc=$?
+KP_HA_KILL=node KP_HA_RESULT=$work/kafka_pg_node.json /usr/bin/python3 "$repo/test/ha/failover.py" >>"$LOG" 2>&1
+kpn_rc=$?
 KP_HA_RESULT=$work/kafka.json /usr/bin/python3 "$repo/bench/failover/kafka_failover.py" >>"$LOG" 2>&1
 k_rc=$?
 
@@ -51,10 +54,14 @@ PY
 	row "kafka_pg + Patroni, librdkafka producer" "$work/kafka_pg.json" first_ack rdprod1
 	row "kafka_pg + Patroni, Java producer" "$work/kafka_pg.json" first_ack jprod1
 	row "  (Patroni: kill -> new primary with its listener)" "$work/kafka_pg.json" promote
+	row "kafka_pg, node killed (Patroni too), librdkafka producer" "$work/kafka_pg_node.json" first_ack rdprod1
+	row "kafka_pg, node killed (Patroni too), Java producer" "$work/kafka_pg_node.json" first_ack jprod1
+	row "  (Patroni: kill -> new primary with its listener)" "$work/kafka_pg_node.json" promote
 	row "Apache Kafka 4.4, 3 KRaft brokers, librdkafka producer" "$work/kafka.json" first_ack rdprod1
 	row "Apache Kafka 4.4, 3 KRaft brokers, Java producer" "$work/kafka.json" first_ack jprod1
 	row "  (Kafka: kill -> new leader of partition 0 in metadata)" "$work/kafka.json" promote
 	[ $kp_rc = 0 ] || echo "kafka_pg's run FAILED its checks (exit $kp_rc): see $LOG"
+	[ $kpn_rc = 0 ] || echo "kafka_pg's node-kill run FAILED its checks (exit $kpn_rc): see $LOG"
 	[ $k_rc = 0 ] || echo "Kafka's run did not complete (exit $k_rc): see $LOG"
 } | tee -a "$LOG"
-[ $kp_rc = 0 ] && [ $k_rc = 0 ]
+[ $kp_rc = 0 ] && [ $kpn_rc = 0 ] && [ $k_rc = 0 ]

@@ -186,6 +186,8 @@ def main():
             t_kill = time.time()
             os.kill(brokers.procs[i].pid, signal.SIGKILL)
             brokers.procs[i].wait(30)
+            # answers the broker sent before it died may reach a delivery callback a moment later
+            t_dead = time.time() + 0.1
             # the new leader of partition 0
             t_elect = None
             while time.time() - t_kill < 120:
@@ -201,7 +203,7 @@ def main():
             firsts = {}
             while waiting and time.time() - t_kill < 180:
                 for w in list(waiting):
-                    ts = failover.acks_since(clients.path(w), int(t_kill * 1000), led)
+                    ts = failover.acks_since(clients.path(w), int(t_dead * 1000), led)
                     if ts is not None:
                         firsts[w] = ts / 1000.0 - t_kill
                         waiting.discard(w)

@@ -41,7 +41,8 @@ or "FAILED".
 Environment: KP_HA_KILLS (10), KP_HA_SECONDS (budget, 1500), KP_HA_PG_PORT (55470),
 KP_HA_KAFKA_PORT (19470), KP_HA_ETCD_PORT (23790), KP_HA_REST_PORT (28470),
 KP_HA_SYNC (on; off runs Patroni with asynchronous standbys), KP_HA_JAVA (1; 0 leaves the
-Java clients out), KP_HA_RESULT (a file the failover times are written to, JSON).
+Java clients out), KP_HA_KILL (postmaster; node kills the primary's Patroni too, as when its machine
+dies), KP_HA_RESULT (a file the failover times are written to, JSON).
 """
 import json
 import multiprocessing as mp
@@ -69,6 +70,10 @@ PARTS = 3
 DB = "postgres"
 HA = os.path.join(REPO, "scripts", "ha-cluster.sh")
 LOG4J = os.path.join(REPO, "test", "clients", "kafka", "log4j2-tools.properties")  # warnings to stderr
+# postmaster: kill -9 of the primary's postmaster (its Patroni sees it and fails over at once);
+# node: kill -9 of the primary's Patroni and postmaster together, as when its machine dies (the
+# others wait for the leader key to expire, ttl), then the node's Patroni is started again
+KILL = os.environ.get("KP_HA_KILL", "postmaster")
 fault_loop.TOPIC, fault_loop.GROUP, fault_loop.PARTS, fault_loop.DB = TOPIC, GROUP, PARTS, DB
 failures = fault_loop.failures
 fail = fault_loop.fail
@@ -162,6 +167,14 @@ class Cluster:
     def postmaster_pid(self, n):
         with open(os.path.join(self.dir, "node%d" % n, "data", "postmaster.pid")) as f:
             return int(f.readline())
+
+    def patroni_pid(self, n):
+        """The Patroni process of node n (the child of the runuser that started it)."""
+        with open(os.path.join(self.dir, "patroni%d.pid" % n)) as f:
+            kids = children_of(int(f.read()))
+        if not kids:
+            raise RuntimeError("no Patroni process for node%d" % n)
+        return kids[0]
 
     def wait_healthy(self, seconds):
         return self.ha("wait-healthy", str(seconds), timeout=seconds + 60).returncode == 0
@@ -343,8 +356,9 @@ class Clients:
                 j.kill()
 
 
-def acks_since(path, ts_ms):
-    """The time (ms) of the first acknowledgement noted in path at or after ts_ms, or None."""
+def acks_since(path, ts_ms, parts=None):
+    """The time (ms) of the first acknowledgement noted in path at or after ts_ms (of a partition
+    in parts, if given), or None."""
     first = None
     try:
         with open(path) as f:
@@ -352,7 +366,8 @@ def acks_since(path, ts_ms):
                 if not line.endswith("\n") or '"ack"' not in line:
                     continue
                 d = json.loads(line)
-                if d["t"] == "ack" and d["ts"] >= ts_ms and (first is None or d["ts"] < first):
+                if d["t"] == "ack" and d["ts"] >= ts_ms and (parts is None or d["p"] in parts) \
+                        and (first is None or d["ts"] < first):
                     first = d["ts"]
     except FileNotFoundError:
         pass
@@ -411,7 +426,10 @@ def run():
                 break
             pm = cluster.postmaster_pid(old)
             kids = children_of(pm)
+            patroni = cluster.patroni_pid(old) if KILL == "node" else None
             t_kill = time.time()
+            if patroni:
+                os.kill(patroni, signal.SIGKILL)  # the node dies: its Patroni with its PostgreSQL
             os.kill(pm, signal.SIGKILL)
             # the old primary's processes are gone (its listener can answer no one after that)
             while any(os.path.exists("/proc/%d" % k) for k in kids) and time.time() - t_kill < 30:
@@ -448,6 +466,8 @@ def run():
                  % (label, old, pm, t_gone - t_kill, new, t_promoted - t_kill,
                     ", ".join("%s %.2f s" % kv for kv in sorted(firsts.items()))))
             done += 1
+            if patroni:
+                cluster.ha("start-node", str(old))  # the node is back
             # the killed node rejoins as a standby (Patroni: crash recovery, pg_rewind or reinit)
             if not cluster.wait_healthy(300):
                 fail("%s: node%d did not rejoin within 300 s:\n%s" % (label, old, cluster.status()))
