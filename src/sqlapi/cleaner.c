@@ -52,6 +52,7 @@ kp_sql_run_log_cleaner(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
+	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
 	n = kp_topic_list_names(&names);
 	for (i = 0; i < n; i++)

@@ -137,6 +137,8 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid auto_offset_reset \"%s\"", reset),
 				 errhint("Use earliest or latest, as Kafka's auto.offset.reset.")));
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, group_id, KP_ACL_OP_READ);
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
 
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	partition_count = topic->partition_count;
@@ -231,6 +233,10 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 		for (i = 0; i < a.nsubscribed; i++)
 			a.subscribed[i] = enulls[i] ? "" : TextDatumGetCString(elems[i]);
 	}
+	/* Kafka's ConsumerGroupHeartbeat: GROUP READ, DESCRIBE on the topics */
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, a.group_id, KP_ACL_OP_READ);
+	for (i = 0; i < a.nsubscribed; i++)
+		kp_acl_check(KP_ACL_RESOURCE_TOPIC, a.subscribed[i], KP_ACL_OP_DESCRIBE);
 	a.nowned = -1;
 	a.client_id = "postgres";
 	a.client_host = "sql";
@@ -273,6 +279,7 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, group_id, KP_ACL_OP_READ);
 	if (!kp_group_consumer_assignment(group_id, member_id, &member_epoch, &nassigned,
 									  &topics, &partitions))
 		ereport(ERROR,
@@ -295,6 +302,7 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 		KpLogOffsets off;
 		KpPartitionRef ref;
 
+		kp_acl_check(KP_ACL_RESOURCE_TOPIC, topics[i], KP_ACL_OP_READ);
 		topic = kp_topic_open(topics[i], AccessShareLock, true);
 		if (topic == NULL)
 			continue;

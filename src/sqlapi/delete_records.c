@@ -30,10 +30,12 @@ kp_sql_delete_records(PG_FUNCTION_ARGS)
 	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		partition = PG_GETARG_INT32(1);
 	int64		before_offset = PG_GETARG_INT64(2);
-	const KpTopic *topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);
+	const KpTopic *topic;
 	KpPartitionRef ref;
 	int64		log_start;
 
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_DELETE);
+	topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);
 	kp_topic_partition(topic, partition, &ref);
 	(void) kp_topic_check_delete_records(topic, true, NULL);
 	kp_log_delete_records(ref.partition_id, before_offset, &log_start);

@@ -166,7 +166,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 			const char *value, int value_len)
 {
 	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
-	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	const KpTopic *topic;
 	KpHeader   *headers = NULL;
 	int			nheaders = 0;
 	int32		partition;
@@ -182,6 +182,8 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	bool		nulls[2] = {false, false};
 
 	check_not_in_recovery();
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (!PG_ARGISNULL(3))
 		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
@@ -318,6 +320,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("values must not be null"),
 				 errhint("A null element is a tombstone; the array itself must be given.")));
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	if (has_partition)
 	{
