@@ -501,6 +501,31 @@ kp_acl_authorize(Oid role, const char *host, int type, const char *name, int op)
 	return decide(e, host, type, name, op);
 }
 
+/*
+ * Kafka's authorizeByResourceType: is the role allowed op on some resource
+ * of the type (InitProducerId without a transactional id: WRITE on any
+ * topic)?  An ALLOW whose own name a DENY covers does not count.
+ */
+bool
+kp_acl_authorize_any(Oid role, const char *host, int type, int op)
+{
+	KpAclRoleEntry *e = role_entry(role);
+	int			i;
+
+	if ((e->flags & ROLE_ALL) || predefined_allows(e->flags, type, op))
+		return true;
+	for (i = 0; i < e->n; i++)
+	{
+		const KpAclBinding *b = &acl_rows[e->rows[i]].b;
+
+		if (b->resource_type == type && b->permission == KP_ACL_PERMISSION_ALLOW &&
+			op_implies(b->operation, op) && host_matches(b, host) &&
+			decide(e, host, type, b->resource_name, op))
+			return true;
+	}
+	return false;
+}
+
 bool
 kp_acl_allows_everything(Oid role)
 {
@@ -513,8 +538,7 @@ static const int topic_ops[] = {
 	KP_ACL_OP_DESCRIBE, KP_ACL_OP_DESCRIBE_CONFIGS, KP_ACL_OP_ALTER_CONFIGS
 };
 static const int group_ops[] = {
-	KP_ACL_OP_READ, KP_ACL_OP_DELETE, KP_ACL_OP_DESCRIBE, KP_ACL_OP_DESCRIBE_CONFIGS,
-	KP_ACL_OP_ALTER_CONFIGS
+	KP_ACL_OP_READ, KP_ACL_OP_DELETE, KP_ACL_OP_DESCRIBE
 };
 static const int cluster_ops[] = {
 	KP_ACL_OP_CREATE, KP_ACL_OP_ALTER, KP_ACL_OP_DESCRIBE, KP_ACL_OP_CLUSTER_ACTION,

@@ -552,6 +552,8 @@ extern int	kp_acl_permission_code(const char *name);
 extern bool kp_acl_authorize(Oid role, const char *host, int resource_type,
 							 const char *name, int op);
 extern bool kp_acl_allows_everything(Oid role);
+/* allowed op on some resource of the type (Kafka's authorizeByResourceType) */
+extern bool kp_acl_authorize_any(Oid role, const char *host, int resource_type, int op);
 /* Kafka's authorized-operations bits of a topic, group or the cluster */
 extern int32 kp_acl_authorized_operations(Oid role, const char *host, int resource_type,
 										  const char *name);

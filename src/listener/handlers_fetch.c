@@ -286,6 +286,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 		KpFetchRequestFetchTopic *rt = &req->topics[i];
 		KpFetchResponseFetchableTopicResponse *ot = &resp->responses[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 13 ? NULL : rt->topic, &rt->topic_id);
+		bool		allowed = kp_authz_topic(ctx, ctx->version >= 13 ? NULL : rt->topic, t,
+											 KP_ACL_OP_READ);
 		int			j;
 
 		ot->topic = rt->topic ? pstrdup(rt->topic) : NULL;
@@ -314,6 +316,13 @@ kp_handle_fetch(KpRequestContext *ctx)
 			op->partition_index = rp->partition;
 			op->records.data = (const uint8 *) "";
 			op->records.len = 0;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
 			if (t == NULL || rp->partition < 0 || rp->partition >= t->partition_count)
 			{
 				op->error_code = (t == NULL && ctx->version >= 13) ? KP_ERR_UNKNOWN_TOPIC_ID :
@@ -366,6 +375,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
 		KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[i];
 		const KpTopic *t = kp_handler_topic(rt->name, NULL);
+		bool		allowed = kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE);
 		int			j;
 
 		ot->name = rt->name ? pstrdup(rt->name) : NULL;
@@ -385,6 +395,11 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			op->timestamp = -1;
 			op->offset = -1;
 			op->leader_epoch = -1;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
