@@ -244,6 +244,33 @@ principal_role(const char *principal, bool *wildcard)
 	return get_role_oid(principal + 5, true);
 }
 
+/*
+ * kafka.acls is read and written as the bootstrap superuser (the extension
+ * is superuser-only, so that is who owns it): what a caller may do with
+ * ACLs is decided by the ACLs (CLUSTER ALTER / DESCRIBE), and the
+ * authorizer must be able to read them whoever asks.
+ */
+typedef struct AsOwner
+{
+	Oid			user;
+	int			sec;
+} AsOwner;
+
+static void
+as_owner_begin(AsOwner *saved)
+{
+	GetUserIdAndSecContext(&saved->user, &saved->sec);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   saved->sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+static void
+as_owner_end(AsOwner *saved)
+{
+	SetUserIdAndSecContext(saved->user, saved->sec);
+}
+
 static char *
 getstr(HeapTuple tup, TupleDesc desc, int col)
 {
@@ -282,12 +309,16 @@ acl_cache_load(void)
 									ALLOCSET_SMALL_SIZES);
 		PG_TRY();
 		{
+			AsOwner		saved;
+
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "SPI_connect failed");
+			as_owner_begin(&saved);
 			if (SPI_execute("SELECT principal, resource_type, pattern_type, resource_name, "
 							"operation, permission, host FROM kafka.acls",
 							true, 0) != SPI_OK_SELECT)
 				elog(ERROR, "kafka_pg: cannot read kafka.acls");
+			as_owner_end(&saved);
 			n = (int) SPI_processed;
 			old = MemoryContextSwitchTo(cxt);
 			rows = palloc0(sizeof(KpAclRow) * Max(n, 1));
@@ -663,6 +694,7 @@ kp_acl_create(const KpAclBinding *b)
 	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		values[7];
 	bool		created;
+	AsOwner		saved;
 
 	validate_binding(b);
 	values[0] = CStringGetTextDatum(b->principal);
@@ -674,11 +706,13 @@ kp_acl_create(const KpAclBinding *b)
 	values[6] = CStringGetTextDatum(b->host);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	as_owner_begin(&saved);
 	if (SPI_execute_with_args("INSERT INTO kafka.acls (principal, resource_type, pattern_type, "
 							  "resource_name, operation, permission, host) "
 							  "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
 							  7, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: cannot insert into kafka.acls");
+	as_owner_end(&saved);
 	created = SPI_processed > 0;
 	SPI_finish();
 	return created;
@@ -749,10 +783,12 @@ matching(const KpAclBinding *f, bool for_delete)
 	List	   *result = NIL;
 	MemoryContext caller = CurrentMemoryContext;
 	uint64		i;
+	AsOwner		saved;
 
 	kp_acl_validate_filter(f);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	as_owner_begin(&saved);
 	if (SPI_execute(for_delete ?
 					"SELECT principal, resource_type, pattern_type, resource_name, operation, "
 					"permission, host FROM kafka.acls ORDER BY 2, 3, 4, 1, 7, 5, 6 FOR UPDATE" :
@@ -806,6 +842,7 @@ matching(const KpAclBinding *f, bool for_delete)
 				elog(ERROR, "kafka_pg: cannot delete from kafka.acls");
 		}
 	}
+	as_owner_end(&saved);
 	SPI_finish();
 	return result;
 }
