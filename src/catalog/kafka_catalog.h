@@ -538,6 +538,7 @@ extern const char *kp_acl_resource_type_name(int code);
 extern const char *kp_acl_pattern_type_name(int code);
 extern const char *kp_acl_operation_name(int code);
 extern const char *kp_acl_permission_name(int code);
+
 /* by name, case-insensitive; KP_ACL_UNKNOWN when not a name */
 extern int	kp_acl_resource_type_code(const char *name);
 extern int	kp_acl_pattern_type_code(const char *name);
@@ -552,19 +553,23 @@ extern int	kp_acl_permission_code(const char *name);
 extern bool kp_acl_authorize(Oid role, const char *host, int resource_type,
 							 const char *name, int op);
 extern bool kp_acl_allows_everything(Oid role);
+
 /* allowed op on some resource of the type (Kafka's authorizeByResourceType) */
 extern bool kp_acl_authorize_any(Oid role, const char *host, int resource_type, int op);
+
 /* Kafka's authorized-operations bits of a topic, group or the cluster */
 extern int32 kp_acl_authorized_operations(Oid role, const char *host, int resource_type,
 										  const char *name);
+
 /* kafka.anonymous_role; *everything: anonymous clients are allowed all */
 extern Oid	kp_acl_anonymous_role(bool *everything);
+
 /* The SQL functions' check for current_user: ERROR 42501 when denied. */
 extern void kp_acl_check(int resource_type, const char *name, int op);
 
 /* KP042 (INVALID_REQUEST) for what Kafka refuses */
 extern void kp_acl_validate_filter(const KpAclBinding *filter);
-extern bool kp_acl_create(const KpAclBinding *acl);		/* false: existed */
+extern bool kp_acl_create(const KpAclBinding *acl); /* false: existed */
 extern List *kp_acl_describe(const KpAclBinding *filter);	/* of KpAclBinding * */
 extern List *kp_acl_delete(const KpAclBinding *filter); /* the deleted ones */
 

@@ -143,14 +143,19 @@ extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 /* authz.c: may the request's role do op on the resource? */
 extern bool kp_authz(KpRequestContext *ctx, int resource_type, const char *name, int op);
 extern bool kp_authz_cluster(KpRequestContext *ctx, int op);
+
 /* op allowed on some resource of the type (Kafka's authorizeByResourceType) */
 extern bool kp_authz_any(KpRequestContext *ctx, int resource_type, int op);
+
 /* the topic named, or t's name when asked by id (no topic: true) */
 extern bool kp_authz_topic(KpRequestContext *ctx, const char *name, const KpTopic *t, int op);
+
 /* Kafka's authorized-operations bits for the request's role */
 extern int32 kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name);
+
 /* every entry of the response answered with code */
 extern void kp_authz_refuse(KpRequestContext *ctx, int16 code);
+
 /* the cluster-wide APIs' check; false: refused, the response is filled */
 extern bool kp_authz_admit(KpRequestContext *ctx);
 

@@ -174,8 +174,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 		/*
 		 * Kafka: a topic the role may not describe is
 		 * TOPIC_AUTHORIZATION_FAILED whether or not it exists (asked by id:
-		 * once the id is known); creating one needs CREATE on the cluster
-		 * or the topic.
+		 * once the id is known); creating one needs CREATE on the cluster or
+		 * the topic.
 		 */
 		if ((t != NULL || (rt->name && rt->name[0])) &&
 			!kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE))
@@ -239,7 +239,11 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 		kp_handle_init_producer_id_txn(ctx);
 		return;
 	}
-	/* Kafka 3+ (KIP-679): IDEMPOTENT_WRITE on the cluster or WRITE on any topic */
+
+	/*
+	 * Kafka 3+ (KIP-679): IDEMPOTENT_WRITE on the cluster or WRITE on any
+	 * topic
+	 */
 	if (!kp_authz_cluster(ctx, KP_ACL_OP_IDEMPOTENT_WRITE) &&
 		!kp_authz_any(ctx, KP_ACL_RESOURCE_TOPIC, KP_ACL_OP_WRITE))
 	{
