@@ -5,7 +5,8 @@
 # the baseline, on one kafka_pg cluster of its own (SASL_PLAINTEXT, PLAIN), in the same run,
 # repetitions interleaved. Kafka's own tools: kafka-producer-perf-test (acks=1, 100 B records) and
 # kafka-consumer-perf-test (a group). Prints medians and min-max, and each case's ratio to the
-# baseline median. Asserts nothing: a benchmark, not a test. Run as root (the server runs as
+# baseline median; then the cost of one check alone (kafka.authorized in a SQL loop) with few and
+# with 1,000 ACLs. Asserts nothing: a benchmark, not a test. Run as root (the server runs as
 # postgres), after `make install`.
 #
 #   bench/acl/bench.sh
@@ -94,6 +95,7 @@ consume() { # consume CASE USER TOPIC
 cases=("superuser:admin" "few ACLs:user" "1000 ACLs:user")
 run=$$
 say "bench: warming up"
+sql "SELECT kafka.create_topic('bench-acl-warm-$run', 1)"
 produce warmup admin "bench-acl-warm-$run" >/dev/null
 for rep in $(seq 1 "$REPS"); do
 	for c in "${cases[@]}"; do
@@ -101,6 +103,7 @@ for rep in $(seq 1 "$REPS"); do
 		case $name in "1000 ACLs") acls 1000 ;; *) acls few ;; esac
 		say "bench: repetition $rep, $name"
 		topic="bench-acl-$run-$rep-${name// /_}"
+		sql "SELECT kafka.create_topic('$topic', 1)" # the user may not create topics
 		produce "$name" "$user" "$topic"
 		consume "$name" "$user" "$topic"
 	done
@@ -118,5 +121,23 @@ for f in "produce records/s" "fetch records/s"; do
 		[[ $m =~ ^[0-9.]+$ && $base =~ ^[0-9.]+$ ]] && ratio=$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
 		printf '| %-20s | %-12s | %-24s | %-12s |\n' "$f" "$name" "$(fmt "$m") ($(spread "$v"))" "$ratio"
 	done
+done
+
+# the check alone: kafka.authorized (the same kp_acl_authorize the listener calls, plus a role
+# lookup by name and the SQL call) for the user, on a topic its prefixed ACL allows
+echo
+printf '| %-34s | %-12s | %-24s |\n' "authorizer check (SQL, 200000 calls)" "case" "median us/check (min-max)"
+printf '|%s|%s|%s|\n' "------------------------------------" "--------------" "--------------------------"
+declare -A us
+for rep in $(seq 1 "$REPS"); do
+	for c in few 1000; do
+		acls $c 2>/dev/null
+		us[$c]+="$(kp_psql "$pgport" "$KP_KAFKA_DB" -Atc "SELECT round((extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1e6 / 200000)::numeric, 3)
+			FROM (SELECT count(*) FROM generate_series(1, 200000) g
+			      WHERE kafka.authorized('TOPIC', 'bench-acl-x', 'WRITE', 'bench_user')) c") "
+	done
+done
+for c in few 1000; do
+	printf '| %-34s | %-12s | %-24s |\n' "kafka.authorized" "$c ACLs" "$(median "${us[$c]}") ($(spread "${us[$c]}"))"
 done
 say "bench: raw output in $LOG"

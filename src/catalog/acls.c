@@ -80,7 +80,22 @@ typedef struct KpAclRoleEntry
 	int			flags;
 	int			n;
 	int		   *rows;			/* indexes into acl_rows */
+	HTAB	   *decisions;		/* KpAclDecision by resource, op and host */
 } KpAclRoleEntry;
+
+/*
+ * A decision already made for the role: the same check on every request of
+ * a client (WRITE on its topic, say) costs a hash lookup, however many ACLs
+ * there are.  Dropped with the rest of the cache.
+ */
+#define DECISION_KEY_LEN	(2 * NAMEDATALEN + 256 + 8)
+#define MAX_DECISIONS		8192	/* per role; past it, decide every time */
+
+typedef struct KpAclDecision
+{
+	char		key[DECISION_KEY_LEN];	/* hash key: type, op, host, name */
+	bool		allowed;
+} KpAclDecision;
 
 static MemoryContext acl_cxt = NULL;
 static KpAclRow *acl_rows = NULL;
@@ -423,6 +438,7 @@ role_entry(Oid role)
 			continue;			/* invalidated meanwhile */
 		}
 		e = hash_search(role_cache, &role, HASH_ENTER, &found);
+		e->decisions = NULL;
 		e->flags = flags;
 		e->n = n;
 		e->rows = MemoryContextAlloc(acl_cxt, sizeof(int) * Max(n, 1));
@@ -525,11 +541,42 @@ bool
 kp_acl_authorize(Oid role, const char *host, int type, const char *name, int op)
 {
 	KpAclRoleEntry *e;
+	char		key[DECISION_KEY_LEN];
+	KpAclDecision *d;
+	bool		found;
+	int			len;
 
 	if (name == NULL)
 		name = "";
 	e = role_entry(role);
-	return decide(e, host, type, name, op);
+	if (e->flags & ROLE_ALL)
+		return true;
+	MemSet(key, 0, sizeof(key));
+	len = snprintf(key, sizeof(key), "%d|%d|%s|%s", type, op, host ? host : "", name);
+	if (len >= (int) sizeof(key))
+		return decide(e, host, type, name, op); /* too long a name to keep */
+	if (e->decisions == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = DECISION_KEY_LEN;
+		ctl.entrysize = sizeof(KpAclDecision);
+		ctl.hcxt = acl_cxt;
+		e->decisions = hash_create("kafka_pg acl decisions", 64, &ctl,
+								   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	d = hash_search(e->decisions, key, HASH_FIND, NULL);
+	if (d)
+		return d->allowed;
+	/* decide() touches nothing that processes invalidations: e stays valid */
+	found = decide(e, host, type, name, op);
+	if (hash_get_num_entries(e->decisions) < MAX_DECISIONS)
+	{
+		d = hash_search(e->decisions, key, HASH_ENTER, NULL);
+		d->allowed = found;
+	}
+	return found;
 }
 
 /*

@@ -23,7 +23,7 @@ import uuid
 
 import kraw
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicCollection
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
                                    AdminClient, ConfigResource, NewTopic, ResourcePatternType,
                                    ResourceType)
@@ -194,6 +194,19 @@ check("alice: Metadata lists only the topics she may describe", ta in md.topics 
 md = aa.list_topics(topic=tc, timeout=10)
 check("alice: Metadata for a topic she may not describe is TOPIC_AUTHORIZATION_FAILED",
       md.topics[tc].error is not None and md.topics[tc].error.code() == TOPIC_AUTH, md.topics[tc].error)
+try:
+    d = aa.describe_topics(TopicCollection([ta]), include_authorized_operations=True)[ta].result(20)
+    ops = sorted(str(o).split(".")[-1] for o in (d.authorized_operations or []))
+except KafkaException as e:
+    ops = e
+check("alice: the topic's authorized operations are READ, WRITE and DESCRIBE",
+      ops == ["DESCRIBE", "READ", "WRITE"], ops)
+try:
+    d = aa.describe_cluster(include_authorized_operations=True).result(20)
+    ops = d.authorized_operations
+except KafkaException as e:
+    ops = e
+check("alice: no authorized operations on the cluster", not ops, ops)
 fs = aa.create_topics([NewTopic("acl-new-" + run, 1, 1)])
 check("alice: CreateTopics without CREATE is TOPIC_AUTHORIZATION_FAILED",
       future_code(list(fs.values())[0]) == TOPIC_AUTH)
