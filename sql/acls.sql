@@ -9,8 +9,9 @@ CREATE ROLE acl_producer IN ROLE kafka_write_all_data;
 CREATE ROLE acl_aclmgr;
 GRANT USAGE ON SCHEMA kafka TO acl_nobody, acl_writer, acl_member, acl_aclmgr;
 -- the defect of issue 10: USAGE and SELECT on three catalog tables were enough
-GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides
-	TO acl_nobody, acl_writer, acl_member;
+GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides TO acl_nobody;
+-- the others have USAGE only: the ACLs decide, the functions work with the
+-- extension's rights once they allow
 SELECT kafka.create_topic('acl-orders', 1);
 SELECT kafka.create_topic('acl-payments', 1);
 SELECT kafka.create_topic('other', 1);
@@ -44,6 +45,16 @@ SELECT kafka.create_acl('User:acl_team', 'GROUP', 'team-', 'READ', pattern_type 
 SET ROLE acl_writer;
 SELECT partition, "offset" FROM kafka.produce('acl-orders', 'k', 'v2');
 SELECT partition, "offset" FROM kafka.produce('acl-payments', 'k', 'v1');
+-- and after the call the session is the caller again, without table rights
+SELECT current_user, count(*) FROM kafka.topics;
+-- also after an error caught inside the call's caller
+DO $$
+BEGIN
+	PERFORM kafka.produce('acl-orders', 'k'::text, 'v'::text, partition => 7);
+EXCEPTION WHEN others THEN
+	RAISE NOTICE 'caught "%" as %', SQLERRM, current_user;
+END
+$$;
 SELECT * FROM kafka.produce('other', 'k', 'v');
 SELECT count(*) FROM kafka.fetch('acl-orders', 0);
 -- WRITE implies DESCRIBE
@@ -122,6 +133,5 @@ SELECT kafka.delete_topic('acl-orders');
 SELECT kafka.delete_topic('acl-payments');
 SELECT kafka.delete_topic('other');
 REVOKE ALL ON SCHEMA kafka FROM acl_nobody, acl_writer, acl_member, acl_aclmgr;
-REVOKE ALL ON kafka.topics, kafka.partitions, kafka.topic_config_overrides
-	FROM acl_nobody, acl_writer, acl_member;
+REVOKE ALL ON kafka.topics, kafka.partitions, kafka.topic_config_overrides FROM acl_nobody;
 DROP ROLE acl_nobody, acl_writer, acl_team, acl_member, acl_reader, acl_producer, acl_aclmgr;

@@ -565,8 +565,9 @@ BEGIN
 END
 $$;
 
--- What the SQL functions read and write needs table privileges as well as
--- the ACL: the predefined roles get them (docs/security.md).
+-- The functions need only the ACLs (they work with the extension's rights
+-- once the ACL allows); reading the catalog tables and views directly needs
+-- table privileges, which the predefined roles get (docs/security.md).
 GRANT USAGE ON SCHEMA kafka TO kafka_admin, kafka_read_all_data, kafka_write_all_data;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA kafka TO kafka_admin;
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA kafka TO kafka_admin;

@@ -670,8 +670,12 @@ kp_acl_anonymous_role(bool *everything)
 void
 kp_acl_check(int type, const char *name, int op)
 {
-	Oid			role = GetUserId();
+	kp_acl_check_role(GetUserId(), type, name, op);
+}
 
+void
+kp_acl_check_role(Oid role, int type, const char *name, int op)
+{
 	if (kp_acl_authorize(role, NULL, type, name, op))
 		return;
 	ereport(ERROR,

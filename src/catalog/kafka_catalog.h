@@ -566,6 +566,7 @@ extern Oid	kp_acl_anonymous_role(bool *everything);
 
 /* The SQL functions' check for current_user: ERROR 42501 when denied. */
 extern void kp_acl_check(int resource_type, const char *name, int op);
+extern void kp_acl_check_role(Oid role, int resource_type, const char *name, int op);
 
 /* KP042 (INVALID_REQUEST) for what Kafka refuses */
 extern void kp_acl_validate_filter(const KpAclBinding *filter);

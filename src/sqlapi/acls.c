@@ -19,8 +19,26 @@
 #include "utils/builtins.h"
 
 #include "catalog/kafka_catalog.h"
+#include "catalog/pg_authid.h"
 #include "common/kafka_errors.h"
 #include "sqlapi/sqlapi.h"
+
+void
+kp_sql_as_owner(KpSqlOwner *o)
+{
+	GetUserIdAndSecContext(&o->caller, &o->sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   o->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	o->active = true;
+}
+
+void
+kp_sql_as_caller(KpSqlOwner *o)
+{
+	if (o->active)
+		SetUserIdAndSecContext(o->caller, o->sec_context);
+	o->active = false;
+}
 
 static int
 code_arg(FunctionCallInfo fcinfo, int arg, int (*parse) (const char *), const char *what,

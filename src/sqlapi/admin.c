@@ -127,6 +127,7 @@ Datum
 kp_sql_create_topic(PG_FUNCTION_ARGS)
 {
 	char	   *name = kp_arg_text(fcinfo, 0, "topic");
+	KpSqlOwner	owner;
 	int32		partitions;
 	int			nconfigs;
 	KpConfigSetting *configs;
@@ -141,7 +142,9 @@ kp_sql_create_topic(PG_FUNCTION_ARGS)
 						  KP_ACL_OP_CREATE))
 		kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_CREATE);
 	configs = configs_from_jsonb(PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), &nconfigs);
+	kp_sql_as_owner(&owner);
 	kp_topic_create(name, partitions, configs, nconfigs);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
@@ -149,9 +152,12 @@ Datum
 kp_sql_delete_topic(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	KpSqlOwner	owner;
 
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_DELETE);
+	kp_sql_as_owner(&owner);
 	kp_topic_delete(name);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
@@ -159,9 +165,12 @@ Datum
 kp_sql_add_partitions(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	KpSqlOwner	owner;
 
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER);
+	kp_sql_as_owner(&owner);
 	kp_topic_add_partitions(name, PG_GETARG_INT32(1));
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
@@ -171,10 +180,13 @@ kp_sql_alter_topic_config(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int			nconfigs;
 	KpConfigSetting *configs;
+	KpSqlOwner	owner;
 
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER_CONFIGS);
 	configs = configs_from_jsonb(PG_GETARG_JSONB_P(1), &nconfigs);
+	kp_sql_as_owner(&owner);
 	kp_topic_alter_configs(name, configs, nconfigs);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
@@ -266,7 +278,13 @@ kp_sql_partition_for_key(PG_FUNCTION_ARGS)
 Datum
 kp_sql_flush_markers(PG_FUNCTION_ARGS)
 {
+	KpSqlOwner	owner;
+	int32		n;
+
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_CLUSTER_ACTION);
+	kp_sql_as_owner(&owner);
 	kp_log_sweep_sql_txns();
-	PG_RETURN_INT32(kp_log_write_pending_markers());
+	n = kp_log_write_pending_markers();
+	kp_sql_as_caller(&owner);
+	PG_RETURN_INT32(n);
 }

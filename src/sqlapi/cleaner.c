@@ -52,11 +52,15 @@ kp_sql_run_log_cleaner(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
+	KpSqlOwner	owner;
+
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
+	kp_sql_as_owner(&owner);
 	n = kp_topic_list_names(&names);
 	for (i = 0; i < n; i++)
 		(void) kp_cleaner_retain_topic(names[i], report_row, rsinfo);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 

@@ -274,6 +274,7 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 	bool		read_committed = kp_parse_isolation(text_to_cstring(PG_GETARG_TEXT_PP(4)));
 	const KpTopic *topic;
 	int64		position;
+	KpSqlOwner	owner;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (max_records < 0)
@@ -281,9 +282,11 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_records must not be negative")));
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_sql_emit_records(rsinfo, topic, partition, from_offset, max_records,
 							   read_committed, &position);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 
@@ -302,8 +305,10 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 	bool		nulls[2] = {false, true};
 	int64		offset;
 	int64		found_ts = -1;
+	KpSqlOwner	owner;
 
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_DESCRIBE);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -325,6 +330,7 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 	else
 		offset = kp_log_offset_for_timestamp(ref.partition_id, ts, &found_ts);
 
+	kp_sql_as_caller(&owner);
 	if (offset < 0)
 		nulls[0] = true;
 	else
@@ -352,8 +358,10 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 	const char *batch;
 	size_t		len;
 	int			n = 0;
+	KpSqlOwner	owner;
 
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -404,5 +412,6 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 		n++;
 	}
 	kp_log_reader_close(reader);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
