@@ -268,6 +268,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	FetchBudget budget;
 	bool		read_committed = (req->isolation_level == 1);
 	bool		any_error = false;
+	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
+	bool		follower_denied;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -276,6 +278,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
 	budget.any = false;
+	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
+	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
 	resp->error_code = KP_ERR_NONE;
 	resp->session_id = 0;		/* no fetch sessions (KIP-227): full fetches */
@@ -286,8 +290,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 		KpFetchRequestFetchTopic *rt = &req->topics[i];
 		KpFetchResponseFetchableTopicResponse *ot = &resp->responses[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 13 ? NULL : rt->topic, &rt->topic_id);
-		bool		allowed = kp_authz_topic(ctx, ctx->version >= 13 ? NULL : rt->topic, t,
-											 KP_ACL_OP_READ);
+		bool		allowed = !follower_denied &&
+		kp_authz_topic(ctx, ctx->version >= 13 ? NULL : rt->topic, t, KP_ACL_OP_READ);
 		int			j;
 
 		ot->topic = rt->topic ? pstrdup(rt->topic) : NULL;

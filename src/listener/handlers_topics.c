@@ -257,7 +257,11 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		out->topic_id = arg.topic_id;
 		out->num_partitions = arg.partitions;
 		out->replication_factor = 1;
-		fill_created_configs(out, cdesc, &arg);
+		/* Kafka: the configs only for who may describe them */
+		if (kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_DESCRIBE_CONFIGS))
+			fill_created_configs(out, cdesc, &arg);
+		else
+			out->topic_config_error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 	}
 }
 

@@ -140,6 +140,18 @@ def raw_create_acl(user, rtype, name, op):
     return struct.unpack(">h", body[8:10])[0]
 
 
+def raw_fetch_code(user, topic, replica_id):
+    """Fetch v4 of partition 0 from offset 0: its error code."""
+    c = raw_login(user)
+    t = topic.encode()
+    c.send(1, 4, struct.pack(">iiiib", replica_id, 0, 1, 1 << 20, 0) + struct.pack(">ih", 1, len(t)) + t +
+           struct.pack(">iiqi", 1, 0, 0, 1 << 20))
+    body = c.recv()[1]
+    c.close()
+    p = 8 + 2 + struct.unpack(">h", body[8:10])[0]
+    return struct.unpack(">h", body[p + 8:p + 10])[0]
+
+
 def acl(principal, rtype, name, op, perm=AclPermissionType.ALLOW, pattern=ResourcePatternType.LITERAL):
     return AclBinding(rtype, name, pattern, principal, "*", op, perm)
 
@@ -181,6 +193,10 @@ check("dan (no ACL): Produce is TOPIC_AUTHORIZATION_FAILED", produce("dan", ta) 
 
 got, err = consume("alice", ga, ta)
 check("alice: consume with her group and her READ ACL", got and err is None, (got, err))
+check("alice: a raw Fetch of her topic is allowed", raw_fetch_code("alice", ta, -1) == 0)
+code = raw_fetch_code("alice", ta, 0)
+check("alice: a Fetch as a follower (replica id 0) without CLUSTER_ACTION is TOPIC_AUTHORIZATION_FAILED",
+      code == TOPIC_AUTH, code)
 got, err = consume("alice", "g-other-" + run, ta)
 check("alice: another group is GROUP_AUTHORIZATION_FAILED", err == GROUP_AUTH and not got, (got, err))
 got, err = consume("alice", ga, tb)
