@@ -28,7 +28,9 @@ SELECT kafka.delete_topic('acl-orders');
 SELECT kafka.alter_topic_config('acl-orders', '{"retention.ms": "1000"}');
 SELECT kafka.add_partitions('acl-orders', 2);
 SELECT count(*) FROM kafka.consume('acl-group', 'acl-orders');
+SELECT count(*) FROM kafka.table('acl-orders');
 SELECT * FROM kafka.run_log_cleaner();
+SELECT * FROM kafka.run_log_compaction();
 SELECT kafka.flush_markers();
 -- managing ACLs needs CLUSTER ALTER, listing them CLUSTER DESCRIBE
 SELECT kafka.create_acl('User:acl_nobody', 'TOPIC', '*', 'ALL');
@@ -61,6 +63,7 @@ SELECT count(*) FROM kafka.fetch('acl-orders', 0);
 SELECT "offset" >= 3 AS described FROM kafka.list_offsets('acl-orders', 0, -1);
 SET ROLE acl_member;
 SELECT count(*) FROM kafka.fetch('acl-orders', 0);
+SELECT count(*) FROM kafka.table('acl-orders');
 SELECT count(*) FROM kafka.fetch('acl-payments', 0);
 SELECT kafka.authorized('TOPIC', 'acl-orders', 'READ'),
 	   kafka.authorized('TOPIC', 'acl-orders', 'DESCRIBE'),
