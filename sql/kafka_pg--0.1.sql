@@ -273,8 +273,37 @@ CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigi
 								 OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
 
+-- A topic as a table (what Kafka Streams calls a KTable): the latest record
+-- of every key, one row per key whose latest record is not a tombstone, in
+-- offset order per partition; of one partition, or of all when partition is
+-- null.  Reads the log once up to the last stable offset (read_committed)
+-- or the high watermark; records without a key are not part of it.  Holds
+-- a partition's latest records in memory, up to work_mem x hash_mem_multiplier.
+CREATE FUNCTION kafka.table(topic text, partition integer DEFAULT NULL,
+							isolation_level text DEFAULT 'read_committed',
+							OUT partition integer, OUT "offset" bigint,
+							OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+							OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_text(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value text,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_json(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value jsonb,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
 -- The batches of a partition as stored, markers included: what Kafka's
 -- kafka-dump-log.sh shows.  For inspection; consumers use kafka.fetch.
+-- delete_horizon: set by log compaction on a batch that keeps a tombstone
+-- or a transaction marker (KIP-534), null otherwise.
 CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint DEFAULT 0,
 							   max_batches integer DEFAULT 1000,
 							   OUT base_offset bigint, OUT last_offset bigint,
@@ -283,7 +312,7 @@ CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint
 							   OUT is_control boolean, OUT control_type text,
 							   OUT producer_id bigint, OUT producer_epoch smallint,
 							   OUT base_sequence integer, OUT max_timestamp timestamptz,
-							   OUT crc_valid boolean)
+							   OUT crc_valid boolean, OUT delete_horizon timestamptz)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_dump_log' LANGUAGE C VOLATILE STRICT;
 
 -- Consume as a member of a consumer group: records from the partitions no
@@ -460,26 +489,171 @@ CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_cleaner'
 	LANGUAGE C VOLATILE;
 
+-- Run one compaction pass now, as the log cleaner worker does (every
+-- kafka.log_cleaner_backoff_ms while nothing needs cleaning), for one
+-- compacted topic or all of them: one row per partition, whether it was
+-- cleaned (its dirty ratio above min.cleanable.dirty.ratio, or forced by
+-- max.compaction.lag.ms or a passed delete horizon), the range, and the
+-- segments and bytes before and after.  The swap is durable at once; the
+-- replaced segments' storage goes when the calling transaction commits,
+-- once the topic's file.delete.delay.ms has passed since the last swap.
+CREATE FUNCTION kafka.run_log_compaction(topic_name text DEFAULT NULL,
+										 OUT topic text, OUT partition integer,
+										 OUT cleaned boolean, OUT forced boolean,
+										 OUT dirty_ratio double precision,
+										 OUT first_dirty_offset bigint,
+										 OUT first_uncleanable_offset bigint,
+										 OUT end_offset bigint,
+										 OUT segments_before integer,
+										 OUT segments_after integer,
+										 OUT bytes_before bigint,
+										 OUT bytes_after bigint,
+										 OUT replaced_segments_dropped integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_compaction'
+	LANGUAGE C VOLATILE;
+
 CREATE FUNCTION kafka._log_cleaner_status(partition_id bigint,
 										  OUT last_retention_run timestamptz,
 										  OUT segments_deleted integer,
-										  OUT bytes_reclaimed bigint)
+										  OUT bytes_reclaimed bigint,
+										  OUT last_compaction_run timestamptz,
+										  OUT compactions integer,
+										  OUT dirty_ratio double precision,
+										  OUT compaction_bytes_reclaimed bigint,
+										  OUT first_dirty_offset bigint)
 	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_log_cleaner_status'
 	LANGUAGE C VOLATILE STRICT;
 
 -- Per partition: its cleanup.policy, what the log cleaner did to it since
 -- the server started (the last retention pass, the segments and bytes it
--- deleted), and the log's offsets and size now.  Compaction does not run
--- yet: last_compaction_run and dirty_ratio are null.
+-- deleted; the last clean of a compacted topic, the cleans, the dirty ratio
+-- the last compaction pass measured, the bytes cleans reclaimed), the
+-- first dirty offset of a compacted topic (durable), and the log's offsets
+-- and size now.
 CREATE VIEW kafka.log_cleaner_status AS
 	SELECT t.name AS topic, p.partition, c.value AS cleanup_policy,
-		   cs.last_retention_run, NULL::timestamptz AS last_compaction_run,
+		   cs.last_retention_run, cs.last_compaction_run,
 		   coalesce(cs.segments_deleted, 0) AS segments_deleted,
 		   coalesce(cs.bytes_reclaimed, 0) AS bytes_reclaimed,
-		   NULL::double precision AS dirty_ratio,
-		   s.log_start_offset, s.log_end_offset, s.size_bytes, s.segment_count
+		   cs.dirty_ratio,
+		   s.log_start_offset, s.log_end_offset, s.size_bytes, s.segment_count,
+		   coalesce(cs.compactions, 0) AS compactions,
+		   coalesce(cs.compaction_bytes_reclaimed, 0) AS compaction_bytes_reclaimed,
+		   CASE WHEN c.value LIKE '%compact%' THEN cs.first_dirty_offset END
+			   AS first_dirty_offset
 	FROM kafka.topics t
 	JOIN kafka.partitions p USING (topic_id)
 	JOIN kafka.topic_configs c ON c.topic = t.name AND c.name = 'cleanup.policy'
 	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s
 	CROSS JOIN LATERAL kafka._log_cleaner_status(p.partition_id) cs;
+
+------------------------------------------------------------------------------
+-- Authorization (docs/security.md): Kafka ACLs on PostgreSQL roles.  One
+-- owner: src/catalog/acls.c.  A principal is "User:<role>" (or "User:*");
+-- a grant to a group role covers its members.  Superusers and members of
+-- kafka_admin are allowed everything.
+------------------------------------------------------------------------------
+
+CREATE TABLE kafka.acls (
+	principal		text NOT NULL CHECK (principal LIKE 'User:_%'),
+	resource_type	text NOT NULL
+		CHECK (resource_type IN ('TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID')),
+	pattern_type	text NOT NULL CHECK (pattern_type IN ('LITERAL', 'PREFIXED')),
+	resource_name	text NOT NULL CHECK (resource_name <> ''),
+	operation		text NOT NULL
+		CHECK (operation IN ('ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE',
+							 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS',
+							 'IDEMPOTENT_WRITE', 'CREATE_TOKENS', 'DESCRIBE_TOKENS', 'TWO_PHASE_COMMIT')),
+	permission		text NOT NULL CHECK (permission IN ('ALLOW', 'DENY')),
+	host			text NOT NULL DEFAULT '*' CHECK (host <> ''),
+	created_at		timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (resource_type, pattern_type, resource_name, principal, host, operation, permission)
+);
+
+-- Any change to kafka.acls (through the functions below, CreateAcls and
+-- DeleteAcls, or plain DML) invalidates every backend's ACL cache when it
+-- commits.
+CREATE FUNCTION kafka._acls_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'kp_sql_acls_changed' LANGUAGE C;
+REVOKE ALL ON FUNCTION kafka._acls_changed() FROM PUBLIC;
+CREATE TRIGGER acls_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.acls
+	FOR EACH STATEMENT EXECUTE FUNCTION kafka._acls_changed();
+
+-- kafka-acls.sh --add: an ACL (CLUSTER ALTER needed).  Returns false when
+-- the same ACL already existed.
+CREATE FUNCTION kafka.create_acl(principal text, resource_type text, resource_name text,
+								 operation text, permission text DEFAULT 'ALLOW',
+								 pattern_type text DEFAULT 'LITERAL', host text DEFAULT '*')
+	RETURNS boolean AS 'MODULE_PATHNAME', 'kp_sql_create_acl' LANGUAGE C VOLATILE STRICT;
+
+-- kafka-acls.sh --remove: the ACLs matching the filter (NULL / 'ANY' match
+-- anything; pattern_type 'MATCH' matches the ACLs that apply to
+-- resource_name), deleted; CLUSTER ALTER needed.
+CREATE FUNCTION kafka.delete_acls(principal text DEFAULT NULL, resource_type text DEFAULT 'ANY',
+								  resource_name text DEFAULT NULL, operation text DEFAULT 'ANY',
+								  permission text DEFAULT 'ANY', pattern_type text DEFAULT 'ANY',
+								  host text DEFAULT NULL,
+								  OUT principal text, OUT resource_type text, OUT pattern_type text,
+								  OUT resource_name text, OUT operation text, OUT permission text,
+								  OUT host text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_delete_acls' LANGUAGE C VOLATILE;
+
+-- kafka-acls.sh --list: the ACLs matching the filter; CLUSTER DESCRIBE needed.
+CREATE FUNCTION kafka.describe_acls(principal text DEFAULT NULL, resource_type text DEFAULT 'ANY',
+									resource_name text DEFAULT NULL, operation text DEFAULT 'ANY',
+									permission text DEFAULT 'ANY', pattern_type text DEFAULT 'ANY',
+									host text DEFAULT NULL,
+									OUT principal text, OUT resource_type text, OUT pattern_type text,
+									OUT resource_name text, OUT operation text, OUT permission text,
+									OUT host text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_describe_acls' LANGUAGE C VOLATILE;
+
+-- Would current_user (or the given role) be allowed operation on the
+-- resource?  The check every kafka.* function and the listener make.
+CREATE FUNCTION kafka.authorized(resource_type text, resource_name text, operation text,
+								 role name DEFAULT current_user)
+	RETURNS boolean AS 'MODULE_PATHNAME', 'kp_sql_authorized' LANGUAGE C STABLE STRICT;
+
+-- The predefined roles.  Roles are cluster-wide: created only when missing,
+-- and left in place by DROP EXTENSION (as they may be granted elsewhere).
+DO $$
+DECLARE
+	r text;
+BEGIN
+	FOREACH r IN ARRAY ARRAY['kafka_admin', 'kafka_read_all_data', 'kafka_write_all_data'] LOOP
+		IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+			EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+		END IF;
+	END LOOP;
+END
+$$;
+
+-- The functions need only the ACLs (they work with the extension's rights
+-- once the ACL allows); reading the catalog tables and views directly needs
+-- table privileges, which the predefined roles get (docs/security.md).
+GRANT USAGE ON SCHEMA kafka TO kafka_admin, kafka_read_all_data, kafka_write_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA kafka TO kafka_admin;
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA kafka TO kafka_admin;
+GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, kafka.store,
+	kafka.transactions, kafka.transaction_partitions
+	TO kafka_read_all_data, kafka_write_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.consumer_groups, kafka.group_members,
+	kafka.group_configs, kafka.committed_offsets TO kafka_read_all_data;
+
+-- Internal functions are not for PUBLIC; every other function pins
+-- search_path, so nothing a caller put on theirs runs inside kafka_pg.
+REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
+	kafka._log_cleaner_status(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
+	kafka._log_cleaner_status(bigint) TO kafka_admin, kafka_read_all_data;
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p
+			 WHERE p.pronamespace = 'kafka'::regnamespace AND p.prokind = 'f'
+			   AND p.proname !~ '^_' LOOP
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s SET search_path = pg_catalog, kafka', f);
+	END LOOP;
+END
+$$;
