@@ -334,7 +334,9 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	 * disk, so not under the appender lock.
 	 */
 	if (moved)
-		XLogFlush(GetXLogInsertRecPtr());
+		XLogFlush(XactLastRecEnd);	/* the end of our directory record; the
+									 * insert position may lie past a page
+									 * header nothing has written yet */
 
 	/*
 	 * The partition's size loses the segments that left: closed (the active
