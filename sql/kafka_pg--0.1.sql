@@ -129,6 +129,51 @@ CREATE TABLE kafka.group_configs (
 	PRIMARY KEY (group_id, name)
 );
 
+-- Share groups (KIP-932): src/share/README.  Owner: src/catalog/share.c.
+CREATE TABLE kafka.share_groups (
+	group_id		text PRIMARY KEY,
+	group_epoch		integer NOT NULL DEFAULT 0,	-- bumped by every membership or subscription change
+	state_changed_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE kafka.share_group_members (
+	group_id		text NOT NULL REFERENCES kafka.share_groups ON DELETE CASCADE,
+	member_id		text NOT NULL,
+	member_epoch	integer NOT NULL DEFAULT 0,
+	client_id		text NOT NULL DEFAULT '',
+	client_host		text NOT NULL DEFAULT '',
+	rack_id			text,
+	subscribed_topics text[] NOT NULL DEFAULT '{}',
+	assigned		text NOT NULL DEFAULT '',	-- 'topic:0,1|other:3', as last sent
+	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (group_id, member_id)
+);
+-- One per share-partition: SPSO (start_offset) and SPEO (end_offset, the
+-- first offset never acquired) of the in-flight window.
+CREATE TABLE kafka.share_partitions (
+	group_id		text NOT NULL REFERENCES kafka.share_groups ON DELETE CASCADE,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	start_offset	bigint NOT NULL,
+	end_offset		bigint NOT NULL,
+	archived_count	bigint NOT NULL DEFAULT 0,	-- records archived after too many deliveries
+	PRIMARY KEY (group_id, topic, partition)
+);
+-- The in-flight records of [start_offset, end_offset) that were acquired at
+-- least once; state is Kafka's RecordState: 0 available, 1 acquired,
+-- 2 acknowledged, 4 archived.
+CREATE TABLE kafka.share_records (
+	group_id		text NOT NULL,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	"offset"		bigint NOT NULL,
+	state			smallint NOT NULL CHECK (state IN (0, 1, 2, 4)),
+	delivery_count	smallint NOT NULL DEFAULT 0,
+	member_id		text,
+	lock_until		timestamptz,
+	PRIMARY KEY (group_id, topic, partition, "offset")
+);
+CREATE INDEX ON kafka.share_records (group_id, member_id) WHERE state = 1;
+
 -- The transaction coordinator's state (Kafka's __transaction_state), one row
 -- per transactional id: written only by src/catalog/transactions.c, under
 -- the rules of src/txn/coordinator.c (docs/transactions.md).  States are

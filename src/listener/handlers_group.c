@@ -16,7 +16,9 @@
 #include "postgres.h"
 
 #include "group/group.h"
+#include "share/share.h"
 #include "listener/handlers.h"
+#include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 
@@ -488,6 +490,10 @@ kp_handle_describe_groups(KpRequestContext *ctx)
 		kp_group_describe(req->groups[i] ? req->groups[i] : "", &info);
 		g->error_code = KP_ERR_NONE;
 		g->group_id = pstrdup(req->groups[i] ? req->groups[i] : "");
+		g->authorized_operations = req->include_authorized_operations ?
+			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+		if (!info.exists && kp_share_describe_group(g->group_id, g))
+			continue;
 		g->group_state = info.state;
 		g->protocol_type = info.protocol_type;
 		g->protocol_data = info.protocol_name;
@@ -564,6 +570,7 @@ kp_handle_list_groups(KpRequestContext *ctx)
 		}
 		g->group_state = states[i];
 	}
+	kp_share_list_groups(req, resp);
 }
 
 void
@@ -581,6 +588,8 @@ kp_handle_delete_groups(KpRequestContext *ctx)
 
 		resp->results[i].group_id = pstrdup(id);
 		resp->results[i].error_code = kp_group_delete(id);
+		if (resp->results[i].error_code == KP_ERR_GROUP_ID_NOT_FOUND)
+			resp->results[i].error_code = kp_share_delete_group(id);
 	}
 }
 
