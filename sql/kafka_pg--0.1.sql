@@ -468,6 +468,63 @@ CREATE VIEW kafka.consumer_group_members AS
 	FROM kafka.consumer_groups g
 	JOIN kafka.group_members m USING (group_id);
 
+-- Share groups (KIP-932) in SQL: docs/share-groups.md.  kafka.share_acquire
+-- acquires up to max_records records of a share group for this session (the
+-- records other consumers hold, wire or SQL, are skipped), in the caller's
+-- transaction: kafka.share_acknowledge with 'accept' takes effect at COMMIT,
+-- and a ROLLBACK makes the records available again.
+CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
+									 OUT partition integer, OUT "offset" bigint,
+									 OUT delivery_count integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
+									OUT partition integer, OUT "offset" bigint,
+									OUT delivery_count integer, OUT "timestamp" timestamptz,
+									OUT key bytea, OUT value bytea, OUT headers kafka.header[])
+	RETURNS SETOF record LANGUAGE sql VOLATILE AS $$
+	WITH a AS MATERIALIZED (
+		SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
+	), ranges AS (
+		SELECT partition, min("offset") AS lo, max("offset") AS hi
+		FROM (SELECT partition, "offset",
+					 "offset" - row_number() OVER (PARTITION BY partition ORDER BY "offset") AS run
+			  FROM a) x
+		GROUP BY partition, run
+	)
+	SELECT f.partition, f."offset", a.delivery_count, f."timestamp", f.key, f.value, f.headers
+	FROM ranges r
+	CROSS JOIN LATERAL kafka.fetch(topic, r.partition, r.lo, (r.hi - r.lo + 1)::integer,
+								   'read_uncommitted') f
+	JOIN a ON a.partition = f.partition AND a."offset" = f."offset"
+	ORDER BY f.partition, f."offset"
+$$;
+
+CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition integer,
+										first_offset bigint, last_offset bigint DEFAULT NULL,
+										type text DEFAULT 'accept')
+	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_share_acknowledge' LANGUAGE C VOLATILE;
+
+-- Per share group and partition: the in-flight window [start_offset,
+-- end_offset), its records acquired now and available for redelivery, the
+-- records archived after group.share.delivery.count.limit deliveries, and
+-- the lag (records from start_offset to the log end not yet acknowledged
+-- or archived).
+CREATE VIEW kafka.share_group_status AS
+	SELECT sp.group_id, sp.topic, sp.partition, sp.start_offset, sp.end_offset,
+		   coalesce(r.acquired, 0) AS acquired, coalesce(r.available, 0) AS available,
+		   sp.archived_count AS archived,
+		   greatest(ps.log_end_offset - sp.start_offset - coalesce(r.done, 0), 0) AS lag
+	FROM kafka.share_partitions sp
+	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
+	LEFT JOIN LATERAL (
+		SELECT count(*) FILTER (WHERE s.state = 1) AS acquired,
+			   count(*) FILTER (WHERE s.state = 0) AS available,
+			   count(*) FILTER (WHERE s.state IN (2, 4)) AS done
+		FROM kafka.share_records s
+		WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
+		  AND s."offset" >= sp.start_offset) r ON true;
+
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).
 CREATE VIEW kafka.segments AS

@@ -429,7 +429,7 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 			got = true;
 			break;
 		}
-		if (attempt > 0)
+		if (attempt > 0 || init_offset < 0)
 			break;
 		/* missing, or held by another transaction */
 		exec("SELECT 1 FROM kafka.share_partitions WHERE" WHERE_SP, &a);

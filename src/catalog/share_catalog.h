@@ -64,7 +64,8 @@ extern void kp_cat_share_release_member(const char *group_id, const char *member
 
 /*
  * Lock a share-partition (FOR UPDATE SKIP LOCKED), creating it at
- * init_offset when it does not exist.  false when someone else holds it.
+ * init_offset when it does not exist (unless init_offset < 0).  false when
+ * someone else holds it or it does not exist.
  */
 extern bool kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
 										int64 init_offset, int64 *start_offset, int64 *end_offset);

@@ -610,7 +610,7 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
 									kp_share_lock_duration_ms(group_id));
 	/* move SPSO now if the share-partition is free (else at the next acquisition) */
-	if (kp_cat_share_partition_lock(group_id, topic, partition, 0, &start, &end))
+	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, &start, &end))
 		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;
