@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -173,6 +176,45 @@ class ShareGroupTest {
             }
             b.commitSync(Duration.ofSeconds(30));
             assertTrue(after >= 2500, "not before the lock expired (" + after + " ms)");
+        }
+    }
+
+    @Test
+    void killedConsumerRecordsRedeliveredAfterLock() throws Exception {
+        String topic = Kit.topic("share-kill");
+        String group = group("kill");
+        Kit.createTopic(topic, 1);
+        groupConfigs(group, Map.of("share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "3000"));
+        produce(topic, 3, 1);
+        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        File log = File.createTempFile("share-worker-", ".log");
+        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                ShareWorker.class.getName(), Kit.BOOTSTRAP, topic, group);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(log);
+        Process worker = pb.start();
+        try {
+            long deadline = System.currentTimeMillis() + 60_000;
+            long acquired = 0;
+            while (System.currentTimeMillis() < deadline && acquired < 3) {
+                Thread.sleep(200);
+                acquired = Files.readAllLines(log.toPath()).stream().filter(l -> l.startsWith("acquired ")).count();
+            }
+            assertEquals(3, acquired, "the worker acquired the 3 records");
+        } finally {
+            worker.destroyForcibly();    // SIGKILL: no acknowledgement, no leaving the group
+            worker.waitFor(30, TimeUnit.SECONDS);
+            log.delete();
+        }
+        try (KafkaShareConsumer<byte[], byte[]> b = consumer(group, "share.acknowledgement.mode", "explicit")) {
+            b.subscribe(List.of(topic));
+            List<ConsumerRecord<byte[], byte[]>> redelivered = pollAtLeast(b, 3, 30_000);
+            assertEquals(3, redelivered.size(), "the killed consumer's records come back");
+            for (ConsumerRecord<byte[], byte[]> r : redelivered) {
+                assertEquals(2, (int) r.deliveryCount().get());
+                b.acknowledge(r, AcknowledgeType.ACCEPT);
+            }
+            b.commitSync(Duration.ofSeconds(30));
         }
     }
 
