@@ -294,7 +294,10 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		}
 	}
 
-	/* every partition of the subscribed topics; new topics and partitions move it */
+	/*
+	 * every partition of the subscribed topics; new topics and partitions
+	 * move it
+	 */
 	assigned = assignment_for(m.nsubscribed, m.subscribed, &r->nassigned,
 							  &r->assigned_topics, &r->assigned_partitions);
 	if (strcmp(assigned, m.assigned) != 0)
@@ -609,7 +612,11 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 			return KP_ERR_INVALID_REQUEST;
 	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
 									kp_share_lock_duration_ms(group_id));
-	/* move SPSO now if the share-partition is free (else at the next acquisition) */
+
+	/*
+	 * move SPSO now if the share-partition is free (else at the next
+	 * acquisition)
+	 */
 	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, &start, &end))
 		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
 	if (done != last - first + 1)
