@@ -153,6 +153,7 @@ CREATE TABLE kafka.share_partitions (
 	group_id		text NOT NULL REFERENCES kafka.share_groups ON DELETE CASCADE,
 	topic			text NOT NULL,
 	partition		integer NOT NULL,
+	topic_id		integer NOT NULL,	-- kafka.topics.topic_id: a topic created again starts over
 	start_offset	bigint NOT NULL,
 	end_offset		bigint NOT NULL,
 	archived_count	bigint NOT NULL DEFAULT 0,	-- records archived after too many deliveries

@@ -410,7 +410,8 @@ args_sp(Args *a, const char *group_id, const char *topic, int32 partition)
 
 bool
 kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
-							int64 init_offset, int64 *start_offset, int64 *end_offset)
+							int32 topic_id, int64 init_offset,
+							int64 *start_offset, int64 *end_offset)
 {
 	Args		a;
 	bool		got = false;
@@ -420,13 +421,26 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 	connect();
 	for (attempt = 0; attempt < 2 && !got; attempt++)
 	{
-		exec("SELECT start_offset, end_offset FROM kafka.share_partitions WHERE" WHERE_SP
+		exec("SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
 			 " FOR UPDATE SKIP LOCKED", &a);
 		if (SPI_processed > 0)
 		{
 			*start_offset = col_int8(0, 1, 0);
 			*end_offset = col_int8(0, 2, 0);
 			got = true;
+			if (topic_id >= 0 && col_int8(0, 3, 0) != topic_id && init_offset >= 0)
+			{
+				Args		b;
+
+				/* the state of a deleted topic of the same name */
+				args_sp(&b, group_id, topic, partition);
+				arg_int8(&b, init_offset);
+				arg_int4(&b, topic_id);
+				exec("DELETE FROM kafka.share_records WHERE" WHERE_SP, &b);
+				exec("UPDATE kafka.share_partitions SET start_offset = $4, end_offset = $4,"
+					 " topic_id = $5 WHERE" WHERE_SP, &b);
+				*start_offset = *end_offset = init_offset;
+			}
 			break;
 		}
 		if (attempt > 0 || init_offset < 0)
@@ -440,9 +454,10 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 
 			args_sp(&b, group_id, topic, partition);
 			arg_int8(&b, init_offset);
+			arg_int4(&b, Max(topic_id, 0));
 			exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &b);
-			exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, start_offset, end_offset)"
-				 " VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING", &b);
+			exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, topic_id, start_offset,"
+				 " end_offset) VALUES ($1, $2, $3, $5, $4, $4) ON CONFLICT DO NOTHING", &b);
 		}
 	}
 	SPI_finish();
@@ -611,18 +626,20 @@ kp_cat_share_partitions(const char *group_id, char ***topics, int32 **partitions
 }
 
 void
-kp_cat_share_partition_reset(const char *group_id, const char *topic, int32 partition, int64 start_offset)
+kp_cat_share_partition_reset(const char *group_id, const char *topic, int32 partition,
+							 int32 topic_id, int64 start_offset)
 {
 	Args		a;
 
 	args_sp(&a, group_id, topic, partition);
 	arg_int8(&a, start_offset);
+	arg_int4(&a, topic_id);
 	connect();
 	exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &a);
 	exec("DELETE FROM kafka.share_records WHERE" WHERE_SP, &a);
-	exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, start_offset, end_offset)"
-		 " VALUES ($1, $2, $3, $4, $4) ON CONFLICT (group_id, topic, partition)"
-		 " DO UPDATE SET start_offset = $4, end_offset = $4", &a);
+	exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, topic_id, start_offset, end_offset)"
+		 " VALUES ($1, $2, $3, $5, $4, $4) ON CONFLICT (group_id, topic, partition)"
+		 " DO UPDATE SET start_offset = $4, end_offset = $4, topic_id = $5", &a);
 	SPI_finish();
 }
 

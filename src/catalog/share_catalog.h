@@ -65,10 +65,13 @@ extern void kp_cat_share_release_member(const char *group_id, const char *member
 /*
  * Lock a share-partition (FOR UPDATE SKIP LOCKED), creating it at
  * init_offset when it does not exist (unless init_offset < 0).  false when
- * someone else holds it or it does not exist.
+ * someone else holds it or it does not exist.  State left by a topic of
+ * the same name that was deleted (another topic_id; -1: do not check) is
+ * dropped and the share-partition starts over at init_offset.
  */
 extern bool kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
-										int64 init_offset, int64 *start_offset, int64 *end_offset);
+										int32 topic_id, int64 init_offset,
+										int64 *start_offset, int64 *end_offset);
 
 /*
  * Under the share-partition's lock: expired locks back to available, and
@@ -118,7 +121,7 @@ extern bool kp_cat_share_partition_stats(const char *group_id, const char *topic
 
 /* Set SPSO (AlterShareGroupOffsets; the in-flight window is dropped). */
 extern void kp_cat_share_partition_reset(const char *group_id, const char *topic, int32 partition,
-										 int64 start_offset);
+										 int32 topic_id, int64 start_offset);
 
 /* Delete a group's share-partition state (topic NULL: all of it). */
 extern void kp_cat_share_partition_delete(const char *group_id, const char *topic, int32 partition);

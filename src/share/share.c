@@ -463,7 +463,7 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	partition_id = topic->partition_ids[partition];
 	load_configs(group_id, &c);
 	kp_log_offsets(partition_id, &off);
-	if (!kp_cat_share_partition_lock(group_id, topic->name, partition,
+	if (!kp_cat_share_partition_lock(group_id, topic->name, partition, topic->topic_id,
 									 c.earliest ? off.log_start_offset : off.log_end_offset,
 									 &spso, &speo))
 	{
@@ -617,7 +617,7 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	 * move SPSO now if the share-partition is free (else at the next
 	 * acquisition)
 	 */
-	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, &start, &end))
+	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, &start, &end))
 		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;
@@ -721,7 +721,7 @@ kp_share_alter_start_offset(const char *group_id, const KpTopic *topic, int32 pa
 		return KP_ERR_INVALID_REQUEST;
 	start_offset = Max(start_offset, off.log_start_offset);
 	start_offset = Min(start_offset, off.log_end_offset);
-	kp_cat_share_partition_reset(group_id, topic->name, partition, start_offset);
+	kp_cat_share_partition_reset(group_id, topic->name, partition, topic->topic_id, start_offset);
 	return KP_ERR_NONE;
 }
 
