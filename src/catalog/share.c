@@ -196,7 +196,7 @@ kp_cat_share_group_lock(const char *group_id, bool create)
 	connect();
 	if (create)
 		exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &a);
-	exec("SELECT group_epoch FROM kafka.share_groups WHERE group_id = $1 FOR UPDATE", &a);
+	exec("SELECT group_epoch FROM kafka.share_groups WHERE group_id = $1 FOR NO KEY UPDATE", &a);
 	if (SPI_processed > 0)
 		epoch = (int32) col_int8(0, 1, 0);
 	SPI_finish();
