@@ -49,6 +49,7 @@ tool_class() {
 	kafka-console-share-consumer) echo org.apache.kafka.tools.consumer.ConsoleShareConsumer ;;
 	kafka-producer-perf-test) echo org.apache.kafka.tools.ProducerPerformance ;;
 	kafka-consumer-perf-test) echo org.apache.kafka.tools.ConsumerPerformance ;;
+	kafka-share-consumer-perf-test) echo org.apache.kafka.tools.ShareConsumerPerformance ;;
 	kafka-delete-records) echo org.apache.kafka.tools.DeleteRecordsCommand ;;
 	kafka-get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
 	kafka-broker-api-versions) echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;
