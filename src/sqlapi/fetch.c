@@ -355,8 +355,8 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 	while (n < max_batches && kp_log_reader_next(reader, &batch, &len))
 	{
 		KpBatchHeader hdr;
-		Datum		values[13];
-		bool		nulls[13];
+		Datum		values[14];
+		bool		nulls[14];
 		bool		crc_ok = (kp_batch_validate(batch, len, &hdr) == KP_CODEC_OK);
 
 		memset(nulls, 0, sizeof(nulls));
@@ -393,6 +393,9 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 		values[10] = Int32GetDatum(hdr.base_sequence);
 		values[11] = TimestampTzGetDatum(KpMsToTimestampTz(hdr.max_timestamp));
 		values[12] = BoolGetDatum(crc_ok);
+		/* KIP-534: a clean set it; then baseTimestamp is the horizon */
+		values[13] = TimestampTzGetDatum(KpMsToTimestampTz(hdr.base_timestamp));
+		nulls[13] = !(hdr.attributes & KP_ATTR_DELETE_HORIZON);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		n++;
 	}
