@@ -97,6 +97,8 @@ kp_handle_join_group(KpRequestContext *ctx)
 	int16		code;
 	int			i;
 
+	if (kp_share_refuse_other_protocol(ctx, req->group_id))
+		return;
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id ? req->member_id : "";
@@ -644,6 +646,8 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	int			total = 0;
 	int			k;
 
+	if (kp_share_refuse_other_protocol(ctx, req->group_id))
+		return;
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;

@@ -936,3 +936,21 @@ kp_share_describe_group(const char *group_id, KpDescribeGroupsResponseDescribedG
 	}
 	return true;
 }
+
+bool
+kp_share_refuse_other_protocol(KpRequestContext *ctx, const char *group_id)
+{
+	bool		join = ctx->api->api_key == KP_API_JOIN_GROUP;
+
+	if (group_id == NULL || group_id[0] == '\0' || !kp_share_group_exists_for_admin(group_id))
+		return false;
+
+	/*
+	 * Kafka's answers: the protocol of a classic join does not match; not a
+	 * consumer group
+	 */
+	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response,
+					  join ? KP_ERR_INCONSISTENT_GROUP_PROTOCOL : KP_ERR_GROUP_ID_NOT_FOUND,
+					  join ? NULL : psprintf("Group %s is not a consumer group.", group_id));
+	return true;
+}

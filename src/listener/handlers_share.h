@@ -22,6 +22,12 @@ extern void kp_handle_delete_share_group_offsets(KpRequestContext *ctx);
 /* ListGroups: append the share groups the filters let through */
 extern void kp_share_list_groups(KpListGroupsRequest *req, KpListGroupsResponse *resp);
 
+/*
+ * JoinGroup and ConsumerGroupHeartbeat for the id of a share group: answer as
+ * Kafka does (INCONSISTENT_GROUP_PROTOCOL, GROUP_ID_NOT_FOUND) and return true.
+ */
+extern bool kp_share_refuse_other_protocol(KpRequestContext *ctx, const char *group_id);
+
 /* DescribeGroups: fill g when group_id is a share group */
 extern bool kp_share_describe_group(const char *group_id, KpDescribeGroupsResponseDescribedGroup *g);
 

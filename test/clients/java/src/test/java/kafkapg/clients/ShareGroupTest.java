@@ -2,6 +2,7 @@ package kafkapg.clients;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,7 +31,11 @@ import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.InconsistentGroupProtocolException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupType;
@@ -256,7 +262,11 @@ class ShareGroupTest {
             long deadline = System.currentTimeMillis() + 30_000;
             while (System.currentTimeMillis() < deadline) {
                 sc.poll(Duration.ofMillis(200));
-                d = admin.describeShareGroups(List.of(group)).describedGroups().get(group).get(30, TimeUnit.SECONDS);
+                try {
+                    d = admin.describeShareGroups(List.of(group)).describedGroups().get(group).get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    continue;   // not there yet: GroupIdNotFoundException until the first heartbeat
+                }
                 if (d.members().size() == 1 && !d.members().iterator().next().assignment().topicPartitions().isEmpty())
                     break;
             }
@@ -273,6 +283,20 @@ class ShareGroupTest {
             Collection<GroupListing> consumers = admin.listGroups(ListGroupsOptions.forConsumerGroups()).all()
                     .get(30, TimeUnit.SECONDS);
             for (GroupListing g : consumers) assertFalse(g.groupId().equals(group));
+            // one namespace of group ids: a consumer cannot join the share group's id
+            for (String protocol : List.of("classic", "consumer")) {
+                try (KafkaConsumer<byte[], byte[]> kc = Kit.consumer(ConsumerConfig.GROUP_ID_CONFIG, group,
+                        ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol)) {
+                    kc.subscribe(List.of(topic));
+                    Class<? extends KafkaException> expected = protocol.equals("classic")
+                            ? InconsistentGroupProtocolException.class : GroupIdNotFoundException.class;
+                    Exception e = assertThrows(expected, () -> {
+                        long until = System.currentTimeMillis() + 20_000;
+                        while (System.currentTimeMillis() < until) kc.poll(Duration.ofMillis(200));
+                    }, protocol + " consumer joining share group " + group);
+                    System.out.println("share: a " + protocol + " consumer on a share group's id: " + e);
+                }
+            }
         }
     }
 
