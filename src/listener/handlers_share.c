@@ -20,6 +20,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
@@ -49,9 +50,17 @@ typedef struct ShareSession
 	int			cap;
 	SessionPart *parts;
 	int			next_start;		/* round robin over the partitions */
+	TimestampTz last_used;
 } ShareSession;
 
 static List *sessions = NIL;
+
+/*
+ * Kafka's group.share.max.share.sessions default, per listener worker here.
+ * Sessions unused for longer than a member's session timeout (their member
+ * is gone: killed, or its connection moved) make room first.
+ */
+#define MAX_SHARE_SESSIONS 2000
 
 static ShareSession *
 session_find(const char *group_id, const char *member_id)
@@ -81,13 +90,36 @@ session_drop(ShareSession *s)
 static ShareSession *
 session_new(const char *group_id, const char *member_id)
 {
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-	ShareSession *s = palloc0(sizeof(ShareSession));
+	MemoryContext old;
+	ShareSession *s;
+
+	if (list_length(sessions) >= MAX_SHARE_SESSIONS)
+	{
+		TimestampTz cutoff = GetCurrentTimestamp() - (TimestampTz) kp_share_session_timeout_ms * 1000;
+		List	   *stale = NIL;
+		ListCell   *lc;
+
+		foreach(lc, sessions)
+		{
+			ShareSession *o = lfirst(lc);
+
+			if (o->last_used < cutoff)
+				stale = lappend(stale, o);
+		}
+		foreach(lc, stale)
+			session_drop(lfirst(lc));
+		list_free(stale);
+		if (list_length(sessions) >= MAX_SHARE_SESSIONS)
+			return NULL;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	s = palloc0(sizeof(ShareSession));
 
 	s->group_id = pstrdup(group_id);
 	s->member_id = pstrdup(member_id);
 	s->cap = 16;
 	s->parts = palloc(sizeof(SessionPart) * s->cap);
+	s->last_used = GetCurrentTimestamp();
 	sessions = lappend(sessions, s);
 	MemoryContextSwitchTo(old);
 	return s;
@@ -485,6 +517,8 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
+	if (s)
+		s->last_used = GetCurrentTimestamp();
 
 	if (!rerun)
 	{
@@ -502,6 +536,12 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			if (s)
 				session_drop(s);
 			s = session_new(req->group_id, req->member_id);
+			if (s == NULL)
+			{
+				resp->error_code = KP_ERR_SHARE_SESSION_LIMIT_REACHED;
+				resp->error_message = pstrdup("The limit of share sessions of this broker was reached.");
+				return;
+			}
 			s->epoch = 1;
 		}
 		else if (s == NULL)
@@ -629,6 +669,8 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
+	if (s)
+		s->last_used = GetCurrentTimestamp();
 	if (req->share_session_epoch == 0)
 	{
 		resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
