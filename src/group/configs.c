@@ -132,10 +132,12 @@ int
 kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
 {
 	char	   *overrides[lengthof(group_configs)];
+	KpGroupConfigEntry *share;
+	int			nshare = kp_share_describe_configs(group_id, &share);
 	int			k;
 
 	load_overrides(group_id, overrides);
-	*entries = palloc0(sizeof(KpGroupConfigEntry) * lengthof(group_configs));
+	*entries = palloc0(sizeof(KpGroupConfigEntry) * (lengthof(group_configs) + nshare));
 	for (k = 0; k < lengthof(group_configs); k++)
 	{
 		const GroupConfigDef *def = &group_configs[k];
@@ -151,7 +153,9 @@ kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
 		else
 			e->source = SOURCE_DEFAULT;
 	}
-	return lengthof(group_configs);
+	/* and the share groups' (src/share) */
+	memcpy(*entries + lengthof(group_configs), share, sizeof(KpGroupConfigEntry) * nshare);
+	return lengthof(group_configs) + nshare;
 }
 
 /* An INT within its bounds, as Kafka's ConfigDef; else the message. */

@@ -730,3 +730,61 @@ kp_share_delete_topic_state(const char *group_id, const char *topic)
 {
 	kp_cat_share_partition_delete(group_id, topic, -1);
 }
+
+/*
+ * DescribeConfigs of a group: the share-group configs kafka_pg applies, with
+ * the value in effect (the group's, else the broker's) and its source (Kafka's
+ * ConfigSource: 8 DYNAMIC_GROUP_CONFIG, 4 STATIC_BROKER_CONFIG, 5
+ * DEFAULT_CONFIG).
+ */
+int
+kp_share_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
+{
+	static const char *const names[] = {"share.auto.offset.reset", "share.delivery.count.limit",
+	"share.isolation.level", "share.record.lock.duration.ms"};
+	static const char *const docs[] = {
+		"The strategy to initialize the share-partition start offset.",
+		"The maximum number of delivery attempts for a record delivered to a share group.",
+		"Controls how to read records written transactionally.",
+		"The record acquisition lock duration in milliseconds for share groups."
+	};
+	char	  **stored_names;
+	char	  **stored;
+	int			n = kp_cat_group_configs_load(group_id, &stored_names, &stored);
+	int			k;
+	int			i;
+
+	*entries = palloc0(sizeof(KpGroupConfigEntry) * lengthof(names));
+	for (k = 0; k < lengthof(names); k++)
+	{
+		KpGroupConfigEntry *e = &(*entries)[k];
+
+		e->name = names[k];
+		e->doc = docs[k];
+		e->value = NULL;
+		for (i = 0; i < n; i++)
+			if (strcmp(stored_names[i], names[k]) == 0)
+				e->value = stored[i];
+		e->source = e->value ? 8 : 5;
+		if (e->value)
+			continue;
+		switch (k)
+		{
+			case 0:
+				e->value = pstrdup("latest");
+				break;
+			case 1:
+				e->value = psprintf("%d", kp_share_delivery_count_limit);
+				e->source = kp_share_delivery_count_limit != 5 ? 4 : 5;
+				break;
+			case 2:
+				e->value = pstrdup("read_uncommitted");
+				break;
+			default:
+				e->value = psprintf("%d", kp_share_record_lock_duration_ms);
+				e->source = kp_share_record_lock_duration_ms != 30000 ? 4 : 5;
+				break;
+		}
+	}
+	return lengthof(names);
+}

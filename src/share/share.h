@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "catalog/kafka_catalog.h"
+#include "group/group.h"
 
 /* ---------- membership ---------- */
 
@@ -153,6 +154,9 @@ extern int16 kp_share_alter_start_offset(const char *group_id, const KpTopic *to
 extern void kp_share_delete_topic_state(const char *group_id, const char *topic);
 
 /* ---------- configs ---------- */
+
+/* DescribeConfigs of a group: the share.* configs applied here (palloc'd); how many. */
+extern int	kp_share_describe_configs(const char *group_id, KpGroupConfigEntry **entries);
 
 /*
  * A share.* group config for kp_group_alter_configs: NULL when value is
