@@ -319,6 +319,33 @@ CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigi
 								 OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
 
+-- A topic as a table (what Kafka Streams calls a KTable): the latest record
+-- of every key, one row per key whose latest record is not a tombstone, in
+-- offset order per partition; of one partition, or of all when partition is
+-- null.  Reads the log once up to the last stable offset (read_committed)
+-- or the high watermark; records without a key are not part of it.  Holds
+-- a partition's latest records in memory, up to work_mem x hash_mem_multiplier.
+CREATE FUNCTION kafka.table(topic text, partition integer DEFAULT NULL,
+							isolation_level text DEFAULT 'read_committed',
+							OUT partition integer, OUT "offset" bigint,
+							OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+							OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_text(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value text,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_json(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value jsonb,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
 -- The batches of a partition as stored, markers included: what Kafka's
 -- kafka-dump-log.sh shows.  For inspection; consumers use kafka.fetch.
 -- delete_horizon: set by log compaction on a batch that keeps a tombstone
