@@ -577,6 +577,12 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				session_forget(s, &req->forgotten_topics_data[i].topic_id,
 							   req->forgotten_topics_data[i].partitions[j]);
 		strlcpy(ctx->park_cookie, "S", sizeof(ctx->park_cookie));
+		if (req->is_renew_ack)
+		{
+			/* v2: acknowledgements renewing locks only; nothing is acquired */
+			fetch_respond(resp, &out);
+			return;
+		}
 	}
 	else if (s == NULL)
 	{
