@@ -158,6 +158,20 @@ session_forget(ShareSession *s, const KpUuid *topic_id, int32 partition)
 }
 
 /* ---------------------------------------------------------------------
+ * Authorization (src/listener/authz.c), as Kafka's KafkaApis asks it:
+ * GROUP READ to be a member, fetch or acknowledge, DESCRIBE to describe,
+ * DELETE to delete offsets; TOPIC READ to fetch, acknowledge or move
+ * offsets, DESCRIBE to subscribe or describe offsets.
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+group_allowed(KpRequestContext *ctx, const char *group_id, int op)
+{
+	return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, group_id ? group_id : "", op);
+}
+
+/* ---------------------------------------------------------------------
  * Response building: one entry per (topic, partition)
  * ---------------------------------------------------------------------
  */
@@ -204,8 +218,8 @@ out_part(OutParts *o, const KpUuid *topic_id, int32 partition)
 
 /* Acknowledge one partition's batches; the first error is the partition's. */
 static int16
-ack_partition(const char *group_id, const char *member_id, const KpUuid *topic_id, int32 partition,
-			  int nbatches, int64 *firsts, int64 *lasts, int *ntypes, int8 **types)
+ack_partition(KpRequestContext *ctx, const char *group_id, const char *member_id, const KpUuid *topic_id,
+			  int32 partition, int nbatches, int64 *firsts, int64 *lasts, int *ntypes, int8 **types)
 {
 	const KpTopic *t = kp_handler_topic(NULL, topic_id);
 	int16		code = KP_ERR_NONE;
@@ -213,6 +227,8 @@ ack_partition(const char *group_id, const char *member_id, const KpUuid *topic_i
 
 	if (t == NULL)
 		return KP_ERR_UNKNOWN_TOPIC_ID;
+	if (!kp_authz_topic(ctx, NULL, t, KP_ACL_OP_READ))
+		return KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 	if (partition < 0 || partition >= t->partition_count)
 		return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 	for (i = 0; i < nbatches; i++)
@@ -251,6 +267,21 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 	KpShareHeartbeatResult r;
 	int			i;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		resp->member_epoch = -1;
+		return;
+	}
+	for (i = 0; i < req->n_subscribed_topic_names; i++)
+		if (!kp_authz_topic(ctx, req->subscribed_topic_names[i], NULL, KP_ACL_OP_DESCRIBE))
+		{
+			resp->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			resp->error_message = psprintf("Topic authorization failed for topic \"%s\"",
+										   req->subscribed_topic_names[i] ? req->subscribed_topic_names[i] : "");
+			resp->member_epoch = -1;
+			return;
+		}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;
@@ -323,6 +354,14 @@ kp_handle_share_group_describe(KpRequestContext *ctx)
 		g->authorized_operations = req->include_authorized_operations ?
 			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
 		g->assignor_name = pstrdup("simple");
+		if (!group_allowed(ctx, g->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			g->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			g->group_state = pstrdup("");
+			continue;
+		}
+		if (req->include_authorized_operations)
+			g->authorized_operations = kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id);
 		kp_share_describe(g->group_id, &info);
 		if (!info.exists)
 		{
@@ -403,7 +442,7 @@ fill_ranges(OutPart *op, const KpShareAcquired *acq)
 }
 
 static void
-fetch_acks(KpShareFetchRequest *req, OutParts *out)
+fetch_acks(KpRequestContext *ctx, KpShareFetchRequest *req, OutParts *out)
 {
 	int			i;
 	int			j;
@@ -438,7 +477,7 @@ fetch_acks(KpShareFetchRequest *req, OutParts *out)
 			}
 			op = out_part(out, &rt->topic_id, rp->partition_index);
 			op->acked = true;
-			op->ack_error_code = ack_partition(req->group_id, req->member_id, &rt->topic_id,
+			op->ack_error_code = ack_partition(ctx, req->group_id, req->member_id, &rt->topic_id,
 											   rp->partition_index, nb, firsts, lasts, ntypes, types);
 		}
 	}
@@ -515,6 +554,11 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		resp->error_message = pstrdup("ShareFetch needs a group id and a member id.");
 		return;
 	}
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
 	if (s)
@@ -560,7 +604,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		else if (epoch != -1)
 			s->epoch = s->epoch == PG_INT32_MAX ? 1 : s->epoch + 1;
 
-		fetch_acks(req, &out);
+		fetch_acks(ctx, req, &out);
 		if (epoch == -1)
 		{
 			/* the final request: acknowledgements only, then the session ends */
@@ -612,6 +656,12 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			{
 				op = out_part(&out, &sp->topic_id, sp->partition);
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_ID;
+				continue;
+			}
+			if (!kp_authz_topic(ctx, NULL, t, KP_ACL_OP_READ))
+			{
+				op = out_part(&out, &sp->topic_id, sp->partition);
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 				continue;
 			}
 			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
@@ -673,6 +723,11 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 		resp->error_message = pstrdup("ShareAcknowledge needs a group id and a member id.");
 		return;
 	}
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
 	if (s)
@@ -727,7 +782,7 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 				types[k] = rp->acknowledgement_batches[k].acknowledge_types;
 			}
 			ot->partitions[j].partition_index = rp->partition_index;
-			ot->partitions[j].error_code = ack_partition(req->group_id, req->member_id, &rt->topic_id,
+			ot->partitions[j].error_code = ack_partition(ctx, req->group_id, req->member_id, &rt->topic_id,
 														 rp->partition_index, nb, firsts, lasts,
 														 ntypes, types);
 			ot->partitions[j].current_leader.leader_id = kp_node_id;
@@ -767,6 +822,11 @@ kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
 		int			j;
 
 		og->group_id = pstrdup(rg->group_id ? rg->group_id : "");
+		if (!group_allowed(ctx, og->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			og->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			continue;
+		}
 		if (!kp_share_group_exists_for_admin(og->group_id))
 		{
 			og->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
@@ -783,6 +843,9 @@ kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
 				KpDescribeShareGroupOffsetsResponseTopic *ot;
 				const KpTopic *t;
 
+				if (!kp_authz_topic(ctx, topics[i], NULL, KP_ACL_OP_DESCRIBE))
+					continue;	/* as Kafka: topics not authorized are left
+								 * out */
 				if (og->n_topics == 0 || strcmp(og->topics[og->n_topics - 1].topic_name, topics[i]) != 0)
 				{
 					ot = &og->topics[og->n_topics++];
@@ -820,6 +883,13 @@ kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
 
 				op->partition_index = rt->partitions[j];
 				op->leader_epoch = LEADER_EPOCH;
+				if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_DESCRIBE))
+				{
+					op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+					op->start_offset = -1;
+					op->lag = -1;
+					continue;
+				}
 				if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 				{
 					op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -843,7 +913,9 @@ kp_handle_alter_share_group_offsets(KpRequestContext *ctx)
 	int			i;
 	int			j;
 
-	group_code = kp_share_admin_check_empty(req->group_id ? req->group_id : "", true);
+	group_code = group_allowed(ctx, req->group_id, KP_ACL_OP_READ) ?
+		kp_share_admin_check_empty(req->group_id ? req->group_id : "", true) :
+		KP_ERR_GROUP_AUTHORIZATION_FAILED;
 	resp->error_code = group_code;
 	resp->n_responses = Max(req->n_topics, 0);
 	resp->responses = palloc0(sizeof(KpAlterShareGroupOffsetsResponseTopic) * Max(resp->n_responses, 1));
@@ -865,6 +937,8 @@ kp_handle_alter_share_group_offsets(KpRequestContext *ctx)
 			op->partition_index = rt->partitions[j].partition_index;
 			if (group_code != KP_ERR_NONE)
 				op->error_code = group_code;
+			else if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_READ))
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			else if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else
@@ -882,6 +956,11 @@ kp_handle_delete_share_group_offsets(KpRequestContext *ctx)
 	int16		group_code;
 	int			i;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_DELETE))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	group_code = kp_share_admin_check_empty(req->group_id ? req->group_id : "", false);
 	resp->error_code = group_code;
 	if (group_code != KP_ERR_NONE)
@@ -898,6 +977,11 @@ kp_handle_delete_share_group_offsets(KpRequestContext *ctx)
 		const KpTopic *t = kp_handler_topic(req->topics[i].topic_name, NULL);
 
 		ot->topic_name = pstrdup(req->topics[i].topic_name ? req->topics[i].topic_name : "");
+		if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_READ))
+		{
+			ot->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			continue;
+		}
 		if (t == NULL)
 		{
 			ot->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -914,11 +998,12 @@ kp_handle_delete_share_group_offsets(KpRequestContext *ctx)
  */
 
 void
-kp_share_list_groups(KpListGroupsRequest *req, KpListGroupsResponse *resp)
+kp_share_list_groups(KpRequestContext *ctx, KpListGroupsRequest *req, KpListGroupsResponse *resp)
 {
 	char	  **ids;
 	char	  **states;
 	int			n = kp_share_list(&ids, &states);
+	bool		all = kp_authz_cluster(ctx, KP_ACL_OP_DESCRIBE);
 	int			i;
 	int			k;
 
@@ -939,6 +1024,8 @@ kp_share_list_groups(KpListGroupsRequest *req, KpListGroupsResponse *resp)
 	{
 		KpListGroupsResponseListedGroup *g;
 
+		if (!all && !group_allowed(ctx, ids[i], KP_ACL_OP_DESCRIBE))
+			continue;
 		if (req->n_states_filter > 0)
 		{
 			bool		match = false;

@@ -20,7 +20,8 @@ extern void kp_handle_alter_share_group_offsets(KpRequestContext *ctx);
 extern void kp_handle_delete_share_group_offsets(KpRequestContext *ctx);
 
 /* ListGroups: append the share groups the filters let through */
-extern void kp_share_list_groups(KpListGroupsRequest *req, KpListGroupsResponse *resp);
+extern void kp_share_list_groups(KpRequestContext *ctx, KpListGroupsRequest *req,
+								 KpListGroupsResponse *resp);
 
 /*
  * JoinGroup and ConsumerGroupHeartbeat for the id of a share group: answer as

@@ -172,6 +172,7 @@ _PG_init(void)
 	kp_txn_init();
 	kp_group_init_gucs();
 	kp_cleaner_init_gucs();
+	kp_acl_init_gucs();
 	kp_share_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
