@@ -742,13 +742,16 @@ GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, ka
 	TO kafka_read_all_data, kafka_write_all_data;
 GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.consumer_groups, kafka.group_members,
 	kafka.group_configs, kafka.committed_offsets TO kafka_read_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_members,
+	kafka.share_partitions, kafka.share_records TO kafka_read_all_data;
 
 -- Internal functions are not for PUBLIC; every other function pins
 -- search_path, so nothing a caller put on theirs runs inside kafka_pg.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint) FROM PUBLIC;
+	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint) TO kafka_admin, kafka_read_all_data;
+	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer)
+	TO kafka_admin, kafka_read_all_data;
 DO $$
 DECLARE
 	f regprocedure;
