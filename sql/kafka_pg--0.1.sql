@@ -129,6 +129,52 @@ CREATE TABLE kafka.group_configs (
 	PRIMARY KEY (group_id, name)
 );
 
+-- Share groups (KIP-932): src/share/README.  Owner: src/catalog/share.c.
+CREATE TABLE kafka.share_groups (
+	group_id		text PRIMARY KEY,
+	group_epoch		integer NOT NULL DEFAULT 0,	-- bumped by every membership or subscription change
+	state_changed_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE kafka.share_group_members (
+	group_id		text NOT NULL REFERENCES kafka.share_groups ON DELETE CASCADE,
+	member_id		text NOT NULL,
+	member_epoch	integer NOT NULL DEFAULT 0,
+	client_id		text NOT NULL DEFAULT '',
+	client_host		text NOT NULL DEFAULT '',
+	rack_id			text,
+	subscribed_topics text[] NOT NULL DEFAULT '{}',
+	assigned		text NOT NULL DEFAULT '',	-- 'topic:0,1|other:3', as last sent
+	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (group_id, member_id)
+);
+-- One per share-partition: SPSO (start_offset) and SPEO (end_offset, the
+-- first offset never acquired) of the in-flight window.
+CREATE TABLE kafka.share_partitions (
+	group_id		text NOT NULL REFERENCES kafka.share_groups ON DELETE CASCADE,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	topic_id		integer NOT NULL,	-- kafka.topics.topic_id: a topic created again starts over
+	start_offset	bigint NOT NULL,
+	end_offset		bigint NOT NULL,
+	archived_count	bigint NOT NULL DEFAULT 0,	-- records archived after too many deliveries
+	PRIMARY KEY (group_id, topic, partition)
+);
+-- The in-flight records of [start_offset, end_offset) that were acquired at
+-- least once; state is Kafka's RecordState: 0 available, 1 acquired,
+-- 2 acknowledged, 4 archived.
+CREATE TABLE kafka.share_records (
+	group_id		text NOT NULL,
+	topic			text NOT NULL,
+	partition		integer NOT NULL,
+	"offset"		bigint NOT NULL,
+	state			smallint NOT NULL CHECK (state IN (0, 1, 2, 4)),
+	delivery_count	smallint NOT NULL DEFAULT 0,
+	member_id		text,
+	lock_until		timestamptz,
+	PRIMARY KEY (group_id, topic, partition, "offset")
+);
+CREATE INDEX ON kafka.share_records (group_id, member_id) WHERE state = 1;
+
 -- The transaction coordinator's state (Kafka's __transaction_state), one row
 -- per transactional id: written only by src/catalog/transactions.c, under
 -- the rules of src/txn/coordinator.c (docs/transactions.md).  States are
@@ -452,6 +498,63 @@ CREATE VIEW kafka.consumer_group_members AS
 	FROM kafka.consumer_groups g
 	JOIN kafka.group_members m USING (group_id);
 
+-- Share groups (KIP-932) in SQL: docs/share-groups.md.  kafka.share_acquire
+-- acquires up to max_records records of a share group for this session (the
+-- records other consumers hold, wire or SQL, are skipped), in the caller's
+-- transaction: kafka.share_acknowledge with 'accept' takes effect at COMMIT,
+-- and a ROLLBACK makes the records available again.
+CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
+									 OUT partition integer, OUT "offset" bigint,
+									 OUT delivery_count integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
+									OUT partition integer, OUT "offset" bigint,
+									OUT delivery_count integer, OUT "timestamp" timestamptz,
+									OUT key bytea, OUT value bytea, OUT headers kafka.header[])
+	RETURNS SETOF record LANGUAGE sql VOLATILE AS $$
+	WITH a AS MATERIALIZED (
+		SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
+	), ranges AS (
+		SELECT partition, min("offset") AS lo, max("offset") AS hi
+		FROM (SELECT partition, "offset",
+					 "offset" - row_number() OVER (PARTITION BY partition ORDER BY "offset") AS run
+			  FROM a) x
+		GROUP BY partition, run
+	)
+	SELECT f.partition, f."offset", a.delivery_count, f."timestamp", f.key, f.value, f.headers
+	FROM ranges r
+	CROSS JOIN LATERAL kafka.fetch(topic, r.partition, r.lo, (r.hi - r.lo + 1)::integer,
+								   'read_uncommitted') f
+	JOIN a ON a.partition = f.partition AND a."offset" = f."offset"
+	ORDER BY f.partition, f."offset"
+$$;
+
+CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition integer,
+										first_offset bigint, last_offset bigint DEFAULT NULL,
+										type text DEFAULT 'accept')
+	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_share_acknowledge' LANGUAGE C VOLATILE;
+
+-- Per share group and partition: the in-flight window [start_offset,
+-- end_offset), its records acquired now and available for redelivery, the
+-- records archived after group.share.delivery.count.limit deliveries, and
+-- the lag (records from start_offset to the log end not yet acknowledged
+-- or archived).
+CREATE VIEW kafka.share_group_status AS
+	SELECT sp.group_id, sp.topic, sp.partition, sp.start_offset, sp.end_offset,
+		   coalesce(r.acquired, 0) AS acquired, coalesce(r.available, 0) AS available,
+		   sp.archived_count AS archived,
+		   greatest(ps.log_end_offset - sp.start_offset - coalesce(r.done, 0), 0) AS lag
+	FROM kafka.share_partitions sp
+	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
+	LEFT JOIN LATERAL (
+		SELECT count(*) FILTER (WHERE s.state = 1) AS acquired,
+			   count(*) FILTER (WHERE s.state = 0) AS available,
+			   count(*) FILTER (WHERE s.state IN (2, 4)) AS done
+		FROM kafka.share_records s
+		WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
+		  AND s."offset" >= sp.start_offset) r ON true;
+
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).
 CREATE VIEW kafka.segments AS
@@ -640,13 +743,16 @@ GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, ka
 	TO kafka_read_all_data, kafka_write_all_data;
 GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.consumer_groups, kafka.group_members,
 	kafka.group_configs, kafka.committed_offsets TO kafka_read_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_members,
+	kafka.share_partitions, kafka.share_records TO kafka_read_all_data;
 
 -- Internal functions are not for PUBLIC; every other function pins
 -- search_path, so nothing a caller put on theirs runs inside kafka_pg.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint) FROM PUBLIC;
+	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint) TO kafka_admin, kafka_read_all_data;
+	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer)
+	TO kafka_admin, kafka_read_all_data;
 DO $$
 DECLARE
 	f regprocedure;

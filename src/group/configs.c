@@ -15,9 +15,12 @@
  * (kafka.group_consumer_min/max_session_timeout_ms and
  * kafka.group_consumer_min/max_heartbeat_interval_ms, Kafka's
  * group.consumer.min/max.*), and a session longer than the heartbeat
- * interval.  Kafka's other group configs (share.*, streams.*, ...) belong to
- * group types kafka_pg does not have; setting one is refused, saying so,
- * rather than stored without effect.
+ * interval.  The share-group configs src/share applies
+ * (share.record.lock.duration.ms, share.delivery.count.limit,
+ * share.auto.offset.reset, share.isolation.level) are checked by
+ * kp_share_config_check and stored as they are.  Kafka's other group configs
+ * (other share.*, streams.*, ...) are refused, saying so, rather than stored
+ * without effect.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +32,7 @@
 
 #include "group/group_int.h"
 #include "protocol/errors.h"
+#include "share/share.h"
 
 int			kp_group_consumer_min_session_timeout_ms = 45000;
 int			kp_group_consumer_max_session_timeout_ms = 60000;
@@ -128,10 +132,12 @@ int
 kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
 {
 	char	   *overrides[lengthof(group_configs)];
+	KpGroupConfigEntry *share;
+	int			nshare = kp_share_describe_configs(group_id, &share);
 	int			k;
 
 	load_overrides(group_id, overrides);
-	*entries = palloc0(sizeof(KpGroupConfigEntry) * lengthof(group_configs));
+	*entries = palloc0(sizeof(KpGroupConfigEntry) * (lengthof(group_configs) + nshare));
 	for (k = 0; k < lengthof(group_configs); k++)
 	{
 		const GroupConfigDef *def = &group_configs[k];
@@ -147,7 +153,9 @@ kp_group_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
 		else
 			e->source = SOURCE_DEFAULT;
 	}
-	return lengthof(group_configs);
+	/* and the share groups' (src/share) */
+	memcpy(*entries + lengthof(group_configs), share, sizeof(KpGroupConfigEntry) * nshare);
+	return lengthof(group_configs) + nshare;
 }
 
 /* An INT within its bounds, as Kafka's ConfigDef; else the message. */
@@ -198,12 +206,31 @@ kp_group_alter_configs(const char *group_id, int n, const KpGroupConfigOp *ops,
 		int			j;
 
 		k = config_index(op->name);
+		if (k < 0 && strncmp(op->name, "share.", 6) == 0)
+		{
+			bool		known;
+
+			/* share groups' configs: src/share checks them */
+			*message = kp_share_config_check(op->name, op->value ? op->value : "", &known);
+			if (known && *message == NULL)
+			{
+				if (op->op != OP_SET && op->op != OP_DELETE)
+				{
+					*message = psprintf("Config value %s is not allowed for config key: %s",
+										op->op == 2 ? "append" : "subtract", op->name);
+					return KP_ERR_INVALID_CONFIG;
+				}
+				continue;		/* stored below, once all are valid */
+			}
+			if (known)
+				return KP_ERR_INVALID_CONFIG;
+		}
 		if (k < 0)
 		{
 			for (j = 0; j < lengthof(other_group_types); j++)
 				if (strncmp(op->name, other_group_types[j], strlen(other_group_types[j])) == 0)
 				{
-					*message = psprintf("kafka_pg has consumer groups only: %s has no effect here and cannot be set.",
+					*message = psprintf("kafka_pg does not apply %s: it has no effect here and cannot be set.",
 										op->name);
 					return KP_ERR_INVALID_CONFIG;
 				}
@@ -240,6 +267,9 @@ kp_group_alter_configs(const char *group_id, int n, const KpGroupConfigOp *ops,
 	}
 	if (validate_only)
 		return KP_ERR_NONE;
+	for (i = 0; i < n; i++)
+		if (config_index(ops[i].name) < 0)
+			kp_cat_group_config_store(group_id, ops[i].name, ops[i].op == OP_SET ? ops[i].value : NULL);
 	for (k = 0; k < lengthof(group_configs); k++)
 		if (changed[k])
 			kp_cat_group_config_store(group_id, group_configs[k].name, values[k]);

@@ -33,6 +33,7 @@
 
 #include "common/kafka_errors.h"
 #include "listener/handlers.h"
+#include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
@@ -65,6 +66,14 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_OFFSET_DELETE, kp_handle_offset_delete},
 	{KP_API_CONSUMER_GROUP_HEARTBEAT, kp_handle_consumer_group_heartbeat},
 	{KP_API_CONSUMER_GROUP_DESCRIBE, kp_handle_consumer_group_describe},
+	/* share groups (KIP-932): handlers_share.c */
+	{KP_API_SHARE_GROUP_HEARTBEAT, kp_handle_share_group_heartbeat},
+	{KP_API_SHARE_GROUP_DESCRIBE, kp_handle_share_group_describe},
+	{KP_API_SHARE_FETCH, kp_handle_share_fetch},
+	{KP_API_SHARE_ACKNOWLEDGE, kp_handle_share_acknowledge},
+	{KP_API_DESCRIBE_SHARE_GROUP_OFFSETS, kp_handle_describe_share_group_offsets},
+	{KP_API_ALTER_SHARE_GROUP_OFFSETS, kp_handle_alter_share_group_offsets},
+	{KP_API_DELETE_SHARE_GROUP_OFFSETS, kp_handle_delete_share_group_offsets},
 	{KP_API_CREATE_TOPICS, kp_handle_create_topics},
 	{KP_API_DELETE_TOPICS, kp_handle_delete_topics},
 	{KP_API_CREATE_PARTITIONS, kp_handle_create_partitions},

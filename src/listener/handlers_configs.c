@@ -341,7 +341,10 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 
 			for (k = 0; k < ne; k++)
 				if (key_requested(r, e[k].name))
-					describe_add(&d, e[k].name, e[k].value, e[k].source, false, CTYPE_INT, e[k].doc);
+					describe_add(&d, e[k].name, e[k].value, e[k].source, false,
+								 strcmp(e[k].name, "share.auto.offset.reset") == 0 ||
+								 strcmp(e[k].name, "share.isolation.level") == 0 ? CTYPE_STRING : CTYPE_INT,
+								 e[k].doc);
 		}
 		else
 		{

@@ -16,7 +16,9 @@
 #include "postgres.h"
 
 #include "group/group.h"
+#include "share/share.h"
 #include "listener/handlers.h"
+#include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 
@@ -132,6 +134,8 @@ kp_handle_join_group(KpRequestContext *ctx)
 		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
 		return;
 	}
+	if (kp_share_refuse_other_protocol(ctx, req->group_id))
+		return;
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id ? req->member_id : "";
@@ -577,6 +581,12 @@ kp_handle_describe_groups(KpRequestContext *ctx)
 		}
 		kp_group_describe(g->group_id, &info);
 		g->error_code = KP_ERR_NONE;
+		if (!info.exists && kp_share_describe_group(g->group_id, g))
+		{
+			g->authorized_operations = req->include_authorized_operations ?
+				kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id) : PG_INT32_MIN;
+			continue;
+		}
 		g->group_state = info.state;
 		g->protocol_type = info.protocol_type;
 		g->protocol_data = info.protocol_name;
@@ -657,6 +667,7 @@ kp_handle_list_groups(KpRequestContext *ctx)
 		}
 		g->group_state = states[i];
 	}
+	kp_share_list_groups(ctx, req, resp);
 }
 
 void
@@ -675,6 +686,8 @@ kp_handle_delete_groups(KpRequestContext *ctx)
 		resp->results[i].group_id = pstrdup(id);
 		resp->results[i].error_code = group_allowed(ctx, id, KP_ACL_OP_DELETE) ?
 			kp_group_delete(id) : KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		if (resp->results[i].error_code == KP_ERR_GROUP_ID_NOT_FOUND)
+			resp->results[i].error_code = kp_share_delete_group(id);
 	}
 }
 
@@ -754,6 +767,8 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 			resp->member_epoch = -1;
 			return;
 		}
+	if (kp_share_refuse_other_protocol(ctx, req->group_id))
+		return;
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;

@@ -27,6 +27,7 @@
 #include "cleaner/cleaner.h"
 #include "group/group.h"
 #include "listener/listener.h"
+#include "share/share.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
@@ -183,6 +184,7 @@ _PG_init(void)
 	kp_group_init_gucs();
 	kp_cleaner_init_gucs();
 	kp_acl_init_gucs();
+	kp_share_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
 	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);

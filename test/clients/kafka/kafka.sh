@@ -12,7 +12,7 @@
 #   kafka.sh classpath             print the classpath of the jars (for java -cp)
 #
 # Tools: kafka-topics, kafka-console-producer, kafka-console-consumer, kafka-configs,
-# kafka-consumer-groups, kafka-producer-perf-test, kafka-consumer-perf-test, kafka-delete-records,
+# kafka-consumer-groups, kafka-share-groups, kafka-console-share-consumer, kafka-producer-perf-test, kafka-consumer-perf-test, kafka-delete-records,
 # kafka-get-offsets, kafka-broker-api-versions, kafka-e2e-latency, kafka-features,
 # kafka-metadata-quorum, kafka-leader-election, kafka-reassign-partitions, kafka-log-dirs, kafka-storage,
 # kafka-transactions, kafka-acls.
@@ -45,8 +45,11 @@ tool_class() {
 	kafka-console-consumer) echo org.apache.kafka.tools.consumer.ConsoleConsumer ;;
 	kafka-configs) echo org.apache.kafka.tools.ConfigCommand ;;
 	kafka-consumer-groups) echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+	kafka-share-groups) echo org.apache.kafka.tools.consumer.group.ShareGroupCommand ;;
+	kafka-console-share-consumer) echo org.apache.kafka.tools.consumer.ConsoleShareConsumer ;;
 	kafka-producer-perf-test) echo org.apache.kafka.tools.ProducerPerformance ;;
 	kafka-consumer-perf-test) echo org.apache.kafka.tools.ConsumerPerformance ;;
+	kafka-share-consumer-perf-test) echo org.apache.kafka.tools.ShareConsumerPerformance ;;
 	kafka-delete-records) echo org.apache.kafka.tools.DeleteRecordsCommand ;;
 	kafka-get-offsets) echo org.apache.kafka.tools.GetOffsetShell ;;
 	kafka-broker-api-versions) echo org.apache.kafka.tools.BrokerApiVersionsCommand ;;

@@ -152,6 +152,19 @@ def raw_fetch_code(user, topic, replica_id):
     return struct.unpack(">h", body[p + 8:p + 10])[0]
 
 
+def raw_share_heartbeat_code(user, group, topic):
+    """ShareGroupHeartbeat v1 (flexible) joining group, subscribed to topic: its error code."""
+    def cs(x):
+        return bytes([len(x) + 1]) + x.encode()
+    c = raw_login(user)
+    c.send(76, 1, b"\0" + cs(group) + cs(uuid.uuid4().hex[:22]) + struct.pack(">i", 0) + b"\0" +
+           bytes([2]) + cs(topic) + b"\0")
+    body = c.recv()[1]
+    # leave again, so that the group can go
+    c.close()
+    return struct.unpack(">h", body[5:7])[0]
+
+
 def acl(principal, rtype, name, op, perm=AclPermissionType.ALLOW, pattern=ResourcePatternType.LITERAL):
     return AclBinding(rtype, name, pattern, principal, "*", op, perm)
 
@@ -199,6 +212,12 @@ check("alice: a Fetch as a follower (replica id 0) without CLUSTER_ACTION is TOP
       code == TOPIC_AUTH, code)
 got, err = consume("alice", "g-other-" + run, ta)
 check("alice: another group is GROUP_AUTHORIZATION_FAILED", err == GROUP_AUTH and not got, (got, err))
+# share groups (KIP-932): GROUP READ and TOPIC DESCRIBE, as a consumer group
+code = raw_share_heartbeat_code("alice", "share-" + ga, ta)
+check("alice: ShareGroupHeartbeat to a share group outside her group ACL is GROUP_AUTHORIZATION_FAILED",
+      code == GROUP_AUTH, code)
+code = raw_share_heartbeat_code("dan", ga, ta)
+check("dan: ShareGroupHeartbeat is GROUP_AUTHORIZATION_FAILED", code == GROUP_AUTH, code)
 got, err = consume("alice", ga, tb)
 check("alice: DENY READ beats the ALLOW READ for User:* (TOPIC_AUTHORIZATION_FAILED)",
       err == TOPIC_AUTH and not got, (got, err))

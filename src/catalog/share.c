@@ -1,0 +1,693 @@
+/*-------------------------------------------------------------------------
+ *
+ * share.c
+ *	  The SQL on the share-group tables (KIP-932).  What the rows must say
+ *	  is src/share's business (src/share/README); this file only reads and
+ *	  writes them.  Every statement that could meet a row another
+ *	  transaction holds takes it with FOR UPDATE SKIP LOCKED, so nothing
+ *	  here waits for a SQL caller's long transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "catalog/share_catalog.h"
+
+#define MAX_ARGS 10
+
+typedef struct Args
+{
+	int			n;
+	Oid			types[MAX_ARGS];
+	Datum		values[MAX_ARGS];
+	char		nulls[MAX_ARGS + 1];
+} Args;
+
+static void
+args_init(Args *a)
+{
+	a->n = 0;
+	memset(a->nulls, ' ', sizeof(a->nulls));
+	a->nulls[MAX_ARGS] = '\0';
+}
+
+static void
+arg_text(Args *a, const char *v)
+{
+	a->types[a->n] = TEXTOID;
+	if (v == NULL)
+	{
+		a->values[a->n] = (Datum) 0;
+		a->nulls[a->n] = 'n';
+	}
+	else
+		a->values[a->n] = CStringGetTextDatum(v);
+	a->n++;
+}
+
+static void
+arg_int4(Args *a, int32 v)
+{
+	a->types[a->n] = INT4OID;
+	a->values[a->n++] = Int32GetDatum(v);
+}
+
+static void
+arg_int8(Args *a, int64 v)
+{
+	a->types[a->n] = INT8OID;
+	a->values[a->n++] = Int64GetDatum(v);
+}
+
+static void
+arg_datum(Args *a, Oid type, Datum d)
+{
+	a->types[a->n] = type;
+	a->values[a->n++] = d;
+}
+
+/* Run a statement; the caller is connected to SPI. */
+static int
+exec(const char *sql, Args *a)
+{
+	int			ret = SPI_execute_with_args(sql, a ? a->n : 0, a ? a->types : NULL,
+											a ? a->values : NULL, a ? a->nulls : NULL, false, 0);
+
+	if (ret < 0)
+		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);
+	return ret;
+}
+
+static void
+connect(void)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+static int64
+col_int8(int row, int col, int64 if_null)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+	Oid			t = SPI_gettypeid(SPI_tuptable->tupdesc, col);
+
+	if (isnull)
+		return if_null;
+	if (t == INT8OID)
+		return DatumGetInt64(d);
+	if (t == INT4OID)
+		return DatumGetInt32(d);
+	if (t == INT2OID)
+		return DatumGetInt16(d);
+	elog(ERROR, "kafka_pg share catalog: unexpected type %u", t);
+	return 0;
+}
+
+/* A text column copied into cxt; NULL stays NULL. */
+static char *
+col_text(int row, int col, MemoryContext cxt)
+{
+	char	   *v = SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+
+	return v ? MemoryContextStrdup(cxt, v) : NULL;
+}
+
+static int
+col_text_array(int row, int col, MemoryContext cxt, char ***out)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+	int			i;
+
+	*out = NULL;
+	if (isnull)
+		return 0;
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &n);
+	*out = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*out)[i] = enulls[i] ? MemoryContextStrdup(cxt, "") :
+			MemoryContextStrdup(cxt, TextDatumGetCString(elems[i]));
+	return n;
+}
+
+static Datum
+text_array(int n, char *const *items)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(items[i]);
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* ---------------------------------------------------------------------
+ * Groups and members
+ * ---------------------------------------------------------------------
+ */
+
+bool
+kp_cat_share_is_other_group(const char *group_id)
+{
+	Args		a;
+	bool		found;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	exec("SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1", &a);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
+bool
+kp_cat_share_group_exists(const char *group_id)
+{
+	Args		a;
+	bool		found;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	exec("SELECT 1 FROM kafka.share_groups WHERE group_id = $1", &a);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
+int32
+kp_cat_share_group_lock(const char *group_id, bool create)
+{
+	Args		a;
+	int32		epoch = -1;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	if (create)
+		exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &a);
+	exec("SELECT group_epoch FROM kafka.share_groups WHERE group_id = $1 FOR NO KEY UPDATE", &a);
+	if (SPI_processed > 0)
+		epoch = (int32) col_int8(0, 1, 0);
+	SPI_finish();
+	return epoch;
+}
+
+void
+kp_cat_share_group_set_epoch(const char *group_id, int32 epoch)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_int4(&a, epoch);
+	connect();
+	exec("UPDATE kafka.share_groups SET group_epoch = $2, state_changed_at = now() WHERE group_id = $1", &a);
+	SPI_finish();
+}
+
+void
+kp_cat_share_group_delete(const char *group_id)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	exec("DELETE FROM kafka.share_records WHERE group_id = $1", &a);
+	exec("DELETE FROM kafka.share_groups WHERE group_id = $1", &a);
+	SPI_finish();
+}
+
+#define MEMBER_COLS "member_id, member_epoch, client_id, client_host, rack_id, subscribed_topics, assigned"
+
+static void
+member_from_row(int row, MemoryContext cxt, KpShareMemberRow *m)
+{
+	m->member_id = col_text(row, 1, cxt);
+	m->member_epoch = (int32) col_int8(row, 2, 0);
+	m->client_id = col_text(row, 3, cxt);
+	m->client_host = col_text(row, 4, cxt);
+	m->rack_id = col_text(row, 5, cxt);
+	m->nsubscribed = col_text_array(row, 6, cxt, &m->subscribed);
+	m->assigned = col_text(row, 7, cxt);
+}
+
+bool
+kp_cat_share_member_read(const char *group_id, const char *member_id, KpShareMemberRow *row)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Args		a;
+	bool		found;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_text(&a, member_id);
+	connect();
+	exec("SELECT " MEMBER_COLS " FROM kafka.share_group_members WHERE group_id = $1 AND member_id = $2", &a);
+	found = SPI_processed > 0;
+	if (found)
+		member_from_row(0, cxt, row);
+	SPI_finish();
+	return found;
+}
+
+void
+kp_cat_share_member_upsert(const char *group_id, const KpShareMemberRow *m)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_text(&a, m->member_id);
+	arg_int4(&a, m->member_epoch);
+	arg_text(&a, m->client_id ? m->client_id : "");
+	arg_text(&a, m->client_host ? m->client_host : "");
+	arg_text(&a, m->rack_id);
+	arg_datum(&a, TEXTARRAYOID, text_array(m->nsubscribed, m->subscribed));
+	arg_text(&a, m->assigned ? m->assigned : "");
+	connect();
+	exec("INSERT INTO kafka.share_group_members AS m (group_id, member_id, member_epoch, client_id,"
+		 " client_host, rack_id, subscribed_topics, assigned) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+		 " ON CONFLICT (group_id, member_id) DO UPDATE SET member_epoch = $3, client_id = $4,"
+		 " client_host = $5, rack_id = $6, subscribed_topics = $7, assigned = $8, last_heartbeat = now()",
+		 &a);
+	SPI_finish();
+}
+
+void
+kp_cat_share_member_touch(const char *group_id, const char *member_id)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_text(&a, member_id);
+	connect();
+	exec("UPDATE kafka.share_group_members SET last_heartbeat = now() WHERE group_id = $1 AND member_id = $2", &a);
+	SPI_finish();
+}
+
+void
+kp_cat_share_member_delete(const char *group_id, const char *member_id)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_text(&a, member_id);
+	connect();
+	exec("DELETE FROM kafka.share_group_members WHERE group_id = $1 AND member_id = $2", &a);
+	SPI_finish();
+}
+
+int
+kp_cat_share_members_expire(const char *group_id, int32 session_ms, char ***member_ids)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Args		a;
+	int			n;
+	int			i;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_int4(&a, session_ms);
+	connect();
+	exec("DELETE FROM kafka.share_group_members WHERE group_id = $1"
+		 " AND last_heartbeat < now() - make_interval(secs => $2 / 1000.0) RETURNING member_id", &a);
+	n = (int) SPI_processed;
+	*member_ids = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*member_ids)[i] = col_text(i, 1, cxt);
+	SPI_finish();
+	return n;
+}
+
+int
+kp_cat_share_members(const char *group_id, KpShareMemberRow **rows)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Args		a;
+	int			n;
+	int			i;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	exec("SELECT " MEMBER_COLS " FROM kafka.share_group_members WHERE group_id = $1 ORDER BY member_id", &a);
+	n = (int) SPI_processed;
+	*rows = MemoryContextAllocZero(cxt, sizeof(KpShareMemberRow) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		member_from_row(i, cxt, &(*rows)[i]);
+	SPI_finish();
+	return n;
+}
+
+int
+kp_cat_share_groups_list(char ***group_ids, int32 **epochs)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int			n;
+	int			i;
+
+	connect();
+	exec("SELECT g.group_id, g.group_epoch, (SELECT count(*) FROM kafka.share_group_members m"
+		 " WHERE m.group_id = g.group_id) FROM kafka.share_groups g ORDER BY 1", NULL);
+	n = (int) SPI_processed;
+	*group_ids = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	*epochs = MemoryContextAlloc(cxt, sizeof(int32) * Max(n, 1) * 2);
+	for (i = 0; i < n; i++)
+	{
+		(*group_ids)[i] = col_text(i, 1, cxt);
+		(*epochs)[i] = (int32) col_int8(i, 2, 0);
+		/* the member counts follow the epochs */
+		(*epochs)[n + i] = (int32) col_int8(i, 3, 0);
+	}
+	SPI_finish();
+	return n;
+}
+
+void
+kp_cat_share_release_member(const char *group_id, const char *member_id)
+{
+	Args		a;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	arg_text(&a, member_id);
+	connect();
+	exec("UPDATE kafka.share_records r SET state = 0, member_id = NULL, lock_until = NULL"
+		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records"
+		 "   WHERE group_id = $1 AND member_id = $2 AND state = 1 FOR UPDATE SKIP LOCKED))", &a);
+	SPI_finish();
+}
+
+/* ---------------------------------------------------------------------
+ * Share-partitions and their in-flight records
+ * ---------------------------------------------------------------------
+ */
+
+#define WHERE_SP " group_id = $1 AND topic = $2 AND partition = $3"
+
+static void
+args_sp(Args *a, const char *group_id, const char *topic, int32 partition)
+{
+	args_init(a);
+	arg_text(a, group_id);
+	arg_text(a, topic);
+	arg_int4(a, partition);
+}
+
+bool
+kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
+							int32 topic_id, int64 init_offset,
+							int64 *start_offset, int64 *end_offset)
+{
+	Args		a;
+	bool		got = false;
+	int			attempt;
+
+	args_sp(&a, group_id, topic, partition);
+	connect();
+	for (attempt = 0; attempt < 2 && !got; attempt++)
+	{
+		exec("SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
+			 " FOR UPDATE SKIP LOCKED", &a);
+		if (SPI_processed > 0)
+		{
+			*start_offset = col_int8(0, 1, 0);
+			*end_offset = col_int8(0, 2, 0);
+			got = true;
+			if (topic_id >= 0 && col_int8(0, 3, 0) != topic_id && init_offset >= 0)
+			{
+				Args		b;
+
+				/* the state of a deleted topic of the same name */
+				args_sp(&b, group_id, topic, partition);
+				arg_int8(&b, init_offset);
+				arg_int4(&b, topic_id);
+				exec("DELETE FROM kafka.share_records WHERE" WHERE_SP, &b);
+				exec("UPDATE kafka.share_partitions SET start_offset = $4, end_offset = $4,"
+					 " topic_id = $5 WHERE" WHERE_SP, &b);
+				*start_offset = *end_offset = init_offset;
+			}
+			break;
+		}
+		if (attempt > 0 || init_offset < 0)
+			break;
+		/* missing, or held by another transaction */
+		exec("SELECT 1 FROM kafka.share_partitions WHERE" WHERE_SP, &a);
+		if (SPI_processed > 0)
+			break;
+		{
+			Args		b;
+
+			args_sp(&b, group_id, topic, partition);
+			arg_int8(&b, init_offset);
+			arg_int4(&b, Max(topic_id, 0));
+			exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &b);
+			exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, topic_id, start_offset,"
+				 " end_offset) VALUES ($1, $2, $3, $5, $4, $4) ON CONFLICT DO NOTHING", &b);
+		}
+	}
+	SPI_finish();
+	return got;
+}
+
+int64
+kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, int32 delivery_limit)
+{
+	Args		a;
+	int64		archived = 0;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_int4(&a, delivery_limit);
+	connect();
+	exec("WITH x AS (UPDATE kafka.share_records r"
+		 "  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL, lock_until = NULL"
+		 "  WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
+		 "    AND ((state = 1 AND lock_until < clock_timestamp()) OR (state = 0 AND delivery_count >= $4))"
+		 "    FOR UPDATE SKIP LOCKED)) RETURNING r.state)"
+		 " SELECT count(*) FILTER (WHERE state = 4) FROM x", &a);
+	if (SPI_processed > 0)
+		archived = col_int8(0, 1, 0);
+	SPI_finish();
+	return archived;
+}
+
+int
+kp_cat_share_take_available(const char *group_id, const char *topic, int32 partition,
+							const char *member_id, int32 lock_ms, int max,
+							int64 **offsets, int16 **delivery_counts)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Args		a;
+	int			n;
+	int			i;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_text(&a, member_id);
+	arg_int4(&a, lock_ms);
+	arg_int4(&a, max);
+	connect();
+	exec("UPDATE kafka.share_records r SET state = 1, delivery_count = r.delivery_count + 1,"
+		 " member_id = $4, lock_until = clock_timestamp() + make_interval(secs => $5 / 1000.0)"
+		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
+		 "   AND state = 0 ORDER BY \"offset\" LIMIT $6 FOR UPDATE SKIP LOCKED))"
+		 " RETURNING r.\"offset\", r.delivery_count", &a);
+	n = (int) SPI_processed;
+	*offsets = MemoryContextAlloc(cxt, sizeof(int64) * Max(n, 1));
+	*delivery_counts = MemoryContextAlloc(cxt, sizeof(int16) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		(*offsets)[i] = col_int8(i, 1, 0);
+		(*delivery_counts)[i] = (int16) col_int8(i, 2, 0);
+	}
+	SPI_finish();
+	return n;
+}
+
+void
+kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
+					  const char *member_id, int32 lock_ms, int64 first, int64 last)
+{
+	Args		a;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_text(&a, member_id);
+	arg_int4(&a, lock_ms);
+	arg_int8(&a, first);
+	arg_int8(&a, last);
+	connect();
+	exec("INSERT INTO kafka.share_records (group_id, topic, partition, \"offset\", state, delivery_count,"
+		 " member_id, lock_until) SELECT $1, $2, $3, o, 1, 1, $4,"
+		 " clock_timestamp() + make_interval(secs => $5 / 1000.0) FROM generate_series($6::bigint, $7::bigint) o",
+		 &a);
+	SPI_finish();
+}
+
+void
+kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
+							   int64 end_offset, int64 min_start, int64 archived)
+{
+	Args		a;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_int8(&a, end_offset);
+	arg_int8(&a, min_start);
+	arg_int8(&a, archived);
+	connect();
+	exec("UPDATE kafka.share_partitions p SET end_offset = greatest($4, $5),"
+		 " start_offset = greatest($5, least(greatest($4, $5), coalesce((SELECT min(\"offset\")"
+		 "   FROM kafka.share_records r WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3"
+		 "   AND r.state IN (0, 1) AND r.\"offset\" >= $5), greatest($4, $5)))),"
+		 " archived_count = archived_count + $6 WHERE" WHERE_SP, &a);
+	exec("DELETE FROM kafka.share_records r WHERE r.ctid = ANY (ARRAY(SELECT s.ctid FROM kafka.share_records s"
+		 " JOIN kafka.share_partitions p USING (group_id, topic, partition)"
+		 " WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3 AND s.\"offset\" < p.start_offset"
+		 " FOR UPDATE OF s SKIP LOCKED))", &a);
+	SPI_finish();
+}
+
+int64
+kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partition,
+						 const char *member_id, int64 first, int64 last,
+						 int ntypes, const int8 *types, int32 lock_ms)
+{
+	Args		a;
+	Datum	   *d = palloc(sizeof(Datum) * Max(ntypes, 1));
+	int64		n;
+	int			i;
+
+	for (i = 0; i < ntypes; i++)
+		d[i] = Int16GetDatum((int16) types[i]);
+	args_sp(&a, group_id, topic, partition);
+	arg_text(&a, member_id);
+	arg_int8(&a, first);
+	arg_int8(&a, last);
+	arg_datum(&a, INT2ARRAYOID,
+			  PointerGetDatum(construct_array(d, ntypes, INT2OID, 2, true, TYPALIGN_SHORT)));
+	arg_int4(&a, lock_ms);
+	connect();
+
+	/*
+	 * The type of each offset: the one type, or the offset's own.  Renew (4)
+	 * keeps the record acquired and moves its lock deadline.
+	 */
+	exec("WITH c AS (SELECT ctid, CASE WHEN cardinality($7) = 1 THEN $7[1]"
+		 "   ELSE $7[(\"offset\" - $5 + 1)::int] END AS t"
+		 "   FROM kafka.share_records WHERE" WHERE_SP
+		 "   AND \"offset\" BETWEEN $5 AND $6 AND state = 1 AND member_id = $4 FOR UPDATE SKIP LOCKED)"
+		 " UPDATE kafka.share_records r SET"
+		 "  state = CASE c.t WHEN 0 THEN 2 WHEN 1 THEN 2 WHEN 2 THEN 0 WHEN 3 THEN 4 ELSE 1 END,"
+		 "  member_id = CASE WHEN c.t = 4 THEN r.member_id END,"
+		 "  lock_until = CASE WHEN c.t = 4 THEN clock_timestamp() + make_interval(secs => $8 / 1000.0) END"
+		 " FROM c WHERE r.ctid = c.ctid AND c.t IN (0, 1, 2, 3, 4)", &a);
+	n = (int64) SPI_processed;
+	SPI_finish();
+	return n;
+}
+
+int
+kp_cat_share_partitions(const char *group_id, char ***topics, int32 **partitions, int64 **start_offsets)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Args		a;
+	int			n;
+	int			i;
+
+	args_init(&a);
+	arg_text(&a, group_id);
+	connect();
+	exec("SELECT topic, partition, start_offset FROM kafka.share_partitions WHERE group_id = $1"
+		 " ORDER BY topic, partition", &a);
+	n = (int) SPI_processed;
+	*topics = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	*partitions = MemoryContextAlloc(cxt, sizeof(int32) * Max(n, 1));
+	*start_offsets = MemoryContextAlloc(cxt, sizeof(int64) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		(*topics)[i] = col_text(i, 1, cxt);
+		(*partitions)[i] = (int32) col_int8(i, 2, 0);
+		(*start_offsets)[i] = col_int8(i, 3, 0);
+	}
+	SPI_finish();
+	return n;
+}
+
+void
+kp_cat_share_partition_reset(const char *group_id, const char *topic, int32 partition,
+							 int32 topic_id, int64 start_offset)
+{
+	Args		a;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_int8(&a, start_offset);
+	arg_int4(&a, topic_id);
+	connect();
+	exec("INSERT INTO kafka.share_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING", &a);
+	exec("DELETE FROM kafka.share_records WHERE" WHERE_SP, &a);
+	exec("INSERT INTO kafka.share_partitions (group_id, topic, partition, topic_id, start_offset, end_offset)"
+		 " VALUES ($1, $2, $3, $5, $4, $4) ON CONFLICT (group_id, topic, partition)"
+		 " DO UPDATE SET start_offset = $4, end_offset = $4, topic_id = $5", &a);
+	SPI_finish();
+}
+
+void
+kp_cat_share_partition_delete(const char *group_id, const char *topic, int32 partition)
+{
+	Args		a;
+
+	args_sp(&a, group_id, topic ? topic : "", partition);
+	connect();
+	if (topic == NULL)
+	{
+		exec("DELETE FROM kafka.share_records WHERE group_id = $1", &a);
+		exec("DELETE FROM kafka.share_partitions WHERE group_id = $1", &a);
+	}
+	else if (partition < 0)
+	{
+		exec("DELETE FROM kafka.share_records WHERE group_id = $1 AND topic = $2", &a);
+		exec("DELETE FROM kafka.share_partitions WHERE group_id = $1 AND topic = $2", &a);
+	}
+	else
+	{
+		exec("DELETE FROM kafka.share_records WHERE" WHERE_SP, &a);
+		exec("DELETE FROM kafka.share_partitions WHERE" WHERE_SP, &a);
+	}
+	SPI_finish();
+}
+
+bool
+kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 partition,
+							 int64 *start_offset, int64 *end_offset, int64 *done)
+{
+	Args		a;
+	bool		found;
+
+	args_sp(&a, group_id, topic, partition);
+	connect();
+	exec("SELECT p.start_offset, p.end_offset, (SELECT count(*) FROM kafka.share_records r"
+		 "  WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.state IN (2, 4)"
+		 "  AND r.\"offset\" >= p.start_offset)"
+		 " FROM kafka.share_partitions p WHERE" WHERE_SP, &a);
+	found = SPI_processed > 0;
+	if (found)
+	{
+		*start_offset = col_int8(0, 1, 0);
+		*end_offset = col_int8(0, 2, 0);
+		*done = col_int8(0, 3, 0);
+	}
+	SPI_finish();
+	return found;
+}

@@ -1,0 +1,1091 @@
+/*-------------------------------------------------------------------------
+ *
+ * handlers_share.c
+ *	  Share groups (KIP-932) on the wire: ShareGroupHeartbeat,
+ *	  ShareGroupDescribe, ShareFetch, ShareAcknowledge and the share-group
+ *	  offset admin APIs; and what ListGroups, DescribeGroups and DeleteGroups
+ *	  say about share groups.  The rules are src/share's (src/share/README).
+ *
+ * Share sessions (the ShareSessionEpoch of ShareFetch and
+ * ShareAcknowledge) live in this worker's memory, keyed by group and member:
+ * epoch 0 opens one with the request's partitions, the next epoch adds and
+ * forgets partitions, -1 closes it and releases what the member acquired.
+ * A request carrying an epoch for a session this worker does not know gets
+ * SHARE_SESSION_NOT_FOUND, and the client opens a new session.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "listener/handlers.h"
+#include "listener/handlers_share.h"
+#include "listener/listener.h"
+#include "protocol/errors.h"
+#include "share/share.h"
+
+#define LEADER_EPOCH 0
+
+/* ---------------------------------------------------------------------
+ * Share sessions
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct SessionPart
+{
+	KpUuid		topic_id;
+	int32		partition;
+} SessionPart;
+
+typedef struct ShareSession
+{
+	char	   *group_id;
+	char	   *member_id;
+	int32		epoch;			/* the next one expected */
+	int			n;
+	int			cap;
+	SessionPart *parts;
+	int			next_start;		/* round robin over the partitions */
+	TimestampTz last_used;
+} ShareSession;
+
+static List *sessions = NIL;
+
+/*
+ * Kafka's group.share.max.share.sessions default, per listener worker here.
+ * Sessions unused for longer than a member's session timeout (their member
+ * is gone: killed, or its connection moved) make room first.
+ */
+#define MAX_SHARE_SESSIONS 2000
+
+static ShareSession *
+session_find(const char *group_id, const char *member_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, sessions)
+	{
+		ShareSession *s = lfirst(lc);
+
+		if (strcmp(s->group_id, group_id) == 0 && strcmp(s->member_id, member_id) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static void
+session_drop(ShareSession *s)
+{
+	sessions = list_delete_ptr(sessions, s);
+	pfree(s->group_id);
+	pfree(s->member_id);
+	pfree(s->parts);
+	pfree(s);
+}
+
+static ShareSession *
+session_new(const char *group_id, const char *member_id)
+{
+	MemoryContext old;
+	ShareSession *s;
+
+	if (list_length(sessions) >= MAX_SHARE_SESSIONS)
+	{
+		TimestampTz cutoff = GetCurrentTimestamp() - (TimestampTz) kp_share_session_timeout_ms * 1000;
+		List	   *stale = NIL;
+		ListCell   *lc;
+
+		foreach(lc, sessions)
+		{
+			ShareSession *o = lfirst(lc);
+
+			if (o->last_used < cutoff)
+				stale = lappend(stale, o);
+		}
+		foreach(lc, stale)
+			session_drop(lfirst(lc));
+		list_free(stale);
+		if (list_length(sessions) >= MAX_SHARE_SESSIONS)
+			return NULL;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	s = palloc0(sizeof(ShareSession));
+
+	s->group_id = pstrdup(group_id);
+	s->member_id = pstrdup(member_id);
+	s->cap = 16;
+	s->parts = palloc(sizeof(SessionPart) * s->cap);
+	s->last_used = GetCurrentTimestamp();
+	sessions = lappend(sessions, s);
+	MemoryContextSwitchTo(old);
+	return s;
+}
+
+static void
+session_add(ShareSession *s, const KpUuid *topic_id, int32 partition)
+{
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+		if (memcmp(s->parts[i].topic_id.b, topic_id->b, 16) == 0 && s->parts[i].partition == partition)
+			return;
+	if (s->n == s->cap)
+	{
+		s->cap *= 2;
+		s->parts = repalloc(s->parts, sizeof(SessionPart) * s->cap);
+	}
+	s->parts[s->n].topic_id = *topic_id;
+	s->parts[s->n].partition = partition;
+	s->n++;
+}
+
+static void
+session_forget(ShareSession *s, const KpUuid *topic_id, int32 partition)
+{
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+		if (memcmp(s->parts[i].topic_id.b, topic_id->b, 16) == 0 && s->parts[i].partition == partition)
+		{
+			s->parts[i] = s->parts[s->n - 1];
+			s->n--;
+			return;
+		}
+}
+
+/* ---------------------------------------------------------------------
+ * Authorization (src/listener/authz.c), as Kafka's KafkaApis asks it:
+ * GROUP READ to be a member, fetch or acknowledge, DESCRIBE to describe,
+ * DELETE to delete offsets; TOPIC READ to fetch, acknowledge or move
+ * offsets, DESCRIBE to subscribe or describe offsets.
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+group_allowed(KpRequestContext *ctx, const char *group_id, int op)
+{
+	return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, group_id ? group_id : "", op);
+}
+
+/* ---------------------------------------------------------------------
+ * Response building: one entry per (topic, partition)
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct OutPart
+{
+	KpUuid		topic_id;
+	int32		partition;
+	int16		error_code;
+	char	   *error_message;
+	int16		ack_error_code;
+	bool		acked;
+	KpBytes		records;
+	int			nranges;
+	KpShareFetchResponseAcquiredRecords *ranges;
+} OutPart;
+
+typedef struct OutParts
+{
+	int			n;
+	int			cap;
+	OutPart    *p;
+} OutParts;
+
+static OutPart *
+out_part(OutParts *o, const KpUuid *topic_id, int32 partition)
+{
+	int			i;
+
+	for (i = 0; i < o->n; i++)
+		if (memcmp(o->p[i].topic_id.b, topic_id->b, 16) == 0 && o->p[i].partition == partition)
+			return &o->p[i];
+	if (o->n == o->cap)
+	{
+		o->cap = Max(16, o->cap * 2);
+		o->p = o->p ? repalloc(o->p, sizeof(OutPart) * o->cap) : palloc(sizeof(OutPart) * o->cap);
+	}
+	memset(&o->p[o->n], 0, sizeof(OutPart));
+	o->p[o->n].topic_id = *topic_id;
+	o->p[o->n].partition = partition;
+	o->p[o->n].records.data = (const uint8 *) "";
+	return &o->p[o->n++];
+}
+
+/* Acknowledge one partition's batches; the first error is the partition's. */
+static int16
+ack_partition(KpRequestContext *ctx, const char *group_id, const char *member_id, const KpUuid *topic_id,
+			  int32 partition, int nbatches, int64 *firsts, int64 *lasts, int *ntypes, int8 **types)
+{
+	const KpTopic *t = kp_handler_topic(NULL, topic_id);
+	int16		code = KP_ERR_NONE;
+	int			i;
+
+	if (t == NULL)
+		return KP_ERR_UNKNOWN_TOPIC_ID;
+	if (!kp_authz_topic(ctx, NULL, t, KP_ACL_OP_READ))
+		return KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+	if (partition < 0 || partition >= t->partition_count)
+		return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+	for (i = 0; i < nbatches; i++)
+	{
+		int16		c = kp_share_acknowledge(group_id, t->name, partition, member_id,
+											 firsts[i], lasts[i], ntypes[i], types[i]);
+
+		if (code == KP_ERR_NONE)
+			code = c;
+	}
+	return code;
+}
+
+/* ---------------------------------------------------------------------
+ * ShareGroupHeartbeat, ShareGroupDescribe
+ * ---------------------------------------------------------------------
+ */
+
+static char *
+peer_host(const char *peer)
+{
+	char	   *host = pstrdup(peer);
+	char	   *colon = strrchr(host, ':');
+
+	if (colon)
+		*colon = '\0';
+	return psprintf("/%s", host);
+}
+
+void
+kp_handle_share_group_heartbeat(KpRequestContext *ctx)
+{
+	KpShareGroupHeartbeatRequest *req = ctx->request;
+	KpShareGroupHeartbeatResponse *resp = ctx->response;
+	KpShareHeartbeatArgs a;
+	KpShareHeartbeatResult r;
+	int			i;
+
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		resp->member_epoch = -1;
+		return;
+	}
+	for (i = 0; i < req->n_subscribed_topic_names; i++)
+		if (!kp_authz_topic(ctx, req->subscribed_topic_names[i], NULL, KP_ACL_OP_DESCRIBE))
+		{
+			resp->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			resp->error_message = psprintf("Topic authorization failed for topic \"%s\"",
+										   req->subscribed_topic_names[i] ? req->subscribed_topic_names[i] : "");
+			resp->member_epoch = -1;
+			return;
+		}
+	memset(&a, 0, sizeof(a));
+	a.group_id = req->group_id;
+	a.member_id = req->member_id;
+	a.member_epoch = req->member_epoch;
+	a.rack_id = req->rack_id;
+	a.nsubscribed = req->n_subscribed_topic_names;
+	a.subscribed = req->subscribed_topic_names;
+	for (i = 0; i < a.nsubscribed; i++)
+		if (a.subscribed[i] == NULL)
+			a.subscribed[i] = "";
+	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
+	a.client_host = peer_host(ctx->peer);
+
+	resp->error_code = kp_share_heartbeat(&a, &r);
+	resp->error_message = r.error_message;
+	resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
+	resp->member_epoch = r.member_epoch;
+	resp->heartbeat_interval_ms = r.heartbeat_interval_ms;
+	resp->assignment = NULL;
+	if (resp->error_code == KP_ERR_NONE && r.send_assignment)
+	{
+		KpShareGroupHeartbeatResponseAssignment *as = palloc0(sizeof(*as));
+		int			t = 0;
+
+		as->topic_partitions = palloc0(sizeof(KpShareGroupHeartbeatResponseTopicPartitions) *
+									   Max(r.nassigned, 1));
+		for (i = 0; i < r.nassigned; i++)
+		{
+			if (t == 0 || strcmp(r.assigned_topics[i - 1], r.assigned_topics[i]) != 0)
+			{
+				const KpTopic *topic = kp_handler_topic(r.assigned_topics[i], NULL);
+
+				if (topic)
+					memcpy(as->topic_partitions[t].topic_id.b, topic->topic_uuid.data, 16);
+				as->topic_partitions[t].partitions = palloc(sizeof(int32) * r.nassigned);
+				t++;
+			}
+			as->topic_partitions[t - 1].partitions[as->topic_partitions[t - 1].n_partitions++] =
+				r.assigned_partitions[i];
+		}
+		as->n_topic_partitions = t;
+		resp->assignment = as;
+	}
+	/* a member that left has no share session any more */
+	if (req->member_epoch == -1 && req->group_id && req->member_id)
+	{
+		ShareSession *s = session_find(req->group_id, req->member_id);
+
+		if (s)
+			session_drop(s);
+	}
+}
+
+void
+kp_handle_share_group_describe(KpRequestContext *ctx)
+{
+	KpShareGroupDescribeRequest *req = ctx->request;
+	KpShareGroupDescribeResponse *resp = ctx->response;
+	int			i;
+
+	resp->n_groups = req->n_group_ids < 0 ? 0 : req->n_group_ids;
+	resp->groups = palloc0(sizeof(KpShareGroupDescribeResponseDescribedGroup) * Max(resp->n_groups, 1));
+	for (i = 0; i < resp->n_groups; i++)
+	{
+		KpShareGroupDescribeResponseDescribedGroup *g = &resp->groups[i];
+		KpShareGroupInfo info;
+		int			j;
+
+		g->group_id = pstrdup(req->group_ids[i] ? req->group_ids[i] : "");
+		g->authorized_operations = req->include_authorized_operations ?
+			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+		g->assignor_name = pstrdup("simple");
+		if (!group_allowed(ctx, g->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			g->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			g->group_state = pstrdup("");
+			continue;
+		}
+		if (req->include_authorized_operations)
+			g->authorized_operations = kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id);
+		kp_share_describe(g->group_id, &info);
+		if (!info.exists)
+		{
+			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
+			g->error_message = psprintf("Group %s not found.", g->group_id);
+			g->group_state = pstrdup("Dead");
+			continue;
+		}
+		g->group_state = info.state;
+		g->group_epoch = info.group_epoch;
+		g->assignment_epoch = info.group_epoch;
+		g->n_members = info.nmembers;
+		g->members = palloc0(sizeof(KpShareGroupDescribeResponseMember) * Max(info.nmembers, 1));
+		for (j = 0; j < info.nmembers; j++)
+		{
+			KpShareGroupDescribeResponseMember *m = &g->members[j];
+			KpShareMemberInfo *mi = &info.members[j];
+			KpShareGroupDescribeResponseAssignment *as = &m->assignment;
+			int			p;
+			int			t = 0;
+
+			m->member_id = mi->member_id;
+			m->rack_id = mi->rack_id;
+			m->member_epoch = mi->member_epoch;
+			m->client_id = mi->client_id;
+			m->client_host = mi->client_host;
+			m->n_subscribed_topic_names = mi->nsubscribed;
+			m->subscribed_topic_names = mi->subscribed;
+			as->topic_partitions = palloc0(sizeof(KpShareGroupDescribeResponseTopicPartitions) *
+										   Max(mi->nassigned, 1));
+			for (p = 0; p < mi->nassigned; p++)
+			{
+				if (t == 0 || strcmp(mi->assigned_topics[p - 1], mi->assigned_topics[p]) != 0)
+				{
+					const KpTopic *topic = kp_handler_topic(mi->assigned_topics[p], NULL);
+
+					if (topic)
+						memcpy(as->topic_partitions[t].topic_id.b, topic->topic_uuid.data, 16);
+					as->topic_partitions[t].topic_name = mi->assigned_topics[p];
+					as->topic_partitions[t].partitions = palloc(sizeof(int32) * mi->nassigned);
+					t++;
+				}
+				as->topic_partitions[t - 1].partitions[as->topic_partitions[t - 1].n_partitions++] =
+					mi->assigned_partitions[p];
+			}
+			as->n_topic_partitions = t;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * ShareFetch
+ * ---------------------------------------------------------------------
+ */
+
+/* Consecutive offsets with one delivery count make one AcquiredRecords. */
+static void
+fill_ranges(OutPart *op, const KpShareAcquired *acq)
+{
+	int			i;
+
+	op->ranges = palloc(sizeof(KpShareFetchResponseAcquiredRecords) * Max(acq->n, 1));
+	op->nranges = 0;
+	for (i = 0; i < acq->n; i++)
+	{
+		KpShareFetchResponseAcquiredRecords *r = op->nranges > 0 ? &op->ranges[op->nranges - 1] : NULL;
+
+		if (r && r->last_offset + 1 == acq->offsets[i] && r->delivery_count == acq->delivery_counts[i])
+			r->last_offset = acq->offsets[i];
+		else
+		{
+			r = &op->ranges[op->nranges++];
+			r->first_offset = acq->offsets[i];
+			r->last_offset = acq->offsets[i];
+			r->delivery_count = acq->delivery_counts[i];
+		}
+	}
+}
+
+static void
+fetch_acks(KpRequestContext *ctx, KpShareFetchRequest *req, OutParts *out)
+{
+	int			i;
+	int			j;
+	int			k;
+
+	for (i = 0; i < Max(req->n_topics, 0); i++)
+	{
+		KpShareFetchRequestFetchTopic *rt = &req->topics[i];
+
+		for (j = 0; j < Max(rt->n_partitions, 0); j++)
+		{
+			KpShareFetchRequestFetchPartition *rp = &rt->partitions[j];
+			int			nb = Max(rp->n_acknowledgement_batches, 0);
+			int64	   *firsts;
+			int64	   *lasts;
+			int		   *ntypes;
+			int8	  **types;
+			OutPart    *op;
+
+			if (nb == 0)
+				continue;
+			firsts = palloc(sizeof(int64) * nb);
+			lasts = palloc(sizeof(int64) * nb);
+			ntypes = palloc(sizeof(int) * nb);
+			types = palloc(sizeof(int8 *) * nb);
+			for (k = 0; k < nb; k++)
+			{
+				firsts[k] = rp->acknowledgement_batches[k].first_offset;
+				lasts[k] = rp->acknowledgement_batches[k].last_offset;
+				ntypes[k] = Max(rp->acknowledgement_batches[k].n_acknowledge_types, 0);
+				types[k] = rp->acknowledgement_batches[k].acknowledge_types;
+			}
+			op = out_part(out, &rt->topic_id, rp->partition_index);
+			op->acked = true;
+			op->ack_error_code = ack_partition(ctx, req->group_id, req->member_id, &rt->topic_id,
+											   rp->partition_index, nb, firsts, lasts, ntypes, types);
+		}
+	}
+}
+
+static bool
+fetch_has_acks(KpShareFetchRequest *req)
+{
+	int			i;
+	int			j;
+
+	for (i = 0; i < Max(req->n_topics, 0); i++)
+		for (j = 0; j < Max(req->topics[i].n_partitions, 0); j++)
+			if (req->topics[i].partitions[j].n_acknowledgement_batches > 0)
+				return true;
+	return false;
+}
+
+static void
+fetch_respond(KpShareFetchResponse *resp, OutParts *out)
+{
+	int			i;
+	int			t = 0;
+
+	resp->responses = palloc0(sizeof(KpShareFetchResponseShareFetchableTopicResponse) * Max(out->n, 1));
+	for (i = 0; i < out->n; i++)
+	{
+		OutPart    *op = &out->p[i];
+		KpShareFetchResponseShareFetchableTopicResponse *rt = NULL;
+		KpShareFetchResponsePartitionData *pd;
+		int			k;
+
+		for (k = 0; k < t; k++)
+			if (memcmp(resp->responses[k].topic_id.b, op->topic_id.b, 16) == 0)
+				rt = &resp->responses[k];
+		if (rt == NULL)
+		{
+			rt = &resp->responses[t++];
+			rt->topic_id = op->topic_id;
+			rt->partitions = palloc0(sizeof(KpShareFetchResponsePartitionData) * out->n);
+		}
+		pd = &rt->partitions[rt->n_partitions++];
+		pd->partition_index = op->partition;
+		pd->error_code = op->error_code;
+		pd->error_message = op->error_message;
+		pd->acknowledge_error_code = op->ack_error_code;
+		pd->current_leader.leader_id = kp_node_id;
+		pd->current_leader.leader_epoch = LEADER_EPOCH;
+		pd->records = op->records;
+		pd->n_acquired_records = op->nranges;
+		pd->acquired_records = op->ranges;
+	}
+	resp->n_responses = t;
+}
+
+void
+kp_handle_share_fetch(KpRequestContext *ctx)
+{
+	KpShareFetchRequest *req = ctx->request;
+	KpShareFetchResponse *resp = ctx->response;
+	OutParts	out = {0};
+	ShareSession *s;
+	bool		rerun = ctx->park_cookie[0] == 'S';
+	bool		any_acks = false;
+	int			records_left;
+	int64		bytes_left;
+	int			i;
+	int			j;
+
+	if (req->group_id == NULL || req->group_id[0] == '\0' || req->member_id == NULL ||
+		req->member_id[0] == '\0')
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		resp->error_message = pstrdup("ShareFetch needs a group id and a member id.");
+		return;
+	}
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
+	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
+	s = session_find(req->group_id, req->member_id);
+	if (s)
+		s->last_used = GetCurrentTimestamp();
+
+	if (!rerun)
+	{
+		int32		epoch = req->share_session_epoch;
+
+		any_acks = fetch_has_acks(req);
+		if (epoch == 0)
+		{
+			if (any_acks)
+			{
+				resp->error_code = KP_ERR_INVALID_REQUEST;
+				resp->error_message = pstrdup("Acknowledge data present on initial fetch.");
+				return;
+			}
+			if (s)
+				session_drop(s);
+			s = session_new(req->group_id, req->member_id);
+			if (s == NULL)
+			{
+				resp->error_code = KP_ERR_SHARE_SESSION_LIMIT_REACHED;
+				resp->error_message = pstrdup("The limit of share sessions of this broker was reached.");
+				return;
+			}
+			s->epoch = 1;
+		}
+		else if (s == NULL)
+		{
+			resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
+			resp->error_message = pstrdup("The share session was not found.");
+			return;
+		}
+		else if (epoch != -1 && epoch != s->epoch)
+		{
+			resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
+			resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
+										   epoch, s->epoch);
+			return;
+		}
+		else if (epoch != -1)
+			s->epoch = s->epoch == PG_INT32_MAX ? 1 : s->epoch + 1;
+
+		fetch_acks(ctx, req, &out);
+		if (epoch == -1)
+		{
+			/* the final request: acknowledgements only, then the session ends */
+			kp_share_release_member(req->group_id, req->member_id);
+			session_drop(s);
+			fetch_respond(resp, &out);
+			return;
+		}
+		for (i = 0; i < Max(req->n_topics, 0); i++)
+			for (j = 0; j < Max(req->topics[i].n_partitions, 0); j++)
+				session_add(s, &req->topics[i].topic_id, req->topics[i].partitions[j].partition_index);
+		for (i = 0; i < Max(req->n_forgotten_topics_data, 0); i++)
+			for (j = 0; j < Max(req->forgotten_topics_data[i].n_partitions, 0); j++)
+				session_forget(s, &req->forgotten_topics_data[i].topic_id,
+							   req->forgotten_topics_data[i].partitions[j]);
+		strlcpy(ctx->park_cookie, "S", sizeof(ctx->park_cookie));
+		if (req->is_renew_ack)
+		{
+			/* v2: acknowledgements renewing locks only; nothing is acquired */
+			fetch_respond(resp, &out);
+			return;
+		}
+	}
+	else if (s == NULL)
+	{
+		/* the session ended while this request waited */
+		fetch_respond(resp, &out);
+		return;
+	}
+
+	/* acquire, partition after partition, within the request's limits */
+	records_left = req->max_records > 0 ? req->max_records : 500;
+	bytes_left = req->max_bytes > 0 ? req->max_bytes : PG_INT32_MAX;
+	{
+		int			n = s->n;
+		int			start = n > 0 ? s->next_start % n : 0;
+		bool		any = false;
+		int			k;
+
+		for (k = 0; k < n && records_left > 0 && bytes_left > 0; k++)
+		{
+			SessionPart *sp = &s->parts[(start + k) % n];
+			const KpTopic *t = kp_handler_topic(NULL, &sp->topic_id);
+			KpShareAcquired acq;
+			OutPart    *op;
+			int16		code;
+
+			if (t == NULL)
+			{
+				op = out_part(&out, &sp->topic_id, sp->partition);
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_ID;
+				continue;
+			}
+			if (!kp_authz_topic(ctx, NULL, t, KP_ACL_OP_READ))
+			{
+				op = out_part(&out, &sp->topic_id, sp->partition);
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
+			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
+									records_left, req->share_acquire_mode == 1, &acq);
+			if (code != KP_ERR_NONE)
+			{
+				op = out_part(&out, &sp->topic_id, sp->partition);
+				op->error_code = code;
+				continue;
+			}
+			if (acq.n == 0)
+				continue;
+			op = out_part(&out, &sp->topic_id, sp->partition);
+			{
+				StringInfoData buf;
+
+				initStringInfo(&buf);
+				kp_share_read_batches(t->partition_ids[sp->partition], &acq, bytes_left, &buf);
+				op->records.data = (const uint8 *) buf.data;
+				op->records.len = buf.len;
+				bytes_left -= buf.len;
+			}
+			fill_ranges(op, &acq);
+			records_left -= acq.n;
+			any = true;
+		}
+		s->next_start = start + 1;
+
+		/* long poll: nothing acquired, nothing acknowledged */
+		if (!any && out.n == 0 && !any_acks && !ctx->final_attempt && req->max_wait_ms > 0)
+		{
+			ctx->park = true;
+			ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
+			return;
+		}
+	}
+	fetch_respond(resp, &out);
+}
+
+/* ---------------------------------------------------------------------
+ * ShareAcknowledge
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_share_acknowledge(KpRequestContext *ctx)
+{
+	KpShareAcknowledgeRequest *req = ctx->request;
+	KpShareAcknowledgeResponse *resp = ctx->response;
+	ShareSession *s;
+	int			i;
+	int			j;
+	int			k;
+
+	if (req->group_id == NULL || req->group_id[0] == '\0' || req->member_id == NULL ||
+		req->member_id[0] == '\0')
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		resp->error_message = pstrdup("ShareAcknowledge needs a group id and a member id.");
+		return;
+	}
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
+	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
+	s = session_find(req->group_id, req->member_id);
+	if (s)
+		s->last_used = GetCurrentTimestamp();
+	if (req->share_session_epoch == 0)
+	{
+		resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
+		resp->error_message = pstrdup("ShareAcknowledge cannot open a share session.");
+		return;
+	}
+	if (s == NULL)
+	{
+		resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
+		resp->error_message = pstrdup("The share session was not found.");
+		return;
+	}
+	if (req->share_session_epoch != -1 && req->share_session_epoch != s->epoch)
+	{
+		resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
+		resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
+									   req->share_session_epoch, s->epoch);
+		return;
+	}
+	if (req->share_session_epoch != -1)
+		s->epoch = s->epoch == PG_INT32_MAX ? 1 : s->epoch + 1;
+
+	resp->n_responses = Max(req->n_topics, 0);
+	resp->responses = palloc0(sizeof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse) *
+							  Max(resp->n_responses, 1));
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpShareAcknowledgeRequestAcknowledgeTopic *rt = &req->topics[i];
+		KpShareAcknowledgeResponseShareAcknowledgeTopicResponse *ot = &resp->responses[i];
+
+		ot->topic_id = rt->topic_id;
+		ot->n_partitions = Max(rt->n_partitions, 0);
+		ot->partitions = palloc0(sizeof(KpShareAcknowledgeResponsePartitionData) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpShareAcknowledgeRequestAcknowledgePartition *rp = &rt->partitions[j];
+			int			nb = Max(rp->n_acknowledgement_batches, 0);
+			int64	   *firsts = palloc(sizeof(int64) * Max(nb, 1));
+			int64	   *lasts = palloc(sizeof(int64) * Max(nb, 1));
+			int		   *ntypes = palloc(sizeof(int) * Max(nb, 1));
+			int8	  **types = palloc(sizeof(int8 *) * Max(nb, 1));
+
+			for (k = 0; k < nb; k++)
+			{
+				firsts[k] = rp->acknowledgement_batches[k].first_offset;
+				lasts[k] = rp->acknowledgement_batches[k].last_offset;
+				ntypes[k] = Max(rp->acknowledgement_batches[k].n_acknowledge_types, 0);
+				types[k] = rp->acknowledgement_batches[k].acknowledge_types;
+			}
+			ot->partitions[j].partition_index = rp->partition_index;
+			ot->partitions[j].error_code = ack_partition(ctx, req->group_id, req->member_id, &rt->topic_id,
+														 rp->partition_index, nb, firsts, lasts,
+														 ntypes, types);
+			ot->partitions[j].current_leader.leader_id = kp_node_id;
+			ot->partitions[j].current_leader.leader_epoch = LEADER_EPOCH;
+		}
+	}
+	if (req->share_session_epoch == -1)
+	{
+		kp_share_release_member(req->group_id, req->member_id);
+		session_drop(s);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Share-group offsets (admin)
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
+{
+	KpDescribeShareGroupOffsetsRequest *req = ctx->request;
+	KpDescribeShareGroupOffsetsResponse *resp = ctx->response;
+	int			g;
+
+	resp->n_groups = Max(req->n_groups, 0);
+	resp->groups = palloc0(sizeof(KpDescribeShareGroupOffsetsResponseGroup) * Max(resp->n_groups, 1));
+	for (g = 0; g < resp->n_groups; g++)
+	{
+		KpDescribeShareGroupOffsetsRequestGroup *rg = &req->groups[g];
+		KpDescribeShareGroupOffsetsResponseGroup *og = &resp->groups[g];
+		char	  **topics;
+		int32	   *parts;
+		int64	   *starts;
+		int			n;
+		int			i;
+		int			j;
+
+		og->group_id = pstrdup(rg->group_id ? rg->group_id : "");
+		if (!group_allowed(ctx, og->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			og->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			continue;
+		}
+		if (!kp_share_group_exists_for_admin(og->group_id))
+		{
+			og->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
+			og->error_message = psprintf("Group %s is not a share group.", og->group_id);
+			continue;
+		}
+		n = kp_share_partitions(og->group_id, &topics, &parts, &starts);
+		if (rg->n_topics < 0)
+		{
+			/* every topic the group has state for */
+			og->topics = palloc0(sizeof(KpDescribeShareGroupOffsetsResponseTopic) * Max(n, 1));
+			for (i = 0; i < n; i++)
+			{
+				KpDescribeShareGroupOffsetsResponseTopic *ot;
+				const KpTopic *t;
+
+				if (!kp_authz_topic(ctx, topics[i], NULL, KP_ACL_OP_DESCRIBE))
+					continue;	/* as Kafka: topics not authorized are left
+								 * out */
+				if (og->n_topics == 0 || strcmp(og->topics[og->n_topics - 1].topic_name, topics[i]) != 0)
+				{
+					ot = &og->topics[og->n_topics++];
+					ot->topic_name = topics[i];
+					t = kp_handler_topic(topics[i], NULL);
+					if (t)
+						memcpy(ot->topic_id.b, t->topic_uuid.data, 16);
+					ot->partitions = palloc0(sizeof(KpDescribeShareGroupOffsetsResponsePartition) * n);
+				}
+				ot = &og->topics[og->n_topics - 1];
+				ot->partitions[ot->n_partitions].partition_index = parts[i];
+				ot->partitions[ot->n_partitions].start_offset = starts[i];
+				ot->partitions[ot->n_partitions].leader_epoch = LEADER_EPOCH;
+				ot->partitions[ot->n_partitions].lag = kp_share_lag(og->group_id, topics[i], parts[i]);
+				ot->n_partitions++;
+			}
+			continue;
+		}
+		og->n_topics = rg->n_topics;
+		og->topics = palloc0(sizeof(KpDescribeShareGroupOffsetsResponseTopic) * Max(og->n_topics, 1));
+		for (i = 0; i < og->n_topics; i++)
+		{
+			KpDescribeShareGroupOffsetsRequestTopic *rt = &rg->topics[i];
+			KpDescribeShareGroupOffsetsResponseTopic *ot = &og->topics[i];
+			const KpTopic *t = kp_handler_topic(rt->topic_name, NULL);
+
+			ot->topic_name = pstrdup(rt->topic_name ? rt->topic_name : "");
+			if (t)
+				memcpy(ot->topic_id.b, t->topic_uuid.data, 16);
+			ot->n_partitions = Max(rt->n_partitions, 0);
+			ot->partitions = palloc0(sizeof(KpDescribeShareGroupOffsetsResponsePartition) * Max(ot->n_partitions, 1));
+			for (j = 0; j < ot->n_partitions; j++)
+			{
+				KpDescribeShareGroupOffsetsResponsePartition *op = &ot->partitions[j];
+
+				op->partition_index = rt->partitions[j];
+				op->leader_epoch = LEADER_EPOCH;
+				if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_DESCRIBE))
+				{
+					op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+					op->start_offset = -1;
+					op->lag = -1;
+					continue;
+				}
+				if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
+				{
+					op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+					op->start_offset = -1;
+					op->lag = -1;
+					continue;
+				}
+				op->start_offset = kp_share_start_offset(og->group_id, ot->topic_name, op->partition_index);
+				op->lag = op->start_offset < 0 ? -1 : kp_share_lag(og->group_id, ot->topic_name, op->partition_index);
+			}
+		}
+	}
+}
+
+void
+kp_handle_alter_share_group_offsets(KpRequestContext *ctx)
+{
+	KpAlterShareGroupOffsetsRequest *req = ctx->request;
+	KpAlterShareGroupOffsetsResponse *resp = ctx->response;
+	int16		group_code;
+	int			i;
+	int			j;
+
+	group_code = group_allowed(ctx, req->group_id, KP_ACL_OP_READ) ?
+		kp_share_admin_check_empty(req->group_id ? req->group_id : "", true) :
+		KP_ERR_GROUP_AUTHORIZATION_FAILED;
+	resp->error_code = group_code;
+	resp->n_responses = Max(req->n_topics, 0);
+	resp->responses = palloc0(sizeof(KpAlterShareGroupOffsetsResponseTopic) * Max(resp->n_responses, 1));
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpAlterShareGroupOffsetsRequestTopic *rt = &req->topics[i];
+		KpAlterShareGroupOffsetsResponseTopic *ot = &resp->responses[i];
+		const KpTopic *t = kp_handler_topic(rt->topic_name, NULL);
+
+		ot->topic_name = pstrdup(rt->topic_name ? rt->topic_name : "");
+		if (t)
+			memcpy(ot->topic_id.b, t->topic_uuid.data, 16);
+		ot->n_partitions = Max(rt->n_partitions, 0);
+		ot->partitions = palloc0(sizeof(KpAlterShareGroupOffsetsResponsePartition) * Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpAlterShareGroupOffsetsResponsePartition *op = &ot->partitions[j];
+
+			op->partition_index = rt->partitions[j].partition_index;
+			if (group_code != KP_ERR_NONE)
+				op->error_code = group_code;
+			else if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_READ))
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			else if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else
+				op->error_code = kp_share_alter_start_offset(req->group_id, t, op->partition_index,
+															 rt->partitions[j].start_offset);
+		}
+	}
+}
+
+void
+kp_handle_delete_share_group_offsets(KpRequestContext *ctx)
+{
+	KpDeleteShareGroupOffsetsRequest *req = ctx->request;
+	KpDeleteShareGroupOffsetsResponse *resp = ctx->response;
+	int16		group_code;
+	int			i;
+
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_DELETE))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
+	group_code = kp_share_admin_check_empty(req->group_id ? req->group_id : "", false);
+	resp->error_code = group_code;
+	if (group_code != KP_ERR_NONE)
+	{
+		resp->error_message = pstrdup(group_code == KP_ERR_NON_EMPTY_GROUP ?
+									  "The group has active members." : "The group is not a share group.");
+		return;
+	}
+	resp->n_responses = Max(req->n_topics, 0);
+	resp->responses = palloc0(sizeof(KpDeleteShareGroupOffsetsResponseTopic) * Max(resp->n_responses, 1));
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpDeleteShareGroupOffsetsResponseTopic *ot = &resp->responses[i];
+		const KpTopic *t = kp_handler_topic(req->topics[i].topic_name, NULL);
+
+		ot->topic_name = pstrdup(req->topics[i].topic_name ? req->topics[i].topic_name : "");
+		if (!kp_authz_topic(ctx, ot->topic_name, t, KP_ACL_OP_READ))
+		{
+			ot->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			continue;
+		}
+		if (t == NULL)
+		{
+			ot->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			continue;
+		}
+		memcpy(ot->topic_id.b, t->topic_uuid.data, 16);
+		kp_share_delete_topic_state(req->group_id, t->name);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Share groups in ListGroups, DescribeGroups and DeleteGroups
+ * ---------------------------------------------------------------------
+ */
+
+void
+kp_share_list_groups(KpRequestContext *ctx, KpListGroupsRequest *req, KpListGroupsResponse *resp)
+{
+	char	  **ids;
+	char	  **states;
+	int			n = kp_share_list(&ids, &states);
+	bool		all = kp_authz_cluster(ctx, KP_ACL_OP_DESCRIBE);
+	int			i;
+	int			k;
+
+	if (n == 0)
+		return;
+	if (req->n_types_filter > 0)
+	{
+		bool		match = false;
+
+		for (k = 0; k < req->n_types_filter; k++)
+			if (req->types_filter[k] && pg_strcasecmp(req->types_filter[k], "share") == 0)
+				match = true;
+		if (!match)
+			return;
+	}
+	resp->groups = repalloc(resp->groups, sizeof(KpListGroupsResponseListedGroup) * (resp->n_groups + n + 1));
+	for (i = 0; i < n; i++)
+	{
+		KpListGroupsResponseListedGroup *g;
+
+		if (!all && !group_allowed(ctx, ids[i], KP_ACL_OP_DESCRIBE))
+			continue;
+		if (req->n_states_filter > 0)
+		{
+			bool		match = false;
+
+			for (k = 0; k < req->n_states_filter; k++)
+				if (req->states_filter[k] && pg_strcasecmp(req->states_filter[k], states[i]) == 0)
+					match = true;
+			if (!match)
+				continue;
+		}
+		g = &resp->groups[resp->n_groups++];
+		memset(g, 0, sizeof(*g));
+		g->group_id = ids[i];
+		g->protocol_type = pstrdup("share");
+		g->group_type = pstrdup("share");
+		g->group_state = states[i];
+	}
+}
+
+bool
+kp_share_describe_group(const char *group_id, KpDescribeGroupsResponseDescribedGroup *g)
+{
+	KpShareGroupInfo info;
+	int			j;
+
+	kp_share_describe(group_id, &info);
+	if (!info.exists)
+		return false;
+	/* as Kafka: a share group described by the classic API */
+	g->error_code = KP_ERR_NONE;
+	g->group_state = info.state;
+	g->protocol_type = pstrdup("share");
+	g->protocol_data = pstrdup("");
+	g->n_members = info.nmembers;
+	g->members = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroupMember) * Max(info.nmembers, 1));
+	for (j = 0; j < info.nmembers; j++)
+	{
+		g->members[j].member_id = info.members[j].member_id;
+		g->members[j].client_id = info.members[j].client_id;
+		g->members[j].client_host = info.members[j].client_host;
+		g->members[j].member_metadata.data = (const uint8 *) "";
+		g->members[j].member_assignment.data = (const uint8 *) "";
+	}
+	return true;
+}
+
+bool
+kp_share_refuse_other_protocol(KpRequestContext *ctx, const char *group_id)
+{
+	bool		join = ctx->api->api_key == KP_API_JOIN_GROUP;
+
+	if (group_id == NULL || group_id[0] == '\0' || !kp_share_group_exists_for_admin(group_id))
+		return false;
+
+	/*
+	 * Kafka's answers: the protocol of a classic join does not match; not a
+	 * consumer group
+	 */
+	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response,
+					  join ? KP_ERR_INCONSISTENT_GROUP_PROTOCOL : KP_ERR_GROUP_ID_NOT_FOUND,
+					  join ? NULL : psprintf("Group %s is not a consumer group.", group_id));
+	return true;
+}

@@ -1,0 +1,790 @@
+/*-------------------------------------------------------------------------
+ *
+ * share.c
+ *	  Share groups (KIP-932): membership, acquisition and acknowledgement
+ *	  of records, and the share.* group configs.  The rules are written in
+ *	  src/share/README; the rows are src/catalog/share.c's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "lib/stringinfo.h"
+#include "storage/lmgr.h"
+#include "utils/guc.h"
+
+#include "catalog/share_catalog.h"
+#include "codec/codec.h"
+#include "protocol/errors.h"
+#include "share/share.h"
+#include "store/store.h"
+
+int			kp_share_record_lock_duration_ms = 30000;
+int			kp_share_delivery_count_limit = 5;
+int			kp_share_session_timeout_ms = 45000;
+int			kp_share_heartbeat_interval_ms = 5000;
+
+/* ---------------------------------------------------------------------
+ * Group configs
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct ShareConfigs
+{
+	int32		lock_ms;
+	int32		delivery_limit;
+	bool		earliest;
+	bool		read_committed;
+} ShareConfigs;
+
+static void
+load_configs(const char *group_id, ShareConfigs *c)
+{
+	char	  **names;
+	char	  **values;
+	int			n = kp_cat_group_configs_load(group_id, &names, &values);
+	int			i;
+
+	c->lock_ms = kp_share_record_lock_duration_ms;
+	c->delivery_limit = kp_share_delivery_count_limit;
+	c->earliest = false;
+	c->read_committed = false;
+	for (i = 0; i < n; i++)
+	{
+		if (strcmp(names[i], "share.record.lock.duration.ms") == 0)
+			c->lock_ms = (int32) strtol(values[i], NULL, 10);
+		else if (strcmp(names[i], "share.delivery.count.limit") == 0)
+			c->delivery_limit = (int32) strtol(values[i], NULL, 10);
+		else if (strcmp(names[i], "share.auto.offset.reset") == 0)
+			c->earliest = pg_strcasecmp(values[i], "earliest") == 0;
+		else if (strcmp(names[i], "share.isolation.level") == 0)
+			c->read_committed = pg_strcasecmp(values[i], "read_committed") == 0;
+	}
+}
+
+int32
+kp_share_lock_duration_ms(const char *group_id)
+{
+	ShareConfigs c;
+
+	load_configs(group_id, &c);
+	return c.lock_ms;
+}
+
+static char *
+check_int(const char *name, const char *value, long lo, long hi)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (value[0] == '\0' || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX)
+		return psprintf("Invalid value %s for configuration %s: Not a number of type INT", value, name);
+	if (v < lo || v > hi)
+		return psprintf("%s must be in the range %ld to %ld inclusive.", name, lo, hi);
+	return NULL;
+}
+
+char *
+kp_share_config_check(const char *name, const char *value, bool *known)
+{
+	*known = true;
+	if (strcmp(name, "share.record.lock.duration.ms") == 0)
+		return check_int(name, value, 1000, 3600000);
+	if (strcmp(name, "share.delivery.count.limit") == 0)
+		return check_int(name, value, 2, 10);
+	if (strcmp(name, "share.auto.offset.reset") == 0)
+	{
+		if (pg_strcasecmp(value, "earliest") == 0 || pg_strcasecmp(value, "latest") == 0)
+			return NULL;
+		if (pg_strncasecmp(value, "by_duration:", 12) == 0)
+			return psprintf("kafka_pg does not support share.auto.offset.reset by_duration yet: use earliest or latest.");
+		return psprintf("Invalid value %s for configuration share.auto.offset.reset: String must be one of: latest, earliest, by_duration:PnDTnHnMn.nS",
+						value);
+	}
+	if (strcmp(name, "share.isolation.level") == 0)
+	{
+		if (strcmp(value, "read_committed") == 0 || strcmp(value, "read_uncommitted") == 0)
+			return NULL;
+		return psprintf("Invalid value %s for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted",
+						value);
+	}
+	*known = false;
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Membership
+ * ---------------------------------------------------------------------
+ */
+
+/* Every partition of the subscribed topics that exist, sorted; and its text. */
+static char *
+assignment_for(int nsubscribed, char **subscribed, int *n, char ***topics, int32 **partitions)
+{
+	StringInfoData s;
+	char	  **sorted = palloc(sizeof(char *) * Max(nsubscribed, 1));
+	int			total = 0;
+	int			cap = 16;
+	int			i;
+	int			j;
+
+	memcpy(sorted, subscribed, sizeof(char *) * nsubscribed);
+	for (i = 1; i < nsubscribed; i++)
+		for (j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--)
+		{
+			char	   *t = sorted[j];
+
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	*topics = palloc(sizeof(char *) * cap);
+	*partitions = palloc(sizeof(int32) * cap);
+	initStringInfo(&s);
+	for (i = 0; i < nsubscribed; i++)
+	{
+		const KpTopic *t;
+
+		if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+			continue;
+		t = kp_topic_open(sorted[i], AccessShareLock, true);
+		if (t == NULL)
+			continue;
+		appendStringInfo(&s, "%s%s:", s.len > 0 ? "|" : "", t->name);
+		for (j = 0; j < t->partition_count; j++)
+		{
+			if (total == cap)
+			{
+				cap *= 2;
+				*topics = repalloc(*topics, sizeof(char *) * cap);
+				*partitions = repalloc(*partitions, sizeof(int32) * cap);
+			}
+			(*topics)[total] = pstrdup(t->name);
+			(*partitions)[total] = j;
+			total++;
+			appendStringInfo(&s, "%s%d", j > 0 ? "," : "", j);
+		}
+	}
+	*n = total;
+	return s.data;
+}
+
+/* Remove expired members, releasing their records; true if any went. */
+static bool
+expire_members(const char *group_id)
+{
+	char	  **gone;
+	int			n = kp_cat_share_members_expire(group_id, kp_share_session_timeout_ms, &gone);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		kp_cat_share_release_member(group_id, gone[i]);
+	return n > 0;
+}
+
+int16
+kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
+{
+	KpShareMemberRow m;
+	int32		group_epoch;
+	bool		exists;
+	bool		changed = false;
+	char	   *assigned;
+
+	memset(r, 0, sizeof(*r));
+	r->heartbeat_interval_ms = kp_share_heartbeat_interval_ms;
+	r->member_epoch = a->member_epoch;
+	if (a->group_id == NULL || a->group_id[0] == '\0')
+	{
+		r->error_message = pstrdup("GroupId can't be empty.");
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (a->member_id == NULL || a->member_id[0] == '\0')
+	{
+		r->error_message = pstrdup("MemberId can't be empty.");
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (a->member_epoch < -1)
+	{
+		r->error_message = pstrdup("MemberEpoch is invalid.");
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (a->member_epoch == 0 && a->nsubscribed < 0)
+	{
+		r->error_message = pstrdup("SubscribedTopicNames must be set in first request.");
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (kp_cat_share_is_other_group(a->group_id))
+	{
+		r->error_message = psprintf("Group %s is not a share group.", a->group_id);
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	}
+
+	group_epoch = kp_cat_share_group_lock(a->group_id, a->member_epoch >= 0);
+	if (group_epoch < 0)
+	{
+		/* leaving a group that does not exist */
+		r->member_epoch = -1;
+		return KP_ERR_NONE;
+	}
+	if (expire_members(a->group_id))
+		changed = true;
+	exists = kp_cat_share_member_read(a->group_id, a->member_id, &m);
+
+	if (a->member_epoch == -1)
+	{
+		if (exists)
+		{
+			kp_cat_share_member_delete(a->group_id, a->member_id);
+			kp_cat_share_release_member(a->group_id, a->member_id);
+			changed = true;
+		}
+		if (changed)
+			kp_cat_share_group_set_epoch(a->group_id, group_epoch + 1);
+		r->member_epoch = -1;
+		return KP_ERR_NONE;
+	}
+	if (a->member_epoch > 0)
+	{
+		if (!exists)
+		{
+			if (changed)
+				kp_cat_share_group_set_epoch(a->group_id, group_epoch + 1);
+			r->error_message = psprintf("Member %s is not a member of group %s.", a->member_id, a->group_id);
+			return KP_ERR_UNKNOWN_MEMBER_ID;
+		}
+		if (a->member_epoch != m.member_epoch)
+		{
+			if (changed)
+				kp_cat_share_group_set_epoch(a->group_id, group_epoch + 1);
+			r->error_message = psprintf("The share group member has a stale member epoch (%d, current %d).",
+										a->member_epoch, m.member_epoch);
+			return KP_ERR_FENCED_MEMBER_EPOCH;
+		}
+	}
+	if (!exists)
+	{
+		memset(&m, 0, sizeof(m));
+		m.member_id = pstrdup(a->member_id);
+		m.member_epoch = 0;
+		m.assigned = pstrdup("");
+		changed = true;
+	}
+	m.client_id = (char *) (a->client_id ? a->client_id : "");
+	m.client_host = (char *) (a->client_host ? a->client_host : "");
+	if (a->rack_id)
+		m.rack_id = (char *) a->rack_id;
+	if (a->nsubscribed >= 0)
+	{
+		bool		same = a->nsubscribed == m.nsubscribed;
+		int			i;
+
+		for (i = 0; same && i < a->nsubscribed; i++)
+			same = strcmp(a->subscribed[i] ? a->subscribed[i] : "", m.subscribed[i]) == 0;
+		if (!same)
+		{
+			m.nsubscribed = a->nsubscribed;
+			m.subscribed = palloc(sizeof(char *) * Max(a->nsubscribed, 1));
+			for (i = 0; i < a->nsubscribed; i++)
+				m.subscribed[i] = a->subscribed[i] ? a->subscribed[i] : "";
+			changed = true;
+		}
+	}
+
+	/*
+	 * every partition of the subscribed topics; new topics and partitions
+	 * move it
+	 */
+	assigned = assignment_for(m.nsubscribed, m.subscribed, &r->nassigned,
+							  &r->assigned_topics, &r->assigned_partitions);
+	if (strcmp(assigned, m.assigned) != 0)
+		changed = true;
+	if (changed)
+	{
+		group_epoch++;
+		kp_cat_share_group_set_epoch(a->group_id, group_epoch);
+	}
+	if (a->member_epoch == 0 || m.member_epoch != group_epoch)
+	{
+		if (strcmp(assigned, m.assigned) != 0 || a->member_epoch == 0 || !exists)
+		{
+			m.member_epoch = group_epoch;
+			r->send_assignment = true;
+		}
+	}
+	m.assigned = assigned;
+	kp_cat_share_member_upsert(a->group_id, &m);
+	r->member_epoch = m.member_epoch;
+	return KP_ERR_NONE;
+}
+
+static void
+parse_assigned(const char *text, int *n, char ***topics, int32 **partitions)
+{
+	char	   *copy = pstrdup(text ? text : "");
+	char	   *save1 = NULL;
+	char	   *tp;
+	int			cap = 16;
+
+	*n = 0;
+	*topics = palloc(sizeof(char *) * cap);
+	*partitions = palloc(sizeof(int32) * cap);
+	for (tp = strtok_r(copy, "|", &save1); tp; tp = strtok_r(NULL, "|", &save1))
+	{
+		char	   *colon = strrchr(tp, ':');
+		char	   *save2 = NULL;
+		char	   *p;
+
+		if (colon == NULL)
+			continue;
+		*colon = '\0';
+		for (p = strtok_r(colon + 1, ",", &save2); p; p = strtok_r(NULL, ",", &save2))
+		{
+			if (*n == cap)
+			{
+				cap *= 2;
+				*topics = repalloc(*topics, sizeof(char *) * cap);
+				*partitions = repalloc(*partitions, sizeof(int32) * cap);
+			}
+			(*topics)[*n] = tp;
+			(*partitions)[*n] = (int32) strtol(p, NULL, 10);
+			(*n)++;
+		}
+	}
+}
+
+void
+kp_share_describe(const char *group_id, KpShareGroupInfo *info)
+{
+	KpShareMemberRow *rows;
+	int			i;
+
+	memset(info, 0, sizeof(*info));
+	info->exists = kp_cat_share_group_exists(group_id);
+	if (!info->exists)
+	{
+		info->state = pstrdup("Dead");
+		return;
+	}
+	{
+		char	  **ids;
+		int32	   *epochs;
+		int			n = kp_cat_share_groups_list(&ids, &epochs);
+
+		for (i = 0; i < n; i++)
+			if (strcmp(ids[i], group_id) == 0)
+				info->group_epoch = epochs[i];
+	}
+	info->nmembers = kp_cat_share_members(group_id, &rows);
+	info->state = pstrdup(info->nmembers > 0 ? "Stable" : "Empty");
+	info->members = palloc0(sizeof(KpShareMemberInfo) * Max(info->nmembers, 1));
+	for (i = 0; i < info->nmembers; i++)
+	{
+		KpShareMemberInfo *mi = &info->members[i];
+
+		mi->member_id = rows[i].member_id;
+		mi->rack_id = rows[i].rack_id;
+		mi->member_epoch = rows[i].member_epoch;
+		mi->client_id = rows[i].client_id;
+		mi->client_host = rows[i].client_host;
+		mi->nsubscribed = rows[i].nsubscribed;
+		mi->subscribed = rows[i].subscribed;
+		parse_assigned(rows[i].assigned, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
+	}
+}
+
+int
+kp_share_list(char ***group_ids, char ***states)
+{
+	int32	   *epochs;
+	int			n = kp_cat_share_groups_list(group_ids, &epochs);
+	int			i;
+
+	*states = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		(*states)[i] = pstrdup(epochs[n + i] > 0 ? "Stable" : "Empty");
+	return n;
+}
+
+int16
+kp_share_delete_group(const char *group_id)
+{
+	KpShareMemberRow *rows;
+
+	if (kp_cat_share_group_lock(group_id, false) < 0)
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	expire_members(group_id);
+	if (kp_cat_share_members(group_id, &rows) > 0)
+		return KP_ERR_NON_EMPTY_GROUP;
+	kp_cat_share_group_delete(group_id);
+	return KP_ERR_NONE;
+}
+
+/* ---------------------------------------------------------------------
+ * Records
+ * ---------------------------------------------------------------------
+ */
+
+static int
+cmp_acquired(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+int16
+kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
+				 const char *member_id, int max_records, bool record_limit,
+				 KpShareAcquired *out)
+{
+	ShareConfigs c;
+	KpLogOffsets off;
+	int64		partition_id;
+	int64		spso;
+	int64		speo;
+	int64		archived;
+	int64		bound;
+	int64		from;
+	int64	   *offsets;
+	int16	   *counts;
+	int			n;
+	int			cap;
+
+	memset(out, 0, sizeof(*out));
+	if (partition < 0 || partition >= topic->partition_count)
+		return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+	if (max_records <= 0)
+		max_records = 500;
+	partition_id = topic->partition_ids[partition];
+	load_configs(group_id, &c);
+	kp_log_offsets(partition_id, &off);
+	if (!kp_cat_share_partition_lock(group_id, topic->name, partition, topic->topic_id,
+									 c.earliest ? off.log_start_offset : off.log_end_offset,
+									 &spso, &speo))
+	{
+		out->busy = true;
+		return KP_ERR_NONE;
+	}
+	archived = kp_cat_share_expire(group_id, topic->name, partition, c.delivery_limit);
+
+	/* redeliveries first */
+	n = kp_cat_share_take_available(group_id, topic->name, partition, member_id, c.lock_ms,
+									max_records, &offsets, &counts);
+	cap = Max(n, 16);
+	{
+		int64	   *o2 = palloc(sizeof(int64) * cap);
+		int16	   *c2 = palloc(sizeof(int16) * cap);
+
+		memcpy(o2, offsets, sizeof(int64) * n);
+		memcpy(c2, counts, sizeof(int16) * n);
+		offsets = o2;
+		counts = c2;
+	}
+
+	/* then new records from SPEO */
+	from = Max(speo, off.log_start_offset);
+	bound = c.read_committed ? off.last_stable_offset : off.log_end_offset;
+	if (n < max_records && from < bound)
+	{
+		KpLogReader *reader = kp_log_cursor_open(partition_id, from,
+												 c.read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
+		const char *batch;
+		size_t		len;
+		KpBatchVisibility vis;
+
+		while (n < max_records && kp_log_cursor_next(reader, &batch, &len, &vis))
+		{
+			KpBatchHeader hdr;
+			int64		first;
+			int64		last;
+			int64		o;
+
+			if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK || hdr.base_offset >= bound)
+				break;
+			last = Min(KpBatchLastOffset(&hdr), bound - 1);
+			if (last < from)
+				continue;
+			first = Max(hdr.base_offset, from);
+			if (vis != KP_BATCH_VISIBLE)
+			{
+				from = last + 1;	/* markers and aborted records: done */
+				continue;
+			}
+			if (record_limit && last - first + 1 > max_records - n)
+				last = first + (max_records - n) - 1;
+			kp_cat_share_take_new(group_id, topic->name, partition, member_id, c.lock_ms, first, last);
+			for (o = first; o <= last; o++)
+			{
+				if (n == cap)
+				{
+					cap *= 2;
+					offsets = repalloc(offsets, sizeof(int64) * cap);
+					counts = repalloc(counts, sizeof(int16) * cap);
+				}
+				offsets[n] = o;
+				counts[n] = 1;
+				n++;
+			}
+			from = last + 1;
+		}
+		kp_log_reader_close(reader);
+	}
+	kp_cat_share_partition_advance(group_id, topic->name, partition, Max(from, speo),
+								   off.log_start_offset, archived);
+
+	/* by offset, the delivery counts along */
+	if (n > 1)
+	{
+		int64	   *pairs = palloc(sizeof(int64) * 2 * n);
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			pairs[2 * i] = offsets[i];
+			pairs[2 * i + 1] = counts[i];
+		}
+		qsort(pairs, n, sizeof(int64) * 2, cmp_acquired);
+		for (i = 0; i < n; i++)
+		{
+			offsets[i] = pairs[2 * i];
+			counts[i] = (int16) pairs[2 * i + 1];
+		}
+	}
+	out->n = n;
+	out->offsets = offsets;
+	out->delivery_counts = counts;
+	return KP_ERR_NONE;
+}
+
+void
+kp_share_read_batches(int64 partition_id, const KpShareAcquired *acq, int64 max_bytes, StringInfo out)
+{
+	KpLogReader *reader;
+	const char *batch;
+	size_t		len;
+	int			k = 0;
+
+	if (acq->n == 0)
+		return;
+	reader = kp_log_reader_open(partition_id, acq->offsets[0]);
+	while (k < acq->n && kp_log_reader_next(reader, &batch, &len))
+	{
+		KpBatchHeader hdr;
+		int64		last;
+
+		if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK)
+			break;
+		last = KpBatchLastOffset(&hdr);
+		while (k < acq->n && acq->offsets[k] < hdr.base_offset)
+			k++;				/* gone meanwhile (retention): nothing to send */
+		if (k < acq->n && acq->offsets[k] <= last)
+		{
+			if (out->len > 0 && out->len + (int64) len > max_bytes)
+				break;
+			appendBinaryStringInfo(out, batch, len);
+			while (k < acq->n && acq->offsets[k] <= last)
+				k++;
+		}
+	}
+	kp_log_reader_close(reader);
+}
+
+int16
+kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
+					 const char *member_id, int64 first, int64 last,
+					 int ntypes, const int8 *types)
+{
+	int64		done;
+	int64		start;
+	int64		end;
+	int			i;
+
+	if (first < 0 || last < first || ntypes <= 0 ||
+		(ntypes != 1 && (int64) ntypes != last - first + 1))
+		return KP_ERR_INVALID_REQUEST;
+	for (i = 0; i < ntypes; i++)
+		if (types[i] < KP_ACK_GAP || types[i] > KP_ACK_RENEW)
+			return KP_ERR_INVALID_REQUEST;
+	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
+									kp_share_lock_duration_ms(group_id));
+
+	/*
+	 * move SPSO now if the share-partition is free (else at the next
+	 * acquisition)
+	 */
+	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, &start, &end))
+		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
+	if (done != last - first + 1)
+		return KP_ERR_INVALID_RECORD_STATE;
+	return KP_ERR_NONE;
+}
+
+void
+kp_share_release_member(const char *group_id, const char *member_id)
+{
+	kp_cat_share_release_member(group_id, member_id);
+}
+
+int64
+kp_share_start_offset(const char *group_id, const char *topic, int32 partition)
+{
+	char	  **topics;
+	int32	   *parts;
+	int64	   *starts;
+	int			n = kp_cat_share_partitions(group_id, &topics, &parts, &starts);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(topics[i], topic) == 0 && parts[i] == partition)
+			return starts[i];
+	return -1;
+}
+
+void
+kp_share_init_gucs(void)
+{
+	DefineCustomIntVariable("kafka.group_share_record_lock_duration_ms",
+							"How long a share group's consumer holds a record it acquired (Kafka's group.share.record.lock.duration.ms).",
+							NULL, &kp_share_record_lock_duration_ms, 30000, 1000, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.group_share_delivery_count_limit",
+							"Deliveries of a record to share group consumers before it is archived (Kafka's group.share.delivery.count.limit).",
+							NULL, &kp_share_delivery_count_limit, 5, 2, 10,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.group_share_session_timeout_ms",
+							"Share group members silent this long are removed (Kafka's group.share.session.timeout.ms).",
+							NULL, &kp_share_session_timeout_ms, 45000, 1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.group_share_heartbeat_interval_ms",
+							"The heartbeat interval given to share group members (Kafka's group.share.heartbeat.interval.ms).",
+							NULL, &kp_share_heartbeat_interval_ms, 5000, 1, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+}
+
+int64
+kp_share_lag(const char *group_id, const char *topic, int32 partition)
+{
+	const KpTopic *t = kp_topic_open(topic, AccessShareLock, true);
+	KpLogOffsets off;
+	int64		start;
+	int64		end;
+	int64		done;
+
+	if (t == NULL || partition < 0 || partition >= t->partition_count ||
+		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &done))
+		return -1;
+	kp_log_offsets(t->partition_ids[partition], &off);
+	return Max(off.log_end_offset - start - done, 0);
+}
+
+int
+kp_share_partitions(const char *group_id, char ***topics, int32 **partitions, int64 **start_offsets)
+{
+	return kp_cat_share_partitions(group_id, topics, partitions, start_offsets);
+}
+
+bool
+kp_share_group_exists_for_admin(const char *group_id)
+{
+	return kp_cat_share_group_exists(group_id);
+}
+
+int16
+kp_share_admin_check_empty(const char *group_id, bool create)
+{
+	KpShareMemberRow *rows;
+
+	if (group_id[0] == '\0')
+		return KP_ERR_INVALID_GROUP_ID;
+	if (kp_cat_share_is_other_group(group_id))
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	if (kp_cat_share_group_lock(group_id, create) < 0)
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	expire_members(group_id);
+	if (kp_cat_share_members(group_id, &rows) > 0)
+		return KP_ERR_NON_EMPTY_GROUP;
+	return KP_ERR_NONE;
+}
+
+int16
+kp_share_alter_start_offset(const char *group_id, const KpTopic *topic, int32 partition, int64 start_offset)
+{
+	KpLogOffsets off;
+
+	kp_log_offsets(topic->partition_ids[partition], &off);
+	if (start_offset < 0)
+		return KP_ERR_INVALID_REQUEST;
+	start_offset = Max(start_offset, off.log_start_offset);
+	start_offset = Min(start_offset, off.log_end_offset);
+	kp_cat_share_partition_reset(group_id, topic->name, partition, topic->topic_id, start_offset);
+	return KP_ERR_NONE;
+}
+
+void
+kp_share_delete_topic_state(const char *group_id, const char *topic)
+{
+	kp_cat_share_partition_delete(group_id, topic, -1);
+}
+
+/*
+ * DescribeConfigs of a group: the share-group configs kafka_pg applies, with
+ * the value in effect (the group's, else the broker's) and its source (Kafka's
+ * ConfigSource: 8 DYNAMIC_GROUP_CONFIG, 4 STATIC_BROKER_CONFIG, 5
+ * DEFAULT_CONFIG).
+ */
+int
+kp_share_describe_configs(const char *group_id, KpGroupConfigEntry **entries)
+{
+	static const char *const names[] = {"share.auto.offset.reset", "share.delivery.count.limit",
+	"share.isolation.level", "share.record.lock.duration.ms"};
+	static const char *const docs[] = {
+		"The strategy to initialize the share-partition start offset.",
+		"The maximum number of delivery attempts for a record delivered to a share group.",
+		"Controls how to read records written transactionally.",
+		"The record acquisition lock duration in milliseconds for share groups."
+	};
+	char	  **stored_names;
+	char	  **stored;
+	int			n = kp_cat_group_configs_load(group_id, &stored_names, &stored);
+	int			k;
+	int			i;
+
+	*entries = palloc0(sizeof(KpGroupConfigEntry) * lengthof(names));
+	for (k = 0; k < lengthof(names); k++)
+	{
+		KpGroupConfigEntry *e = &(*entries)[k];
+
+		e->name = names[k];
+		e->doc = docs[k];
+		e->value = NULL;
+		for (i = 0; i < n; i++)
+			if (strcmp(stored_names[i], names[k]) == 0)
+				e->value = stored[i];
+		e->source = e->value ? 8 : 5;
+		if (e->value)
+			continue;
+		switch (k)
+		{
+			case 0:
+				e->value = pstrdup("latest");
+				break;
+			case 1:
+				e->value = psprintf("%d", kp_share_delivery_count_limit);
+				e->source = kp_share_delivery_count_limit != 5 ? 4 : 5;
+				break;
+			case 2:
+				e->value = pstrdup("read_uncommitted");
+				break;
+			default:
+				e->value = psprintf("%d", kp_share_record_lock_duration_ms);
+				e->source = kp_share_record_lock_duration_ms != 30000 ? 4 : 5;
+				break;
+		}
+	}
+	return lengthof(names);
+}

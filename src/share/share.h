@@ -1,0 +1,174 @@
+/*-------------------------------------------------------------------------
+ *
+ * share.h
+ *	  Share groups (KIP-932): the whole public face of src/share.
+ *
+ * Membership (ShareGroupHeartbeat), acquisition of records under a lock,
+ * acknowledgement, and the group configs that steer them.  The state is
+ * rows (src/catalog/share.c) and the rules are in src/share/README.  Every
+ * function runs in the caller's transaction and returns a Kafka error code.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_SHARE_H
+#define KP_SHARE_H
+
+#include "postgres.h"
+
+#include "catalog/kafka_catalog.h"
+#include "group/group.h"
+
+/* ---------- membership ---------- */
+
+typedef struct KpShareHeartbeatArgs
+{
+	const char *group_id;
+	const char *member_id;
+	int32		member_epoch;	/* 0 join, -1 leave */
+	const char *rack_id;
+	int			nsubscribed;	/* -1: unchanged */
+	char	  **subscribed;
+	const char *client_id;
+	const char *client_host;
+} KpShareHeartbeatArgs;
+
+typedef struct KpShareHeartbeatResult
+{
+	char	   *error_message;
+	int32		member_epoch;
+	int32		heartbeat_interval_ms;
+	bool		send_assignment;
+	int			nassigned;		/* (topic, partition) pairs, sorted */
+	char	  **assigned_topics;
+	int32	   *assigned_partitions;
+} KpShareHeartbeatResult;
+
+extern int16 kp_share_heartbeat(const KpShareHeartbeatArgs *args, KpShareHeartbeatResult *result);
+
+typedef struct KpShareMemberInfo
+{
+	char	   *member_id;
+	char	   *rack_id;
+	int32		member_epoch;
+	char	   *client_id;
+	char	   *client_host;
+	int			nsubscribed;
+	char	  **subscribed;
+	int			nassigned;
+	char	  **assigned_topics;
+	int32	   *assigned_partitions;
+} KpShareMemberInfo;
+
+typedef struct KpShareGroupInfo
+{
+	bool		exists;
+	char	   *state;			/* Empty or Stable */
+	int32		group_epoch;
+	int			nmembers;
+	KpShareMemberInfo *members;
+} KpShareGroupInfo;
+
+extern void kp_share_describe(const char *group_id, KpShareGroupInfo *info);
+
+/* Share groups, sorted, with their states; how many. */
+extern int	kp_share_list(char ***group_ids, char ***states);
+
+/* DeleteGroups: NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND */
+extern int16 kp_share_delete_group(const char *group_id);
+
+/* ---------- records ---------- */
+
+typedef struct KpShareAcquired
+{
+	bool		busy;			/* the share-partition was held by another */
+	int			n;				/* acquired records, by offset */
+	int64	   *offsets;
+	int16	   *delivery_counts;
+} KpShareAcquired;
+
+/*
+ * Acquire up to max_records records of one partition for member_id
+ * (record_limit: exactly at most max_records; else whole batches, at least
+ * max_records when there are that many).
+ */
+extern int16 kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
+							  const char *member_id, int max_records, bool record_limit,
+							  KpShareAcquired *out);
+
+/*
+ * The batches of a partition that hold the acquired offsets (sorted), as
+ * one byte string, stopping after max_bytes (but never before the first
+ * batch).
+ */
+extern void kp_share_read_batches(int64 partition_id, const KpShareAcquired *acq,
+								  int64 max_bytes, StringInfo out);
+
+/* Kafka's AcknowledgeType */
+#define KP_ACK_GAP		0
+#define KP_ACK_ACCEPT	1
+#define KP_ACK_RELEASE	2
+#define KP_ACK_REJECT	3
+#define KP_ACK_RENEW	4
+
+/*
+ * Acknowledge [first, last]: types has ntypes entries (1: for all).
+ * INVALID_RECORD_STATE when a record of the range is not acquired by
+ * member_id (what was acquired by it is acknowledged anyway).
+ */
+extern int16 kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
+								  const char *member_id, int64 first, int64 last,
+								  int ntypes, const int8 *types);
+
+/* Release every record member_id holds (its share session ended). */
+extern void kp_share_release_member(const char *group_id, const char *member_id);
+
+/* The lock duration that applies to the group (ms). */
+extern int32 kp_share_lock_duration_ms(const char *group_id);
+
+/* ---------- admin: share-group offsets ---------- */
+
+/* SPSO of a share-partition, -1 when it has none */
+extern int64 kp_share_start_offset(const char *group_id, const char *topic, int32 partition);
+
+/* Records from SPSO to the log end not yet acknowledged or archived; -1: no state */
+extern int64 kp_share_lag(const char *group_id, const char *topic, int32 partition);
+
+/* Share-partitions with state: topics, partitions, SPSOs (sorted); how many. */
+extern int	kp_share_partitions(const char *group_id, char ***topics, int32 **partitions,
+								int64 **start_offsets);
+
+extern bool kp_share_group_exists_for_admin(const char *group_id);
+
+/*
+ * The admin offset APIs act on groups without members: NON_EMPTY_GROUP when
+ * it has some, GROUP_ID_NOT_FOUND when it is another kind of group or (unless
+ * create) does not exist.  Takes the group's lock.
+ */
+extern int16 kp_share_admin_check_empty(const char *group_id, bool create);
+
+/* AlterShareGroupOffsets: SPSO = start_offset, clamped to the log */
+extern int16 kp_share_alter_start_offset(const char *group_id, const KpTopic *topic, int32 partition,
+										 int64 start_offset);
+
+/* DeleteShareGroupOffsets: a topic's share-partitions forgotten */
+extern void kp_share_delete_topic_state(const char *group_id, const char *topic);
+
+/* ---------- configs ---------- */
+
+/* DescribeConfigs of a group: the share.* configs applied here (palloc'd); how many. */
+extern int	kp_share_describe_configs(const char *group_id, KpGroupConfigEntry **entries);
+
+/*
+ * A share.* group config for kp_group_alter_configs: NULL when value is
+ * valid, else the message (INVALID_CONFIG); *known false when name is not
+ * one kafka_pg applies.
+ */
+extern char *kp_share_config_check(const char *name, const char *value, bool *known);
+
+extern int	kp_share_record_lock_duration_ms;
+extern int	kp_share_delivery_count_limit;
+extern int	kp_share_session_timeout_ms;
+extern int	kp_share_heartbeat_interval_ms;
+extern void kp_share_init_gucs(void);
+
+#endif							/* KP_SHARE_H */

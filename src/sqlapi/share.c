@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * share.c
+ *	  Share groups (KIP-932) in SQL: a SQL session acquires records of a
+ *	  share group and acknowledges them in its own transaction, beside the
+ *	  wire's KafkaShareConsumers of the same group (src/share/README, "SQL:
+ *	  the caller's transaction").
+ *
+ *	  kafka._share_acquire(group_id, topic, max_records)
+ *	      -> (partition, offset, delivery_count): the records acquired; the
+ *	      SQL function kafka.share_acquire joins them with their contents.
+ *	  kafka.share_acknowledge(group_id, topic, partition, first_offset,
+ *	      last_offset, type) -> how many records were acknowledged.
+ *
+ * The member of the acquired records is the session ("sql:<pid>"): what
+ * one session acquired, another cannot acknowledge.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/resowner.h"
+#include "utils/tuplestore.h"
+
+#include "catalog/kafka_catalog.h"
+#include "catalog/share_catalog.h"
+#include "common/kafka_errors.h"
+#include "protocol/errors.h"
+#include "share/share.h"
+#include "sqlapi/sqlapi.h"
+
+/* Kafka error code as SQLSTATE KPnnn, as consume.c raises them */
+#define KAFKA_SQLSTATE(code) \
+	MAKE_SQLSTATE('K', 'P', '0' + ((code) / 100) % 10, '0' + ((code) / 10) % 10, '0' + (code) % 10)
+
+PG_FUNCTION_INFO_V1(kp_sql_share_acquire);
+PG_FUNCTION_INFO_V1(kp_sql_share_acknowledge);
+
+static char *
+session_member(void)
+{
+	return psprintf("sql:%d", MyProcPid);
+}
+
+static void
+check_group(const char *group_id)
+{
+	if (group_id[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group_id must not be empty")));
+	if (kp_cat_share_is_other_group(group_id))
+		ereport(ERROR,
+				(errcode(KAFKA_SQLSTATE(KP_ERR_GROUP_ID_NOT_FOUND)),
+				 errmsg("group \"%s\" is not a share group", group_id),
+				 errdetail("It is a classic or consumer group: kafka.consume reads those.")));
+}
+
+/*
+ * Acquire in a subtransaction per partition: when nothing was acquired the
+ * subtransaction is rolled back, which lets go of the share-partition's row
+ * lock at once instead of at the end of the caller's transaction.
+ */
+Datum
+kp_sql_share_acquire(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *group_id = kp_arg_text(fcinfo, 0, "group_id");
+	char	   *topic_name = kp_arg_text(fcinfo, 1, "topic");
+	int32		max_records = PG_ARGISNULL(2) ? 100 : PG_GETARG_INT32(2);
+	char	   *member = session_member();
+	const KpTopic *topic;
+	int32		partition_count;
+	int32		start;
+	int32		i;
+	int			left;
+	char		topic_copy[KP_TOPIC_NAME_MAX + 1];
+
+	InitMaterializedSRF(fcinfo, 0);
+	check_group(group_id);
+	if (max_records < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_records must not be negative")));
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	partition_count = topic->partition_count;
+	strlcpy(topic_copy, topic->name, sizeof(topic_copy));
+	left = max_records;
+
+	/* start at a different partition in each session, so they spread out */
+	start = (int32) (MyProcPid % Max(partition_count, 1));
+	for (i = 0; i < partition_count && left > 0; i++)
+	{
+		int32		p = (start + i) % partition_count;
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		KpShareAcquired acq;
+		int16		code;
+		int			k;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		topic = kp_topic_open(topic_copy, AccessShareLock, false);
+		code = kp_share_acquire(group_id, topic, p, member, left, true, &acq);
+		if (code != KP_ERR_NONE || acq.n == 0)
+			RollbackAndReleaseCurrentSubTransaction();
+		else
+			ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (code != KP_ERR_NONE)
+			ereport(ERROR,
+					(errcode(KAFKA_SQLSTATE(code)),
+					 errmsg("cannot acquire records of partition %d of topic \"%s\": Kafka error %d",
+							p, topic_copy, code)));
+		for (k = 0; k < acq.n; k++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
+
+			values[0] = Int32GetDatum(p);
+			values[1] = Int64GetDatum(acq.offsets[k]);
+			values[2] = Int32GetDatum(acq.delivery_counts[k]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		left -= acq.n;
+	}
+	return (Datum) 0;
+}
+
+static int8
+ack_type(const char *s)
+{
+	if (pg_strcasecmp(s, "accept") == 0)
+		return KP_ACK_ACCEPT;
+	if (pg_strcasecmp(s, "release") == 0)
+		return KP_ACK_RELEASE;
+	if (pg_strcasecmp(s, "reject") == 0)
+		return KP_ACK_REJECT;
+	if (pg_strcasecmp(s, "renew") == 0)
+		return KP_ACK_RENEW;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid acknowledge type \"%s\"", s),
+			 errhint("Use accept, release, reject or renew, as Kafka's AcknowledgeType.")));
+	return 0;
+}
+
+Datum
+kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
+{
+	char	   *group_id = kp_arg_text(fcinfo, 0, "group_id");
+	char	   *topic_name = kp_arg_text(fcinfo, 1, "topic");
+	int32		partition;
+	int64		first;
+	int64		last;
+	int8		type;
+	const KpTopic *topic;
+	int16		code;
+
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("partition and first_offset must not be null")));
+	partition = PG_GETARG_INT32(2);
+	first = PG_GETARG_INT64(3);
+	last = PG_ARGISNULL(4) ? first : PG_GETARG_INT64(4);
+	type = ack_type(PG_ARGISNULL(5) ? "accept" : text_to_cstring(PG_GETARG_TEXT_PP(5)));
+	check_group(group_id);
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	if (partition < 0 || partition >= topic->partition_count)
+		ereport(ERROR,
+				(errcode(KAFKA_SQLSTATE(KP_ERR_UNKNOWN_TOPIC_OR_PARTITION)),
+				 errmsg("topic \"%s\" has no partition %d", topic->name, partition)));
+	if (first < 0 || last < first)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid offset range %lld to %lld", (long long) first, (long long) last)));
+	code = kp_share_acknowledge(group_id, topic->name, partition, session_member(), first, last, 1, &type);
+	if (code == KP_ERR_INVALID_RECORD_STATE)
+		ereport(ERROR,
+				(errcode(KAFKA_SQLSTATE(code)),
+				 errmsg("records %lld to %lld of partition %d of topic \"%s\" are not all acquired by this session",
+						(long long) first, (long long) last, partition, topic->name),
+				 errhint("Acknowledge only what kafka.share_acquire returned to this session, before its lock expired.")));
+	if (code != KP_ERR_NONE)
+		ereport(ERROR,
+				(errcode(KAFKA_SQLSTATE(code)),
+				 errmsg("cannot acknowledge: Kafka error %d", code)));
+	PG_RETURN_INT64(last - first + 1);
+}
