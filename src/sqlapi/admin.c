@@ -51,6 +51,7 @@ kp_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname)
 Datum
 kp_sql_store_init(PG_FUNCTION_ARGS)
 {
+	kp_store_forget_database();
 	kp_catalog_record_store_directory(kp_store_create_directory());
 	PG_RETURN_VOID();
 }

@@ -450,6 +450,42 @@ forget_partitions(List *ids)
 	}
 }
 
+/*
+ * CREATE EXTENSION: no partition of this database can exist yet, so any
+ * entry of it in the partition table is left over from an earlier
+ * installation (DROP EXTENSION forgets the partitions it drops at commit,
+ * but the partition ids start again at 1 with the new kafka.partition_id_seq,
+ * and an entry that survived, e.g. one a listener worker loaded again from
+ * its stale topic cache while the drop committed, would be served as the new
+ * partition's).  Forget them all.
+ */
+void
+kp_store_forget_database(void)
+{
+	HASH_SEQ_STATUS seq;
+	KpPartitionState *entry;
+	List	   *ids = NIL;
+
+	LWLockAcquire(kp_store_shared->map_lock, LW_SHARED);
+	hash_seq_init(&seq, partition_hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		if (entry->key.dboid == MyDatabaseId)
+		{
+			RememberedPartition *rp = palloc0(sizeof(RememberedPartition));
+
+			rp->partition_id = entry->key.partition_id;
+			ids = lappend(ids, rp);
+		}
+	}
+	LWLockRelease(kp_store_shared->map_lock);
+	if (ids != NIL)
+		elog(LOG, "kafka_pg: forgot %d partition states left over from an earlier installation in database %u",
+			 list_length(ids), MyDatabaseId);
+	forget_partitions(ids);
+	list_free_deep(ids);
+}
+
 static void
 store_xact_callback(XactEvent event, void *arg)
 {

@@ -297,6 +297,7 @@ extern KpSegmentStat *kp_log_segment_stats(int64 partition_id, int *nsegs);
 
 /* Drop the segment directory when the current transaction commits. */
 extern void kp_store_drop_directory(void);
+extern void kp_store_forget_database(void);
 
 /* Drop all storage of a partition when the current transaction commits. */
 extern void kp_log_drop_partition(int64 partition_id);
