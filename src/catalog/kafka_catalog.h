@@ -193,6 +193,38 @@ typedef struct KpScramVerifier
  */
 extern bool kp_scram_verifier(const char *user, KpScramVerifier *out, const char **why);
 
+/* ---------- client quotas: kafka.client_quotas (quotas.c) ---------- */
+
+/*
+ * Kafka's ClientQuotaEntity for the types kafka_pg keeps: a user part and/or
+ * a client-id part; a part present with a NULL name is Kafka's <default>.
+ */
+typedef struct KpQuotaEntity
+{
+	bool		has_user;
+	const char *user;			/* NULL: <default> */
+	bool		has_client_id;
+	const char *client_id;		/* NULL: <default> */
+} KpQuotaEntity;
+
+typedef struct KpClientQuota
+{
+	KpQuotaEntity entity;
+	char	   *key;			/* producer_byte_rate, consumer_byte_rate,
+								 * request_percentage */
+	double		value;
+} KpClientQuota;
+
+/* Every quota, ordered by entity then key; returns the count. */
+extern int	kp_client_quotas(KpClientQuota **out);
+
+/* Set (or, remove, delete) one quota of an entity. */
+extern void kp_client_quota_alter(const KpQuotaEntity *e, const char *key, bool remove,
+								  double value);
+
+/* kafka.client_quotas, whose relcache invalidation says the quotas changed. */
+extern Oid	kp_client_quotas_relid(void);
+
 /* ---------- topic policy checks (policy.c) ---------- */
 
 /*

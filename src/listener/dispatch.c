@@ -24,6 +24,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -79,6 +80,7 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_QUORUM, kp_handle_describe_quorum},
 	{KP_API_LIST_CONFIG_RESOURCES, kp_handle_list_config_resources},
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
+	{KP_API_ALTER_CLIENT_QUOTAS, kp_handle_alter_client_quotas},
 	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 	{KP_API_DESCRIBE_LOG_DIRS, kp_handle_describe_log_dirs},
@@ -262,6 +264,17 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 	return t;
 }
 
+/* Milliseconds since start, for request_percentage. */
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
 static void
 answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
@@ -299,6 +312,11 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	KpRequestContext ctx;
 	bool		ok = true;
 	char		header_nul[100] = "";
+	bool		handled = false;	/* the handler ran and committed */
+	int64		throttle_ms = 0;
+	instr_time	started;
+
+	INSTR_TIME_SET_CURRENT(started);
 
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 
@@ -428,6 +446,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(request_cxt);
 	PG_TRY();
 	{
+		ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
 		fn(&ctx);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -452,13 +471,33 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(request_cxt);
 	if (!ok)
 		goto done;
+	handled = true;
 
 respond:
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
+		/* the time of this run counts; the bytes once it answers */
+		if (handled)
+			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie);
 		goto done;
+	}
+
+	/*
+	 * Client quotas: a Produce's bytes and the request's time count now; a
+	 * Fetch's response bytes once it is encoded, below.
+	 */
+	if (handled)
+	{
+		bool		exempt = hdr.request_api_key == KP_API_API_VERSIONS ||
+		hdr.request_api_key == KP_API_SASL_HANDSHAKE ||
+		hdr.request_api_key == KP_API_SASL_AUTHENTICATE;
+
+		throttle_ms = kp_quota_record(c, hdr.request_api_key == KP_API_PRODUCE ? len : 0, 0,
+									  elapsed_ms(started), exempt, kp_listener_now_ms());
+		if (throttle_ms > 0)
+			kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) throttle_ms);
 	}
 	if (!ctx.no_response)
 	{
@@ -474,6 +513,22 @@ respond:
 		kp_wire_put_int32(out, 0);
 		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
 		kp_encode(api->response, ctx.version, ctx.response, out);
+		if (handled && hdr.request_api_key == KP_API_FETCH)
+		{
+			int64		t = kp_quota_record(c, 0, out->len - start, 0, true,
+											kp_listener_now_ms());
+
+			/* over consumer_byte_rate: encode again with the throttle time */
+			if (t > throttle_ms &&
+				kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) t))
+			{
+				out->len = start;
+				kp_wire_put_int32(out, 0);
+				kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
+				kp_encode(api->response, ctx.version, ctx.response, out);
+			}
+			throttle_ms = Max(throttle_ms, t);
+		}
 		size = out->len - start - 4;
 		out->data[start] = (char) (size >> 24);
 		out->data[start + 1] = (char) (size >> 16);
@@ -482,6 +537,9 @@ respond:
 	}
 	if (ctx.close_after_response)
 		c->closing = true;		/* once the answer is sent */
+	/* KIP-219: answered at once, then no request is read until then */
+	if (throttle_ms > 0)
+		kp_conn_mute(c, kp_listener_now_ms() + throttle_ms);
 
 done:
 	MemoryContextSwitchTo(oldcxt);
