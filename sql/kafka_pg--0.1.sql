@@ -86,6 +86,23 @@ CREATE TRIGGER client_quotas_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.client_quotas
 	FOR EACH STATEMENT EXECUTE FUNCTION kafka._client_quotas_changed();
 
+-- SCRAM-SHA-512 credentials of roles (KIP-554's AlterUserScramCredentials):
+-- PostgreSQL keeps only SCRAM-SHA-256 verifiers, so kafka_pg keeps these
+-- itself: the salt and the RFC 5802 StoredKey and ServerKey, never a
+-- password.  Bound to the role's OID and name, so a renamed, dropped or
+-- re-created role does not inherit them.  Owner: src/catalog/scram.c.
+CREATE TABLE kafka.scram_credentials (
+	role_oid		oid NOT NULL,
+	role_name		text NOT NULL,
+	mechanism		text NOT NULL CHECK (mechanism = 'SCRAM-SHA-512'),
+	iterations		integer NOT NULL CHECK (iterations BETWEEN 4096 AND 16384),
+	salt			bytea NOT NULL CHECK (length(salt) BETWEEN 1 AND 64),
+	stored_key		bytea NOT NULL CHECK (length(stored_key) = 64),
+	server_key		bytea NOT NULL CHECK (length(server_key) = 64),
+	PRIMARY KEY (role_name, mechanism)
+);
+REVOKE ALL ON kafka.scram_credentials FROM PUBLIC;
+
 ------------------------------------------------------------------------------
 -- Consumer groups.  One owner: src/catalog/groups.c and offsets.c hold all
 -- the SQL against these tables; the group coordinator (src/group/) decides

@@ -515,19 +515,27 @@ respond:
 		kp_encode(api->response, ctx.version, ctx.response, out);
 		if (handled && hdr.request_api_key == KP_API_FETCH)
 		{
-			int64		t = kp_quota_record(c, 0, out->len - start, 0, true,
-											kp_listener_now_ms());
+			int64		now = kp_listener_now_ms();
+			int64		t = kp_quota_record(c, 0, out->len - start, 0, true, now);
 
-			/* over consumer_byte_rate: encode again with the throttle time */
-			if (t > throttle_ms &&
-				kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) t))
+			/*
+			 * Throttled (over consumer_byte_rate or request_percentage):
+			 * Kafka takes the bytes back and answers without records, with
+			 * the throttle time; the client fetches the same offsets later.
+			 */
+			throttle_ms = Max(throttle_ms, t);
+			if (throttle_ms > 0)
 			{
+				KpFetchResponse *fr = ctx.response;
+
+				kp_quota_unrecord_fetch(c, out->len - start, now);
+				fr->throttle_time_ms = (int32) throttle_ms;
+				fr->n_responses = 0;
 				out->len = start;
 				kp_wire_put_int32(out, 0);
 				kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
 				kp_encode(api->response, ctx.version, ctx.response, out);
 			}
-			throttle_ms = Max(throttle_ms, t);
 		}
 		size = out->len - start - 4;
 		out->data[start] = (char) (size >> 24);

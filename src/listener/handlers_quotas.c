@@ -448,14 +448,16 @@ kp_handle_alter_client_quotas(KpRequestContext *ctx)
 		KpAlterClientQuotasRequestEntryData *in = &req->entries[i];
 		KpAlterClientQuotasResponseEntryData *out;
 		AlterArg	a;
-		char	   *why = NULL;
+		char	   *why;
 		int			k;
 
-		/* one answer per entity; an entity listed twice is refused whole */
+		/*
+		 * One answer per entity.  An entity listed again: Kafka's
+		 * ControllerApis applies its first entry, ignores the others and
+		 * answers the entity with INVALID_REQUEST.
+		 */
 		if (dups[i] == 2)
 			continue;
-		if (dups[i] == 1)
-			why = psprintf("Ignoring duplicate entity %s", entity_string(in));
 		out = &resp->entries[resp->n_entries++];
 
 		out->n_entity = Max(in->n_entity, 0);
@@ -465,20 +467,25 @@ kp_handle_alter_client_quotas(KpRequestContext *ctx)
 			out->entity[k].entity_type = in->entity[k].entity_type;
 			out->entity[k].entity_name = in->entity[k].entity_name;
 		}
-		if (why == NULL)
-			why = check_entry(in, &a.entity);
+		why = check_entry(in, &a.entity);
 		if (why)
 		{
 			out->error_code = KP_ERR_INVALID_REQUEST;
 			out->error_message = why;
-			continue;
 		}
-		out->error_code = KP_ERR_NONE;
-		out->error_message = NULL;
-		if (req->validate_only)
-			continue;
-		a.ops = in->ops;
-		a.n_ops = Max(in->n_ops, 0);
-		out->error_code = kp_handler_try(alter_entity, &a, &out->error_message);
+		else
+		{
+			out->error_code = KP_ERR_NONE;
+			out->error_message = NULL;
+			a.ops = in->ops;
+			a.n_ops = Max(in->n_ops, 0);
+			if (!req->validate_only)
+				out->error_code = kp_handler_try(alter_entity, &a, &out->error_message);
+		}
+		if (dups[i] == 1)
+		{
+			out->error_code = KP_ERR_INVALID_REQUEST;
+			out->error_message = psprintf("Ignoring duplicate entity %s", entity_string(in));
+		}
 	}
 }

@@ -94,6 +94,7 @@ extern void kp_quota_shmem_init(void);
 extern int64 kp_quota_prepare(KpConn *c, const char *client_id);
 extern int64 kp_quota_record(KpConn *c, double produce_bytes, double fetch_bytes,
 							 double request_ms, bool exempt, int64 now);
+extern void kp_quota_unrecord_fetch(KpConn *c, double fetch_bytes, int64 now);
 extern bool kp_quota_set_throttle(const struct KpApiEntry *api, int version, void *response,
 								  int32 throttle_ms);
 extern void kp_conn_mute(KpConn *c, int64 until_ms);

@@ -39,7 +39,10 @@
  *	 throttle_ms = (rate - bound) / bound * window_ms     (ClientQuotaManager.throttleTime)
  *
  * bounded by one window for request_percentage (ClientRequestQuotaManager).
- * The response is sent at once with throttle_time_ms set, and the
+ * A Fetch that earns a throttle time is answered without records and its
+ * bytes are taken back (KafkaApis.handleFetchRequest: the client fetches
+ * the same offsets again after the throttle time).  The response is sent
+ * at once with throttle_time_ms set, and the
  * connection is then muted: no request of it is read or run until the
  * throttle time has passed (KIP-219; clients from 2.0 on also hold back
  * themselves).  A Fetch is also capped at bound * (num - 1) * window bytes
@@ -374,9 +377,12 @@ sensor_for(const SensorKey *key, int64 now)
 	return s;
 }
 
-/* Record value on one kind's sensor; the throttle time it earns, in ms. */
+/*
+ * Record value on one kind's sensor; the throttle time it earns, in ms
+ * (check false: none, as Kafka's unrecord).
+ */
 static int64
-record(KpConn *c, int kind, double value, int64 now)
+record(KpConn *c, int kind, double value, int64 now, bool check)
 {
 	KpQuotaState *st = &c->quota;
 	SensorKey	key;
@@ -420,7 +426,7 @@ record(KpConn *c, int kind, double value, int64 now)
 	LWLockRelease(quota_shared->lock);
 
 	rate = total / ((double) size_ms / 1000.0);
-	if (rate > bound)
+	if (check && rate > bound)
 		throttle = (int64) llround((rate - bound) / bound * (double) size_ms);
 	if (kind == KP_QUOTA_REQUEST)
 		throttle = Min(throttle, win);
@@ -446,21 +452,32 @@ kp_quota_record(KpConn *c, double produce_bytes, double fetch_bytes, double requ
 		return 0;
 	if (produce_bytes > 0)
 	{
-		t = record(c, KP_QUOTA_PRODUCE, produce_bytes, now);
+		t = record(c, KP_QUOTA_PRODUCE, produce_bytes, now, true);
 		throttle = Max(throttle, t);
 	}
 	if (fetch_bytes > 0)
 	{
-		t = record(c, KP_QUOTA_CONSUME, fetch_bytes, now);
+		t = record(c, KP_QUOTA_CONSUME, fetch_bytes, now, true);
 		throttle = Max(throttle, t);
 	}
 	if (!exempt && request_ms > 0)
 	{
 		/* a percentage of one second per second: ms * 100 / 1000 */
-		t = record(c, KP_QUOTA_REQUEST, request_ms / 10.0, now);
+		t = record(c, KP_QUOTA_REQUEST, request_ms / 10.0, now, true);
 		throttle = Max(throttle, t);
 	}
 	return Min(throttle, (int64) PG_INT32_MAX);
+}
+
+/*
+ * A throttled Fetch is answered without records (KafkaApis): take back the
+ * bytes kp_quota_record counted for the response it will not send.
+ */
+void
+kp_quota_unrecord_fetch(KpConn *c, double fetch_bytes, int64 now)
+{
+	if (c->quota.active && fetch_bytes > 0)
+		(void) record(c, KP_QUOTA_CONSUME, -fetch_bytes, now, false);
 }
 
 /*
