@@ -36,6 +36,7 @@
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
+#include "listener/tls.h"
 
 typedef struct KpHandlerEntry
 {
@@ -354,6 +355,22 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 						hdr.request_api_version, api->min_version, api->max_version)));
 		ok = false;
 		goto done;
+	}
+
+	/* an SSL client certificate: its CN becomes the principal (tls.c) */
+	if (c->cert_pending)
+	{
+		bool		mapped;
+
+		StartTransactionCommand();
+		mapped = kp_tls_cert_principal(c);
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(request_cxt);
+		if (!mapped)
+		{
+			ok = false;
+			goto done;
+		}
 	}
 
 	memset(&ctx, 0, sizeof(ctx));

@@ -64,6 +64,9 @@ typedef struct KpConn
 	Oid			principal_oid;
 	struct KpSaslSession *sasl; /* SASL state; NULL on a PLAINTEXT listener */
 	void	   *tls;			/* OpenSSL's SSL (tls.c); NULL without TLS */
+	bool		tls_checked;	/* the client certificate was looked at */
+	bool		cert_pending;	/* cert_cn is to become the principal */
+	char		cert_cn[NAMEDATALEN];	/* its subject CN (SSL listeners) */
 	/* client quotas (throttle.c): no request is read or run until then */
 	int64		muted_until_ms;
 	KpQuotaState quota;
