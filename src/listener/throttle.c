@@ -189,7 +189,13 @@ quotas_load(void)
 	quotas = NULL;
 	nquotas = 0;
 	quotas_relid = kp_client_quotas_relid();
-	quotas_valid = true;		/* an invalidation while reading clears it */
+
+	/*
+	 * No table (the extension is not created yet): look again next time, as
+	 * its creation invalidates a relation we could not name.  Otherwise an
+	 * invalidation while reading clears this.
+	 */
+	quotas_valid = OidIsValid(quotas_relid);
 	if (OidIsValid(quotas_relid))
 	{
 		old = MemoryContextSwitchTo(quota_cxt);

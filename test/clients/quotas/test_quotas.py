@@ -13,7 +13,9 @@
   clients without a quota (client.id free-*) beside them are not slowed (> 3x the quota) and see
   no throttle;
 - KIP-219 muting: two Produce requests sent back to back by a client that ignores
-  throttle_time_ms: the second is answered only after the first one's throttle time.
+  throttle_time_ms: the second is answered only after the first one's throttle time;
+- request_percentage: Metadata answers to a client with a tiny one carry throttle times, at most
+  one window.
 
 Usage: test_quotas.py HOST:PORT [--kafka_pg].  Needs confluent_kafka and KAFKA_SH (the path of
 test/clients/kafka/kafka.sh).  Last line: "N passed, M failed".
@@ -120,6 +122,10 @@ class Conn:
 
     def call(self, key, version, body):
         self.send(key, version, body)
+        return self.recv()
+
+    def call_as(self, key, version, body, client_id):
+        self.send(key, version, body, client_id)
         return self.recv()
 
 
@@ -421,6 +427,21 @@ def check_enforcement():
           f"{ths[1][1]} > 0", ths[1][0] == 0 and ths[1][1] > 0 and gap2 < min(500, 0.5 * ths[1][1]), repr(ths))
     check(f"... then the connection is muted: the next answer came {gap3:.0f} ms later "
           f"(>= 0.8 x the throttle time)", gap3 >= 0.8 * ths[1][1], repr(ths))
+
+    # request_percentage: a tiny share of a request thread; Metadata v4 answers carry the
+    # throttle time, bounded by one quota window (ClientRequestQuotaManager)
+    configs("--alter", "--entity-type", "clients", "--entity-name", "quota-req",
+            "--add-config", "request_percentage=0.0001")
+    time.sleep(1)
+    c2 = Conn()
+    throttles = []
+    for _ in range(4):
+        r = c2.call_as(3, 4, s32(-1) + b"\x01", "quota-req")
+        throttles.append(r.take(">i"))
+    check(f"request_percentage=0.0001: Metadata answers carry throttle times {throttles}, > 0 and at most "
+          f"one window (1000 ms)", max(throttles) > 0 and max(throttles) <= 1000, repr(throttles))
+    configs("--alter", "--entity-type", "clients", "--entity-name", "quota-req",
+            "--delete-config", "request_percentage")
 
     for cid in ("quota-p", "quota-c", "quota-raw"):
         configs("--alter", "--entity-type", "clients", "--entity-name", cid, "--delete-config",
