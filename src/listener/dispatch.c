@@ -94,6 +94,10 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
 	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
 	{KP_API_DESCRIBE_PRODUCERS, kp_handle_describe_producers},
+	/* ACLs: handlers_acls.c */
+	{KP_API_CREATE_ACLS, kp_handle_create_acls},
+	{KP_API_DESCRIBE_ACLS, kp_handle_describe_acls},
+	{KP_API_DELETE_ACLS, kp_handle_delete_acls},
 	/* SASL authentication: sasl.c */
 	{KP_API_SASL_HANDSHAKE, kp_handle_sasl_handshake},
 	{KP_API_SASL_AUTHENTICATE, kp_handle_sasl_authenticate},
@@ -464,7 +468,8 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	PG_TRY();
 	{
 		ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
-		fn(&ctx);
+		if (kp_authz_admit(&ctx))
+			fn(&ctx);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}

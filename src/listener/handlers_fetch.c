@@ -268,6 +268,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	FetchBudget budget;
 	bool		read_committed = (req->isolation_level == 1);
 	bool		any_error = false;
+	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
+	bool		follower_denied;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -279,6 +281,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
 	budget.any = false;
+	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
+	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
 	resp->error_code = KP_ERR_NONE;
 	resp->session_id = 0;		/* no fetch sessions (KIP-227): full fetches */
@@ -289,6 +293,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 		KpFetchRequestFetchTopic *rt = &req->topics[i];
 		KpFetchResponseFetchableTopicResponse *ot = &resp->responses[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 13 ? NULL : rt->topic, &rt->topic_id);
+		bool		allowed = !follower_denied &&
+		kp_authz_topic(ctx, ctx->version >= 13 ? NULL : rt->topic, t, KP_ACL_OP_READ);
 		int			j;
 
 		ot->topic = rt->topic ? pstrdup(rt->topic) : NULL;
@@ -317,6 +323,13 @@ kp_handle_fetch(KpRequestContext *ctx)
 			op->partition_index = rp->partition;
 			op->records.data = (const uint8 *) "";
 			op->records.len = 0;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
 			if (t == NULL || rp->partition < 0 || rp->partition >= t->partition_count)
 			{
 				op->error_code = (t == NULL && ctx->version >= 13) ? KP_ERR_UNKNOWN_TOPIC_ID :
@@ -369,6 +382,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
 		KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[i];
 		const KpTopic *t = kp_handler_topic(rt->name, NULL);
+		bool		allowed = kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE);
 		int			j;
 
 		ot->name = rt->name ? pstrdup(rt->name) : NULL;
@@ -388,6 +402,11 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			op->timestamp = -1;
 			op->offset = -1;
 			op->leader_epoch = -1;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;

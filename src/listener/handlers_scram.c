@@ -19,12 +19,13 @@
  * removes it: the Kafka and the PostgreSQL login are one password.  Users
  * must be existing roles.
  *
- * Who may alter: an authenticated principal that is a superuser, or a
- * member of kafka_admin altering a role that is not a superuser (as
+ * Who may alter: CLUSTER ALTER is checked before the handler runs
+ * (kp_authz_admit, authz.c), as Kafka checks it.  On top of it, since a
+ * credential is a login: an authenticated principal (a SASL login, not an
+ * anonymous client, whatever kafka.anonymous_role is) that is a superuser,
+ * or a member of kafka_admin altering a role that is not a superuser (as
  * PostgreSQL lets only superusers change a superuser's password).  Anyone
- * else gets CLUSTER_AUTHORIZATION_FAILED, as Kafka answers a principal
- * without ALTER on the cluster; may_alter_credentials is where the ACL
- * check (CLUSTER ALTER) goes when ACLs land.
+ * else gets CLUSTER_AUTHORIZATION_FAILED (may_alter_credentials).
  *
  *-------------------------------------------------------------------------
  */
@@ -154,8 +155,8 @@ kp_handle_describe_user_scram_credentials(KpRequestContext *ctx)
 }
 
 /*
- * May the connection's principal change target's credentials?  NULL if so,
- * else why not.  (With ACLs: CLUSTER ALTER, as Kafka's KafkaApis checks.)
+ * May the connection's principal change target's credentials (beyond CLUSTER
+ * ALTER, which kp_authz_admit checked)?  NULL if so, else why not.
  */
 static const char *
 may_alter_credentials(KpRequestContext *ctx, const char *target)

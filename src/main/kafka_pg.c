@@ -171,6 +171,7 @@ _PG_init(void)
 	kp_txn_init();
 	kp_group_init_gucs();
 	kp_cleaner_init_gucs();
+	kp_acl_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
 	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);

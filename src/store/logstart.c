@@ -302,7 +302,9 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	 * disk, so not under the appender lock.
 	 */
 	if (moved)
-		XLogFlush(GetXLogInsertRecPtr());
+		XLogFlush(XactLastRecEnd);	/* the end of our directory record; the
+									 * insert position may lie past a page
+									 * header nothing has written yet */
 
 	/*
 	 * The drops need no appender lock either: they only schedule the removal

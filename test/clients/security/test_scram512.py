@@ -5,7 +5,7 @@
 
 The broker is SASL_PLAINTEXT with SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN enabled; user alice
 (password alice-secret, SCRAM-SHA-256 and PLAIN) exists; ADMIN_PROPERTIES logs kafka-configs.sh
-in as an administrator (on kafka_pg a superuser role).  KAFKA_SH is test/clients/kafka/kafka.sh.
+in as an administrator (on kafka_pg a kafka_admin member; dan, password dan-secret, has no rights).  KAFKA_SH is test/clients/kafka/kafka.sh.
 
 - kafka-configs --alter --add-config 'SCRAM-SHA-512=[iterations=4096,password=...]' for alice, then
   --describe shows SCRAM-SHA-512 with 4096 iterations (beside SCRAM-SHA-256);
@@ -14,8 +14,8 @@ in as an administrator (on kafka_pg a superuser role).  KAFKA_SH is test/clients
 - raw AlterUserScramCredentials: too few iterations, an unknown mechanism, an empty user name and
   one user twice get Kafka's error codes and messages;
 - --delete-config SCRAM-SHA-512: the SCRAM-SHA-512 login is refused afterwards;
-- kafka_pg only: alice, not an administrator, may not alter credentials
-  (CLUSTER_AUTHORIZATION_FAILED).
+- kafka_pg only: dan, no administrator, may not alter credentials (CLUSTER_AUTHORIZATION_FAILED),
+  and a kafka_admin member may not alter a superuser's.
 Prints "ok"/"not ok" lines and "N passed, M failed".
 """
 import os
@@ -181,16 +181,20 @@ check("AlterUserScramCredentials: one user twice is DUPLICATE_RESOURCE",
 check("... and alice's SCRAM-SHA-512 password is unchanged", login_works("SCRAM-SHA-512", "alice", "alice-512-secret"))
 
 if is_pg:
-    alice_props = admin_props + ".alice"
-    with open(alice_props, "w") as f:
+    dan_props = admin_props + ".dan"
+    with open(dan_props, "w") as f:
         f.write("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
                 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required '
-                'username="alice" password="alice-secret";\n')
-    rc, out = configs(alice_props, "--alter", "--entity-type", "users", "--entity-name", "alice",
+                'username="dan" password="dan-secret";\n')
+    rc, out = configs(dan_props, "--alter", "--entity-type", "users", "--entity-name", "alice",
                       "--add-config", "SCRAM-SHA-512=[iterations=4096,password=mine]")
-    check("kafka_pg: alice (no superuser, no kafka_admin) may not alter credentials",
+    check("kafka_pg: dan (no superuser, no kafka_admin, no CLUSTER ALTER) may not alter credentials",
           rc != 0 and "ClusterAuthorization" in out, out[-400:])
-    check("... and her SCRAM-SHA-512 password is unchanged", login_works("SCRAM-SHA-512", "alice", "alice-512-secret"))
+    check("... and alice's SCRAM-SHA-512 password is unchanged", login_works("SCRAM-SHA-512", "alice", "alice-512-secret"))
+    rc, out = configs(admin_props, "--alter", "--entity-type", "users", "--entity-name", "postgres",
+                      "--add-config", "SCRAM-SHA-512=[iterations=4096,password=mine]")
+    check("kafka_pg: a kafka_admin member may not alter a superuser's credentials",
+          rc != 0 and "only a superuser may alter the SCRAM credentials of a superuser" in out, out[-400:])
 
 rc, out = configs(admin_props, "--alter", "--entity-type", "users", "--entity-name", "alice",
                   "--delete-config", "SCRAM-SHA-512")
