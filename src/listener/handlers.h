@@ -112,6 +112,7 @@ extern void kp_handle_alter_client_quotas(KpRequestContext *ctx);
 /* handlers_scram.c */
 extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
 extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
+extern void kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code);
 
 /* handlers_logdirs.c */
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);

@@ -301,6 +301,40 @@ check_op(KpRequestContext *ctx, const ScramOp *op, char **msg)
 }
 
 /*
+ * The whole request refused with code (kp_authz_refuse): one result per
+ * distinct user of the deletions and upsertions, sorted, as Kafka's
+ * AlterUserScramCredentialsRequest.getErrorResponse answers (the generic
+ * kp_error_response cannot pair two request arrays with one result array).
+ */
+void
+kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code)
+{
+	KpAlterUserScramCredentialsRequest *req = ctx->request;
+	KpAlterUserScramCredentialsResponse *resp = ctx->response;
+	int			n_del = Max(req->n_deletions, 0);
+	int			n_up = Max(req->n_upsertions, 0);
+	char	  **names = palloc(sizeof(char *) * Max(n_del + n_up, 1));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < n_del; i++)
+		names[n++] = req->deletions[i].name ? req->deletions[i].name : "";
+	for (i = 0; i < n_up; i++)
+		names[n++] = req->upsertions[i].name ? req->upsertions[i].name : "";
+	qsort(names, n, sizeof(char *), name_cmp);
+	resp->results = palloc0(sizeof(*resp->results) * Max(n, 1));
+	resp->n_results = 0;
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		resp->results[resp->n_results].user = pstrdup(names[i]);
+		resp->results[resp->n_results].error_code = code;
+		resp->results[resp->n_results++].error_message = NULL;
+	}
+}
+
+/*
  * One result per distinct user of the deletions and upsertions, sorted.  A
  * user named twice in one request is DUPLICATE_RESOURCE (Kafka keys its
  * operations by user); each valid operation is applied in a subtransaction
