@@ -542,8 +542,9 @@ CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
 -- cleaned (its dirty ratio above min.cleanable.dirty.ratio, or forced by
 -- max.compaction.lag.ms or a passed delete horizon), the range, and the
 -- segments and bytes before and after.  The swap is durable at once; the
--- replaced segments' storage goes when the calling transaction commits,
--- once the topic's file.delete.delay.ms has passed since the last swap.
+-- replaced segments' storage goes when the transaction of a later pass
+-- commits, once the topic's file.delete.delay.ms has passed since they left
+-- the log.
 CREATE FUNCTION kafka.run_log_compaction(topic_name text DEFAULT NULL,
 										 OUT topic text, OUT partition integer,
 										 OUT cleaned boolean, OUT forced boolean,

@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
+#include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -496,6 +497,22 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	handled = true;
 
 respond:
+
+	/*
+	 * A wait for the synchronous standbys (SyncRepWaitForLSN: acks=all, or a
+	 * commit in the handler's transaction) ends without an error when the
+	 * postmaster dies or the worker is told to terminate: it sets
+	 * ProcDiePending and returns.  What it waited for may then be on no
+	 * standby, and a failover loses it: answer nothing (a backend would not
+	 * either: the wait sets whereToSendOutput = DestNone) and exit; the
+	 * client retries elsewhere (test/ha/failover.py).
+	 */
+	if (ProcDiePending || !PostmasterIsAlive())
+		ereport(FATAL,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("kafka_pg listener: terminating without answering a %s request from %s: the server is shutting down or the postmaster died, and what the request waited for may not be on the synchronous standbys",
+						api->name, c->peer)));
+
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{

@@ -55,7 +55,6 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 {
 	KpLogOffsets off;
 	KpLogReader *reader;
-	const char *batch;
 	size_t		len;
 	StringInfoData records;
 	int64		bound;
@@ -88,20 +87,28 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
 	reader = kp_log_cursor_open(partition_id, fetch_offset,
 								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
-	while (kp_log_cursor_next(reader, &batch, &len, &vis))
+	kp_log_reader_set_bound(reader, bound);
+	for (;;)
 	{
 		KpBatchHeader hdr;
+		int			before = records.len;
 
-		if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK || hdr.base_offset >= bound)
+		/*
+		 * Whole batches only, copied straight from the segment's pages; the
+		 * first one even if it is too big (KIP-74).  Aborted batches go out
+		 * as they are: the client drops them.
+		 */
+		if (!kp_log_cursor_next_into(reader, &records,
+									 (budget->any || records.len > 0) ?
+									 Min(part_left, budget->total_left) : -1,
+									 &hdr, &vis))
 			break;
-		/* whole batches only; the first one even if it is too big (KIP-74) */
-		if (budget->any || records.len > 0)
+		len = records.len - before;
+		if (hdr.base_offset >= bound)
 		{
-			if ((int64) len > part_left || (int64) len > budget->total_left)
-				break;
+			records.len = before;
+			break;
 		}
-		/* aborted batches go out as they are: the client drops them */
-		appendBinaryStringInfo(&records, batch, len);
 		upper = KpBatchLastOffset(&hdr) + 1;
 		part_left -= len;
 		budget->total_left -= len;
