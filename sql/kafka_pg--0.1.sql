@@ -56,6 +56,53 @@ CREATE TABLE kafka.broker_configs (
 	value			text NOT NULL
 );
 
+-- Client quotas (Kafka's client quota entities, KIP-546): one row per entity
+-- and quota key.  An entity has a user part, a client-id part or both; each
+-- part is absent (name NULL, default false), a name, or Kafka's <default>
+-- (name NULL, default true).  The user is the principal's name: the role a
+-- client authenticated as, or ANONYMOUS.  Changed by AlterClientQuotas
+-- (kafka-configs.sh); the listener enforces them (docs/security.md).  Owner:
+-- src/catalog/quotas.c; a statement trigger tells every listener to reread
+-- the table, so a superuser's direct change takes effect too.
+CREATE TABLE kafka.client_quotas (
+	user_name		text,
+	user_default	boolean NOT NULL DEFAULT false,
+	client_id		text,
+	client_id_default boolean NOT NULL DEFAULT false,
+	quota_key		text NOT NULL
+					CHECK (quota_key IN ('producer_byte_rate', 'consumer_byte_rate', 'request_percentage')),
+	value			double precision NOT NULL CHECK (value > 0 AND value < 'Infinity'),
+	CHECK (NOT (user_default AND user_name IS NOT NULL)),
+	CHECK (NOT (client_id_default AND client_id IS NOT NULL)),
+	CHECK (user_name IS NOT NULL OR user_default OR client_id IS NOT NULL OR client_id_default),
+	CHECK (quota_key = 'request_percentage' OR value = trunc(value)),
+	UNIQUE NULLS NOT DISTINCT (user_name, user_default, client_id, client_id_default, quota_key)
+);
+
+CREATE FUNCTION kafka._client_quotas_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'kp_sql_client_quotas_changed' LANGUAGE C;
+REVOKE ALL ON FUNCTION kafka._client_quotas_changed() FROM PUBLIC;
+CREATE TRIGGER client_quotas_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.client_quotas
+	FOR EACH STATEMENT EXECUTE FUNCTION kafka._client_quotas_changed();
+
+-- SCRAM-SHA-512 credentials of roles (KIP-554's AlterUserScramCredentials):
+-- PostgreSQL keeps only SCRAM-SHA-256 verifiers, so kafka_pg keeps these
+-- itself: the salt and the RFC 5802 StoredKey and ServerKey, never a
+-- password.  Bound to the role's OID and name, so a renamed, dropped or
+-- re-created role does not inherit them.  Owner: src/catalog/scram.c.
+CREATE TABLE kafka.scram_credentials (
+	role_oid		oid NOT NULL,
+	role_name		text NOT NULL,
+	mechanism		text NOT NULL CHECK (mechanism = 'SCRAM-SHA-512'),
+	iterations		integer NOT NULL CHECK (iterations BETWEEN 4096 AND 16384),
+	salt			bytea NOT NULL CHECK (length(salt) BETWEEN 1 AND 64),
+	stored_key		bytea NOT NULL CHECK (length(stored_key) = 64),
+	server_key		bytea NOT NULL CHECK (length(server_key) = 64),
+	PRIMARY KEY (role_name, mechanism)
+);
+REVOKE ALL ON kafka.scram_credentials FROM PUBLIC;
+
 ------------------------------------------------------------------------------
 -- Consumer groups.  One owner: src/catalog/groups.c and offsets.c hold all
 -- the SQL against these tables; the group coordinator (src/group/) decides
@@ -738,6 +785,10 @@ $$;
 GRANT USAGE ON SCHEMA kafka TO kafka_admin, kafka_read_all_data, kafka_write_all_data;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA kafka TO kafka_admin;
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA kafka TO kafka_admin;
+-- SCRAM keys stay superuser-only, as pg_authid's verifiers do: kafka_admin
+-- members change credentials over the wire (AlterUserScramCredentials),
+-- which refuses them a superuser's.
+REVOKE ALL ON kafka.scram_credentials FROM kafka_admin;
 GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, kafka.store,
 	kafka.transactions, kafka.transaction_partitions
 	TO kafka_read_all_data, kafka_write_all_data;

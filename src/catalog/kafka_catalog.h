@@ -175,6 +175,7 @@ extern int	kp_scram_credential_iterations(const char *user);
  * SCRAM-SHA-256 verifier, decoded.  The listener wipes it after use.
  */
 #define KP_SCRAM_KEY_LEN 32		/* SHA-256 */
+#define KP_SCRAM512_KEY_LEN 64	/* SHA-512 */
 #define KP_SCRAM_SALT_MAX 64
 typedef struct KpScramVerifier
 {
@@ -183,8 +184,9 @@ typedef struct KpScramVerifier
 	int			iterations;
 	int			salt_len;
 	uint8		salt[KP_SCRAM_SALT_MAX];
-	uint8		stored_key[KP_SCRAM_KEY_LEN];
-	uint8		server_key[KP_SCRAM_KEY_LEN];
+	int			key_len;		/* KP_SCRAM_KEY_LEN or KP_SCRAM512_KEY_LEN */
+	uint8		stored_key[KP_SCRAM512_KEY_LEN];
+	uint8		server_key[KP_SCRAM512_KEY_LEN];
 	int64		valid_until_ms; /* rolvaliduntil in Unix ms; 0: none */
 } KpScramVerifier;
 
@@ -194,6 +196,62 @@ typedef struct KpScramVerifier
  * its password has expired (rolvaliduntil), as PostgreSQL refuses them.
  */
 extern bool kp_scram_verifier(const char *user, KpScramVerifier *out, const char **why);
+
+/*
+ * SCRAM-SHA-512 credentials, which PostgreSQL does not keep: kafka_pg's own
+ * table kafka.scram_credentials (set by AlterUserScramCredentials), for
+ * LOGIN roles.  The verifier is checked like kp_scram_verifier's (the role
+ * must exist, log in and not be expired) and bound to the role's OID and
+ * name: renaming or dropping the role voids it.
+ */
+extern bool kp_scram512_verifier(const char *user, KpScramVerifier *out, const char **why);
+extern int	kp_scram512_credentials(KpScramCredential **out);
+extern int	kp_scram512_credential_iterations(const char *user);
+
+/* Store (replace) one; ERROR if the role does not exist. */
+extern void kp_scram512_store(const char *user, int iterations, const uint8 *salt, int salt_len,
+							  const uint8 *stored_key, const uint8 *server_key);
+
+/* Delete one; false if there was none. */
+extern bool kp_scram512_delete(const char *user);
+
+/*
+ * Set a role's PostgreSQL password to a SCRAM-SHA-256 verifier (ALTER ROLE
+ * ... PASSWORD), or remove it (verifier NULL).  ERROR if no such role.
+ */
+extern void kp_scram256_set_verifier(const char *user, const char *verifier);
+
+/* ---------- client quotas: kafka.client_quotas (quotas.c) ---------- */
+
+/*
+ * Kafka's ClientQuotaEntity for the types kafka_pg keeps: a user part and/or
+ * a client-id part; a part present with a NULL name is Kafka's <default>.
+ */
+typedef struct KpQuotaEntity
+{
+	bool		has_user;
+	const char *user;			/* NULL: <default> */
+	bool		has_client_id;
+	const char *client_id;		/* NULL: <default> */
+} KpQuotaEntity;
+
+typedef struct KpClientQuota
+{
+	KpQuotaEntity entity;
+	char	   *key;			/* producer_byte_rate, consumer_byte_rate,
+								 * request_percentage */
+	double		value;
+} KpClientQuota;
+
+/* Every quota, ordered by entity then key; returns the count. */
+extern int	kp_client_quotas(KpClientQuota **out);
+
+/* Set (or, remove, delete) one quota of an entity. */
+extern void kp_client_quota_alter(const KpQuotaEntity *e, const char *key, bool remove,
+								  double value);
+
+/* kafka.client_quotas, whose relcache invalidation says the quotas changed. */
+extern Oid	kp_client_quotas_relid(void);
 
 /* ---------- topic policy checks (policy.c) ---------- */
 

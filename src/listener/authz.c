@@ -119,6 +119,12 @@ kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name)
 void
 kp_authz_refuse(KpRequestContext *ctx, int16 code)
 {
+	/* one result per user, which the descriptors cannot pair (two arrays) */
+	if (ctx->header->request_api_key == KP_API_ALTER_USER_SCRAM_CREDENTIALS)
+	{
+		kp_alter_user_scram_credentials_refuse(ctx, code);
+		return;
+	}
 	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response, code, NULL);
 }
 

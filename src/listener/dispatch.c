@@ -24,6 +24,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -37,6 +38,7 @@
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
+#include "listener/tls.h"
 
 typedef struct KpHandlerEntry
 {
@@ -89,6 +91,7 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_QUORUM, kp_handle_describe_quorum},
 	{KP_API_LIST_CONFIG_RESOURCES, kp_handle_list_config_resources},
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
+	{KP_API_ALTER_CLIENT_QUOTAS, kp_handle_alter_client_quotas},
 	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},
 	{KP_API_ALTER_USER_SCRAM_CREDENTIALS, kp_handle_alter_user_scram_credentials},
 	{KP_API_DESCRIBE_LOG_DIRS, kp_handle_describe_log_dirs},
@@ -276,6 +279,17 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 	return t;
 }
 
+/* Milliseconds since start, for request_percentage. */
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
 static void
 answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
@@ -313,6 +327,11 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	KpRequestContext ctx;
 	bool		ok = true;
 	char		header_nul[100] = "";
+	bool		handled = false;	/* the handler ran and committed */
+	int64		throttle_ms = 0;
+	instr_time	started;
+
+	INSTR_TIME_SET_CURRENT(started);
 
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 
@@ -350,6 +369,22 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 						hdr.request_api_version, api->min_version, api->max_version)));
 		ok = false;
 		goto done;
+	}
+
+	/* an SSL client certificate: its CN becomes the principal (tls.c) */
+	if (c->cert_pending)
+	{
+		bool		mapped;
+
+		StartTransactionCommand();
+		mapped = kp_tls_cert_principal(c);
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(request_cxt);
+		if (!mapped)
+		{
+			ok = false;
+			goto done;
+		}
 	}
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -442,6 +477,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(request_cxt);
 	PG_TRY();
 	{
+		ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
 		if (kp_authz_admit(&ctx))
 			fn(&ctx);
 		PopActiveSnapshot();
@@ -467,6 +503,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(request_cxt);
 	if (!ok)
 		goto done;
+	handled = true;
 
 respond:
 
@@ -488,8 +525,27 @@ respond:
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
+		/* the time of this run counts; the bytes once it answers */
+		if (handled)
+			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie);
 		goto done;
+	}
+
+	/*
+	 * Client quotas: a Produce's bytes and the request's time count now; a
+	 * Fetch's response bytes once it is encoded, below.
+	 */
+	if (handled)
+	{
+		bool		exempt = hdr.request_api_key == KP_API_API_VERSIONS ||
+		hdr.request_api_key == KP_API_SASL_HANDSHAKE ||
+		hdr.request_api_key == KP_API_SASL_AUTHENTICATE;
+
+		throttle_ms = kp_quota_record(c, hdr.request_api_key == KP_API_PRODUCE ? len : 0, 0,
+									  elapsed_ms(started), exempt, kp_listener_now_ms());
+		if (throttle_ms > 0)
+			kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) throttle_ms);
 	}
 	if (!ctx.no_response)
 	{
@@ -505,6 +561,30 @@ respond:
 		kp_wire_put_int32(out, 0);
 		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
 		kp_encode(api->response, ctx.version, ctx.response, out);
+		if (handled && hdr.request_api_key == KP_API_FETCH)
+		{
+			int64		now = kp_listener_now_ms();
+			int64		t = kp_quota_record(c, 0, out->len - start, 0, true, now);
+
+			/*
+			 * Throttled (over consumer_byte_rate or request_percentage):
+			 * Kafka takes the bytes back and answers without records, with
+			 * the throttle time; the client fetches the same offsets later.
+			 */
+			throttle_ms = Max(throttle_ms, t);
+			if (throttle_ms > 0)
+			{
+				KpFetchResponse *fr = ctx.response;
+
+				kp_quota_unrecord_fetch(c, out->len - start, now);
+				fr->throttle_time_ms = (int32) throttle_ms;
+				fr->n_responses = 0;
+				out->len = start;
+				kp_wire_put_int32(out, 0);
+				kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
+				kp_encode(api->response, ctx.version, ctx.response, out);
+			}
+		}
 		size = out->len - start - 4;
 		out->data[start] = (char) (size >> 24);
 		out->data[start + 1] = (char) (size >> 16);
@@ -513,6 +593,9 @@ respond:
 	}
 	if (ctx.close_after_response)
 		c->closing = true;		/* once the answer is sent */
+	/* KIP-219: answered at once, then no request is read until then */
+	if (throttle_ms > 0)
+		kp_conn_mute(c, kp_listener_now_ms() + throttle_ms);
 
 done:
 	MemoryContextSwitchTo(oldcxt);

@@ -54,6 +54,9 @@ typedef struct KpRequestContext
 	int64		received_ms;	/* when the request first arrived: a parked
 								 * request's re-runs keep its first arrival,
 								 * so deadlines measured from it stand */
+	int64		quota_fetch_max_bytes;	/* a Fetch's cap under the client's
+										 * consumer_byte_rate (throttle.c);
+										 * -1: none */
 } KpRequestContext;
 
 typedef void (*KpHandlerFn) (KpRequestContext *ctx);
@@ -101,11 +104,15 @@ extern void kp_handle_alter_partition_reassignments(KpRequestContext *ctx);
 extern void kp_handle_list_partition_reassignments(KpRequestContext *ctx);
 extern void kp_handle_describe_quorum(KpRequestContext *ctx);
 extern void kp_handle_list_config_resources(KpRequestContext *ctx);
+
+/* handlers_quotas.c */
 extern void kp_handle_describe_client_quotas(KpRequestContext *ctx);
+extern void kp_handle_alter_client_quotas(KpRequestContext *ctx);
 
 /* handlers_scram.c */
 extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
 extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
+extern void kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code);
 
 /* handlers_logdirs.c */
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);

@@ -3,8 +3,7 @@
  * handlers_cluster.c
  *	  The cluster-management APIs, answered as a Kafka cluster of one node
  *	  answers them: ElectLeaders, AlterPartitionReassignments,
- *	  ListPartitionReassignments, DescribeQuorum, ListConfigResources and
- *	  DescribeClientQuotas.
+ *	  ListPartitionReassignments, DescribeQuorum and ListConfigResources.
  *
  * kafka_pg is one node (kafka.node_id) that leads every partition, is its
  * only replica and is the whole controller quorum.  A leader election is
@@ -464,41 +463,4 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 	}
 	if (want_broker)
 		add_resource(resp, &cap, psprintf("%d", kp_node_id), RESOURCE_BROKER);
-}
-
-/* ---------------------------------------------------------------------
- * DescribeClientQuotas (KIP-546)
- * ---------------------------------------------------------------------
- */
-
-/*
- * No client quotas exist yet (they come with issue 10), so every filter
- * matches nothing; a filter on an entity type Kafka does not know is
- * UNSUPPORTED_VERSION, as Kafka answers.  `kafka-configs --describe
- * --entity-type users` asks for quotas beside SCRAM credentials.
- */
-void
-kp_handle_describe_client_quotas(KpRequestContext *ctx)
-{
-	KpDescribeClientQuotasRequest *req = ctx->request;
-	KpDescribeClientQuotasResponse *resp = ctx->response;
-	int			i;
-
-	resp->error_code = KP_ERR_NONE;
-	resp->error_message = pstrdup("");	/* Kafka sends "", not null */
-	resp->n_entries = 0;
-	for (i = 0; i < req->n_components; i++)
-	{
-		const char *type = req->components[i].entity_type;
-
-		/* Kafka's quota entity types (ClientQuotaEntity) */
-		if (type == NULL || (strcmp(type, "user") != 0 && strcmp(type, "client-id") != 0 &&
-							 strcmp(type, "ip") != 0))
-		{
-			resp->error_code = KP_ERR_UNSUPPORTED_VERSION;
-			resp->error_message = psprintf("Unsupported entity type %s", type ? type : "");
-			resp->n_entries = -1;	/* null, as Kafka's error response */
-			return;
-		}
-	}
 }

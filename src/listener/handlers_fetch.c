@@ -282,6 +282,9 @@ kp_handle_fetch(KpRequestContext *ctx)
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
 	budget.total_left = Min(req->max_bytes > 0 ? req->max_bytes : PG_INT32_MAX,
 							kp_fetch_max_bytes);
+	/* and so does the client's consumer_byte_rate (throttle.c) */
+	if (ctx->quota_fetch_max_bytes >= 0)
+		budget.total_left = Min(budget.total_left, ctx->quota_fetch_max_bytes);
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
 	budget.any = false;

@@ -97,19 +97,22 @@ kp_listener_limits_init(void)
 							"passed only by a client that stops reading; it must exceed kafka.fetch_max_bytes.",
 							&kp_connection_output_max_bytes, 134217728, 1048576, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	kp_quota_init();
 }
 
 Size
 kp_listener_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(KpConnShared)),
-					hash_estimate_size(KP_CONN_ADDRESSES, sizeof(KpAddrCount)));
+	return add_size(add_size(MAXALIGN(sizeof(KpConnShared)),
+							 hash_estimate_size(KP_CONN_ADDRESSES, sizeof(KpAddrCount))),
+					kp_quota_shmem_size());
 }
 
 void
 kp_listener_request_locks(void)
 {
 	RequestNamedLWLockTranche("kafka_pg listener connections", 1);
+	kp_quota_request_locks();
 }
 
 void
@@ -131,6 +134,7 @@ kp_listener_shmem_init(void)
 	addr_hash = ShmemInitHash("kafka_pg listener connections per address",
 							  KP_CONN_ADDRESSES, KP_CONN_ADDRESSES, &info,
 							  HASH_ELEM | HASH_BLOBS);
+	kp_quota_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -11,6 +11,25 @@
 #include "postgres.h"
 #include "lib/stringinfo.h"
 
+/* The client quotas that apply to a connection (throttle.c) */
+typedef enum KpQuotaKind
+{
+	KP_QUOTA_PRODUCE,			/* producer_byte_rate */
+	KP_QUOTA_CONSUME,			/* consumer_byte_rate */
+	KP_QUOTA_REQUEST,			/* request_percentage */
+	KP_QUOTA_KINDS
+} KpQuotaKind;
+
+typedef struct KpQuotaState
+{
+	bool		active;			/* some kind has a bound */
+	uint64		generation;		/* of the quotas it was resolved from */
+	uint64		client_hash;	/* of the client id it was resolved for */
+	double		bound[KP_QUOTA_KINDS];	/* 0: no quota of the kind */
+	char		tag_user[KP_QUOTA_KINDS][NAMEDATALEN];	/* the sensor's tags */
+	uint64		tag_client_hash[KP_QUOTA_KINDS];
+} KpQuotaState;
+
 typedef struct KpConn
 {
 	struct KpConn *next;
@@ -45,6 +64,12 @@ typedef struct KpConn
 	Oid			principal_oid;
 	struct KpSaslSession *sasl; /* SASL state; NULL on a PLAINTEXT listener */
 	void	   *tls;			/* OpenSSL's SSL (tls.c); NULL without TLS */
+	bool		tls_checked;	/* the client certificate was looked at */
+	bool		cert_pending;	/* cert_cn is to become the principal */
+	char		cert_cn[NAMEDATALEN];	/* its subject CN (SSL listeners) */
+	/* client quotas (throttle.c): no request is read or run until then */
+	int64		muted_until_ms;
+	KpQuotaState quota;
 } KpConn;
 
 /* server.c */
@@ -62,6 +87,20 @@ extern void kp_listener_limits_init(void);
 extern void kp_conn_limits_worker_start(int worker);
 extern bool kp_conn_limits_admit(KpConn *c, const struct sockaddr_storage *addr);
 extern void kp_conn_limits_release(KpConn *c);
+
+/* throttle.c */
+struct KpApiEntry;
+extern void kp_quota_init(void);
+extern Size kp_quota_shmem_size(void);
+extern void kp_quota_request_locks(void);
+extern void kp_quota_shmem_init(void);
+extern int64 kp_quota_prepare(KpConn *c, const char *client_id);
+extern int64 kp_quota_record(KpConn *c, double produce_bytes, double fetch_bytes,
+							 double request_ms, bool exempt, int64 now);
+extern void kp_quota_unrecord_fetch(KpConn *c, double fetch_bytes, int64 now);
+extern bool kp_quota_set_throttle(const struct KpApiEntry *api, int version, void *response,
+								  int32 throttle_ms);
+extern void kp_conn_mute(KpConn *c, int64 until_ms);
 
 /* dispatch.c */
 extern void kp_dispatch_init(MemoryContext parent);

@@ -31,8 +31,10 @@
  *
  * Unknown roles are not told apart from wrong passwords: SCRAM answers
  * them with a salt made from the cluster's mock authentication nonce, as
- * PostgreSQL's own SCRAM does, and fails at the proof.  SCRAM-SHA-512 is
- * not offered: PostgreSQL keeps no SHA-512 verifier.
+ * PostgreSQL's own SCRAM does, and fails at the proof.  SCRAM-SHA-512
+ * (RFC 5802 with SHA-512, as Kafka's ScramMechanism) is checked against
+ * kafka_pg's own credentials (kp_scram512_verifier, set with
+ * AlterUserScramCredentials), since PostgreSQL keeps no SHA-512 verifier.
  *
  *-------------------------------------------------------------------------
  */
@@ -69,8 +71,15 @@ typedef enum KpSaslMechanism
 {
 	MECH_NONE,
 	MECH_SCRAM_SHA_256,
+	MECH_SCRAM_SHA_512,
 	MECH_PLAIN
 } KpSaslMechanism;
+
+static const char *
+mechanism_name(KpSaslMechanism m)
+{
+	return m == MECH_PLAIN ? "PLAIN" : m == MECH_SCRAM_SHA_512 ? "SCRAM-SHA-512" : "SCRAM-SHA-256";
+}
 
 #define SCRAM_MSG_MAX 1024		/* longer SCRAM messages are refused */
 
@@ -184,7 +193,7 @@ kp_handle_sasl_handshake(KpRequestContext *ctx)
 	KpSaslHandshakeRequest *req = ctx->request;
 	KpSaslHandshakeResponse *resp = ctx->response;
 	KpSaslSession *s = ctx->conn->sasl;
-	static const char *const all[] = {"SCRAM-SHA-256", "PLAIN"};
+	static const char *const all[] = {"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"};
 	KpSaslMechanism mech = MECH_NONE;
 	int			i;
 
@@ -203,7 +212,8 @@ kp_handle_sasl_handshake(KpRequestContext *ctx)
 		return;
 	}
 	if (req->mechanism && mechanism_enabled(req->mechanism))
-		mech = strcmp(req->mechanism, "PLAIN") == 0 ? MECH_PLAIN : MECH_SCRAM_SHA_256;
+		mech = strcmp(req->mechanism, "PLAIN") == 0 ? MECH_PLAIN :
+			strcmp(req->mechanism, "SCRAM-SHA-512") == 0 ? MECH_SCRAM_SHA_512 : MECH_SCRAM_SHA_256;
 	if (mech == MECH_NONE)
 	{
 		ereport(LOG,
@@ -250,19 +260,63 @@ kp_handle_sasl_handshake(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
-/* HMAC-SHA-256 of data with key into out; false on failure (OOM). */
+/*
+ * HMAC of data with key into out (outlen bytes: 32 SHA-256, 64 SHA-512);
+ * false on failure (OOM).
+ */
 static bool
-hmac_sha256(const uint8 *key, int keylen, const char *data, int len, uint8 *out)
+hmac_hash(int outlen, const uint8 *key, int keylen, const char *data, int len, uint8 *out)
 {
-	pg_hmac_ctx *h = pg_hmac_create(PG_SHA256);
+	pg_hmac_ctx *h = pg_hmac_create(outlen == KP_SCRAM512_KEY_LEN ? PG_SHA512 : PG_SHA256);
 	bool		ok;
 
 	if (h == NULL)
 		return false;
 	ok = pg_hmac_init(h, key, keylen) >= 0 &&
 		pg_hmac_update(h, (const uint8 *) data, len) >= 0 &&
-		pg_hmac_final(h, out, SCRAM_KEY_LEN) >= 0;
+		pg_hmac_final(h, out, outlen) >= 0;
 	pg_hmac_free(h);
+	return ok;
+}
+
+static bool
+hmac_sha256(const uint8 *key, int keylen, const char *data, int len, uint8 *out)
+{
+	return hmac_hash(SCRAM_KEY_LEN, key, keylen, data, len, out);
+}
+
+/* H(): SHA-256 or SHA-512 (by len) of input into out. */
+static bool
+hash_h(const uint8 *input, int len, uint8 *out)
+{
+	pg_cryptohash_ctx *h = pg_cryptohash_create(len == KP_SCRAM512_KEY_LEN ? PG_SHA512 : PG_SHA256);
+	bool		ok;
+
+	if (h == NULL)
+		return false;
+	ok = pg_cryptohash_init(h) >= 0 &&
+		pg_cryptohash_update(h, input, len) >= 0 &&
+		pg_cryptohash_final(h, out, len) >= 0;
+	pg_cryptohash_free(h);
+	return ok;
+}
+
+/*
+ * RFC 5802's keys from a SaltedPassword of key_len bytes: StoredKey =
+ * H(HMAC(SaltedPassword, "Client Key")), ServerKey = HMAC(SaltedPassword,
+ * "Server Key").  For AlterUserScramCredentials, whose upsertions carry the
+ * salted password.
+ */
+bool
+kp_scram_keys(int key_len, const uint8 *salted, uint8 *stored_key, uint8 *server_key)
+{
+	uint8		client_key[KP_SCRAM512_KEY_LEN];
+	bool		ok;
+
+	ok = hmac_hash(key_len, salted, key_len, "Client Key", 10, client_key) &&
+		hash_h(client_key, key_len, stored_key) &&
+		hmac_hash(key_len, salted, key_len, "Server Key", 10, server_key);
+	explicit_bzero(client_key, sizeof(client_key));
 	return ok;
 }
 
@@ -273,29 +327,30 @@ hmac_sha256(const uint8 *key, int keylen, const char *data, int len, uint8 *out)
  * scram_mock_salt does the same).
  */
 static void
-mock_verifier(const char *user, KpScramVerifier *v)
+mock_verifier(const char *user, KpScramVerifier *v, int key_len)
 {
 	uint8		digest[SCRAM_KEY_LEN];
 
 	memset(v, 0, sizeof(*v));
+	v->key_len = key_len;
 	if (!hmac_sha256((const uint8 *) GetMockAuthenticationNonce(), MOCK_AUTH_NONCE_LEN,
 					 user, strlen(user), digest))
 		memset(digest, 0, sizeof(digest));
 	v->salt_len = SCRAM_DEFAULT_SALT_LEN;
 	memcpy(v->salt, digest, SCRAM_DEFAULT_SALT_LEN);
 	v->iterations = SCRAM_DEFAULT_ITERATIONS;
-	if (!pg_strong_random(v->stored_key, SCRAM_KEY_LEN))
-		memset(v->stored_key, 0xff, SCRAM_KEY_LEN);
+	if (!pg_strong_random(v->stored_key, key_len))
+		memset(v->stored_key, 0xff, key_len);
 }
 
-/* Constant-time comparison of two keys. */
+/* Constant-time comparison of two keys of len bytes. */
 static bool
-keys_equal(const uint8 *a, const uint8 *b)
+keys_equal(const uint8 *a, const uint8 *b, int len)
 {
 	uint8		diff = 0;
 	int			i;
 
-	for (i = 0; i < SCRAM_KEY_LEN; i++)
+	for (i = 0; i < len; i++)
 		diff |= a[i] ^ b[i];
 	return diff == 0;
 }
@@ -444,10 +499,14 @@ scram_first(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 	{
 		const char *whynot;
 
-		s->scram_mock = !kp_scram_verifier(s->scram_user, &s->verifier, &whynot);
+		if (s->mechanism == MECH_SCRAM_SHA_512)
+			s->scram_mock = !kp_scram512_verifier(s->scram_user, &s->verifier, &whynot);
+		else
+			s->scram_mock = !kp_scram_verifier(s->scram_user, &s->verifier, &whynot);
 		if (s->scram_mock)
 		{
-			mock_verifier(s->scram_user, &s->verifier);
+			mock_verifier(s->scram_user, &s->verifier,
+						  s->mechanism == MECH_SCRAM_SHA_512 ? KP_SCRAM512_KEY_LEN : KP_SCRAM_KEY_LEN);
 			strlcpy(s->verifier.role, s->scram_user, sizeof(s->verifier.role));
 			s->mock_why = whynot;
 		}
@@ -473,13 +532,13 @@ scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 	int			n;
 	size_t		nonce_len;
 	StringInfoData auth;
-	uint8		proof[SCRAM_KEY_LEN + 8];
-	uint8		client_signature[SCRAM_KEY_LEN];
-	uint8		client_key[SCRAM_KEY_LEN];
-	uint8		stored_key[SCRAM_KEY_LEN];
-	uint8		server_signature[SCRAM_KEY_LEN];
-	char		sig64[64];
-	const char *errstr;
+	int			klen = s->verifier.key_len;
+	uint8		proof[KP_SCRAM512_KEY_LEN + 8];
+	uint8		client_signature[KP_SCRAM512_KEY_LEN];
+	uint8		client_key[KP_SCRAM512_KEY_LEN];
+	uint8		stored_key[KP_SCRAM512_KEY_LEN];
+	uint8		server_signature[KP_SCRAM512_KEY_LEN];
+	char		sig64[128];
 	int			i;
 
 	*why = "malformed client-final-message";
@@ -511,7 +570,7 @@ scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 		return STEP_MALFORMED;
 	}
 	if (pg_b64_dec_len(strlen(proof_at + 3)) > (int) sizeof(proof) ||
-		pg_b64_decode(proof_at + 3, strlen(proof_at + 3), (char *) proof, sizeof(proof)) != SCRAM_KEY_LEN)
+		pg_b64_decode(proof_at + 3, strlen(proof_at + 3), (char *) proof, sizeof(proof)) != klen)
 	{
 		*why = "malformed proof";
 		return STEP_MALFORMED;
@@ -525,26 +584,26 @@ scram_final(KpSaslSession *s, const char *msg, StringInfo out, const char **why)
 	appendStringInfo(&auth, "%s,%s,", s->client_first_bare, s->server_first);
 	appendBinaryStringInfo(&auth, msg, proof_at - msg);
 
-	if (!hmac_sha256(s->verifier.stored_key, SCRAM_KEY_LEN, auth.data, auth.len, client_signature))
+	if (!hmac_hash(klen, s->verifier.stored_key, klen, auth.data, auth.len, client_signature))
 	{
 		*why = "HMAC failed";
 		return STEP_FAILURE;
 	}
-	for (i = 0; i < SCRAM_KEY_LEN; i++)
+	for (i = 0; i < klen; i++)
 		client_key[i] = proof[i] ^ client_signature[i];
-	if (scram_H(client_key, SCRAM_KEY_LEN, stored_key, &errstr) < 0)
+	if (!hash_h(client_key, klen, stored_key))
 	{
-		*why = errstr;
+		*why = "hash failed";
 		return STEP_FAILURE;
 	}
-	if (s->scram_mock || !keys_equal(stored_key, s->verifier.stored_key))
+	if (s->scram_mock || !keys_equal(stored_key, s->verifier.stored_key, klen))
 	{
 		*why = s->scram_mock ? s->mock_why : "password does not match";
 		return STEP_FAILURE;
 	}
-	if (!hmac_sha256(s->verifier.server_key, SCRAM_KEY_LEN, auth.data, auth.len, server_signature))
+	if (!hmac_hash(klen, s->verifier.server_key, klen, auth.data, auth.len, server_signature))
 		return STEP_FAILURE;
-	n = pg_b64_encode((char *) server_signature, SCRAM_KEY_LEN, sig64, sizeof(sig64) - 1);
+	n = pg_b64_encode((char *) server_signature, klen, sig64, sizeof(sig64) - 1);
 	if (n < 0)
 		return STEP_FAILURE;
 	sig64[n] = '\0';
@@ -593,7 +652,7 @@ plain_login(KpSaslSession *s, const KpBytes *token, const char **why)
 	/* as PostgreSQL's scram_verify_plain_password: SASLprep, then salt */
 	if (!kp_scram_verifier(s->scram_user, &s->verifier, &whynot))
 	{
-		mock_verifier(s->scram_user, &s->verifier);
+		mock_verifier(s->scram_user, &s->verifier, KP_SCRAM_KEY_LEN);
 		s->scram_mock = true;
 	}
 	if (pg_saslprep(password, &prepared) != SASLPREP_SUCCESS)
@@ -602,7 +661,7 @@ plain_login(KpSaslSession *s, const KpBytes *token, const char **why)
 							  s->verifier.salt_len, s->verifier.iterations, salted, &errstr) >= 0 &&
 		scram_ClientKey(salted, client_key, &errstr) >= 0 &&
 		scram_H(client_key, SCRAM_KEY_LEN, stored_key, &errstr) >= 0 &&
-		!s->scram_mock && keys_equal(stored_key, s->verifier.stored_key);
+		!s->scram_mock && keys_equal(stored_key, s->verifier.stored_key, SCRAM_KEY_LEN);
 	explicit_bzero(password, strlen(password));
 	pfree(password);
 	if (prepared)
@@ -643,7 +702,7 @@ kp_handle_sasl_authenticate(KpRequestContext *ctx)
 		resp->error_message = "SaslAuthenticate request received after successful authentication";
 		return;
 	}
-	mech_name = s->mechanism == MECH_PLAIN ? "PLAIN" : "SCRAM-SHA-256";
+	mech_name = mechanism_name(s->mechanism);
 	initStringInfo(&out);
 	if (s->mechanism == MECH_PLAIN)
 		step = plain_login(s, &req->auth_bytes, &why);
@@ -686,7 +745,8 @@ kp_handle_sasl_authenticate(KpRequestContext *ctx)
 		if (s->mechanism == MECH_PLAIN)
 			resp->error_message = "Authentication failed: Invalid username or password";
 		else
-			resp->error_message = "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256";
+			resp->error_message = psprintf("Authentication failed during authentication due to invalid credentials with SASL mechanism %s",
+										   mech_name);
 		if (step == STEP_MALFORMED)
 			resp->error_message = psprintf("Invalid %s message", mech_name);
 		resp->auth_bytes.data = (uint8 *) "";

@@ -67,4 +67,10 @@ extern KpSaslVerdict kp_sasl_admit(KpConn *c, int16 api_key, const char *client_
 extern void kp_handle_sasl_handshake(KpRequestContext *ctx);
 extern void kp_handle_sasl_authenticate(KpRequestContext *ctx);
 
+/*
+ * RFC 5802's StoredKey and ServerKey from a SaltedPassword of key_len bytes
+ * (32: SHA-256, 64: SHA-512); false on failure.
+ */
+extern bool kp_scram_keys(int key_len, const uint8 *salted, uint8 *stored_key, uint8 *server_key);
+
 #endif							/* KP_LISTENER_SASL_H */

@@ -58,9 +58,10 @@ check_mechanisms(char **newval, void **extra, GucSource source)
 
 	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
 	{
-		if (strcmp(tok, "SCRAM-SHA-256") != 0 && strcmp(tok, "PLAIN") != 0)
+		if (strcmp(tok, "SCRAM-SHA-256") != 0 && strcmp(tok, "SCRAM-SHA-512") != 0 &&
+			strcmp(tok, "PLAIN") != 0)
 		{
-			GUC_check_errdetail("unsupported SASL mechanism \"%s\": SCRAM-SHA-256 and PLAIN are supported (PostgreSQL keeps no SCRAM-SHA-512 verifiers)", tok);
+			GUC_check_errdetail("unsupported SASL mechanism \"%s\": SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN are supported", tok);
 			pfree(copy);
 			return false;
 		}
@@ -136,7 +137,7 @@ kp_sasl_define_settings(void)
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("kafka.sasl_enabled_mechanisms",
 							   "SASL mechanisms offered (Kafka's sasl.enabled.mechanisms).",
-							   "SCRAM-SHA-256 and PLAIN, both checked against the role's SCRAM-SHA-256 password.",
+							   "SCRAM-SHA-256 and PLAIN are checked against the role's PostgreSQL password, SCRAM-SHA-512 against a credential set with AlterUserScramCredentials.",
 							   &kp_sasl_enabled_mechanisms, "SCRAM-SHA-256,PLAIN",
 							   PGC_SIGHUP, GUC_LIST_INPUT, check_mechanisms, NULL, NULL);
 	DefineCustomBoolVariable("kafka.sasl_plain_allow_plaintext",

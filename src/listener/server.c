@@ -209,7 +209,8 @@ conn_update_events(KpConn *c)
 {
 	struct epoll_event ev;
 	bool		want_write = c->out.len > c->out_pos;
-	bool		want_read = !want_write || c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX;
+	bool		want_read = (!want_write || c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX) &&
+	c->muted_until_ms == 0;
 
 	if (want_write == c->want_write && want_read == c->want_read)
 		return;
@@ -301,7 +302,7 @@ conn_output_over_cap(KpConn *c)
 static bool
 conn_process(KpConn *c)
 {
-	while (c->parked_frame == NULL && !c->closing &&
+	while (c->parked_frame == NULL && !c->closing && c->muted_until_ms == 0 &&
 		   c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX)
 	{
 		int			avail = c->in.len - c->in_pos;
@@ -617,6 +618,42 @@ run_parked(bool data_arrived)
 	kp_log_set_append_waiter(waiter_slot, still_parked);
 }
 
+/*
+ * A throttled client (throttle.c): nothing of it is read or run until
+ * until_ms.  Its responses still go out.
+ */
+void
+kp_conn_mute(KpConn *c, int64 until_ms)
+{
+	c->muted_until_ms = Max(until_ms, 1);
+}
+
+/* Connections whose throttle time is over: serve what they sent meanwhile. */
+static void
+unmute_connections(int64 now)
+{
+	KpConn	   *c = connections;
+
+	while (c)
+	{
+		KpConn	   *next = c->next;
+
+		if (c->muted_until_ms != 0 && now >= c->muted_until_ms)
+		{
+			bool		ok;
+
+			c->muted_until_ms = 0;
+			c->last_active_ms = now;	/* the throttle was not idleness */
+			ok = conn_process(c);
+			if (ok)
+				ok = conn_flush(c);
+			if (!ok || (c->closing && c->out.len == c->out_pos))
+				conn_close(c, ok ? "closed" : "error");
+		}
+		c = next;
+	}
+}
+
 static long
 next_timeout(void)
 {
@@ -625,8 +662,12 @@ next_timeout(void)
 	KpConn	   *c;
 
 	for (c = connections; c; c = c->next)
+	{
 		if (c->parked_frame && c->park_until_ms < soonest)
 			soonest = c->park_until_ms;
+		if (c->muted_until_ms != 0 && c->muted_until_ms < soonest)
+			soonest = c->muted_until_ms;
+	}
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
 	return (long) Max(0, soonest - now);
@@ -741,6 +782,7 @@ kp_listener_main(Datum arg)
 		run_parked(latch_set);
 
 		now = kp_listener_now_ms();
+		unmute_connections(now);
 		if (accept_paused_until_ms != 0 && now >= accept_paused_until_ms)
 		{
 			/* accept again after the EMFILE backoff */

@@ -48,7 +48,8 @@ import org.junit.jupiter.api.Test;
  * ElectLeaders, Alter/ListPartitionReassignments, DescribeQuorum, ListConfigResources,
  * DescribeClientQuotas and the SCRAM credential APIs. Each answer is what a single-node Apache Kafka
  * KRaft cluster gives; the one intended difference is AlterUserScramCredentials, which kafka_pg
- * refuses with CLUSTER_AUTHORIZATION_FAILED until its listener authenticates clients.
+ * refuses with CLUSTER_AUTHORIZATION_FAILED to a client that is not a superuser or kafka_admin member
+ * logged in with SASL (this test's client is anonymous).
  */
 class AdminClusterTest {
 
@@ -248,7 +249,7 @@ class AdminClusterTest {
                 refused = e.getCause();
             }
             if (refused != null) {
-                // kafka_pg: refused until the listener authenticates (issue 10); nothing changed
+                // kafka_pg: refused to an anonymous client; nothing changed
                 assertInstanceOf(ClusterAuthorizationException.class, refused);
                 assertInstanceOf(ResourceNotFoundException.class,
                         cause(admin.describeUserScramCredentials(List.of(user)).description(user)));
