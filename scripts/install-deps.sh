@@ -21,6 +21,8 @@ PACKAGES=(
 	# the codec unit test checks batches both ways against kafka-python
 	python3-kafka python3-lz4 python3-snappy python3-zstandard
 	procps util-linux coreutils
+	# test/crash/fault_loop.py cuts client connections with ss -K
+	iproute2
 )
 
 if [ "$(id -u)" != 0 ]; then
