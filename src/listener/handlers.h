@@ -198,6 +198,9 @@ typedef struct KpReplicas
 } KpReplicas;
 
 extern void kp_replicas_now(KpReplicas *out);
+
+/* The replicas of every partition: this server and the standbys listed. */
+extern int	kp_replication_factor(void);
 extern void kp_replicas_define_settings(void);
 
 /* Open a topic for a request without raising an error when it is missing. */

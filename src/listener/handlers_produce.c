@@ -217,6 +217,8 @@ kp_handle_produce(KpRequestContext *ctx)
 	KpProduceResponse *resp = ctx->response;
 	XLogRecPtr	flush_to = InvalidXLogRecPtr;
 	int			in_sync = -1;	/* the ISR's size, asked once */
+	int			replicas = 1;	/* the replication factor, with it */
+	int			min_isr = 1;
 	KpAckWait  *wait = NULL;
 	int			nparts = 0;
 	int			i;
@@ -348,19 +350,24 @@ kp_handle_produce(KpRequestContext *ctx)
 			/*
 			 * min.insync.replicas: Kafka refuses acks=all before appending
 			 * when the ISR is smaller (Partition.appendRecordsToLeader), with
-			 * its words.
+			 * its words.  Like Kafka (its effective min ISR) it asks for no
+			 * more than the replicas there are: kafka.replica_nodes.
 			 */
 			if (req->acks == -1)
 			{
 				if (in_sync < 0)
+				{
 					in_sync = kp_isr_count();
-				if (in_sync < t->config.min_insync_replicas)
+					replicas = kp_replication_factor();
+				}
+				min_isr = Min(t->config.min_insync_replicas, replicas);
+				if (in_sync < min_isr)
 				{
 					pr->error_code = KP_ERR_NOT_ENOUGH_REPLICAS;
 					if (ctx->version >= 8)
 						pr->error_message =
 							psprintf("The size of the current ISR %d is insufficient to satisfy the min.isr requirement of %d for partition %s-%d",
-									 in_sync, t->config.min_insync_replicas, t->name, pd->index);
+									 in_sync, min_isr, t->name, pd->index);
 					continue;
 				}
 			}
@@ -429,7 +436,7 @@ kp_handle_produce(KpRequestContext *ctx)
 
 					ap->lsn = part_lsn;
 					ap->error_code = &pr->error_code;
-					ap->min_insync_replicas = t->config.min_insync_replicas;
+					ap->min_insync_replicas = min_isr;
 					flush_to = Max(flush_to, part_lsn);
 				}
 			}

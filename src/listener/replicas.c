@@ -214,6 +214,18 @@ listed_in(const ReplicaNode *rn, const KpIsrStandby *sb, int n)
 	return false;
 }
 
+int
+kp_replication_factor(void)
+{
+	int			n = 1;
+	int			i;
+
+	for (i = 0; replica_list && i < replica_list->n; i++)
+		if (replica_list->nodes[i].node_id != kp_node_id)
+			n++;
+	return n;
+}
+
 void
 kp_replicas_now(KpReplicas *out)
 {

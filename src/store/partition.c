@@ -417,7 +417,13 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 				kp_isr_position(&pos);
 				hw = advance_hw(state, pos.confirmed);
 			}
-			out->high_watermark = Min(hw, out->log_end_offset);
+
+			/*
+			 * Never below the log start: DeleteRecords may move it past the
+			 * high watermark, and nothing below it can be read anyway.
+			 */
+			out->high_watermark = Max(Min(hw, out->log_end_offset),
+									  out->log_start_offset);
 			return;
 		}
 		kp_partition_unlock(kp_partition_lock(partition_id, true));

@@ -8,8 +8,12 @@ Metadata and DescribeTopicPartitions (kafka.replica_nodes names s1 node 1):
 replicas [0, 1]; ISR [0] and offline [1] while s1 is not streaming, ISR
 [0, 1] while it streams as a synchronous standby.
 
-1. min.insync.replicas=2 and no standby: Produce acks=all answers
-   NOT_ENOUGH_REPLICAS (19) at once and stores nothing; acks=1 is accepted;
+0. No kafka.replica_nodes (one replica, as a Kafka topic of replication
+   factor 1): min.insync.replicas=2 asks for no more than one replica,
+   acks=all is accepted (raw and librdkafka); Metadata says replicas and ISR
+   [0].
+1. s1 listed in kafka.replica_nodes (two replicas), min.insync.replicas=2
+   and no standby: Produce acks=all answers NOT_ENOUGH_REPLICAS (19) at once and stores nothing; acks=1 is accepted;
    a librdkafka producer (acks=all, no retries) gets NOT_ENOUGH_REPLICAS.
 2. With the standby streaming and synchronous_standby_names = 'FIRST 1 (s1)':
    acks=all to the min.insync.replicas=2 topic is accepted (librdkafka too).
@@ -25,6 +29,11 @@ replicas [0, 1]; ISR [0] and offline [1] while s1 is not streaming, ISR
 4. Neither server log shows a PANIC or a crash.
 
 Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
+
+`replicas_test.py --against HOST:PORT` runs the checks of 0 against another
+broker, e.g. Apache Kafka 4.4 started by test/clients/kafka/kafka.sh, so that
+a difference is known to be ours (Kafka 4.4 accepts acks=all there too: its
+effective min ISR is at most the replication factor).
 """
 
 import os
@@ -42,6 +51,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
 
+ARGS = sys.argv[1:]
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set below
 import conformance as kc  # noqa: E402
 from tap import check, finish  # noqa: E402
@@ -198,10 +208,10 @@ def wait_for(what, fn, timeout=60):
     raise RuntimeError("timed out waiting for %s" % what)
 
 
-def rdkafka_produce(port, topic, n=3):
+def rdkafka_produce(port, topic, n=3, host="127.0.0.1"):
     """librdkafka, acks=all, no retries: the delivery errors (None for success)."""
     from confluent_kafka import Producer
-    p = Producer({"bootstrap.servers": "127.0.0.1:%d" % port, "acks": "all", "retries": 0,
+    p = Producer({"bootstrap.servers": "%s:%d" % (host, port), "acks": "all", "retries": 0,
                   "enable.idempotence": False, "message.timeout.ms": 20000,
                   "request.timeout.ms": 15000})
     errs = []
@@ -212,14 +222,36 @@ def rdkafka_produce(port, topic, n=3):
     return errs
 
 
+def check_single_broker(host, port, leader, ns=""):
+    """One broker whose partitions have no other replica (kafka_pg without kafka.replica_nodes, or
+    Apache Kafka with replication factor 1): min.insync.replicas=2 asks for no more than the one
+    replica (Kafka's effective min ISR), so acks=all is accepted."""
+    kc.HOST, kc.PORT = host, port
+    a = kc.Conn()
+    t_min2, t_plain = "r_one" + ns, "r_plain" + ns
+    if ns:  # another broker: make the topics over the wire
+        for t, cfg in ((t_min2, {"min.insync.replicas": "2"}), (t_plain, None)):
+            err = kc.create_topic(a, t, cfg)
+            check("CreateTopics %s" % t, err == 0, "(error %s)" % err)
+        time.sleep(1)
+    err, base = produce(a, t_min2, -1)
+    check("one replica, min.insync.replicas=2: acks=all accepted (the effective min ISR is the replication factor)",
+          err == 0 and base == 0, "(error %s, base offset %s)" % (err, base))
+    errs = rdkafka_produce(port, t_min2, host=host)
+    check("... librdkafka acks=all delivered", len(errs) == 3 and all(e is None for e in errs), "(%s)" % errs)
+    md = metadata(a, t_plain)
+    check("Metadata: replicas and ISR the leader alone", md and md[0][2] == [leader] and md[0][3] == [leader],
+          "(%s)" % md)
+    a.close()
+
+
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
     pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
     sport = int(kafkapg.pgcluster("free-port", pport + 1))
     kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport))
     kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
-    env = {"KP_KAFKA_DB": DB,
-           "KP_EXTRA_CONF": "kafka.listener_workers = 1\nkafka.replica_nodes = 's1=1@127.0.0.1:%d'" % kp2}
+    env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": "kafka.listener_workers = 1"}
     started = []
     try:
         kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
@@ -228,24 +260,29 @@ def run(root):
         kafkapg.pgcluster("create-extension", pport, DB)
         prim = kafkapg.connect(pport, DB)
         sql(prim, "SELECT kafka.create_topic('r_min2', 1, '{\"min.insync.replicas\": \"2\"}')")
+        sql(prim, "SELECT kafka.create_topic('r_one', 1, '{\"min.insync.replicas\": \"2\"}')")
         sql(prim, "SELECT kafka.create_topic('r_plain', 1)")
         kc.HOST, kc.PORT = "127.0.0.1", kp1
         a = kc.Conn()
 
-        # 1. no standby
+        # 1. no standby; first without kafka.replica_nodes (one replica), then with s1 listed
+        check_single_broker("127.0.0.1", kp1, 0)
+        sql(prim, "ALTER SYSTEM SET kafka.replica_nodes = 's1=1@127.0.0.1:%d'" % kp2)
+        sql(prim, "SELECT pg_reload_conf()")
+        wait_for("the listener to list s1", lambda: (metadata(a, "r_plain") or {0: [0, 0, []]})[0][2] == [0, 1], 20)
         t0 = time.time()
         err, _ = produce(a, "r_min2", -1)
         dt = time.time() - t0
-        check("min.insync.replicas=2, no standby: acks=all answers NOT_ENOUGH_REPLICAS at once",
+        check("s1 listed (2 replicas) but not streaming, min.insync.replicas=2: acks=all answers NOT_ENOUGH_REPLICAS at once",
               err == NOT_ENOUGH_REPLICAS and dt < 2, "(error %s after %.1fs)" % (err, dt))
+        latest = list_latest(a, "r_min2")
         stored = sql(prim, "SELECT count(*) FROM kafka.fetch('r_min2', 0, 0, 100)")[0][0]
-        check("... and stores nothing", stored == 0, "(%d records)" % stored)
+        check("... and stores nothing", latest == 0 and stored == 0, "(latest %s, %d records)" % (latest, stored))
         err, base = produce(a, "r_min2", 1)
-        check("min.insync.replicas=2, no standby: acks=1 is accepted", err == 0 and base == 0,
-              "(error %s, base offset %s)" % (err, base))
+        check("... acks=1 is accepted", err == 0 and base == 0, "(error %s, base offset %s)" % (err, base))
         errs = rdkafka_produce(kp1, "r_min2")
         codes = [e.code() if e else 0 for e in errs]
-        check("librdkafka acks=all to min.insync.replicas=2 with no standby: NOT_ENOUGH_REPLICAS",
+        check("... librdkafka acks=all gets NOT_ENOUGH_REPLICAS",
               len(codes) == 3 and all(c == NOT_ENOUGH_REPLICAS for c in codes), "(%s)" % codes)
         md = metadata(a, "r_plain")
         check("Metadata with s1 (node 1) not streaming: replicas [0, 1], ISR [0], offline [1]",
@@ -379,6 +416,18 @@ def run(root):
 
 def main():
     signal.signal(signal.SIGTERM, lambda *a: sys.exit("replicas test: terminated (timeout?)"))
+    if len(ARGS) == 2 and ARGS[0] == "--against":
+        host, port = ARGS[1].rsplit(":", 1)
+        md_leader = None
+        kc.HOST, kc.PORT = host, int(port)
+        c = kc.Conn()
+        r = c.call(3, 7, kc.array([]) + kc.i8(0))
+        r.i32()
+        brokers = r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
+        md_leader = brokers[0][0]
+        c.close()
+        check_single_broker(host, int(port), md_leader, ns="_%d" % int(time.time()))
+        finish()
     root = kafkapg.make_tmp("replicas")
     try:
         run(root)
