@@ -273,8 +273,37 @@ CREATE FUNCTION kafka.fetch_json(topic text, partition integer, from_offset bigi
 								 OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_fetch' LANGUAGE C VOLATILE STRICT;
 
+-- A topic as a table (what Kafka Streams calls a KTable): the latest record
+-- of every key, one row per key whose latest record is not a tombstone, in
+-- offset order per partition; of one partition, or of all when partition is
+-- null.  Reads the log once up to the last stable offset (read_committed)
+-- or the high watermark; records without a key are not part of it.  Holds
+-- a partition's latest records in memory, up to work_mem x hash_mem_multiplier.
+CREATE FUNCTION kafka.table(topic text, partition integer DEFAULT NULL,
+							isolation_level text DEFAULT 'read_committed',
+							OUT partition integer, OUT "offset" bigint,
+							OUT "timestamp" timestamptz, OUT key bytea, OUT value bytea,
+							OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_text(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value text,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
+CREATE FUNCTION kafka.table_json(topic text, partition integer DEFAULT NULL,
+								 isolation_level text DEFAULT 'read_committed',
+								 OUT partition integer, OUT "offset" bigint,
+								 OUT "timestamp" timestamptz, OUT key text, OUT value jsonb,
+								 OUT headers kafka.header[])
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_table' LANGUAGE C VOLATILE;
+
 -- The batches of a partition as stored, markers included: what Kafka's
 -- kafka-dump-log.sh shows.  For inspection; consumers use kafka.fetch.
+-- delete_horizon: set by log compaction on a batch that keeps a tombstone
+-- or a transaction marker (KIP-534), null otherwise.
 CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint DEFAULT 0,
 							   max_batches integer DEFAULT 1000,
 							   OUT base_offset bigint, OUT last_offset bigint,
@@ -283,7 +312,7 @@ CREATE FUNCTION kafka.dump_log(topic text, partition integer, from_offset bigint
 							   OUT is_control boolean, OUT control_type text,
 							   OUT producer_id bigint, OUT producer_epoch smallint,
 							   OUT base_sequence integer, OUT max_timestamp timestamptz,
-							   OUT crc_valid boolean)
+							   OUT crc_valid boolean, OUT delete_horizon timestamptz)
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_dump_log' LANGUAGE C VOLATILE STRICT;
 
 -- Consume as a member of a consumer group: records from the partitions no
@@ -460,24 +489,58 @@ CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_cleaner'
 	LANGUAGE C VOLATILE;
 
+-- Run one compaction pass now, as the log cleaner worker does (every
+-- kafka.log_cleaner_backoff_ms while nothing needs cleaning), for one
+-- compacted topic or all of them: one row per partition, whether it was
+-- cleaned (its dirty ratio above min.cleanable.dirty.ratio, or forced by
+-- max.compaction.lag.ms or a passed delete horizon), the range, and the
+-- segments and bytes before and after.  The swap is durable at once; the
+-- replaced segments' storage goes when the calling transaction commits,
+-- once the topic's file.delete.delay.ms has passed since the last swap.
+CREATE FUNCTION kafka.run_log_compaction(topic_name text DEFAULT NULL,
+										 OUT topic text, OUT partition integer,
+										 OUT cleaned boolean, OUT forced boolean,
+										 OUT dirty_ratio double precision,
+										 OUT first_dirty_offset bigint,
+										 OUT first_uncleanable_offset bigint,
+										 OUT end_offset bigint,
+										 OUT segments_before integer,
+										 OUT segments_after integer,
+										 OUT bytes_before bigint,
+										 OUT bytes_after bigint,
+										 OUT replaced_segments_dropped integer)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_run_log_compaction'
+	LANGUAGE C VOLATILE;
+
 CREATE FUNCTION kafka._log_cleaner_status(partition_id bigint,
 										  OUT last_retention_run timestamptz,
 										  OUT segments_deleted integer,
-										  OUT bytes_reclaimed bigint)
+										  OUT bytes_reclaimed bigint,
+										  OUT last_compaction_run timestamptz,
+										  OUT compactions integer,
+										  OUT dirty_ratio double precision,
+										  OUT compaction_bytes_reclaimed bigint,
+										  OUT first_dirty_offset bigint)
 	RETURNS record AS 'MODULE_PATHNAME', 'kp_sql_log_cleaner_status'
 	LANGUAGE C VOLATILE STRICT;
 
 -- Per partition: its cleanup.policy, what the log cleaner did to it since
 -- the server started (the last retention pass, the segments and bytes it
--- deleted), and the log's offsets and size now.  Compaction does not run
--- yet: last_compaction_run and dirty_ratio are null.
+-- deleted; the last clean of a compacted topic, the cleans, the dirty ratio
+-- the last compaction pass measured, the bytes cleans reclaimed), the
+-- first dirty offset of a compacted topic (durable), and the log's offsets
+-- and size now.
 CREATE VIEW kafka.log_cleaner_status AS
 	SELECT t.name AS topic, p.partition, c.value AS cleanup_policy,
-		   cs.last_retention_run, NULL::timestamptz AS last_compaction_run,
+		   cs.last_retention_run, cs.last_compaction_run,
 		   coalesce(cs.segments_deleted, 0) AS segments_deleted,
 		   coalesce(cs.bytes_reclaimed, 0) AS bytes_reclaimed,
-		   NULL::double precision AS dirty_ratio,
-		   s.log_start_offset, s.log_end_offset, s.size_bytes, s.segment_count
+		   cs.dirty_ratio,
+		   s.log_start_offset, s.log_end_offset, s.size_bytes, s.segment_count,
+		   coalesce(cs.compactions, 0) AS compactions,
+		   coalesce(cs.compaction_bytes_reclaimed, 0) AS compaction_bytes_reclaimed,
+		   CASE WHEN c.value LIKE '%compact%' THEN cs.first_dirty_offset END
+			   AS first_dirty_offset
 	FROM kafka.topics t
 	JOIN kafka.partitions p USING (topic_id)
 	JOIN kafka.topic_configs c ON c.topic = t.name AND c.name = 'cleanup.policy'

@@ -14,15 +14,19 @@ The generated files are committed, so building the extension needs no Python.  R
 
 Version plan
 ------------
-The primary source is <messages>/messages/ (Kafka 4.3, client-facing APIs).  Two
-things come from <messages>/messages-4.0-snapshot/:
+The source is <messages>/messages-4.4/: every message of the Apache Kafka 4.4.0
+release.  Generated are the requests and responses a broker listener serves
+("listeners" includes "broker"), the consumer protocol's data schemas and the
+headers.  Two adjustments:
 
-  * APIs that Kafka 4.3's client-facing set lacks but our clients use: the KIP-848
-    consumer group APIs (ConsumerGroupHeartbeat 68, ConsumerGroupDescribe 69);
-  * versions below the 4.3 baseline (KIP-896 removed them) that librdkafka < 2.11
+  * versions below the 4.4 baseline (KIP-896 removed them) that librdkafka < 2.11
     requires to be advertised (Produce 0, see KAFKA-18659, and the others listed in
-    OLD_VERSION_FLOOR).  For those versions the field layout is taken from the
-    snapshot; a field known to both files must have the same type in both.
+    OLD_VERSION_FLOOR) come from <messages>/messages-4.0-snapshot/.  For those
+    versions the field layout is taken from the snapshot; a field known to both
+    files must have the same type in both;
+  * VERSION_CAP holds an API below a new version whose semantics kafka_pg does
+    not implement yet, so that the generated codec (and what the dispatcher can
+    advertise) never exceeds what the handlers do.
 
 A version marked unstable ("latestVersionUnstable") is not supported: Kafka brokers do
 not advertise it either unless unstable API versions are enabled.
@@ -54,11 +58,28 @@ OLD_VERSION_FLOOR = {
     "ListOffsets": 1,
 }
 
-# Messages taken from the 4.0 snapshot because messages/ does not have them.
-SNAPSHOT_ONLY = [
-    "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
-    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse",
-]
+# Versions added by Kafka 4.4 whose semantics are not implemented yet: the
+# codec stops below them.  ApiVersions 5 (KIP-1242: ClusterId/NodeId checks,
+# REBOOTSTRAP_REQUIRED), DeleteGroups 3 (a per-group ErrorMessage),
+# TxnOffsetCommit 6 (topic ids instead of names, KIP-1319),
+# ConsumerGroupDescribe 1.
+VERSION_CAP = {
+    "ApiVersions": 4,
+    "ConsumerGroupDescribe": 0,     # 1 adds MemberType (KIP-1099)
+    "DeleteGroups": 2,
+    "TxnOffsetCommit": 5,
+}
+
+# Served by brokers, but only to other brokers: the share coordinator's
+# persister (KIP-932's share-group state RPCs).  Not generated.
+BROKER_TO_BROKER = {"InitializeShareGroupStateRequest", "ReadShareGroupStateRequest",
+                    "WriteShareGroupStateRequest", "DeleteShareGroupStateRequest",
+                    "ReadShareGroupStateSummaryRequest"}
+
+# Non-request schemas that are generated: the consumer protocol's payloads
+# (carried as bytes by the classic group APIs) and the headers.
+DATA_SCHEMAS = ["ConsumerProtocolAssignment", "ConsumerProtocolSubscription",
+                "RequestHeader", "ResponseHeader"]
 
 # STRING fields whose value is bytes to the client rather than text: librdkafka
 # commits binary offset metadata, and Kafka keeps any Java string, U+0000
@@ -203,17 +224,10 @@ class Message:
         self.root = None
 
 
-# Versions that the 4.0 snapshot still marks unstable but that shipped as
-# stable in Kafka 4.0: ConsumerGroupHeartbeat v1 (KIP-1082: client-generated
-# member ids, SubscribedTopicRegex), which librdkafka 2.10+ requires for
-# group.protocol=consumer.  The snapshot's v1 layout is the released one.
-STABLE_SINCE_4_0 = {"ConsumerGroupHeartbeatRequest"}
-
-
 def version_range(spec):
     vs = parse_versions(spec["validVersions"])
     lo, hi = min(vs), max(vs)
-    if spec.get("latestVersionUnstable") and spec.get("name") not in STABLE_SINCE_4_0:
+    if spec.get("latestVersionUnstable"):
         hi -= 1
     return lo, hi
 
@@ -312,20 +326,19 @@ def merge_old_versions(new, old, floor):
 
 
 def load_one(primary_dir, snapshot_dir, name, cap=None):
-    """Load message `name` from messages/ (extended down with the snapshot where
-    OLD_VERSION_FLOOR asks) or, for SNAPSHOT_ONLY, from the snapshot; versions above
-    `cap` are left out."""
-    if name in SNAPSHOT_ONLY:
-        path = os.path.join(snapshot_dir, name + ".json")
-    else:
-        path = os.path.join(primary_dir, name + ".json")
+    """Load message `name` from messages-4.4/, extended down with the snapshot
+    where OLD_VERSION_FLOOR asks; versions above `cap` (or VERSION_CAP) are left
+    out."""
+    path = os.path.join(primary_dir, name + ".json")
     spec = load_message(path)
     lo, hi = version_range(spec)
+    api = re.sub(r"(Request|Response)$", "", spec["name"])
+    if api in VERSION_CAP and spec["type"] in ("request", "response"):
+        hi = min(hi, VERSION_CAP[api])
     if cap is not None:
         hi = min(hi, cap)
-    api = re.sub(r"(Request|Response)$", "", spec["name"])
     floor = OLD_VERSION_FLOOR.get(api) if spec["type"] in ("request", "response") else None
-    if name in SNAPSHOT_ONLY or floor is None or floor >= lo:
+    if floor is None or floor >= lo:
         return build_message(spec, path, lo, hi)
     old_path = os.path.join(snapshot_dir, name + ".json")
     old_spec = load_message(old_path)
@@ -336,11 +349,21 @@ def load_one(primary_dir, snapshot_dir, name, cap=None):
     return msg
 
 
+def served_by_broker(path):
+    spec = load_message(path)
+    return spec["type"] in ("request", "response") and "broker" in spec.get("listeners", [])
+
+
 def load_all(root):
-    primary_dir = os.path.join(root, "messages")
+    primary_dir = os.path.join(root, "messages-4.4")
     snapshot_dir = os.path.join(root, "messages-4.0-snapshot")
-    names = sorted(f[:-5] for f in os.listdir(primary_dir) if f.endswith(".json"))
-    names += SNAPSHOT_ONLY
+    files = sorted(f[:-5] for f in os.listdir(primary_dir) if f.endswith(".json"))
+    # A response has no "listeners": it goes with its request.
+    requests = {n for n in files if n.endswith("Request") and n not in BROKER_TO_BROKER
+                and served_by_broker(os.path.join(primary_dir, n + ".json"))}
+    names = [n for n in files if n in requests
+             or (n.endswith("Response") and n[:-len("Response")] + "Request" in requests)
+             or n in DATA_SCHEMAS]
     messages = [load_one(primary_dir, snapshot_dir, n) for n in names]
 
     # A request and its response cover the same versions: where one of them has
@@ -596,7 +619,7 @@ def emit_source(messages, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--messages", default="../shared/kafka-protocol",
-                    help="folder holding messages/ and messages-4.0-snapshot/")
+                    help="folder holding messages-4.4/ and messages-4.0-snapshot/")
     ap.add_argument("--out", default="src/protocol", help="output folder")
     args = ap.parse_args()
     messages = load_all(args.messages)

@@ -75,6 +75,7 @@ typedef struct KpTopicConfig
 	int64		min_compaction_lag_ms;
 	int64		max_compaction_lag_ms;
 	double		min_cleanable_dirty_ratio;
+	int64		file_delete_delay_ms;
 	int32		min_insync_replicas;
 	int64		timestamp_before_max_ms;
 	int64		timestamp_after_max_ms;

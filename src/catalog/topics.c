@@ -136,6 +136,7 @@ parse_topic_config(KpTopic *t)
 	c->min_compaction_lag_ms = parse_long(CONF("min.compaction.lag.ms"));
 	c->max_compaction_lag_ms = parse_long(CONF("max.compaction.lag.ms"));
 	c->min_cleanable_dirty_ratio = strtod(CONF("min.cleanable.dirty.ratio"), NULL);
+	c->file_delete_delay_ms = parse_long(CONF("file.delete.delay.ms"));
 	c->min_insync_replicas = (int32) parse_long(CONF("min.insync.replicas"));
 	c->timestamp_before_max_ms = parse_long(CONF("message.timestamp.before.max.ms"));
 	c->timestamp_after_max_ms = parse_long(CONF("message.timestamp.after.max.ms"));

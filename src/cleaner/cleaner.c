@@ -3,7 +3,9 @@
  * cleaner.c
  *	  The log cleaner background worker ("kafka_pg log cleaner" in
  *	  pg_stat_activity): retention every
- *	  kafka.log_retention_check_interval_ms.
+ *	  kafka.log_retention_check_interval_ms, compaction whenever a
+ *	  partition needs it (checked every kafka.log_cleaner_backoff_ms while
+ *	  none does).
  *
  * Like Kafka's LogManager retention task, it wakes every
  * log.retention.check.interval.ms (Kafka's default, 300000) and applies
@@ -50,6 +52,38 @@ kp_cleaner_init_gucs(void)
 							300000, 1, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.log_cleaner_threads",
+							"How many partitions the log cleaner compacts at once (Kafka's log.cleaner.threads); 0 stops compaction.",
+							"kafka_pg has one log cleaner worker, so at most 1.",
+							&kp_log_cleaner_threads,
+							1, 0, 1,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.log_cleaner_backoff_ms",
+							"How long the log cleaner sleeps when no partition needs compacting (Kafka's log.cleaner.backoff.ms).",
+							NULL,
+							&kp_log_cleaner_backoff_ms,
+							15000, 0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomRealVariable("kafka.log_cleaner_io_max_bytes_per_second",
+							 "Bytes per second compaction reads and writes at most (Kafka's log.cleaner.io.max.bytes.per.second).",
+							 NULL,
+							 &kp_log_cleaner_io_max_bytes_per_second,
+							 1.7976931348623157e308, 1.0, 1.7976931348623157e308,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.log_cleaner_dedupe_buffer_size",
+							"Memory for compaction's offset map, across the cleaner threads (Kafka's log.cleaner.dedupe.buffer.size).",
+							NULL,
+							&kp_log_cleaner_dedupe_buffer_size,
+							128 * 1024 * 1024, 1024, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 }
 
@@ -99,6 +133,73 @@ retain_one_topic(const char *name, MemoryContext cxt)
 }
 
 /*
+ * Compaction for one partition in a transaction of its own; errors are
+ * logged.  Returns whether it cleaned; *npartitions gets the topic's
+ * partition count (0: not compacted, or gone).
+ */
+static bool
+compact_one_partition(const char *name, int32 p, int32 *npartitions,
+					  MemoryContext cxt)
+{
+	bool		cleaned = false;
+
+	*npartitions = 0;
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING,
+							   psprintf("compaction of topic %s partition %d", name, p));
+		cleaned = kp_cleaner_compact_topic(name, p, NULL, NULL, npartitions) > 0;
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		AbortCurrentTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		*npartitions = 0;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	return cleaned;
+}
+
+/* One compaction pass over every compacted topic; true if it cleaned any. */
+static bool
+compaction_pass(MemoryContext cxt)
+{
+	char	  **names;
+	int			n;
+	int			i;
+	bool		cleaned = false;
+
+	MemoryContextSwitchTo(cxt);
+	n = list_topics(cxt, &names);
+	for (i = 0; i < n && !ShutdownRequestPending; i++)
+	{
+		int32		np = 1;
+		int32		p;
+
+		for (p = 0; p < np && !ShutdownRequestPending; p++)
+		{
+			if (compact_one_partition(names[i], p, &np, cxt))
+				cleaned = true;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	MemoryContextSwitchTo(TopMemoryContext);
+	MemoryContextReset(cxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	pgstat_report_stat(false);
+	return cleaned;
+}
+
+/*
  * Kafka's log.initial.task.delay.ms (30 s): the first pass waits that long
  * after the start (or the interval, if shorter), so that a restart does not
  * start with a burst of deletions before anything else is up.
@@ -121,6 +222,7 @@ kp_cleaner_main(Datum arg)
 	MemoryContext cxt;
 	TimestampTz started = GetCurrentTimestamp();
 	TimestampTz last_retention = 0;
+	TimestampTz next_compaction = 0;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -164,8 +266,25 @@ kp_cleaner_main(Datum arg)
 		}
 
 		now = GetCurrentTimestamp();
-		timeout = Max(1, TimestampDifferenceMilliseconds(now,
-														 next_retention(started, last_retention)));
+		if (kp_log_cleaner_threads > 0 && now >= next_compaction &&
+			!ShutdownRequestPending)
+		{
+			/* Kafka's cleaner thread: again at once while it finds work */
+			bool		cleaned = compaction_pass(cxt);
+
+			now = GetCurrentTimestamp();
+			next_compaction = cleaned ? now :
+				TimestampTzPlusMilliseconds(now, kp_log_cleaner_backoff_ms);
+		}
+
+		now = GetCurrentTimestamp();
+		{
+			TimestampTz wake = next_retention(started, last_retention);
+
+			if (kp_log_cleaner_threads > 0 && next_compaction < wake)
+				wake = next_compaction;
+			timeout = Max(1, TimestampDifferenceMilliseconds(now, wake));
+		}
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout, PG_WAIT_EXTENSION);
@@ -173,5 +292,12 @@ kp_cleaner_main(Datum arg)
 		CHECK_FOR_INTERRUPTS();
 	}
 	elog(LOG, "kafka_pg log cleaner shutting down");
-	proc_exit(0);
+
+	/*
+	 * Exit code 1, as the listener's: a worker that exits with 0 is
+	 * unregistered for good, so one ended by pg_terminate_backend or DROP
+	 * DATABASE ... WITH (FORCE) would never come back.  During a server
+	 * shutdown the postmaster restarts nothing anyway.
+	 */
+	proc_exit(1);
 }

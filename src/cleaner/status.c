@@ -72,10 +72,8 @@ kp_cleaner_shmem_init(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Record a retention pass over a partition at now (ms since the Unix epoch). */
-void
-kp_cleaner_note_retention(int64 partition_id, const KpRetentionResult *result,
-						  int64 now_ms)
+static KpCleanerStatEntry *
+stat_enter(int64 partition_id)
 {
 	KpCleanerStatKey key;
 	KpCleanerStatEntry *e;
@@ -84,15 +82,58 @@ kp_cleaner_note_retention(int64 partition_id, const KpRetentionResult *result,
 	memset(&key, 0, sizeof(key));
 	key.dboid = MyDatabaseId;
 	key.partition_id = partition_id;
-	LWLockAcquire(status_lock, LW_EXCLUSIVE);
 	e = hash_search(status_hash, &key, HASH_ENTER_NULL, &found);
+	if (e != NULL && !found)
+	{
+		memset(&e->stat, 0, sizeof(e->stat));
+		e->stat.dirty_ratio = -1;
+		e->stat.next_delete_horizon_ms = -1;
+	}
+	return e;
+}
+
+/* Record a retention pass over a partition at now (ms since the Unix epoch). */
+void
+kp_cleaner_note_retention(int64 partition_id, const KpRetentionResult *result,
+						  int64 now_ms)
+{
+	KpCleanerStatEntry *e;
+
+	LWLockAcquire(status_lock, LW_EXCLUSIVE);
+	e = stat_enter(partition_id);
 	if (e != NULL)
 	{
-		if (!found)
-			memset(&e->stat, 0, sizeof(e->stat));
 		e->stat.last_retention_ms = now_ms;
 		e->stat.segments_deleted += result->segments_deleted;
 		e->stat.bytes_reclaimed += result->bytes_deleted;
+	}
+	LWLockRelease(status_lock);
+}
+
+/* Record a compaction pass over a partition at now_ms. */
+void
+kp_cleaner_note_compaction(int64 partition_id, const KpCompactResult *result,
+						   int64 now_ms)
+{
+	KpCleanerStatEntry *e;
+
+	LWLockAcquire(status_lock, LW_EXCLUSIVE);
+	e = stat_enter(partition_id);
+	if (e != NULL)
+	{
+		e->stat.last_check_ms = now_ms;
+		if (result->first_dirty_offset >= 0)
+			e->stat.dirty_ratio = result->dirty_ratio;
+		if (result->cleaned)
+		{
+			e->stat.last_compaction_ms = now_ms;
+			e->stat.last_swap_ms = now_ms;
+			e->stat.compactions++;
+			e->stat.compaction_bytes_before += result->bytes_before;
+			e->stat.compaction_bytes_after += result->bytes_after;
+			e->stat.records_removed += result->records_removed;
+			e->stat.next_delete_horizon_ms = result->next_delete_horizon_ms;
+		}
 	}
 	LWLockRelease(status_lock);
 }

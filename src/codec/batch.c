@@ -507,3 +507,111 @@ kp_parse_control_key(const char *key, int key_len, int16 *control_type)
 	*control_type = kp_get_int16(key + 2);
 	return true;
 }
+
+/* Encode one record (its length varint first) at the end of buf. */
+static void
+append_record(StringInfo buf, const KpRecord *rec, int64 ts_delta,
+			  int32 offset_delta)
+{
+	int			key_len = rec->key ? rec->key_len : -1;
+	int			value_len = rec->value ? rec->value_len : -1;
+	size_t		body = record_body_size(ts_delta, offset_delta, key_len,
+										value_len, rec->headers,
+										rec->header_count);
+	size_t		total = kp_varint_size((int64) body) + body;
+	char	   *p;
+
+	enlargeStringInfo(buf, (int) total);
+	p = buf->data + buf->len;
+	p = kp_put_varint(p, (int64) body);
+	*p++ = (char) rec->attributes;
+	p = kp_put_varint(p, ts_delta);
+	p = kp_put_varint(p, offset_delta);
+	p = put_bytes(p, rec->key, key_len);
+	p = put_bytes(p, rec->value, value_len);
+	p = kp_put_varint(p, rec->header_count);
+	for (int i = 0; i < rec->header_count; i++)
+	{
+		p = put_bytes(p, rec->headers[i].key, rec->headers[i].key_len);
+		p = put_bytes(p, rec->headers[i].value, rec->headers[i].value_len);
+	}
+	Assert(p == buf->data + buf->len + total);
+	buf->len += (int) total;
+	buf->data[buf->len] = '\0';
+}
+
+/*
+ * Log compaction's rewrite of one batch (codec.h).  Kafka's
+ * MemoryRecords.filterTo does the same for v2 batches: the batch keeps its
+ * offset range (baseOffset and lastOffsetDelta), so offsets never move and
+ * the consumer's position passes the removed records.
+ */
+KpCodecError
+kp_batch_filter(const char *batch, size_t len, size_t max_uncompressed,
+				const bool *keep, int nkeep, int16 attributes,
+				int64 base_timestamp, char **out, size_t *out_len,
+				int32 *kept_count)
+{
+	KpRecordIter it;
+	KpRecord	rec;
+	bool		done = false;
+	StringInfoData raw;
+	StringInfoData buf;
+	KpCompression codec;
+	KpCodecError err;
+	int			i = 0;
+	int32		kept = 0;
+
+	err = kp_record_iter_begin(&it, batch, len, max_uncompressed);
+	if (err != KP_CODEC_OK)
+		return err;
+	codec = KpBatchCompression(&it.hdr);
+	initStringInfo(&raw);
+	for (;;)
+	{
+		err = kp_record_iter_next(&it, &rec, &done);
+		if (err != KP_CODEC_OK || done)
+			break;
+		if (i < nkeep && keep[i])
+		{
+			append_record(&raw, &rec,
+						  (int64) ((uint64) rec.timestamp - (uint64) base_timestamp),
+						  (int32) (rec.offset - it.hdr.base_offset));
+			kept++;
+		}
+		i++;
+	}
+	kp_record_iter_end(&it);
+	if (err != KP_CODEC_OK)
+	{
+		pfree(raw.data);
+		return err;
+	}
+
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, batch, KP_BATCH_HEADER_SIZE);
+	if (codec == KP_COMPRESSION_NONE || kept == 0)
+	{
+		if (kept == 0)
+			codec = KP_COMPRESSION_NONE;
+		appendBinaryStringInfo(&buf, raw.data, raw.len);
+	}
+	else if (!kp_compress(codec, raw.data, raw.len, &buf))
+	{
+		pfree(raw.data);
+		pfree(buf.data);
+		return KP_CODEC_BAD_COMPRESSION;
+	}
+	pfree(raw.data);
+
+	kp_put_int32(buf.data + OFF_BATCH_LENGTH, buf.len - KP_BATCH_LOG_OVERHEAD);
+	kp_put_int16(buf.data + OFF_ATTRIBUTES,
+				 (int16) ((attributes & ~KP_ATTR_COMPRESSION_MASK) | (int16) codec));
+	kp_put_int64(buf.data + OFF_BASE_TIMESTAMP, base_timestamp);
+	kp_put_int32(buf.data + OFF_RECORDS_COUNT, kept);
+	kp_batch_update_crc(buf.data, buf.len);
+	*out = buf.data;
+	*out_len = buf.len;
+	*kept_count = kept;
+	return KP_CODEC_OK;
+}

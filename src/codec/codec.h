@@ -222,6 +222,24 @@ extern KpCodecError kp_batch_recompress(const char *batch, size_t len,
 										KpCompression codec, size_t max_uncompressed,
 										char **out, size_t *out_len);
 
+/*
+ * The same batch with only some of its records (log compaction): keep[i]
+ * says whether the i-th record stays.  baseOffset, lastOffsetDelta,
+ * partitionLeaderEpoch, producer id, epoch and base sequence and the codec
+ * are kept; attributes become the given ones (the codec bits excepted);
+ * every kept record keeps its offset and its timestamp, stored as a delta
+ * from base_timestamp (the new baseTimestamp, e.g. a KIP-534 delete
+ * horizon).  A compressed batch is inflated (at most max_uncompressed
+ * bytes) and compressed again with its codec.  palloc'd; *kept_count gets
+ * the records kept.
+ */
+extern KpCodecError kp_batch_filter(const char *batch, size_t len,
+									size_t max_uncompressed,
+									const bool *keep, int nkeep,
+									int16 attributes, int64 base_timestamp,
+									char **out, size_t *out_len,
+									int32 *kept_count);
+
 /* ---------- records ---------- */
 
 typedef struct KpHeader

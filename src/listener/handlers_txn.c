@@ -316,7 +316,7 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 		code = kp_txn_offset_commit(req->transactional_id, req->producer_id, req->producer_epoch,
 									req->group_id, ctx->version >= 3 ? req->member_id : NULL,
 									ctx->version >= 3 ? req->group_instance_id : NULL,
-									ctx->version >= 3 ? req->generation_id : -1, n, offsets);
+									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1, n, offsets);
 	else
 	{
 		/* as Kafka: nothing is stored when a partition is bad */

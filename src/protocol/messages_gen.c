@@ -182,6 +182,72 @@ const KpMessageDesc kp_AddPartitionsToTxnResponse_desc = {
 	.root = &KpAddPartitionsToTxnResponse_desc
 };
 
+static const KpFieldDesc KpAddRaftVoterRequestListener_fields[] = {
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAddRaftVoterRequestListener, name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAddRaftVoterRequestListener, host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_UINT16, .flags = 0, .offset = offsetof(KpAddRaftVoterRequestListener, port), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpAddRaftVoterRequestListener_desc = {
+	.name = "Listener",
+	.size = sizeof(KpAddRaftVoterRequestListener),
+	.nfields = 3,
+	.fields = KpAddRaftVoterRequestListener_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpAddRaftVoterRequest_fields[] = {
+	{.name = "ClusterId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAddRaftVoterRequest, cluster_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "TimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAddRaftVoterRequest, timeout_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "VoterId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAddRaftVoterRequest, voter_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "VoterDirectoryId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpAddRaftVoterRequest, voter_directory_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Listeners", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpAddRaftVoterRequest, listeners), .count_offset = offsetof(KpAddRaftVoterRequest, n_listeners), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpAddRaftVoterRequestListener_desc, .default_null = false},
+	{.name = "AckWhenCommitted", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpAddRaftVoterRequest, ack_when_committed), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 1},
+};
+
+static const KpStructDesc KpAddRaftVoterRequest_desc = {
+	.name = "AddRaftVoterRequest",
+	.size = sizeof(KpAddRaftVoterRequest),
+	.nfields = 6,
+	.fields = KpAddRaftVoterRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_AddRaftVoterRequest_desc = {
+	.name = "AddRaftVoterRequest",
+	.api_key = 80,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpAddRaftVoterRequest_desc
+};
+
+static const KpFieldDesc KpAddRaftVoterResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAddRaftVoterResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpAddRaftVoterResponse, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAddRaftVoterResponse, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpAddRaftVoterResponse_desc = {
+	.name = "AddRaftVoterResponse",
+	.size = sizeof(KpAddRaftVoterResponse),
+	.nfields = 3,
+	.fields = KpAddRaftVoterResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_AddRaftVoterResponse_desc = {
+	.name = "AddRaftVoterResponse",
+	.api_key = 80,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpAddRaftVoterResponse_desc
+};
+
 static const KpFieldDesc KpAlterClientQuotasRequestEntityData_fields[] = {
 	{.name = "EntityType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterClientQuotasRequestEntityData, entity_type), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
 	{.name = "EntityName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterClientQuotasRequestEntityData, entity_name), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
@@ -599,6 +665,112 @@ const KpMessageDesc kp_AlterReplicaLogDirsResponse_desc = {
 	.root = &KpAlterReplicaLogDirsResponse_desc
 };
 
+static const KpFieldDesc KpAlterShareGroupOffsetsRequestPartition_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsRequestPartition, partition_index), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "StartOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsRequestPartition, start_offset), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsRequestPartition_desc = {
+	.name = "AlterShareGroupOffsetsRequestPartition",
+	.size = sizeof(KpAlterShareGroupOffsetsRequestPartition),
+	.nfields = 2,
+	.fields = KpAlterShareGroupOffsetsRequestPartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpAlterShareGroupOffsetsRequestTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsRequestTopic, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpAlterShareGroupOffsetsRequestTopic, partitions), .count_offset = offsetof(KpAlterShareGroupOffsetsRequestTopic, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpAlterShareGroupOffsetsRequestPartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsRequestTopic_desc = {
+	.name = "AlterShareGroupOffsetsRequestTopic",
+	.size = sizeof(KpAlterShareGroupOffsetsRequestTopic),
+	.nfields = 2,
+	.fields = KpAlterShareGroupOffsetsRequestTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpAlterShareGroupOffsetsRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsRequest, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpAlterShareGroupOffsetsRequest, topics), .count_offset = offsetof(KpAlterShareGroupOffsetsRequest, n_topics), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpAlterShareGroupOffsetsRequestTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsRequest_desc = {
+	.name = "AlterShareGroupOffsetsRequest",
+	.size = sizeof(KpAlterShareGroupOffsetsRequest),
+	.nfields = 2,
+	.fields = KpAlterShareGroupOffsetsRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_AlterShareGroupOffsetsRequest_desc = {
+	.name = "AlterShareGroupOffsetsRequest",
+	.api_key = 91,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpAlterShareGroupOffsetsRequest_desc
+};
+
+static const KpFieldDesc KpAlterShareGroupOffsetsResponsePartition_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponsePartition, partition_index), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponsePartition, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponsePartition, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsResponsePartition_desc = {
+	.name = "AlterShareGroupOffsetsResponsePartition",
+	.size = sizeof(KpAlterShareGroupOffsetsResponsePartition),
+	.nfields = 3,
+	.fields = KpAlterShareGroupOffsetsResponsePartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpAlterShareGroupOffsetsResponseTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponseTopic, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponseTopic, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpAlterShareGroupOffsetsResponseTopic, partitions), .count_offset = offsetof(KpAlterShareGroupOffsetsResponseTopic, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpAlterShareGroupOffsetsResponsePartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsResponseTopic_desc = {
+	.name = "AlterShareGroupOffsetsResponseTopic",
+	.size = sizeof(KpAlterShareGroupOffsetsResponseTopic),
+	.nfields = 3,
+	.fields = KpAlterShareGroupOffsetsResponseTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpAlterShareGroupOffsetsResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterShareGroupOffsetsResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "Responses", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpAlterShareGroupOffsetsResponse, responses), .count_offset = offsetof(KpAlterShareGroupOffsetsResponse, n_responses), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpAlterShareGroupOffsetsResponseTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpAlterShareGroupOffsetsResponse_desc = {
+	.name = "AlterShareGroupOffsetsResponse",
+	.size = sizeof(KpAlterShareGroupOffsetsResponse),
+	.nfields = 4,
+	.fields = KpAlterShareGroupOffsetsResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_AlterShareGroupOffsetsResponse_desc = {
+	.name = "AlterShareGroupOffsetsResponse",
+	.api_key = 91,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpAlterShareGroupOffsetsResponse_desc
+};
+
 static const KpFieldDesc KpAlterUserScramCredentialsRequestScramCredentialDeletion_fields[] = {
 	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpAlterUserScramCredentialsRequestScramCredentialDeletion, name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
 	{.name = "Mechanism", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpAlterUserScramCredentialsRequestScramCredentialDeletion, mechanism), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
@@ -789,6 +961,223 @@ const KpMessageDesc kp_ApiVersionsResponse_desc = {
 	.root = &KpApiVersionsResponse_desc
 };
 
+static const KpFieldDesc KpConsumerGroupDescribeRequest_fields[] = {
+	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeRequest, group_ids), .count_offset = offsetof(KpConsumerGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeRequest_desc = {
+	.name = "ConsumerGroupDescribeRequest",
+	.size = sizeof(KpConsumerGroupDescribeRequest),
+	.nfields = 2,
+	.fields = KpConsumerGroupDescribeRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc = {
+	.name = "ConsumerGroupDescribeRequest",
+	.api_key = 69,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpConsumerGroupDescribeRequest_desc
+};
+
+static const KpFieldDesc KpConsumerGroupDescribeResponseTopicPartitions_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeResponseTopicPartitions_desc = {
+	.name = "TopicPartitions",
+	.size = sizeof(KpConsumerGroupDescribeResponseTopicPartitions),
+	.nfields = 3,
+	.fields = KpConsumerGroupDescribeResponseTopicPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupDescribeResponseAssignment_fields[] = {
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseTopicPartitions_desc, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeResponseAssignment_desc = {
+	.name = "Assignment",
+	.size = sizeof(KpConsumerGroupDescribeResponseAssignment),
+	.nfields = 1,
+	.fields = KpConsumerGroupDescribeResponseAssignment_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupDescribeResponseMember_fields[] = {
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, instance_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupDescribeResponseMember, n_subscribed_topic_names), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_regex), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "TargetAssignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, target_assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeResponseMember_desc = {
+	.name = "Member",
+	.size = sizeof(KpConsumerGroupDescribeResponseMember),
+	.nfields = 10,
+	.fields = KpConsumerGroupDescribeResponseMember_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupDescribeResponseDescribedGroup_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseMember_desc, .default_null = false},
+	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = INT64CONST(-2147483648)},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeResponseDescribedGroup_desc = {
+	.name = "DescribedGroup",
+	.size = sizeof(KpConsumerGroupDescribeResponseDescribedGroup),
+	.nfields = 9,
+	.fields = KpConsumerGroupDescribeResponseDescribedGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupDescribeResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponse, groups), .count_offset = offsetof(KpConsumerGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseDescribedGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupDescribeResponse_desc = {
+	.name = "ConsumerGroupDescribeResponse",
+	.size = sizeof(KpConsumerGroupDescribeResponse),
+	.nfields = 2,
+	.fields = KpConsumerGroupDescribeResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc = {
+	.name = "ConsumerGroupDescribeResponse",
+	.api_key = 69,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpConsumerGroupDescribeResponse_desc
+};
+
+static const KpFieldDesc KpConsumerGroupHeartbeatRequestTopicPartitions_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupHeartbeatRequestTopicPartitions_desc = {
+	.name = "TopicPartitions",
+	.size = sizeof(KpConsumerGroupHeartbeatRequestTopicPartitions),
+	.nfields = 2,
+	.fields = KpConsumerGroupHeartbeatRequestTopicPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupHeartbeatRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RebalanceTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rebalance_timeout_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_subscribed_topic_names), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_regex), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "ServerAssignor", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, server_assignor), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_topic_partitions), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatRequestTopicPartitions_desc, .default_null = true},
+};
+
+static const KpStructDesc KpConsumerGroupHeartbeatRequest_desc = {
+	.name = "ConsumerGroupHeartbeatRequest",
+	.size = sizeof(KpConsumerGroupHeartbeatRequest),
+	.nfields = 10,
+	.fields = KpConsumerGroupHeartbeatRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc = {
+	.name = "ConsumerGroupHeartbeatRequest",
+	.api_key = 68,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpConsumerGroupHeartbeatRequest_desc
+};
+
+static const KpFieldDesc KpConsumerGroupHeartbeatResponseTopicPartitions_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupHeartbeatResponseTopicPartitions_desc = {
+	.name = "TopicPartitions",
+	.size = sizeof(KpConsumerGroupHeartbeatResponseTopicPartitions),
+	.nfields = 2,
+	.fields = KpConsumerGroupHeartbeatResponseTopicPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupHeartbeatResponseAssignment_fields[] = {
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseTopicPartitions_desc, .default_null = false},
+};
+
+static const KpStructDesc KpConsumerGroupHeartbeatResponseAssignment_desc = {
+	.name = "Assignment",
+	.size = sizeof(KpConsumerGroupHeartbeatResponseAssignment),
+	.nfields = 1,
+	.fields = KpConsumerGroupHeartbeatResponseAssignment_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpConsumerGroupHeartbeatResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpConsumerGroupHeartbeatResponse, assignment), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseAssignment_desc, .default_null = true},
+};
+
+static const KpStructDesc KpConsumerGroupHeartbeatResponse_desc = {
+	.name = "ConsumerGroupHeartbeatResponse",
+	.size = sizeof(KpConsumerGroupHeartbeatResponse),
+	.nfields = 7,
+	.fields = KpConsumerGroupHeartbeatResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc = {
+	.name = "ConsumerGroupHeartbeatResponse",
+	.api_key = 68,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpConsumerGroupHeartbeatResponse_desc
+};
+
 static const KpFieldDesc KpConsumerProtocolAssignmentTopicPartition_fields[] = {
 	{.name = "Topic", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerProtocolAssignmentTopicPartition, topic), .versions = UINT64CONST(0xf), .tag = -1, .default_string = ""},
 	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerProtocolAssignmentTopicPartition, partitions), .count_offset = offsetof(KpConsumerProtocolAssignmentTopicPartition, n_partitions), .versions = UINT64CONST(0xf), .tag = -1, .default_null = false},
@@ -942,6 +1331,77 @@ const KpMessageDesc kp_CreateAclsResponse_desc = {
 	.max_version = 3,
 	.flexible_versions = UINT64CONST(0xc),
 	.root = &KpCreateAclsResponse_desc
+};
+
+static const KpFieldDesc KpCreateDelegationTokenRequestCreatableRenewers_fields[] = {
+	{.name = "PrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenRequestCreatableRenewers, principal_type), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "PrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenRequestCreatableRenewers, principal_name), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpCreateDelegationTokenRequestCreatableRenewers_desc = {
+	.name = "CreatableRenewers",
+	.size = sizeof(KpCreateDelegationTokenRequestCreatableRenewers),
+	.nfields = 2,
+	.fields = KpCreateDelegationTokenRequestCreatableRenewers_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpCreateDelegationTokenRequest_fields[] = {
+	{.name = "OwnerPrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenRequest, owner_principal_type), .versions = UINT64CONST(0x8), .nullable_versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "OwnerPrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenRequest, owner_principal_name), .versions = UINT64CONST(0x8), .nullable_versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "Renewers", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpCreateDelegationTokenRequest, renewers), .count_offset = offsetof(KpCreateDelegationTokenRequest, n_renewers), .versions = UINT64CONST(0xe), .tag = -1, .struct_desc = &KpCreateDelegationTokenRequestCreatableRenewers_desc, .default_null = false},
+	{.name = "MaxLifetimeMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpCreateDelegationTokenRequest, max_lifetime_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpCreateDelegationTokenRequest_desc = {
+	.name = "CreateDelegationTokenRequest",
+	.size = sizeof(KpCreateDelegationTokenRequest),
+	.nfields = 4,
+	.fields = KpCreateDelegationTokenRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_CreateDelegationTokenRequest_desc = {
+	.name = "CreateDelegationTokenRequest",
+	.api_key = 38,
+	.min_version = 1,
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
+	.root = &KpCreateDelegationTokenRequest_desc
+};
+
+static const KpFieldDesc KpCreateDelegationTokenResponse_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, error_code), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "PrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, principal_type), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "PrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, principal_name), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "TokenRequesterPrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, token_requester_principal_type), .versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "TokenRequesterPrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, token_requester_principal_name), .versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "IssueTimestampMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, issue_timestamp_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "ExpiryTimestampMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, expiry_timestamp_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "MaxTimestampMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, max_timestamp_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "TokenId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, token_id), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "Hmac", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, hmac), .versions = UINT64CONST(0xe), .tag = -1, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpCreateDelegationTokenResponse, throttle_time_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpCreateDelegationTokenResponse_desc = {
+	.name = "CreateDelegationTokenResponse",
+	.size = sizeof(KpCreateDelegationTokenResponse),
+	.nfields = 11,
+	.fields = KpCreateDelegationTokenResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_CreateDelegationTokenResponse_desc = {
+	.name = "CreateDelegationTokenResponse",
+	.api_key = 38,
+	.min_version = 1,
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
+	.root = &KpCreateDelegationTokenResponse_desc
 };
 
 static const KpFieldDesc KpCreatePartitionsRequestCreatePartitionsAssignment_fields[] = {
@@ -1427,6 +1887,83 @@ const KpMessageDesc kp_DeleteRecordsResponse_desc = {
 	.root = &KpDeleteRecordsResponse_desc
 };
 
+static const KpFieldDesc KpDeleteShareGroupOffsetsRequestTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsRequestTopic, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpDeleteShareGroupOffsetsRequestTopic_desc = {
+	.name = "DeleteShareGroupOffsetsRequestTopic",
+	.size = sizeof(KpDeleteShareGroupOffsetsRequestTopic),
+	.nfields = 1,
+	.fields = KpDeleteShareGroupOffsetsRequestTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDeleteShareGroupOffsetsRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsRequest, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteShareGroupOffsetsRequest, topics), .count_offset = offsetof(KpDeleteShareGroupOffsetsRequest, n_topics), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpDeleteShareGroupOffsetsRequestTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDeleteShareGroupOffsetsRequest_desc = {
+	.name = "DeleteShareGroupOffsetsRequest",
+	.size = sizeof(KpDeleteShareGroupOffsetsRequest),
+	.nfields = 2,
+	.fields = KpDeleteShareGroupOffsetsRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DeleteShareGroupOffsetsRequest_desc = {
+	.name = "DeleteShareGroupOffsetsRequest",
+	.api_key = 92,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpDeleteShareGroupOffsetsRequest_desc
+};
+
+static const KpFieldDesc KpDeleteShareGroupOffsetsResponseTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponseTopic, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponseTopic, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponseTopic, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponseTopic, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpDeleteShareGroupOffsetsResponseTopic_desc = {
+	.name = "DeleteShareGroupOffsetsResponseTopic",
+	.size = sizeof(KpDeleteShareGroupOffsetsResponseTopic),
+	.nfields = 4,
+	.fields = KpDeleteShareGroupOffsetsResponseTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDeleteShareGroupOffsetsResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteShareGroupOffsetsResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "Responses", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteShareGroupOffsetsResponse, responses), .count_offset = offsetof(KpDeleteShareGroupOffsetsResponse, n_responses), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpDeleteShareGroupOffsetsResponseTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDeleteShareGroupOffsetsResponse_desc = {
+	.name = "DeleteShareGroupOffsetsResponse",
+	.size = sizeof(KpDeleteShareGroupOffsetsResponse),
+	.nfields = 4,
+	.fields = KpDeleteShareGroupOffsetsResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DeleteShareGroupOffsetsResponse_desc = {
+	.name = "DeleteShareGroupOffsetsResponse",
+	.api_key = 92,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpDeleteShareGroupOffsetsResponse_desc
+};
+
 static const KpFieldDesc KpDeleteTopicsRequestDeleteTopicState_fields[] = {
 	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteTopicsRequestDeleteTopicState, name), .versions = UINT64CONST(0x40), .nullable_versions = UINT64CONST(0x40), .tag = -1, .default_null = true},
 	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpDeleteTopicsRequestDeleteTopicState, topic_id), .versions = UINT64CONST(0x40), .tag = -1, .default_int = 0},
@@ -1876,6 +2413,102 @@ const KpMessageDesc kp_DescribeConfigsResponse_desc = {
 	.max_version = 4,
 	.flexible_versions = UINT64CONST(0x10),
 	.root = &KpDescribeConfigsResponse_desc
+};
+
+static const KpFieldDesc KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner_fields[] = {
+	{.name = "PrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner, principal_type), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "PrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner, principal_name), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner_desc = {
+	.name = "DescribeDelegationTokenOwner",
+	.size = sizeof(KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner),
+	.nfields = 2,
+	.fields = KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeDelegationTokenRequest_fields[] = {
+	{.name = "Owners", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeDelegationTokenRequest, owners), .count_offset = offsetof(KpDescribeDelegationTokenRequest, n_owners), .versions = UINT64CONST(0xe), .nullable_versions = UINT64CONST(0xe), .tag = -1, .struct_desc = &KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeDelegationTokenRequest_desc = {
+	.name = "DescribeDelegationTokenRequest",
+	.size = sizeof(KpDescribeDelegationTokenRequest),
+	.nfields = 1,
+	.fields = KpDescribeDelegationTokenRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DescribeDelegationTokenRequest_desc = {
+	.name = "DescribeDelegationTokenRequest",
+	.api_key = 41,
+	.min_version = 1,
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
+	.root = &KpDescribeDelegationTokenRequest_desc
+};
+
+static const KpFieldDesc KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer_fields[] = {
+	{.name = "PrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer, principal_type), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "PrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer, principal_name), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer_desc = {
+	.name = "DescribedDelegationTokenRenewer",
+	.size = sizeof(KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer),
+	.nfields = 2,
+	.fields = KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeDelegationTokenResponseDescribedDelegationToken_fields[] = {
+	{.name = "PrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, principal_type), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "PrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, principal_name), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "TokenRequesterPrincipalType", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, token_requester_principal_type), .versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "TokenRequesterPrincipalName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, token_requester_principal_name), .versions = UINT64CONST(0x8), .tag = -1, .default_string = ""},
+	{.name = "IssueTimestamp", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, issue_timestamp), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "ExpiryTimestamp", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, expiry_timestamp), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "MaxTimestamp", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, max_timestamp), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "TokenId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, token_id), .versions = UINT64CONST(0xe), .tag = -1, .default_string = ""},
+	{.name = "Hmac", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, hmac), .versions = UINT64CONST(0xe), .tag = -1, .default_null = false},
+	{.name = "Renewers", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, renewers), .count_offset = offsetof(KpDescribeDelegationTokenResponseDescribedDelegationToken, n_renewers), .versions = UINT64CONST(0xe), .tag = -1, .struct_desc = &KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeDelegationTokenResponseDescribedDelegationToken_desc = {
+	.name = "DescribedDelegationToken",
+	.size = sizeof(KpDescribeDelegationTokenResponseDescribedDelegationToken),
+	.nfields = 10,
+	.fields = KpDescribeDelegationTokenResponseDescribedDelegationToken_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeDelegationTokenResponse_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponse, error_code), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+	{.name = "Tokens", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeDelegationTokenResponse, tokens), .count_offset = offsetof(KpDescribeDelegationTokenResponse, n_tokens), .versions = UINT64CONST(0xe), .tag = -1, .struct_desc = &KpDescribeDelegationTokenResponseDescribedDelegationToken_desc, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDescribeDelegationTokenResponse, throttle_time_ms), .versions = UINT64CONST(0xe), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpDescribeDelegationTokenResponse_desc = {
+	.name = "DescribeDelegationTokenResponse",
+	.size = sizeof(KpDescribeDelegationTokenResponse),
+	.nfields = 3,
+	.fields = KpDescribeDelegationTokenResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DescribeDelegationTokenResponse_desc = {
+	.name = "DescribeDelegationTokenResponse",
+	.api_key = 41,
+	.min_version = 1,
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
+	.root = &KpDescribeDelegationTokenResponse_desc
 };
 
 static const KpFieldDesc KpDescribeGroupsRequest_fields[] = {
@@ -2331,6 +2964,128 @@ const KpMessageDesc kp_DescribeQuorumResponse_desc = {
 	.root = &KpDescribeQuorumResponse_desc
 };
 
+static const KpFieldDesc KpDescribeShareGroupOffsetsRequestTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsRequestTopic, topic_name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsRequestTopic, partitions), .count_offset = offsetof(KpDescribeShareGroupOffsetsRequestTopic, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsRequestTopic_desc = {
+	.name = "DescribeShareGroupOffsetsRequestTopic",
+	.size = sizeof(KpDescribeShareGroupOffsetsRequestTopic),
+	.nfields = 2,
+	.fields = KpDescribeShareGroupOffsetsRequestTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsRequestGroup_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsRequestGroup, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsRequestGroup, topics), .count_offset = offsetof(KpDescribeShareGroupOffsetsRequestGroup, n_topics), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpDescribeShareGroupOffsetsRequestTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsRequestGroup_desc = {
+	.name = "DescribeShareGroupOffsetsRequestGroup",
+	.size = sizeof(KpDescribeShareGroupOffsetsRequestGroup),
+	.nfields = 2,
+	.fields = KpDescribeShareGroupOffsetsRequestGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsRequest_fields[] = {
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsRequest, groups), .count_offset = offsetof(KpDescribeShareGroupOffsetsRequest, n_groups), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpDescribeShareGroupOffsetsRequestGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsRequest_desc = {
+	.name = "DescribeShareGroupOffsetsRequest",
+	.size = sizeof(KpDescribeShareGroupOffsetsRequest),
+	.nfields = 1,
+	.fields = KpDescribeShareGroupOffsetsRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DescribeShareGroupOffsetsRequest_desc = {
+	.name = "DescribeShareGroupOffsetsRequest",
+	.api_key = 90,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpDescribeShareGroupOffsetsRequest_desc
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsResponsePartition_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, partition_index), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "StartOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, start_offset), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "LeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, leader_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Lag", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, lag), .versions = UINT64CONST(0x2), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponsePartition, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsResponsePartition_desc = {
+	.name = "DescribeShareGroupOffsetsResponsePartition",
+	.size = sizeof(KpDescribeShareGroupOffsetsResponsePartition),
+	.nfields = 6,
+	.fields = KpDescribeShareGroupOffsetsResponsePartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsResponseTopic_fields[] = {
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponseTopic, topic_name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponseTopic, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsResponseTopic, partitions), .count_offset = offsetof(KpDescribeShareGroupOffsetsResponseTopic, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpDescribeShareGroupOffsetsResponsePartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsResponseTopic_desc = {
+	.name = "DescribeShareGroupOffsetsResponseTopic",
+	.size = sizeof(KpDescribeShareGroupOffsetsResponseTopic),
+	.nfields = 3,
+	.fields = KpDescribeShareGroupOffsetsResponseTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsResponseGroup_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponseGroup, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsResponseGroup, topics), .count_offset = offsetof(KpDescribeShareGroupOffsetsResponseGroup, n_topics), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpDescribeShareGroupOffsetsResponseTopic_desc, .default_null = false},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponseGroup, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponseGroup, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsResponseGroup_desc = {
+	.name = "DescribeShareGroupOffsetsResponseGroup",
+	.size = sizeof(KpDescribeShareGroupOffsetsResponseGroup),
+	.nfields = 4,
+	.fields = KpDescribeShareGroupOffsetsResponseGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpDescribeShareGroupOffsetsResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDescribeShareGroupOffsetsResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDescribeShareGroupOffsetsResponse, groups), .count_offset = offsetof(KpDescribeShareGroupOffsetsResponse, n_groups), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpDescribeShareGroupOffsetsResponseGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpDescribeShareGroupOffsetsResponse_desc = {
+	.name = "DescribeShareGroupOffsetsResponse",
+	.size = sizeof(KpDescribeShareGroupOffsetsResponse),
+	.nfields = 2,
+	.fields = KpDescribeShareGroupOffsetsResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_DescribeShareGroupOffsetsResponse_desc = {
+	.name = "DescribeShareGroupOffsetsResponse",
+	.api_key = 90,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpDescribeShareGroupOffsetsResponse_desc
+};
+
 static const KpFieldDesc KpDescribeTopicPartitionsRequestTopicRequest_fields[] = {
 	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDescribeTopicPartitionsRequestTopicRequest, name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
 };
@@ -2769,6 +3524,53 @@ const KpMessageDesc kp_EndTxnResponse_desc = {
 	.root = &KpEndTxnResponse_desc
 };
 
+static const KpFieldDesc KpExpireDelegationTokenRequest_fields[] = {
+	{.name = "Hmac", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpExpireDelegationTokenRequest, hmac), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+	{.name = "ExpiryTimePeriodMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpExpireDelegationTokenRequest, expiry_time_period_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpExpireDelegationTokenRequest_desc = {
+	.name = "ExpireDelegationTokenRequest",
+	.size = sizeof(KpExpireDelegationTokenRequest),
+	.nfields = 2,
+	.fields = KpExpireDelegationTokenRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ExpireDelegationTokenRequest_desc = {
+	.name = "ExpireDelegationTokenRequest",
+	.api_key = 40,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x4),
+	.root = &KpExpireDelegationTokenRequest_desc
+};
+
+static const KpFieldDesc KpExpireDelegationTokenResponse_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpExpireDelegationTokenResponse, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ExpiryTimestampMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpExpireDelegationTokenResponse, expiry_timestamp_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpExpireDelegationTokenResponse, throttle_time_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpExpireDelegationTokenResponse_desc = {
+	.name = "ExpireDelegationTokenResponse",
+	.size = sizeof(KpExpireDelegationTokenResponse),
+	.nfields = 3,
+	.fields = KpExpireDelegationTokenResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ExpireDelegationTokenResponse_desc = {
+	.name = "ExpireDelegationTokenResponse",
+	.api_key = 40,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x4),
+	.root = &KpExpireDelegationTokenResponse_desc
+};
+
 static const KpFieldDesc KpFetchRequestReplicaState_fields[] = {
 	{.name = "ReplicaId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpFetchRequestReplicaState, replica_id), .versions = UINT64CONST(0x78000), .tag = -1, .default_int = INT64CONST(-1)},
 	{.name = "ReplicaEpoch", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpFetchRequestReplicaState, replica_epoch), .versions = UINT64CONST(0x78000), .tag = -1, .default_int = INT64CONST(-1)},
@@ -3078,6 +3880,58 @@ const KpMessageDesc kp_FindCoordinatorResponse_desc = {
 	.max_version = 6,
 	.flexible_versions = UINT64CONST(0x78),
 	.root = &KpFindCoordinatorResponse_desc
+};
+
+static const KpFieldDesc KpGetTelemetrySubscriptionsRequest_fields[] = {
+	{.name = "ClientInstanceId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsRequest, client_instance_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpGetTelemetrySubscriptionsRequest_desc = {
+	.name = "GetTelemetrySubscriptionsRequest",
+	.size = sizeof(KpGetTelemetrySubscriptionsRequest),
+	.nfields = 1,
+	.fields = KpGetTelemetrySubscriptionsRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_GetTelemetrySubscriptionsRequest_desc = {
+	.name = "GetTelemetrySubscriptionsRequest",
+	.api_key = 71,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpGetTelemetrySubscriptionsRequest_desc
+};
+
+static const KpFieldDesc KpGetTelemetrySubscriptionsResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ClientInstanceId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, client_instance_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "SubscriptionId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, subscription_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "AcceptedCompressionTypes", .type = KP_T_INT8, .flags = KP_F_ARRAY, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, accepted_compression_types), .count_offset = offsetof(KpGetTelemetrySubscriptionsResponse, n_accepted_compression_types), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "PushIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, push_interval_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "TelemetryMaxBytes", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, telemetry_max_bytes), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "DeltaTemporality", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, delta_temporality), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "RequestedMetrics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpGetTelemetrySubscriptionsResponse, requested_metrics), .count_offset = offsetof(KpGetTelemetrySubscriptionsResponse, n_requested_metrics), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpGetTelemetrySubscriptionsResponse_desc = {
+	.name = "GetTelemetrySubscriptionsResponse",
+	.size = sizeof(KpGetTelemetrySubscriptionsResponse),
+	.nfields = 9,
+	.fields = KpGetTelemetrySubscriptionsResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_GetTelemetrySubscriptionsResponse_desc = {
+	.name = "GetTelemetrySubscriptionsResponse",
+	.api_key = 71,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpGetTelemetrySubscriptionsResponse_desc
 };
 
 static const KpFieldDesc KpHeartbeatRequest_fields[] = {
@@ -4595,6 +5449,150 @@ const KpMessageDesc kp_ProduceResponse_desc = {
 	.root = &KpProduceResponse_desc
 };
 
+static const KpFieldDesc KpPushTelemetryRequest_fields[] = {
+	{.name = "ClientInstanceId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpPushTelemetryRequest, client_instance_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "SubscriptionId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpPushTelemetryRequest, subscription_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "Terminating", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpPushTelemetryRequest, terminating), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "CompressionType", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpPushTelemetryRequest, compression_type), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "Metrics", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpPushTelemetryRequest, metrics), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpPushTelemetryRequest_desc = {
+	.name = "PushTelemetryRequest",
+	.size = sizeof(KpPushTelemetryRequest),
+	.nfields = 5,
+	.fields = KpPushTelemetryRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_PushTelemetryRequest_desc = {
+	.name = "PushTelemetryRequest",
+	.api_key = 72,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpPushTelemetryRequest_desc
+};
+
+static const KpFieldDesc KpPushTelemetryResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpPushTelemetryResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpPushTelemetryResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpPushTelemetryResponse_desc = {
+	.name = "PushTelemetryResponse",
+	.size = sizeof(KpPushTelemetryResponse),
+	.nfields = 2,
+	.fields = KpPushTelemetryResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_PushTelemetryResponse_desc = {
+	.name = "PushTelemetryResponse",
+	.api_key = 72,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpPushTelemetryResponse_desc
+};
+
+static const KpFieldDesc KpRemoveRaftVoterRequest_fields[] = {
+	{.name = "ClusterId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpRemoveRaftVoterRequest, cluster_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "VoterId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpRemoveRaftVoterRequest, voter_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "VoterDirectoryId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpRemoveRaftVoterRequest, voter_directory_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpRemoveRaftVoterRequest_desc = {
+	.name = "RemoveRaftVoterRequest",
+	.size = sizeof(KpRemoveRaftVoterRequest),
+	.nfields = 3,
+	.fields = KpRemoveRaftVoterRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_RemoveRaftVoterRequest_desc = {
+	.name = "RemoveRaftVoterRequest",
+	.api_key = 81,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpRemoveRaftVoterRequest_desc
+};
+
+static const KpFieldDesc KpRemoveRaftVoterResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpRemoveRaftVoterResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpRemoveRaftVoterResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpRemoveRaftVoterResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpRemoveRaftVoterResponse_desc = {
+	.name = "RemoveRaftVoterResponse",
+	.size = sizeof(KpRemoveRaftVoterResponse),
+	.nfields = 3,
+	.fields = KpRemoveRaftVoterResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_RemoveRaftVoterResponse_desc = {
+	.name = "RemoveRaftVoterResponse",
+	.api_key = 81,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpRemoveRaftVoterResponse_desc
+};
+
+static const KpFieldDesc KpRenewDelegationTokenRequest_fields[] = {
+	{.name = "Hmac", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpRenewDelegationTokenRequest, hmac), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+	{.name = "RenewPeriodMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpRenewDelegationTokenRequest, renew_period_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpRenewDelegationTokenRequest_desc = {
+	.name = "RenewDelegationTokenRequest",
+	.size = sizeof(KpRenewDelegationTokenRequest),
+	.nfields = 2,
+	.fields = KpRenewDelegationTokenRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_RenewDelegationTokenRequest_desc = {
+	.name = "RenewDelegationTokenRequest",
+	.api_key = 39,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x4),
+	.root = &KpRenewDelegationTokenRequest_desc
+};
+
+static const KpFieldDesc KpRenewDelegationTokenResponse_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpRenewDelegationTokenResponse, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ExpiryTimestampMs", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpRenewDelegationTokenResponse, expiry_timestamp_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpRenewDelegationTokenResponse, throttle_time_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpRenewDelegationTokenResponse_desc = {
+	.name = "RenewDelegationTokenResponse",
+	.size = sizeof(KpRenewDelegationTokenResponse),
+	.nfields = 3,
+	.fields = KpRenewDelegationTokenResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_RenewDelegationTokenResponse_desc = {
+	.name = "RenewDelegationTokenResponse",
+	.api_key = 39,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x4),
+	.root = &KpRenewDelegationTokenResponse_desc
+};
+
 static const KpFieldDesc KpRequestHeader_fields[] = {
 	{.name = "RequestApiKey", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpRequestHeader, request_api_key), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
 	{.name = "RequestApiVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpRequestHeader, request_api_version), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
@@ -4734,6 +5732,1206 @@ const KpMessageDesc kp_SaslHandshakeResponse_desc = {
 	.root = &KpSaslHandshakeResponse_desc
 };
 
+static const KpFieldDesc KpShareAcknowledgeRequestAcknowledgementBatch_fields[] = {
+	{.name = "FirstOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgementBatch, first_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "LastOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgementBatch, last_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "AcknowledgeTypes", .type = KP_T_INT8, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgementBatch, acknowledge_types), .count_offset = offsetof(KpShareAcknowledgeRequestAcknowledgementBatch, n_acknowledge_types), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeRequestAcknowledgementBatch_desc = {
+	.name = "AcknowledgementBatch",
+	.size = sizeof(KpShareAcknowledgeRequestAcknowledgementBatch),
+	.nfields = 3,
+	.fields = KpShareAcknowledgeRequestAcknowledgementBatch_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeRequestAcknowledgePartition_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgePartition, partition_index), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "AcknowledgementBatches", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgePartition, acknowledgement_batches), .count_offset = offsetof(KpShareAcknowledgeRequestAcknowledgePartition, n_acknowledgement_batches), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeRequestAcknowledgementBatch_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeRequestAcknowledgePartition_desc = {
+	.name = "AcknowledgePartition",
+	.size = sizeof(KpShareAcknowledgeRequestAcknowledgePartition),
+	.nfields = 2,
+	.fields = KpShareAcknowledgeRequestAcknowledgePartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeRequestAcknowledgeTopic_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgeTopic, topic_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeRequestAcknowledgeTopic, partitions), .count_offset = offsetof(KpShareAcknowledgeRequestAcknowledgeTopic, n_partitions), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeRequestAcknowledgePartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeRequestAcknowledgeTopic_desc = {
+	.name = "AcknowledgeTopic",
+	.size = sizeof(KpShareAcknowledgeRequestAcknowledgeTopic),
+	.nfields = 2,
+	.fields = KpShareAcknowledgeRequestAcknowledgeTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequest, group_id), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequest, member_id), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_string = ""},
+	{.name = "ShareSessionEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequest, share_session_epoch), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "IsRenewAck", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpShareAcknowledgeRequest, is_renew_ack), .versions = UINT64CONST(0x4), .tag = -1, .default_int = 0},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeRequest, topics), .count_offset = offsetof(KpShareAcknowledgeRequest, n_topics), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeRequestAcknowledgeTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeRequest_desc = {
+	.name = "ShareAcknowledgeRequest",
+	.size = sizeof(KpShareAcknowledgeRequest),
+	.nfields = 5,
+	.fields = KpShareAcknowledgeRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareAcknowledgeRequest_desc = {
+	.name = "ShareAcknowledgeRequest",
+	.api_key = 79,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x6),
+	.root = &KpShareAcknowledgeRequest_desc
+};
+
+static const KpFieldDesc KpShareAcknowledgeResponseLeaderIdAndEpoch_fields[] = {
+	{.name = "LeaderId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseLeaderIdAndEpoch, leader_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "LeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseLeaderIdAndEpoch, leader_epoch), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpShareAcknowledgeResponseLeaderIdAndEpoch_desc = {
+	.name = "LeaderIdAndEpoch",
+	.size = sizeof(KpShareAcknowledgeResponseLeaderIdAndEpoch),
+	.nfields = 2,
+	.fields = KpShareAcknowledgeResponseLeaderIdAndEpoch_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeResponsePartitionData_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponsePartitionData, partition_index), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponsePartitionData, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponsePartitionData, error_message), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "CurrentLeader", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponsePartitionData, current_leader), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeResponseLeaderIdAndEpoch_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeResponsePartitionData_desc = {
+	.name = "PartitionData",
+	.size = sizeof(KpShareAcknowledgeResponsePartitionData),
+	.nfields = 4,
+	.fields = KpShareAcknowledgeResponsePartitionData_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeResponseShareAcknowledgeTopicResponse_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse, topic_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse, partitions), .count_offset = offsetof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse, n_partitions), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeResponsePartitionData_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeResponseShareAcknowledgeTopicResponse_desc = {
+	.name = "ShareAcknowledgeTopicResponse",
+	.size = sizeof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse),
+	.nfields = 2,
+	.fields = KpShareAcknowledgeResponseShareAcknowledgeTopicResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeResponseNodeEndpoint_fields[] = {
+	{.name = "NodeId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseNodeEndpoint, node_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseNodeEndpoint, host), .versions = UINT64CONST(0x6), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseNodeEndpoint, port), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Rack", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponseNodeEndpoint, rack), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpShareAcknowledgeResponseNodeEndpoint_desc = {
+	.name = "NodeEndpoint",
+	.size = sizeof(KpShareAcknowledgeResponseNodeEndpoint),
+	.nfields = 4,
+	.fields = KpShareAcknowledgeResponseNodeEndpoint_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareAcknowledgeResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponse, throttle_time_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponse, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponse, error_message), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "AcquisitionLockTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareAcknowledgeResponse, acquisition_lock_timeout_ms), .versions = UINT64CONST(0x4), .tag = -1, .default_int = 0},
+	{.name = "Responses", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeResponse, responses), .count_offset = offsetof(KpShareAcknowledgeResponse, n_responses), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeResponseShareAcknowledgeTopicResponse_desc, .default_null = false},
+	{.name = "NodeEndpoints", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareAcknowledgeResponse, node_endpoints), .count_offset = offsetof(KpShareAcknowledgeResponse, n_node_endpoints), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareAcknowledgeResponseNodeEndpoint_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareAcknowledgeResponse_desc = {
+	.name = "ShareAcknowledgeResponse",
+	.size = sizeof(KpShareAcknowledgeResponse),
+	.nfields = 6,
+	.fields = KpShareAcknowledgeResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareAcknowledgeResponse_desc = {
+	.name = "ShareAcknowledgeResponse",
+	.api_key = 79,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x6),
+	.root = &KpShareAcknowledgeResponse_desc
+};
+
+static const KpFieldDesc KpShareFetchRequestAcknowledgementBatch_fields[] = {
+	{.name = "FirstOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareFetchRequestAcknowledgementBatch, first_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "LastOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareFetchRequestAcknowledgementBatch, last_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "AcknowledgeTypes", .type = KP_T_INT8, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequestAcknowledgementBatch, acknowledge_types), .count_offset = offsetof(KpShareFetchRequestAcknowledgementBatch, n_acknowledge_types), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchRequestAcknowledgementBatch_desc = {
+	.name = "AcknowledgementBatch",
+	.size = sizeof(KpShareFetchRequestAcknowledgementBatch),
+	.nfields = 3,
+	.fields = KpShareFetchRequestAcknowledgementBatch_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchRequestFetchPartition_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequestFetchPartition, partition_index), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "AcknowledgementBatches", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequestFetchPartition, acknowledgement_batches), .count_offset = offsetof(KpShareFetchRequestFetchPartition, n_acknowledgement_batches), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchRequestAcknowledgementBatch_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchRequestFetchPartition_desc = {
+	.name = "FetchPartition",
+	.size = sizeof(KpShareFetchRequestFetchPartition),
+	.nfields = 2,
+	.fields = KpShareFetchRequestFetchPartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchRequestFetchTopic_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareFetchRequestFetchTopic, topic_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequestFetchTopic, partitions), .count_offset = offsetof(KpShareFetchRequestFetchTopic, n_partitions), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchRequestFetchPartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchRequestFetchTopic_desc = {
+	.name = "FetchTopic",
+	.size = sizeof(KpShareFetchRequestFetchTopic),
+	.nfields = 2,
+	.fields = KpShareFetchRequestFetchTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchRequestForgottenTopic_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareFetchRequestForgottenTopic, topic_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequestForgottenTopic, partitions), .count_offset = offsetof(KpShareFetchRequestForgottenTopic, n_partitions), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchRequestForgottenTopic_desc = {
+	.name = "ForgottenTopic",
+	.size = sizeof(KpShareFetchRequestForgottenTopic),
+	.nfields = 2,
+	.fields = KpShareFetchRequestForgottenTopic_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchRequest, group_id), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchRequest, member_id), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_string = ""},
+	{.name = "ShareSessionEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, share_session_epoch), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "MaxWaitMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, max_wait_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "MinBytes", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, min_bytes), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "MaxBytes", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, max_bytes), .versions = UINT64CONST(0x6), .tag = -1, .default_int = INT64CONST(2147483647)},
+	{.name = "MaxRecords", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, max_records), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "BatchSize", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchRequest, batch_size), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ShareAcquireMode", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpShareFetchRequest, share_acquire_mode), .versions = UINT64CONST(0x4), .tag = -1, .default_int = INT64CONST(0)},
+	{.name = "IsRenewAck", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpShareFetchRequest, is_renew_ack), .versions = UINT64CONST(0x4), .tag = -1, .default_int = 0},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequest, topics), .count_offset = offsetof(KpShareFetchRequest, n_topics), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchRequestFetchTopic_desc, .default_null = false},
+	{.name = "ForgottenTopicsData", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchRequest, forgotten_topics_data), .count_offset = offsetof(KpShareFetchRequest, n_forgotten_topics_data), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchRequestForgottenTopic_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchRequest_desc = {
+	.name = "ShareFetchRequest",
+	.size = sizeof(KpShareFetchRequest),
+	.nfields = 12,
+	.fields = KpShareFetchRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareFetchRequest_desc = {
+	.name = "ShareFetchRequest",
+	.api_key = 78,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x6),
+	.root = &KpShareFetchRequest_desc
+};
+
+static const KpFieldDesc KpShareFetchResponseLeaderIdAndEpoch_fields[] = {
+	{.name = "LeaderId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponseLeaderIdAndEpoch, leader_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "LeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponseLeaderIdAndEpoch, leader_epoch), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpShareFetchResponseLeaderIdAndEpoch_desc = {
+	.name = "LeaderIdAndEpoch",
+	.size = sizeof(KpShareFetchResponseLeaderIdAndEpoch),
+	.nfields = 2,
+	.fields = KpShareFetchResponseLeaderIdAndEpoch_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchResponseAcquiredRecords_fields[] = {
+	{.name = "FirstOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareFetchResponseAcquiredRecords, first_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "LastOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpShareFetchResponseAcquiredRecords, last_offset), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "DeliveryCount", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareFetchResponseAcquiredRecords, delivery_count), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpShareFetchResponseAcquiredRecords_desc = {
+	.name = "AcquiredRecords",
+	.size = sizeof(KpShareFetchResponseAcquiredRecords),
+	.nfields = 3,
+	.fields = KpShareFetchResponseAcquiredRecords_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchResponsePartitionData_fields[] = {
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, partition_index), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, error_message), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "AcknowledgeErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, acknowledge_error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "AcknowledgeErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, acknowledge_error_message), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "CurrentLeader", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, current_leader), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchResponseLeaderIdAndEpoch_desc, .default_null = false},
+	{.name = "Records", .type = KP_T_RECORDS, .flags = 0, .offset = offsetof(KpShareFetchResponsePartitionData, records), .versions = UINT64CONST(0x6), .tag = -1, .default_null = false},
+	{.name = "AcquiredRecords", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchResponsePartitionData, acquired_records), .count_offset = offsetof(KpShareFetchResponsePartitionData, n_acquired_records), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchResponseAcquiredRecords_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchResponsePartitionData_desc = {
+	.name = "PartitionData",
+	.size = sizeof(KpShareFetchResponsePartitionData),
+	.nfields = 8,
+	.fields = KpShareFetchResponsePartitionData_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchResponseShareFetchableTopicResponse_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareFetchResponseShareFetchableTopicResponse, topic_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchResponseShareFetchableTopicResponse, partitions), .count_offset = offsetof(KpShareFetchResponseShareFetchableTopicResponse, n_partitions), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchResponsePartitionData_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchResponseShareFetchableTopicResponse_desc = {
+	.name = "ShareFetchableTopicResponse",
+	.size = sizeof(KpShareFetchResponseShareFetchableTopicResponse),
+	.nfields = 2,
+	.fields = KpShareFetchResponseShareFetchableTopicResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchResponseNodeEndpoint_fields[] = {
+	{.name = "NodeId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponseNodeEndpoint, node_id), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchResponseNodeEndpoint, host), .versions = UINT64CONST(0x6), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponseNodeEndpoint, port), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Rack", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchResponseNodeEndpoint, rack), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpShareFetchResponseNodeEndpoint_desc = {
+	.name = "NodeEndpoint",
+	.size = sizeof(KpShareFetchResponseNodeEndpoint),
+	.nfields = 4,
+	.fields = KpShareFetchResponseNodeEndpoint_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareFetchResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponse, throttle_time_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareFetchResponse, error_code), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareFetchResponse, error_message), .versions = UINT64CONST(0x6), .nullable_versions = UINT64CONST(0x6), .tag = -1, .default_null = true},
+	{.name = "AcquisitionLockTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareFetchResponse, acquisition_lock_timeout_ms), .versions = UINT64CONST(0x6), .tag = -1, .default_int = 0},
+	{.name = "Responses", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchResponse, responses), .count_offset = offsetof(KpShareFetchResponse, n_responses), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchResponseShareFetchableTopicResponse_desc, .default_null = false},
+	{.name = "NodeEndpoints", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareFetchResponse, node_endpoints), .count_offset = offsetof(KpShareFetchResponse, n_node_endpoints), .versions = UINT64CONST(0x6), .tag = -1, .struct_desc = &KpShareFetchResponseNodeEndpoint_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareFetchResponse_desc = {
+	.name = "ShareFetchResponse",
+	.size = sizeof(KpShareFetchResponse),
+	.nfields = 6,
+	.fields = KpShareFetchResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareFetchResponse_desc = {
+	.name = "ShareFetchResponse",
+	.api_key = 78,
+	.min_version = 1,
+	.max_version = 2,
+	.flexible_versions = UINT64CONST(0x6),
+	.root = &KpShareFetchResponse_desc
+};
+
+static const KpFieldDesc KpShareGroupDescribeRequest_fields[] = {
+	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeRequest, group_ids), .count_offset = offsetof(KpShareGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpShareGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpShareGroupDescribeRequest_desc = {
+	.name = "ShareGroupDescribeRequest",
+	.size = sizeof(KpShareGroupDescribeRequest),
+	.nfields = 2,
+	.fields = KpShareGroupDescribeRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareGroupDescribeRequest_desc = {
+	.name = "ShareGroupDescribeRequest",
+	.api_key = 77,
+	.min_version = 1,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x2),
+	.root = &KpShareGroupDescribeRequest_desc
+};
+
+static const KpFieldDesc KpShareGroupDescribeResponseTopicPartitions_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseTopicPartitions, topic_name), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeResponseTopicPartitions, partitions), .count_offset = offsetof(KpShareGroupDescribeResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupDescribeResponseTopicPartitions_desc = {
+	.name = "TopicPartitions",
+	.size = sizeof(KpShareGroupDescribeResponseTopicPartitions),
+	.nfields = 3,
+	.fields = KpShareGroupDescribeResponseTopicPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupDescribeResponseAssignment_fields[] = {
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeResponseAssignment, topic_partitions), .count_offset = offsetof(KpShareGroupDescribeResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupDescribeResponseTopicPartitions_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupDescribeResponseAssignment_desc = {
+	.name = "Assignment",
+	.size = sizeof(KpShareGroupDescribeResponseAssignment),
+	.nfields = 1,
+	.fields = KpShareGroupDescribeResponseAssignment_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupDescribeResponseMember_fields[] = {
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeResponseMember, subscribed_topic_names), .count_offset = offsetof(KpShareGroupDescribeResponseMember, n_subscribed_topic_names), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupDescribeResponseAssignment_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupDescribeResponseMember_desc = {
+	.name = "Member",
+	.size = sizeof(KpShareGroupDescribeResponseMember),
+	.nfields = 7,
+	.fields = KpShareGroupDescribeResponseMember_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupDescribeResponseDescribedGroup_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupDescribeResponseMember_desc, .default_null = false},
+	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x2), .tag = -1, .default_int = INT64CONST(-2147483648)},
+};
+
+static const KpStructDesc KpShareGroupDescribeResponseDescribedGroup_desc = {
+	.name = "DescribedGroup",
+	.size = sizeof(KpShareGroupDescribeResponseDescribedGroup),
+	.nfields = 9,
+	.fields = KpShareGroupDescribeResponseDescribedGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupDescribeResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupDescribeResponse, groups), .count_offset = offsetof(KpShareGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupDescribeResponseDescribedGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupDescribeResponse_desc = {
+	.name = "ShareGroupDescribeResponse",
+	.size = sizeof(KpShareGroupDescribeResponse),
+	.nfields = 2,
+	.fields = KpShareGroupDescribeResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareGroupDescribeResponse_desc = {
+	.name = "ShareGroupDescribeResponse",
+	.api_key = 77,
+	.min_version = 1,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x2),
+	.root = &KpShareGroupDescribeResponse_desc
+};
+
+static const KpFieldDesc KpShareGroupHeartbeatRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupHeartbeatRequest, subscribed_topic_names), .count_offset = offsetof(KpShareGroupHeartbeatRequest, n_subscribed_topic_names), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpShareGroupHeartbeatRequest_desc = {
+	.name = "ShareGroupHeartbeatRequest",
+	.size = sizeof(KpShareGroupHeartbeatRequest),
+	.nfields = 5,
+	.fields = KpShareGroupHeartbeatRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareGroupHeartbeatRequest_desc = {
+	.name = "ShareGroupHeartbeatRequest",
+	.api_key = 76,
+	.min_version = 1,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x2),
+	.root = &KpShareGroupHeartbeatRequest_desc
+};
+
+static const KpFieldDesc KpShareGroupHeartbeatResponseTopicPartitions_fields[] = {
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupHeartbeatResponseTopicPartitions, partitions), .count_offset = offsetof(KpShareGroupHeartbeatResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupHeartbeatResponseTopicPartitions_desc = {
+	.name = "TopicPartitions",
+	.size = sizeof(KpShareGroupHeartbeatResponseTopicPartitions),
+	.nfields = 2,
+	.fields = KpShareGroupHeartbeatResponseTopicPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupHeartbeatResponseAssignment_fields[] = {
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpShareGroupHeartbeatResponseAssignment, topic_partitions), .count_offset = offsetof(KpShareGroupHeartbeatResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupHeartbeatResponseTopicPartitions_desc, .default_null = false},
+};
+
+static const KpStructDesc KpShareGroupHeartbeatResponseAssignment_desc = {
+	.name = "Assignment",
+	.size = sizeof(KpShareGroupHeartbeatResponseAssignment),
+	.nfields = 1,
+	.fields = KpShareGroupHeartbeatResponseAssignment_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpShareGroupHeartbeatResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpShareGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpShareGroupHeartbeatResponse, assignment), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpShareGroupHeartbeatResponseAssignment_desc, .default_null = true},
+};
+
+static const KpStructDesc KpShareGroupHeartbeatResponse_desc = {
+	.name = "ShareGroupHeartbeatResponse",
+	.size = sizeof(KpShareGroupHeartbeatResponse),
+	.nfields = 7,
+	.fields = KpShareGroupHeartbeatResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_ShareGroupHeartbeatResponse_desc = {
+	.name = "ShareGroupHeartbeatResponse",
+	.api_key = 76,
+	.min_version = 1,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x2),
+	.root = &KpShareGroupHeartbeatResponse_desc
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeRequest_fields[] = {
+	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeRequest, group_ids), .count_offset = offsetof(KpStreamsGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "IncludeTopologyDescription", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeRequest, include_topology_description), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeRequest_desc = {
+	.name = "StreamsGroupDescribeRequest",
+	.size = sizeof(KpStreamsGroupDescribeRequest),
+	.nfields = 3,
+	.fields = KpStreamsGroupDescribeRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupDescribeRequest_desc = {
+	.name = "StreamsGroupDescribeRequest",
+	.api_key = 89,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpStreamsGroupDescribeRequest_desc
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseKeyValue_fields[] = {
+	{.name = "Key", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseKeyValue, key), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Value", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseKeyValue, value), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseKeyValue_desc = {
+	.name = "KeyValue",
+	.size = sizeof(KpStreamsGroupDescribeResponseKeyValue),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseKeyValue_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopicInfo_fields[] = {
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopicInfo, name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopicInfo, partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ReplicationFactor", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopicInfo, replication_factor), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "TopicConfigs", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopicInfo, topic_configs), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopicInfo, n_topic_configs), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseKeyValue_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopicInfo_desc = {
+	.name = "TopicInfo",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopicInfo),
+	.nfields = 4,
+	.fields = KpStreamsGroupDescribeResponseTopicInfo_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseSubtopology_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "SourceTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, source_topics), .count_offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, n_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "RepartitionSinkTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, repartition_sink_topics), .count_offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, n_repartition_sink_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "StateChangelogTopics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, state_changelog_topics), .count_offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, n_state_changelog_topics), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopicInfo_desc, .default_null = false},
+	{.name = "RepartitionSourceTopics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, repartition_source_topics), .count_offset = offsetof(KpStreamsGroupDescribeResponseSubtopology, n_repartition_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopicInfo_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseSubtopology_desc = {
+	.name = "Subtopology",
+	.size = sizeof(KpStreamsGroupDescribeResponseSubtopology),
+	.nfields = 5,
+	.fields = KpStreamsGroupDescribeResponseSubtopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopology_fields[] = {
+	{.name = "Epoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopology, epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Subtopologies", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopology, subtopologies), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopology, n_subtopologies), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseSubtopology_desc, .default_null = true},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopology_desc = {
+	.name = "Topology",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopology),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseTopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseEndpoint_fields[] = {
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseEndpoint, host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_UINT16, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseEndpoint, port), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseEndpoint_desc = {
+	.name = "Endpoint",
+	.size = sizeof(KpStreamsGroupDescribeResponseEndpoint),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseEndpoint_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTaskOffset_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTaskOffset, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partition", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTaskOffset, partition), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Offset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTaskOffset, offset), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTaskOffset_desc = {
+	.name = "TaskOffset",
+	.size = sizeof(KpStreamsGroupDescribeResponseTaskOffset),
+	.nfields = 3,
+	.fields = KpStreamsGroupDescribeResponseTaskOffset_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTaskIds_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTaskIds, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTaskIds, partitions), .count_offset = offsetof(KpStreamsGroupDescribeResponseTaskIds, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTaskIds_desc = {
+	.name = "TaskIds",
+	.size = sizeof(KpStreamsGroupDescribeResponseTaskIds),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseTaskIds_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseAssignment_fields[] = {
+	{.name = "ActiveTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseAssignment, active_tasks), .count_offset = offsetof(KpStreamsGroupDescribeResponseAssignment, n_active_tasks), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTaskIds_desc, .default_null = false},
+	{.name = "StandbyTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseAssignment, standby_tasks), .count_offset = offsetof(KpStreamsGroupDescribeResponseAssignment, n_standby_tasks), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTaskIds_desc, .default_null = false},
+	{.name = "WarmupTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseAssignment, warmup_tasks), .count_offset = offsetof(KpStreamsGroupDescribeResponseAssignment, n_warmup_tasks), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTaskIds_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseAssignment_desc = {
+	.name = "Assignment",
+	.size = sizeof(KpStreamsGroupDescribeResponseAssignment),
+	.nfields = 3,
+	.fields = KpStreamsGroupDescribeResponseAssignment_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseMember_fields[] = {
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "TopologyEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, topology_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ProcessId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, process_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "UserEndpoint", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpStreamsGroupDescribeResponseMember, user_endpoint), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseEndpoint_desc, .default_null = true},
+	{.name = "ClientTags", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseMember, client_tags), .count_offset = offsetof(KpStreamsGroupDescribeResponseMember, n_client_tags), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseKeyValue_desc, .default_null = false},
+	{.name = "TaskOffsets", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseMember, task_offsets), .count_offset = offsetof(KpStreamsGroupDescribeResponseMember, n_task_offsets), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTaskOffset_desc, .default_null = false},
+	{.name = "TaskEndOffsets", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseMember, task_end_offsets), .count_offset = offsetof(KpStreamsGroupDescribeResponseMember, n_task_end_offsets), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTaskOffset_desc, .default_null = false},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "TargetAssignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, target_assignment), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "IsClassic", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseMember, is_classic), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseMember_desc = {
+	.name = "Member",
+	.size = sizeof(KpStreamsGroupDescribeResponseMember),
+	.nfields = 15,
+	.fields = KpStreamsGroupDescribeResponseMember_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopologyDescriptionNode_fields[] = {
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, name), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "NodeType", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, node_type), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "SourceTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, source_topics), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, n_source_topics), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+	{.name = "SinkTopic", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, sink_topic), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+	{.name = "Stores", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, stores), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, n_stores), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+	{.name = "Successors", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, successors), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionNode, n_successors), .versions = UINT64CONST(0x2), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopologyDescriptionNode_desc = {
+	.name = "TopologyDescriptionNode",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopologyDescriptionNode),
+	.nfields = 6,
+	.fields = KpStreamsGroupDescribeResponseTopologyDescriptionNode_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology, subtopology_id), .versions = UINT64CONST(0x2), .tag = -1, .default_string = ""},
+	{.name = "Nodes", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology, nodes), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology, n_nodes), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescriptionNode_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology_desc = {
+	.name = "TopologyDescriptionSubtopology",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore_fields[] = {
+	{.name = "Source", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore, source), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescriptionNode_desc, .default_null = false},
+	{.name = "Processor", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore, processor), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescriptionNode_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore_desc = {
+	.name = "TopologyDescriptionGlobalStore",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseTopologyDescription_fields[] = {
+	{.name = "Subtopologies", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescription, subtopologies), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescription, n_subtopologies), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology_desc, .default_null = false},
+	{.name = "GlobalStores", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescription, global_stores), .count_offset = offsetof(KpStreamsGroupDescribeResponseTopologyDescription, n_global_stores), .versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseTopologyDescription_desc = {
+	.name = "TopologyDescription",
+	.size = sizeof(KpStreamsGroupDescribeResponseTopologyDescription),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponseTopologyDescription_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponseDescribedGroup_fields[] = {
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Topology", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, topology), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopology_desc, .default_null = true},
+	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseMember_desc, .default_null = false},
+	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-2147483648)},
+	{.name = "TopologyDescription", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, topology_description), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseTopologyDescription_desc, .default_null = true},
+	{.name = "TopologyDescriptionStatus", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, topology_description_status), .versions = UINT64CONST(0x2), .tag = -1, .default_int = INT64CONST(0)},
+	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponseDescribedGroup_desc = {
+	.name = "DescribedGroup",
+	.size = sizeof(KpStreamsGroupDescribeResponseDescribedGroup),
+	.nfields = 12,
+	.fields = KpStreamsGroupDescribeResponseDescribedGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupDescribeResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupDescribeResponse, groups), .count_offset = offsetof(KpStreamsGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupDescribeResponseDescribedGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupDescribeResponse_desc = {
+	.name = "StreamsGroupDescribeResponse",
+	.size = sizeof(KpStreamsGroupDescribeResponse),
+	.nfields = 2,
+	.fields = KpStreamsGroupDescribeResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupDescribeResponse_desc = {
+	.name = "StreamsGroupDescribeResponse",
+	.api_key = 89,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpStreamsGroupDescribeResponse_desc
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestKeyValue_fields[] = {
+	{.name = "Key", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestKeyValue, key), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Value", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestKeyValue, value), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestKeyValue_desc = {
+	.name = "KeyValue",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestKeyValue),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatRequestKeyValue_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestTopicInfo_fields[] = {
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopicInfo, name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopicInfo, partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ReplicationFactor", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopicInfo, replication_factor), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "TopicConfigs", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopicInfo, topic_configs), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestTopicInfo, n_topic_configs), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestKeyValue_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestTopicInfo_desc = {
+	.name = "TopicInfo",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestTopicInfo),
+	.nfields = 4,
+	.fields = KpStreamsGroupHeartbeatRequestTopicInfo_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestCopartitionGroup_fields[] = {
+	{.name = "SourceTopics", .type = KP_T_INT16, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, source_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, n_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "SourceTopicRegex", .type = KP_T_INT16, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, source_topic_regex), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, n_source_topic_regex), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "RepartitionSourceTopics", .type = KP_T_INT16, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, repartition_source_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestCopartitionGroup, n_repartition_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestCopartitionGroup_desc = {
+	.name = "CopartitionGroup",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestCopartitionGroup),
+	.nfields = 3,
+	.fields = KpStreamsGroupHeartbeatRequestCopartitionGroup_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestSubtopology_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "SourceTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, source_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "SourceTopicRegex", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, source_topic_regex), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_source_topic_regex), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "StateChangelogTopics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, state_changelog_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_state_changelog_topics), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTopicInfo_desc, .default_null = false},
+	{.name = "RepartitionSinkTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, repartition_sink_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_repartition_sink_topics), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "RepartitionSourceTopics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, repartition_source_topics), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_repartition_source_topics), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTopicInfo_desc, .default_null = false},
+	{.name = "CopartitionGroups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, copartition_groups), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestSubtopology, n_copartition_groups), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestCopartitionGroup_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestSubtopology_desc = {
+	.name = "Subtopology",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestSubtopology),
+	.nfields = 7,
+	.fields = KpStreamsGroupHeartbeatRequestSubtopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestTopology_fields[] = {
+	{.name = "Epoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopology, epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Subtopologies", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestTopology, subtopologies), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestTopology, n_subtopologies), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestSubtopology_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestTopology_desc = {
+	.name = "Topology",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestTopology),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatRequestTopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestTaskIds_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTaskIds, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequestTaskIds, partitions), .count_offset = offsetof(KpStreamsGroupHeartbeatRequestTaskIds, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestTaskIds_desc = {
+	.name = "TaskIds",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestTaskIds),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatRequestTaskIds_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestEndpoint_fields[] = {
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestEndpoint, host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_UINT16, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestEndpoint, port), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestEndpoint_desc = {
+	.name = "Endpoint",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestEndpoint),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatRequestEndpoint_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequestTaskOffset_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTaskOffset, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partition", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTaskOffset, partition), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Offset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequestTaskOffset, offset), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequestTaskOffset_desc = {
+	.name = "TaskOffset",
+	.size = sizeof(KpStreamsGroupHeartbeatRequestTaskOffset),
+	.nfields = 3,
+	.fields = KpStreamsGroupHeartbeatRequestTaskOffset_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "EndpointInformationEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, endpoint_information_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RebalanceTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, rebalance_timeout_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "Topology", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpStreamsGroupHeartbeatRequest, topology), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTopology_desc, .default_null = true},
+	{.name = "ActiveTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, active_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_active_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTaskIds_desc, .default_null = true},
+	{.name = "StandbyTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, standby_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_standby_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTaskIds_desc, .default_null = true},
+	{.name = "WarmupTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, warmup_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_warmup_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTaskIds_desc, .default_null = true},
+	{.name = "ProcessId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, process_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "UserEndpoint", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpStreamsGroupHeartbeatRequest, user_endpoint), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestEndpoint_desc, .default_null = true},
+	{.name = "ClientTags", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, client_tags), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_client_tags), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestKeyValue_desc, .default_null = true},
+	{.name = "TaskOffsets", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, task_offsets), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_task_offsets), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTaskOffset_desc, .default_null = true},
+	{.name = "TaskEndOffsets", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatRequest, task_end_offsets), .count_offset = offsetof(KpStreamsGroupHeartbeatRequest, n_task_end_offsets), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatRequestTaskOffset_desc, .default_null = true},
+	{.name = "ShutdownApplication", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatRequest, shutdown_application), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatRequest_desc = {
+	.name = "StreamsGroupHeartbeatRequest",
+	.size = sizeof(KpStreamsGroupHeartbeatRequest),
+	.nfields = 17,
+	.fields = KpStreamsGroupHeartbeatRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupHeartbeatRequest_desc = {
+	.name = "StreamsGroupHeartbeatRequest",
+	.api_key = 88,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpStreamsGroupHeartbeatRequest_desc
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponseStatus_fields[] = {
+	{.name = "StatusCode", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseStatus, status_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "StatusDetail", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseStatus, status_detail), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponseStatus_desc = {
+	.name = "Status",
+	.size = sizeof(KpStreamsGroupHeartbeatResponseStatus),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatResponseStatus_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponseTaskIds_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseTaskIds, subtopology_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponseTaskIds, partitions), .count_offset = offsetof(KpStreamsGroupHeartbeatResponseTaskIds, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponseTaskIds_desc = {
+	.name = "TaskIds",
+	.size = sizeof(KpStreamsGroupHeartbeatResponseTaskIds),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatResponseTaskIds_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponseEndpoint_fields[] = {
+	{.name = "Host", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseEndpoint, host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Port", .type = KP_T_UINT16, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseEndpoint, port), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponseEndpoint_desc = {
+	.name = "Endpoint",
+	.size = sizeof(KpStreamsGroupHeartbeatResponseEndpoint),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatResponseEndpoint_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponseTopicPartition_fields[] = {
+	{.name = "Topic", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseTopicPartition, topic), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponseTopicPartition, partitions), .count_offset = offsetof(KpStreamsGroupHeartbeatResponseTopicPartition, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponseTopicPartition_desc = {
+	.name = "TopicPartition",
+	.size = sizeof(KpStreamsGroupHeartbeatResponseTopicPartition),
+	.nfields = 2,
+	.fields = KpStreamsGroupHeartbeatResponseTopicPartition_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponseEndpointToPartitions_fields[] = {
+	{.name = "UserEndpoint", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponseEndpointToPartitions, user_endpoint), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseEndpoint_desc, .default_null = false},
+	{.name = "ActivePartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponseEndpointToPartitions, active_partitions), .count_offset = offsetof(KpStreamsGroupHeartbeatResponseEndpointToPartitions, n_active_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseTopicPartition_desc, .default_null = false},
+	{.name = "StandbyPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponseEndpointToPartitions, standby_partitions), .count_offset = offsetof(KpStreamsGroupHeartbeatResponseEndpointToPartitions, n_standby_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseTopicPartition_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponseEndpointToPartitions_desc = {
+	.name = "EndpointToPartitions",
+	.size = sizeof(KpStreamsGroupHeartbeatResponseEndpointToPartitions),
+	.nfields = 3,
+	.fields = KpStreamsGroupHeartbeatResponseEndpointToPartitions_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupHeartbeatResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "AcceptableRecoveryLagLegacy", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, acceptable_recovery_lag_legacy), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "TaskOffsetIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, task_offset_interval_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "AcceptableRecoveryLag", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, acceptable_recovery_lag), .versions = UINT64CONST(0x2), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "Status", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponse, status), .count_offset = offsetof(KpStreamsGroupHeartbeatResponse, n_status), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseStatus_desc, .default_null = false},
+	{.name = "ActiveTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponse, active_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatResponse, n_active_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseTaskIds_desc, .default_null = true},
+	{.name = "StandbyTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponse, standby_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatResponse, n_standby_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseTaskIds_desc, .default_null = true},
+	{.name = "WarmupTasks", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponse, warmup_tasks), .count_offset = offsetof(KpStreamsGroupHeartbeatResponse, n_warmup_tasks), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseTaskIds_desc, .default_null = true},
+	{.name = "TopologyDescriptionRequired", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, topology_description_required), .versions = UINT64CONST(0x2), .tag = -1, .default_int = 0},
+	{.name = "EndpointInformationEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupHeartbeatResponse, endpoint_information_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "PartitionsByUserEndpoint", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupHeartbeatResponse, partitions_by_user_endpoint), .count_offset = offsetof(KpStreamsGroupHeartbeatResponse, n_partitions_by_user_endpoint), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpStreamsGroupHeartbeatResponseEndpointToPartitions_desc, .default_null = true},
+};
+
+static const KpStructDesc KpStreamsGroupHeartbeatResponse_desc = {
+	.name = "StreamsGroupHeartbeatResponse",
+	.size = sizeof(KpStreamsGroupHeartbeatResponse),
+	.nfields = 16,
+	.fields = KpStreamsGroupHeartbeatResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupHeartbeatResponse_desc = {
+	.name = "StreamsGroupHeartbeatResponse",
+	.api_key = 88,
+	.min_version = 0,
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
+	.root = &KpStreamsGroupHeartbeatResponse_desc
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_fields[] = {
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "NodeType", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, node_type), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "SourceTopics", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, source_topics), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, n_source_topics), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "SinkTopic", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, sink_topic), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+	{.name = "Stores", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, stores), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, n_stores), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "Successors", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, successors), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode, n_successors), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_desc = {
+	.name = "TopologyDescriptionNode",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode),
+	.nfields = 6,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology_fields[] = {
+	{.name = "SubtopologyId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology, subtopology_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "Nodes", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology, nodes), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology, n_nodes), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology_desc = {
+	.name = "TopologyDescriptionSubtopology",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology),
+	.nfields = 2,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore_fields[] = {
+	{.name = "Source", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore, source), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_desc, .default_null = false},
+	{.name = "Processor", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore, processor), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore_desc = {
+	.name = "TopologyDescriptionGlobalStore",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore),
+	.nfields = 2,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription_fields[] = {
+	{.name = "Subtopologies", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription, subtopologies), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription, n_subtopologies), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology_desc, .default_null = false},
+	{.name = "GlobalStores", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription, global_stores), .count_offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription, n_global_stores), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription_desc = {
+	.name = "TopologyDescription",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription),
+	.nfields = 2,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateRequest_fields[] = {
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequest, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequest, member_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+	{.name = "TopologyEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequest, topology_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "TopologyDescription", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateRequest, topology_description), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription_desc, .default_null = false},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateRequest_desc = {
+	.name = "StreamsGroupTopologyDescriptionUpdateRequest",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateRequest),
+	.nfields = 4,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupTopologyDescriptionUpdateRequest_desc = {
+	.name = "StreamsGroupTopologyDescriptionUpdateRequest",
+	.api_key = 93,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpStreamsGroupTopologyDescriptionUpdateRequest_desc
+};
+
+static const KpFieldDesc KpStreamsGroupTopologyDescriptionUpdateResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpStreamsGroupTopologyDescriptionUpdateResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
+};
+
+static const KpStructDesc KpStreamsGroupTopologyDescriptionUpdateResponse_desc = {
+	.name = "StreamsGroupTopologyDescriptionUpdateResponse",
+	.size = sizeof(KpStreamsGroupTopologyDescriptionUpdateResponse),
+	.nfields = 3,
+	.fields = KpStreamsGroupTopologyDescriptionUpdateResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_StreamsGroupTopologyDescriptionUpdateResponse_desc = {
+	.name = "StreamsGroupTopologyDescriptionUpdateResponse",
+	.api_key = 93,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpStreamsGroupTopologyDescriptionUpdateResponse_desc
+};
+
 static const KpFieldDesc KpSyncGroupRequestAssignment_fields[] = {
 	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpSyncGroupRequestAssignment, member_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
 	{.name = "Assignment", .type = KP_T_BYTES, .flags = 0, .offset = offsetof(KpSyncGroupRequestAssignment, assignment), .versions = UINT64CONST(0x3f), .tag = -1, .default_null = false},
@@ -4837,7 +7035,7 @@ static const KpFieldDesc KpTxnOffsetCommitRequest_fields[] = {
 	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
 	{.name = "ProducerId", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
 	{.name = "ProducerEpoch", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_epoch), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "GenerationId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, generation_id), .versions = UINT64CONST(0x38), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "GenerationIdOrMemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, generation_id_or_member_epoch), .versions = UINT64CONST(0x38), .tag = -1, .default_int = INT64CONST(-1)},
 	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, member_id), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
 	{.name = "GroupInstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_instance_id), .versions = UINT64CONST(0x38), .nullable_versions = UINT64CONST(0x38), .tag = -1, .default_null = true},
 	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitRequest, topics), .count_offset = offsetof(KpTxnOffsetCommitRequest, n_topics), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpTxnOffsetCommitRequestTopic_desc, .default_null = false},
@@ -4910,6 +7108,98 @@ const KpMessageDesc kp_TxnOffsetCommitResponse_desc = {
 	.max_version = 5,
 	.flexible_versions = UINT64CONST(0x38),
 	.root = &KpTxnOffsetCommitResponse_desc
+};
+
+static const KpFieldDesc KpUnregisterBrokerRequest_fields[] = {
+	{.name = "BrokerId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpUnregisterBrokerRequest, broker_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpUnregisterBrokerRequest_desc = {
+	.name = "UnregisterBrokerRequest",
+	.size = sizeof(KpUnregisterBrokerRequest),
+	.nfields = 1,
+	.fields = KpUnregisterBrokerRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_UnregisterBrokerRequest_desc = {
+	.name = "UnregisterBrokerRequest",
+	.api_key = 64,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpUnregisterBrokerRequest_desc
+};
+
+static const KpFieldDesc KpUnregisterBrokerResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpUnregisterBrokerResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpUnregisterBrokerResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpUnregisterBrokerResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpUnregisterBrokerResponse_desc = {
+	.name = "UnregisterBrokerResponse",
+	.size = sizeof(KpUnregisterBrokerResponse),
+	.nfields = 3,
+	.fields = KpUnregisterBrokerResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_UnregisterBrokerResponse_desc = {
+	.name = "UnregisterBrokerResponse",
+	.api_key = 64,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpUnregisterBrokerResponse_desc
+};
+
+static const KpFieldDesc KpUnregisterControllerRequest_fields[] = {
+	{.name = "ControllerId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpUnregisterControllerRequest, controller_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+};
+
+static const KpStructDesc KpUnregisterControllerRequest_desc = {
+	.name = "UnregisterControllerRequest",
+	.size = sizeof(KpUnregisterControllerRequest),
+	.nfields = 1,
+	.fields = KpUnregisterControllerRequest_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_UnregisterControllerRequest_desc = {
+	.name = "UnregisterControllerRequest",
+	.api_key = 94,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpUnregisterControllerRequest_desc
+};
+
+static const KpFieldDesc KpUnregisterControllerResponse_fields[] = {
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpUnregisterControllerResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpUnregisterControllerResponse, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpUnregisterControllerResponse, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
+};
+
+static const KpStructDesc KpUnregisterControllerResponse_desc = {
+	.name = "UnregisterControllerResponse",
+	.size = sizeof(KpUnregisterControllerResponse),
+	.nfields = 3,
+	.fields = KpUnregisterControllerResponse_fields,
+	.ntagged = 0,
+	.tag_order = NULL
+};
+
+const KpMessageDesc kp_UnregisterControllerResponse_desc = {
+	.name = "UnregisterControllerResponse",
+	.api_key = 94,
+	.min_version = 0,
+	.max_version = 0,
+	.flexible_versions = UINT64CONST(0x1),
+	.root = &KpUnregisterControllerResponse_desc
 };
 
 static const KpFieldDesc KpUpdateFeaturesRequestFeatureUpdateKey_fields[] = {
@@ -5110,223 +7400,6 @@ const KpMessageDesc kp_WriteTxnMarkersResponse_desc = {
 	.root = &KpWriteTxnMarkersResponse_desc
 };
 
-static const KpFieldDesc KpConsumerGroupHeartbeatRequestTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequestTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupHeartbeatRequestTopicPartitions_desc = {
-	.name = "TopicPartitions",
-	.size = sizeof(KpConsumerGroupHeartbeatRequestTopicPartitions),
-	.nfields = 2,
-	.fields = KpConsumerGroupHeartbeatRequestTopicPartitions_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupHeartbeatRequest_fields[] = {
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "RebalanceTimeoutMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, rebalance_timeout_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_subscribed_topic_names), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, subscribed_topic_regex), .versions = UINT64CONST(0x2), .nullable_versions = UINT64CONST(0x2), .tag = -1, .default_null = true},
-	{.name = "ServerAssignor", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatRequest, server_assignor), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatRequest, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatRequest, n_topic_partitions), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatRequestTopicPartitions_desc, .default_null = true},
-};
-
-static const KpStructDesc KpConsumerGroupHeartbeatRequest_desc = {
-	.name = "ConsumerGroupHeartbeatRequest",
-	.size = sizeof(KpConsumerGroupHeartbeatRequest),
-	.nfields = 10,
-	.fields = KpConsumerGroupHeartbeatRequest_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc = {
-	.name = "ConsumerGroupHeartbeatRequest",
-	.api_key = 68,
-	.min_version = 0,
-	.max_version = 1,
-	.flexible_versions = UINT64CONST(0x3),
-	.root = &KpConsumerGroupHeartbeatRequest_desc
-};
-
-static const KpFieldDesc KpConsumerGroupHeartbeatResponseTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupHeartbeatResponseTopicPartitions_desc = {
-	.name = "TopicPartitions",
-	.size = sizeof(KpConsumerGroupHeartbeatResponseTopicPartitions),
-	.nfields = 2,
-	.fields = KpConsumerGroupHeartbeatResponseTopicPartitions_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupHeartbeatResponseAssignment_fields[] = {
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupHeartbeatResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseTopicPartitions_desc, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupHeartbeatResponseAssignment_desc = {
-	.name = "Assignment",
-	.size = sizeof(KpConsumerGroupHeartbeatResponseAssignment),
-	.nfields = 1,
-	.fields = KpConsumerGroupHeartbeatResponseAssignment_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupHeartbeatResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "HeartbeatIntervalMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupHeartbeatResponse, heartbeat_interval_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
-	{.name = "Assignment", .type = KP_T_STRUCT, .flags = KP_F_POINTER, .offset = offsetof(KpConsumerGroupHeartbeatResponse, assignment), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupHeartbeatResponseAssignment_desc, .default_null = true},
-};
-
-static const KpStructDesc KpConsumerGroupHeartbeatResponse_desc = {
-	.name = "ConsumerGroupHeartbeatResponse",
-	.size = sizeof(KpConsumerGroupHeartbeatResponse),
-	.nfields = 7,
-	.fields = KpConsumerGroupHeartbeatResponse_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc = {
-	.name = "ConsumerGroupHeartbeatResponse",
-	.api_key = 68,
-	.min_version = 0,
-	.max_version = 1,
-	.flexible_versions = UINT64CONST(0x3),
-	.root = &KpConsumerGroupHeartbeatResponse_desc
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeRequest_fields[] = {
-	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeRequest, group_ids), .count_offset = offsetof(KpConsumerGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
-	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeRequest_desc = {
-	.name = "ConsumerGroupDescribeRequest",
-	.size = sizeof(KpConsumerGroupDescribeRequest),
-	.nfields = 2,
-	.fields = KpConsumerGroupDescribeRequest_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc = {
-	.name = "ConsumerGroupDescribeRequest",
-	.api_key = 69,
-	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
-	.root = &KpConsumerGroupDescribeRequest_desc
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeResponseTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeResponseTopicPartitions_desc = {
-	.name = "TopicPartitions",
-	.size = sizeof(KpConsumerGroupDescribeResponseTopicPartitions),
-	.nfields = 3,
-	.fields = KpConsumerGroupDescribeResponseTopicPartitions_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeResponseAssignment_fields[] = {
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseTopicPartitions_desc, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeResponseAssignment_desc = {
-	.name = "Assignment",
-	.size = sizeof(KpConsumerGroupDescribeResponseAssignment),
-	.nfields = 1,
-	.fields = KpConsumerGroupDescribeResponseAssignment_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeResponseMember_fields[] = {
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, instance_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupDescribeResponseMember, n_subscribed_topic_names), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
-	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_regex), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
-	{.name = "TargetAssignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, target_assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeResponseMember_desc = {
-	.name = "Member",
-	.size = sizeof(KpConsumerGroupDescribeResponseMember),
-	.nfields = 10,
-	.fields = KpConsumerGroupDescribeResponseMember_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeResponseDescribedGroup_fields[] = {
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseMember_desc, .default_null = false},
-	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = INT64CONST(-2147483648)},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeResponseDescribedGroup_desc = {
-	.name = "DescribedGroup",
-	.size = sizeof(KpConsumerGroupDescribeResponseDescribedGroup),
-	.nfields = 9,
-	.fields = KpConsumerGroupDescribeResponseDescribedGroup_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-static const KpFieldDesc KpConsumerGroupDescribeResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponse, groups), .count_offset = offsetof(KpConsumerGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseDescribedGroup_desc, .default_null = false},
-};
-
-static const KpStructDesc KpConsumerGroupDescribeResponse_desc = {
-	.name = "ConsumerGroupDescribeResponse",
-	.size = sizeof(KpConsumerGroupDescribeResponse),
-	.nfields = 2,
-	.fields = KpConsumerGroupDescribeResponse_fields,
-	.ntagged = 0,
-	.tag_order = NULL
-};
-
-const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc = {
-	.name = "ConsumerGroupDescribeResponse",
-	.api_key = 69,
-	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
-	.root = &KpConsumerGroupDescribeResponse_desc
-};
-
 /* Every API the codec knows, ordered by API key. */
 const KpApiEntry kp_api_table[] = {
 	{0, "Produce", &kp_ProduceRequest_desc, &kp_ProduceResponse_desc, 9, KP_API_PRODUCE_MIN_VERSION, KP_API_PRODUCE_MAX_VERSION},
@@ -5363,6 +7436,10 @@ const KpApiEntry kp_api_table[] = {
 	{35, "DescribeLogDirs", &kp_DescribeLogDirsRequest_desc, &kp_DescribeLogDirsResponse_desc, 2, KP_API_DESCRIBE_LOG_DIRS_MIN_VERSION, KP_API_DESCRIBE_LOG_DIRS_MAX_VERSION},
 	{36, "SaslAuthenticate", &kp_SaslAuthenticateRequest_desc, &kp_SaslAuthenticateResponse_desc, 2, KP_API_SASL_AUTHENTICATE_MIN_VERSION, KP_API_SASL_AUTHENTICATE_MAX_VERSION},
 	{37, "CreatePartitions", &kp_CreatePartitionsRequest_desc, &kp_CreatePartitionsResponse_desc, 2, KP_API_CREATE_PARTITIONS_MIN_VERSION, KP_API_CREATE_PARTITIONS_MAX_VERSION},
+	{38, "CreateDelegationToken", &kp_CreateDelegationTokenRequest_desc, &kp_CreateDelegationTokenResponse_desc, 2, KP_API_CREATE_DELEGATION_TOKEN_MIN_VERSION, KP_API_CREATE_DELEGATION_TOKEN_MAX_VERSION},
+	{39, "RenewDelegationToken", &kp_RenewDelegationTokenRequest_desc, &kp_RenewDelegationTokenResponse_desc, 2, KP_API_RENEW_DELEGATION_TOKEN_MIN_VERSION, KP_API_RENEW_DELEGATION_TOKEN_MAX_VERSION},
+	{40, "ExpireDelegationToken", &kp_ExpireDelegationTokenRequest_desc, &kp_ExpireDelegationTokenResponse_desc, 2, KP_API_EXPIRE_DELEGATION_TOKEN_MIN_VERSION, KP_API_EXPIRE_DELEGATION_TOKEN_MAX_VERSION},
+	{41, "DescribeDelegationToken", &kp_DescribeDelegationTokenRequest_desc, &kp_DescribeDelegationTokenResponse_desc, 2, KP_API_DESCRIBE_DELEGATION_TOKEN_MIN_VERSION, KP_API_DESCRIBE_DELEGATION_TOKEN_MAX_VERSION},
 	{42, "DeleteGroups", &kp_DeleteGroupsRequest_desc, &kp_DeleteGroupsResponse_desc, 2, KP_API_DELETE_GROUPS_MIN_VERSION, KP_API_DELETE_GROUPS_MAX_VERSION},
 	{43, "ElectLeaders", &kp_ElectLeadersRequest_desc, &kp_ElectLeadersResponse_desc, 2, KP_API_ELECT_LEADERS_MIN_VERSION, KP_API_ELECT_LEADERS_MAX_VERSION},
 	{44, "IncrementalAlterConfigs", &kp_IncrementalAlterConfigsRequest_desc, &kp_IncrementalAlterConfigsResponse_desc, 1, KP_API_INCREMENTAL_ALTER_CONFIGS_MIN_VERSION, KP_API_INCREMENTAL_ALTER_CONFIGS_MAX_VERSION},
@@ -5377,12 +7454,28 @@ const KpApiEntry kp_api_table[] = {
 	{57, "UpdateFeatures", &kp_UpdateFeaturesRequest_desc, &kp_UpdateFeaturesResponse_desc, 0, KP_API_UPDATE_FEATURES_MIN_VERSION, KP_API_UPDATE_FEATURES_MAX_VERSION},
 	{60, "DescribeCluster", &kp_DescribeClusterRequest_desc, &kp_DescribeClusterResponse_desc, 0, KP_API_DESCRIBE_CLUSTER_MIN_VERSION, KP_API_DESCRIBE_CLUSTER_MAX_VERSION},
 	{61, "DescribeProducers", &kp_DescribeProducersRequest_desc, &kp_DescribeProducersResponse_desc, 0, KP_API_DESCRIBE_PRODUCERS_MIN_VERSION, KP_API_DESCRIBE_PRODUCERS_MAX_VERSION},
+	{64, "UnregisterBroker", &kp_UnregisterBrokerRequest_desc, &kp_UnregisterBrokerResponse_desc, 0, KP_API_UNREGISTER_BROKER_MIN_VERSION, KP_API_UNREGISTER_BROKER_MAX_VERSION},
 	{65, "DescribeTransactions", &kp_DescribeTransactionsRequest_desc, &kp_DescribeTransactionsResponse_desc, 0, KP_API_DESCRIBE_TRANSACTIONS_MIN_VERSION, KP_API_DESCRIBE_TRANSACTIONS_MAX_VERSION},
 	{66, "ListTransactions", &kp_ListTransactionsRequest_desc, &kp_ListTransactionsResponse_desc, 0, KP_API_LIST_TRANSACTIONS_MIN_VERSION, KP_API_LIST_TRANSACTIONS_MAX_VERSION},
 	{68, "ConsumerGroupHeartbeat", &kp_ConsumerGroupHeartbeatRequest_desc, &kp_ConsumerGroupHeartbeatResponse_desc, 0, KP_API_CONSUMER_GROUP_HEARTBEAT_MIN_VERSION, KP_API_CONSUMER_GROUP_HEARTBEAT_MAX_VERSION},
 	{69, "ConsumerGroupDescribe", &kp_ConsumerGroupDescribeRequest_desc, &kp_ConsumerGroupDescribeResponse_desc, 0, KP_API_CONSUMER_GROUP_DESCRIBE_MIN_VERSION, KP_API_CONSUMER_GROUP_DESCRIBE_MAX_VERSION},
+	{71, "GetTelemetrySubscriptions", &kp_GetTelemetrySubscriptionsRequest_desc, &kp_GetTelemetrySubscriptionsResponse_desc, 0, KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MIN_VERSION, KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MAX_VERSION},
+	{72, "PushTelemetry", &kp_PushTelemetryRequest_desc, &kp_PushTelemetryResponse_desc, 0, KP_API_PUSH_TELEMETRY_MIN_VERSION, KP_API_PUSH_TELEMETRY_MAX_VERSION},
 	{74, "ListConfigResources", &kp_ListConfigResourcesRequest_desc, &kp_ListConfigResourcesResponse_desc, 0, KP_API_LIST_CONFIG_RESOURCES_MIN_VERSION, KP_API_LIST_CONFIG_RESOURCES_MAX_VERSION},
 	{75, "DescribeTopicPartitions", &kp_DescribeTopicPartitionsRequest_desc, &kp_DescribeTopicPartitionsResponse_desc, 0, KP_API_DESCRIBE_TOPIC_PARTITIONS_MIN_VERSION, KP_API_DESCRIBE_TOPIC_PARTITIONS_MAX_VERSION},
+	{76, "ShareGroupHeartbeat", &kp_ShareGroupHeartbeatRequest_desc, &kp_ShareGroupHeartbeatResponse_desc, 1, KP_API_SHARE_GROUP_HEARTBEAT_MIN_VERSION, KP_API_SHARE_GROUP_HEARTBEAT_MAX_VERSION},
+	{77, "ShareGroupDescribe", &kp_ShareGroupDescribeRequest_desc, &kp_ShareGroupDescribeResponse_desc, 1, KP_API_SHARE_GROUP_DESCRIBE_MIN_VERSION, KP_API_SHARE_GROUP_DESCRIBE_MAX_VERSION},
+	{78, "ShareFetch", &kp_ShareFetchRequest_desc, &kp_ShareFetchResponse_desc, 1, KP_API_SHARE_FETCH_MIN_VERSION, KP_API_SHARE_FETCH_MAX_VERSION},
+	{79, "ShareAcknowledge", &kp_ShareAcknowledgeRequest_desc, &kp_ShareAcknowledgeResponse_desc, 1, KP_API_SHARE_ACKNOWLEDGE_MIN_VERSION, KP_API_SHARE_ACKNOWLEDGE_MAX_VERSION},
+	{80, "AddRaftVoter", &kp_AddRaftVoterRequest_desc, &kp_AddRaftVoterResponse_desc, 0, KP_API_ADD_RAFT_VOTER_MIN_VERSION, KP_API_ADD_RAFT_VOTER_MAX_VERSION},
+	{81, "RemoveRaftVoter", &kp_RemoveRaftVoterRequest_desc, &kp_RemoveRaftVoterResponse_desc, 0, KP_API_REMOVE_RAFT_VOTER_MIN_VERSION, KP_API_REMOVE_RAFT_VOTER_MAX_VERSION},
+	{88, "StreamsGroupHeartbeat", &kp_StreamsGroupHeartbeatRequest_desc, &kp_StreamsGroupHeartbeatResponse_desc, 0, KP_API_STREAMS_GROUP_HEARTBEAT_MIN_VERSION, KP_API_STREAMS_GROUP_HEARTBEAT_MAX_VERSION},
+	{89, "StreamsGroupDescribe", &kp_StreamsGroupDescribeRequest_desc, &kp_StreamsGroupDescribeResponse_desc, 0, KP_API_STREAMS_GROUP_DESCRIBE_MIN_VERSION, KP_API_STREAMS_GROUP_DESCRIBE_MAX_VERSION},
+	{90, "DescribeShareGroupOffsets", &kp_DescribeShareGroupOffsetsRequest_desc, &kp_DescribeShareGroupOffsetsResponse_desc, 0, KP_API_DESCRIBE_SHARE_GROUP_OFFSETS_MIN_VERSION, KP_API_DESCRIBE_SHARE_GROUP_OFFSETS_MAX_VERSION},
+	{91, "AlterShareGroupOffsets", &kp_AlterShareGroupOffsetsRequest_desc, &kp_AlterShareGroupOffsetsResponse_desc, 0, KP_API_ALTER_SHARE_GROUP_OFFSETS_MIN_VERSION, KP_API_ALTER_SHARE_GROUP_OFFSETS_MAX_VERSION},
+	{92, "DeleteShareGroupOffsets", &kp_DeleteShareGroupOffsetsRequest_desc, &kp_DeleteShareGroupOffsetsResponse_desc, 0, KP_API_DELETE_SHARE_GROUP_OFFSETS_MIN_VERSION, KP_API_DELETE_SHARE_GROUP_OFFSETS_MAX_VERSION},
+	{93, "StreamsGroupTopologyDescriptionUpdate", &kp_StreamsGroupTopologyDescriptionUpdateRequest_desc, &kp_StreamsGroupTopologyDescriptionUpdateResponse_desc, 0, KP_API_STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE_MIN_VERSION, KP_API_STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE_MAX_VERSION},
+	{94, "UnregisterController", &kp_UnregisterControllerRequest_desc, &kp_UnregisterControllerResponse_desc, 0, KP_API_UNREGISTER_CONTROLLER_MIN_VERSION, KP_API_UNREGISTER_CONTROLLER_MAX_VERSION},
 };
 
 const int kp_api_table_len = lengthof(kp_api_table);
@@ -5393,6 +7486,8 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_AddOffsetsToTxnResponse_desc,
 	&kp_AddPartitionsToTxnRequest_desc,
 	&kp_AddPartitionsToTxnResponse_desc,
+	&kp_AddRaftVoterRequest_desc,
+	&kp_AddRaftVoterResponse_desc,
 	&kp_AlterClientQuotasRequest_desc,
 	&kp_AlterClientQuotasResponse_desc,
 	&kp_AlterConfigsRequest_desc,
@@ -5401,14 +7496,22 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_AlterPartitionReassignmentsResponse_desc,
 	&kp_AlterReplicaLogDirsRequest_desc,
 	&kp_AlterReplicaLogDirsResponse_desc,
+	&kp_AlterShareGroupOffsetsRequest_desc,
+	&kp_AlterShareGroupOffsetsResponse_desc,
 	&kp_AlterUserScramCredentialsRequest_desc,
 	&kp_AlterUserScramCredentialsResponse_desc,
 	&kp_ApiVersionsRequest_desc,
 	&kp_ApiVersionsResponse_desc,
+	&kp_ConsumerGroupDescribeRequest_desc,
+	&kp_ConsumerGroupDescribeResponse_desc,
+	&kp_ConsumerGroupHeartbeatRequest_desc,
+	&kp_ConsumerGroupHeartbeatResponse_desc,
 	&kp_ConsumerProtocolAssignment_desc,
 	&kp_ConsumerProtocolSubscription_desc,
 	&kp_CreateAclsRequest_desc,
 	&kp_CreateAclsResponse_desc,
+	&kp_CreateDelegationTokenRequest_desc,
+	&kp_CreateDelegationTokenResponse_desc,
 	&kp_CreatePartitionsRequest_desc,
 	&kp_CreatePartitionsResponse_desc,
 	&kp_CreateTopicsRequest_desc,
@@ -5419,6 +7522,8 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_DeleteGroupsResponse_desc,
 	&kp_DeleteRecordsRequest_desc,
 	&kp_DeleteRecordsResponse_desc,
+	&kp_DeleteShareGroupOffsetsRequest_desc,
+	&kp_DeleteShareGroupOffsetsResponse_desc,
 	&kp_DeleteTopicsRequest_desc,
 	&kp_DeleteTopicsResponse_desc,
 	&kp_DescribeAclsRequest_desc,
@@ -5429,6 +7534,8 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_DescribeClusterResponse_desc,
 	&kp_DescribeConfigsRequest_desc,
 	&kp_DescribeConfigsResponse_desc,
+	&kp_DescribeDelegationTokenRequest_desc,
+	&kp_DescribeDelegationTokenResponse_desc,
 	&kp_DescribeGroupsRequest_desc,
 	&kp_DescribeGroupsResponse_desc,
 	&kp_DescribeLogDirsRequest_desc,
@@ -5437,6 +7544,8 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_DescribeProducersResponse_desc,
 	&kp_DescribeQuorumRequest_desc,
 	&kp_DescribeQuorumResponse_desc,
+	&kp_DescribeShareGroupOffsetsRequest_desc,
+	&kp_DescribeShareGroupOffsetsResponse_desc,
 	&kp_DescribeTopicPartitionsRequest_desc,
 	&kp_DescribeTopicPartitionsResponse_desc,
 	&kp_DescribeTransactionsRequest_desc,
@@ -5447,10 +7556,14 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_ElectLeadersResponse_desc,
 	&kp_EndTxnRequest_desc,
 	&kp_EndTxnResponse_desc,
+	&kp_ExpireDelegationTokenRequest_desc,
+	&kp_ExpireDelegationTokenResponse_desc,
 	&kp_FetchRequest_desc,
 	&kp_FetchResponse_desc,
 	&kp_FindCoordinatorRequest_desc,
 	&kp_FindCoordinatorResponse_desc,
+	&kp_GetTelemetrySubscriptionsRequest_desc,
+	&kp_GetTelemetrySubscriptionsResponse_desc,
 	&kp_HeartbeatRequest_desc,
 	&kp_HeartbeatResponse_desc,
 	&kp_IncrementalAlterConfigsRequest_desc,
@@ -5483,24 +7596,44 @@ const KpMessageDesc *const kp_all_messages[] = {
 	&kp_OffsetForLeaderEpochResponse_desc,
 	&kp_ProduceRequest_desc,
 	&kp_ProduceResponse_desc,
+	&kp_PushTelemetryRequest_desc,
+	&kp_PushTelemetryResponse_desc,
+	&kp_RemoveRaftVoterRequest_desc,
+	&kp_RemoveRaftVoterResponse_desc,
+	&kp_RenewDelegationTokenRequest_desc,
+	&kp_RenewDelegationTokenResponse_desc,
 	&kp_RequestHeader_desc,
 	&kp_ResponseHeader_desc,
 	&kp_SaslAuthenticateRequest_desc,
 	&kp_SaslAuthenticateResponse_desc,
 	&kp_SaslHandshakeRequest_desc,
 	&kp_SaslHandshakeResponse_desc,
+	&kp_ShareAcknowledgeRequest_desc,
+	&kp_ShareAcknowledgeResponse_desc,
+	&kp_ShareFetchRequest_desc,
+	&kp_ShareFetchResponse_desc,
+	&kp_ShareGroupDescribeRequest_desc,
+	&kp_ShareGroupDescribeResponse_desc,
+	&kp_ShareGroupHeartbeatRequest_desc,
+	&kp_ShareGroupHeartbeatResponse_desc,
+	&kp_StreamsGroupDescribeRequest_desc,
+	&kp_StreamsGroupDescribeResponse_desc,
+	&kp_StreamsGroupHeartbeatRequest_desc,
+	&kp_StreamsGroupHeartbeatResponse_desc,
+	&kp_StreamsGroupTopologyDescriptionUpdateRequest_desc,
+	&kp_StreamsGroupTopologyDescriptionUpdateResponse_desc,
 	&kp_SyncGroupRequest_desc,
 	&kp_SyncGroupResponse_desc,
 	&kp_TxnOffsetCommitRequest_desc,
 	&kp_TxnOffsetCommitResponse_desc,
+	&kp_UnregisterBrokerRequest_desc,
+	&kp_UnregisterBrokerResponse_desc,
+	&kp_UnregisterControllerRequest_desc,
+	&kp_UnregisterControllerResponse_desc,
 	&kp_UpdateFeaturesRequest_desc,
 	&kp_UpdateFeaturesResponse_desc,
 	&kp_WriteTxnMarkersRequest_desc,
 	&kp_WriteTxnMarkersResponse_desc,
-	&kp_ConsumerGroupHeartbeatRequest_desc,
-	&kp_ConsumerGroupHeartbeatResponse_desc,
-	&kp_ConsumerGroupDescribeRequest_desc,
-	&kp_ConsumerGroupDescribeResponse_desc,
 };
 
 const int kp_all_messages_len = lengthof(kp_all_messages);

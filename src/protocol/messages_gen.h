@@ -44,6 +44,10 @@
 #define KP_API_DESCRIBE_LOG_DIRS                 35
 #define KP_API_SASL_AUTHENTICATE                 36
 #define KP_API_CREATE_PARTITIONS                 37
+#define KP_API_CREATE_DELEGATION_TOKEN           38
+#define KP_API_RENEW_DELEGATION_TOKEN            39
+#define KP_API_EXPIRE_DELEGATION_TOKEN           40
+#define KP_API_DESCRIBE_DELEGATION_TOKEN         41
 #define KP_API_DELETE_GROUPS                     42
 #define KP_API_ELECT_LEADERS                     43
 #define KP_API_INCREMENTAL_ALTER_CONFIGS         44
@@ -58,13 +62,29 @@
 #define KP_API_UPDATE_FEATURES                   57
 #define KP_API_DESCRIBE_CLUSTER                  60
 #define KP_API_DESCRIBE_PRODUCERS                61
+#define KP_API_UNREGISTER_BROKER                 64
 #define KP_API_DESCRIBE_TRANSACTIONS             65
 #define KP_API_LIST_TRANSACTIONS                 66
 #define KP_API_CONSUMER_GROUP_HEARTBEAT          68
 #define KP_API_CONSUMER_GROUP_DESCRIBE           69
+#define KP_API_GET_TELEMETRY_SUBSCRIPTIONS       71
+#define KP_API_PUSH_TELEMETRY                    72
 #define KP_API_LIST_CONFIG_RESOURCES             74
 #define KP_API_DESCRIBE_TOPIC_PARTITIONS         75
-#define KP_API_KEY_MAX 75
+#define KP_API_SHARE_GROUP_HEARTBEAT             76
+#define KP_API_SHARE_GROUP_DESCRIBE              77
+#define KP_API_SHARE_FETCH                       78
+#define KP_API_SHARE_ACKNOWLEDGE                 79
+#define KP_API_ADD_RAFT_VOTER                    80
+#define KP_API_REMOVE_RAFT_VOTER                 81
+#define KP_API_STREAMS_GROUP_HEARTBEAT           88
+#define KP_API_STREAMS_GROUP_DESCRIBE            89
+#define KP_API_DESCRIBE_SHARE_GROUP_OFFSETS      90
+#define KP_API_ALTER_SHARE_GROUP_OFFSETS         91
+#define KP_API_DELETE_SHARE_GROUP_OFFSETS        92
+#define KP_API_STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE 93
+#define KP_API_UNREGISTER_CONTROLLER             94
+#define KP_API_KEY_MAX 94
 
 /* Versions this codec supports, per API (see tools/gen_protocol.py) */
 #define KP_API_PRODUCE_MIN_VERSION               0
@@ -135,6 +155,14 @@
 #define KP_API_SASL_AUTHENTICATE_MAX_VERSION     2
 #define KP_API_CREATE_PARTITIONS_MIN_VERSION     0
 #define KP_API_CREATE_PARTITIONS_MAX_VERSION     3
+#define KP_API_CREATE_DELEGATION_TOKEN_MIN_VERSION 1
+#define KP_API_CREATE_DELEGATION_TOKEN_MAX_VERSION 3
+#define KP_API_RENEW_DELEGATION_TOKEN_MIN_VERSION 1
+#define KP_API_RENEW_DELEGATION_TOKEN_MAX_VERSION 2
+#define KP_API_EXPIRE_DELEGATION_TOKEN_MIN_VERSION 1
+#define KP_API_EXPIRE_DELEGATION_TOKEN_MAX_VERSION 2
+#define KP_API_DESCRIBE_DELEGATION_TOKEN_MIN_VERSION 1
+#define KP_API_DESCRIBE_DELEGATION_TOKEN_MAX_VERSION 3
 #define KP_API_DELETE_GROUPS_MIN_VERSION         0
 #define KP_API_DELETE_GROUPS_MAX_VERSION         2
 #define KP_API_ELECT_LEADERS_MIN_VERSION         0
@@ -163,6 +191,8 @@
 #define KP_API_DESCRIBE_CLUSTER_MAX_VERSION      2
 #define KP_API_DESCRIBE_PRODUCERS_MIN_VERSION    0
 #define KP_API_DESCRIBE_PRODUCERS_MAX_VERSION    0
+#define KP_API_UNREGISTER_BROKER_MIN_VERSION     0
+#define KP_API_UNREGISTER_BROKER_MAX_VERSION     0
 #define KP_API_DESCRIBE_TRANSACTIONS_MIN_VERSION 0
 #define KP_API_DESCRIBE_TRANSACTIONS_MAX_VERSION 0
 #define KP_API_LIST_TRANSACTIONS_MIN_VERSION     0
@@ -171,10 +201,40 @@
 #define KP_API_CONSUMER_GROUP_HEARTBEAT_MAX_VERSION 1
 #define KP_API_CONSUMER_GROUP_DESCRIBE_MIN_VERSION 0
 #define KP_API_CONSUMER_GROUP_DESCRIBE_MAX_VERSION 0
+#define KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MIN_VERSION 0
+#define KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MAX_VERSION 0
+#define KP_API_PUSH_TELEMETRY_MIN_VERSION        0
+#define KP_API_PUSH_TELEMETRY_MAX_VERSION        0
 #define KP_API_LIST_CONFIG_RESOURCES_MIN_VERSION 0
 #define KP_API_LIST_CONFIG_RESOURCES_MAX_VERSION 1
 #define KP_API_DESCRIBE_TOPIC_PARTITIONS_MIN_VERSION 0
 #define KP_API_DESCRIBE_TOPIC_PARTITIONS_MAX_VERSION 0
+#define KP_API_SHARE_GROUP_HEARTBEAT_MIN_VERSION 1
+#define KP_API_SHARE_GROUP_HEARTBEAT_MAX_VERSION 1
+#define KP_API_SHARE_GROUP_DESCRIBE_MIN_VERSION  1
+#define KP_API_SHARE_GROUP_DESCRIBE_MAX_VERSION  1
+#define KP_API_SHARE_FETCH_MIN_VERSION           1
+#define KP_API_SHARE_FETCH_MAX_VERSION           2
+#define KP_API_SHARE_ACKNOWLEDGE_MIN_VERSION     1
+#define KP_API_SHARE_ACKNOWLEDGE_MAX_VERSION     2
+#define KP_API_ADD_RAFT_VOTER_MIN_VERSION        0
+#define KP_API_ADD_RAFT_VOTER_MAX_VERSION        1
+#define KP_API_REMOVE_RAFT_VOTER_MIN_VERSION     0
+#define KP_API_REMOVE_RAFT_VOTER_MAX_VERSION     0
+#define KP_API_STREAMS_GROUP_HEARTBEAT_MIN_VERSION 0
+#define KP_API_STREAMS_GROUP_HEARTBEAT_MAX_VERSION 1
+#define KP_API_STREAMS_GROUP_DESCRIBE_MIN_VERSION 0
+#define KP_API_STREAMS_GROUP_DESCRIBE_MAX_VERSION 1
+#define KP_API_DESCRIBE_SHARE_GROUP_OFFSETS_MIN_VERSION 0
+#define KP_API_DESCRIBE_SHARE_GROUP_OFFSETS_MAX_VERSION 1
+#define KP_API_ALTER_SHARE_GROUP_OFFSETS_MIN_VERSION 0
+#define KP_API_ALTER_SHARE_GROUP_OFFSETS_MAX_VERSION 0
+#define KP_API_DELETE_SHARE_GROUP_OFFSETS_MIN_VERSION 0
+#define KP_API_DELETE_SHARE_GROUP_OFFSETS_MAX_VERSION 0
+#define KP_API_STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE_MIN_VERSION 0
+#define KP_API_STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE_MAX_VERSION 0
+#define KP_API_UNREGISTER_CONTROLLER_MIN_VERSION 0
+#define KP_API_UNREGISTER_CONTROLLER_MAX_VERSION 0
 
 /* ---- AddOffsetsToTxnRequest (request, versions 0-4, flexible 3+) ---- */
 
@@ -263,6 +323,39 @@ typedef struct KpAddPartitionsToTxnResponse
 } KpAddPartitionsToTxnResponse;
 
 extern const KpMessageDesc kp_AddPartitionsToTxnResponse_desc;
+
+/* ---- AddRaftVoterRequest (request, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpAddRaftVoterRequestListener
+{
+	char	*name;		/* v0-1 */
+	char	*host;		/* v0-1 */
+	uint16	port;		/* v0-1 */
+} KpAddRaftVoterRequestListener;
+
+typedef struct KpAddRaftVoterRequest
+{
+	char	*cluster_id;		/* v0-1, nullable v0-1 */
+	int32	timeout_ms;		/* v0-1 */
+	int32	voter_id;		/* v0-1 */
+	KpUuid	voter_directory_id;		/* v0-1 */
+	int32	n_listeners;		/* element count; -1 = null array */
+	KpAddRaftVoterRequestListener	*listeners;		/* v0-1 */
+	bool	ack_when_committed;		/* v1, default true */
+} KpAddRaftVoterRequest;
+
+extern const KpMessageDesc kp_AddRaftVoterRequest_desc;
+
+/* ---- AddRaftVoterResponse (response, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpAddRaftVoterResponse
+{
+	int32	throttle_time_ms;		/* v0-1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1 */
+} KpAddRaftVoterResponse;
+
+extern const KpMessageDesc kp_AddRaftVoterResponse_desc;
 
 /* ---- AlterClientQuotasRequest (request, versions 0-1, flexible 1+) ---- */
 
@@ -467,6 +560,58 @@ typedef struct KpAlterReplicaLogDirsResponse
 
 extern const KpMessageDesc kp_AlterReplicaLogDirsResponse_desc;
 
+/* ---- AlterShareGroupOffsetsRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpAlterShareGroupOffsetsRequestPartition
+{
+	int32	partition_index;		/* v0 */
+	int64	start_offset;		/* v0 */
+} KpAlterShareGroupOffsetsRequestPartition;
+
+typedef struct KpAlterShareGroupOffsetsRequestTopic
+{
+	char	*topic_name;		/* v0 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpAlterShareGroupOffsetsRequestPartition	*partitions;		/* v0 */
+} KpAlterShareGroupOffsetsRequestTopic;
+
+typedef struct KpAlterShareGroupOffsetsRequest
+{
+	char	*group_id;		/* v0 */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpAlterShareGroupOffsetsRequestTopic	*topics;		/* v0 */
+} KpAlterShareGroupOffsetsRequest;
+
+extern const KpMessageDesc kp_AlterShareGroupOffsetsRequest_desc;
+
+/* ---- AlterShareGroupOffsetsResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpAlterShareGroupOffsetsResponsePartition
+{
+	int32	partition_index;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+} KpAlterShareGroupOffsetsResponsePartition;
+
+typedef struct KpAlterShareGroupOffsetsResponseTopic
+{
+	char	*topic_name;		/* v0 */
+	KpUuid	topic_id;		/* v0 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpAlterShareGroupOffsetsResponsePartition	*partitions;		/* v0 */
+} KpAlterShareGroupOffsetsResponseTopic;
+
+typedef struct KpAlterShareGroupOffsetsResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+	int32	n_responses;		/* element count; -1 = null array */
+	KpAlterShareGroupOffsetsResponseTopic	*responses;		/* v0 */
+} KpAlterShareGroupOffsetsResponse;
+
+extern const KpMessageDesc kp_AlterShareGroupOffsetsResponse_desc;
+
 /* ---- AlterUserScramCredentialsRequest (request, versions 0-0, flexible 0+) ---- */
 
 typedef struct KpAlterUserScramCredentialsRequestScramCredentialDeletion
@@ -561,6 +706,126 @@ typedef struct KpApiVersionsResponse
 
 extern const KpMessageDesc kp_ApiVersionsResponse_desc;
 
+/* ---- ConsumerGroupDescribeRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpConsumerGroupDescribeRequest
+{
+	int32	n_group_ids;		/* element count; -1 = null array */
+	char	**group_ids;		/* v0 */
+	bool	include_authorized_operations;		/* v0 */
+} KpConsumerGroupDescribeRequest;
+
+extern const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc;
+
+/* ---- ConsumerGroupDescribeResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpConsumerGroupDescribeResponseTopicPartitions
+{
+	KpUuid	topic_id;		/* v0 */
+	char	*topic_name;		/* v0 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0 */
+} KpConsumerGroupDescribeResponseTopicPartitions;
+
+typedef struct KpConsumerGroupDescribeResponseAssignment
+{
+	int32	n_topic_partitions;		/* element count; -1 = null array */
+	KpConsumerGroupDescribeResponseTopicPartitions	*topic_partitions;		/* v0 */
+} KpConsumerGroupDescribeResponseAssignment;
+
+typedef struct KpConsumerGroupDescribeResponseMember
+{
+	char	*member_id;		/* v0 */
+	char	*instance_id;		/* v0, nullable v0, default null */
+	char	*rack_id;		/* v0, nullable v0, default null */
+	int32	member_epoch;		/* v0 */
+	char	*client_id;		/* v0 */
+	char	*client_host;		/* v0 */
+	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
+	char	**subscribed_topic_names;		/* v0 */
+	char	*subscribed_topic_regex;		/* v0, nullable v0, default null */
+	KpConsumerGroupDescribeResponseAssignment	assignment;		/* v0 */
+	KpConsumerGroupDescribeResponseAssignment	target_assignment;		/* v0 */
+} KpConsumerGroupDescribeResponseMember;
+
+typedef struct KpConsumerGroupDescribeResponseDescribedGroup
+{
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+	char	*group_id;		/* v0 */
+	char	*group_state;		/* v0 */
+	int32	group_epoch;		/* v0 */
+	int32	assignment_epoch;		/* v0 */
+	char	*assignor_name;		/* v0 */
+	int32	n_members;		/* element count; -1 = null array */
+	KpConsumerGroupDescribeResponseMember	*members;		/* v0 */
+	int32	authorized_operations;		/* v0, default -2147483648 */
+} KpConsumerGroupDescribeResponseDescribedGroup;
+
+typedef struct KpConsumerGroupDescribeResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int32	n_groups;		/* element count; -1 = null array */
+	KpConsumerGroupDescribeResponseDescribedGroup	*groups;		/* v0 */
+} KpConsumerGroupDescribeResponse;
+
+extern const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc;
+
+/* ---- ConsumerGroupHeartbeatRequest (request, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpConsumerGroupHeartbeatRequestTopicPartitions
+{
+	KpUuid	topic_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpConsumerGroupHeartbeatRequestTopicPartitions;
+
+typedef struct KpConsumerGroupHeartbeatRequest
+{
+	char	*group_id;		/* v0-1 */
+	char	*member_id;		/* v0-1 */
+	int32	member_epoch;		/* v0-1 */
+	char	*instance_id;		/* v0-1, nullable v0-1, default null */
+	char	*rack_id;		/* v0-1, nullable v0-1, default null */
+	int32	rebalance_timeout_ms;		/* v0-1, default -1 */
+	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
+	char	**subscribed_topic_names;		/* v0-1, nullable v0-1, default null */
+	char	*subscribed_topic_regex;		/* v1, nullable v1, default null */
+	char	*server_assignor;		/* v0-1, nullable v0-1, default null */
+	int32	n_topic_partitions;		/* element count; -1 = null array */
+	KpConsumerGroupHeartbeatRequestTopicPartitions	*topic_partitions;		/* v0-1, nullable v0-1, default null */
+} KpConsumerGroupHeartbeatRequest;
+
+extern const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc;
+
+/* ---- ConsumerGroupHeartbeatResponse (response, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpConsumerGroupHeartbeatResponseTopicPartitions
+{
+	KpUuid	topic_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpConsumerGroupHeartbeatResponseTopicPartitions;
+
+typedef struct KpConsumerGroupHeartbeatResponseAssignment
+{
+	int32	n_topic_partitions;		/* element count; -1 = null array */
+	KpConsumerGroupHeartbeatResponseTopicPartitions	*topic_partitions;		/* v0-1 */
+} KpConsumerGroupHeartbeatResponseAssignment;
+
+typedef struct KpConsumerGroupHeartbeatResponse
+{
+	int32	throttle_time_ms;		/* v0-1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+	char	*member_id;		/* v0-1, nullable v0-1, default null */
+	int32	member_epoch;		/* v0-1 */
+	int32	heartbeat_interval_ms;		/* v0-1 */
+	KpConsumerGroupHeartbeatResponseAssignment	*assignment;		/* v0-1, nullable v0-1, default null */
+} KpConsumerGroupHeartbeatResponse;
+
+extern const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc;
+
 /* ---- ConsumerProtocolAssignment (data, versions 0-3) ---- */
 
 typedef struct KpConsumerProtocolAssignmentTopicPartition
@@ -638,6 +903,44 @@ typedef struct KpCreateAclsResponse
 } KpCreateAclsResponse;
 
 extern const KpMessageDesc kp_CreateAclsResponse_desc;
+
+/* ---- CreateDelegationTokenRequest (request, versions 1-3, flexible 2+) ---- */
+
+typedef struct KpCreateDelegationTokenRequestCreatableRenewers
+{
+	char	*principal_type;		/* v1-3 */
+	char	*principal_name;		/* v1-3 */
+} KpCreateDelegationTokenRequestCreatableRenewers;
+
+typedef struct KpCreateDelegationTokenRequest
+{
+	char	*owner_principal_type;		/* v3, nullable v3 */
+	char	*owner_principal_name;		/* v3, nullable v3 */
+	int32	n_renewers;		/* element count; -1 = null array */
+	KpCreateDelegationTokenRequestCreatableRenewers	*renewers;		/* v1-3 */
+	int64	max_lifetime_ms;		/* v1-3 */
+} KpCreateDelegationTokenRequest;
+
+extern const KpMessageDesc kp_CreateDelegationTokenRequest_desc;
+
+/* ---- CreateDelegationTokenResponse (response, versions 1-3, flexible 2+) ---- */
+
+typedef struct KpCreateDelegationTokenResponse
+{
+	int16	error_code;		/* v1-3 */
+	char	*principal_type;		/* v1-3 */
+	char	*principal_name;		/* v1-3 */
+	char	*token_requester_principal_type;		/* v3 */
+	char	*token_requester_principal_name;		/* v3 */
+	int64	issue_timestamp_ms;		/* v1-3 */
+	int64	expiry_timestamp_ms;		/* v1-3 */
+	int64	max_timestamp_ms;		/* v1-3 */
+	char	*token_id;		/* v1-3 */
+	KpBytes	hmac;		/* v1-3 */
+	int32	throttle_time_ms;		/* v1-3 */
+} KpCreateDelegationTokenResponse;
+
+extern const KpMessageDesc kp_CreateDelegationTokenResponse_desc;
 
 /* ---- CreatePartitionsRequest (request, versions 0-3, flexible 2+) ---- */
 
@@ -881,6 +1184,43 @@ typedef struct KpDeleteRecordsResponse
 
 extern const KpMessageDesc kp_DeleteRecordsResponse_desc;
 
+/* ---- DeleteShareGroupOffsetsRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpDeleteShareGroupOffsetsRequestTopic
+{
+	char	*topic_name;		/* v0 */
+} KpDeleteShareGroupOffsetsRequestTopic;
+
+typedef struct KpDeleteShareGroupOffsetsRequest
+{
+	char	*group_id;		/* v0 */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpDeleteShareGroupOffsetsRequestTopic	*topics;		/* v0 */
+} KpDeleteShareGroupOffsetsRequest;
+
+extern const KpMessageDesc kp_DeleteShareGroupOffsetsRequest_desc;
+
+/* ---- DeleteShareGroupOffsetsResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpDeleteShareGroupOffsetsResponseTopic
+{
+	char	*topic_name;		/* v0 */
+	KpUuid	topic_id;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+} KpDeleteShareGroupOffsetsResponseTopic;
+
+typedef struct KpDeleteShareGroupOffsetsResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+	int32	n_responses;		/* element count; -1 = null array */
+	KpDeleteShareGroupOffsetsResponseTopic	*responses;		/* v0 */
+} KpDeleteShareGroupOffsetsResponse;
+
+extern const KpMessageDesc kp_DeleteShareGroupOffsetsResponse_desc;
+
 /* ---- DeleteTopicsRequest (request, versions 1-6, flexible 4+) ---- */
 
 typedef struct KpDeleteTopicsRequestDeleteTopicState
@@ -1112,6 +1452,55 @@ typedef struct KpDescribeConfigsResponse
 } KpDescribeConfigsResponse;
 
 extern const KpMessageDesc kp_DescribeConfigsResponse_desc;
+
+/* ---- DescribeDelegationTokenRequest (request, versions 1-3, flexible 2+) ---- */
+
+typedef struct KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner
+{
+	char	*principal_type;		/* v1-3 */
+	char	*principal_name;		/* v1-3 */
+} KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner;
+
+typedef struct KpDescribeDelegationTokenRequest
+{
+	int32	n_owners;		/* element count; -1 = null array */
+	KpDescribeDelegationTokenRequestDescribeDelegationTokenOwner	*owners;		/* v1-3, nullable v1-3 */
+} KpDescribeDelegationTokenRequest;
+
+extern const KpMessageDesc kp_DescribeDelegationTokenRequest_desc;
+
+/* ---- DescribeDelegationTokenResponse (response, versions 1-3, flexible 2+) ---- */
+
+typedef struct KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer
+{
+	char	*principal_type;		/* v1-3 */
+	char	*principal_name;		/* v1-3 */
+} KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer;
+
+typedef struct KpDescribeDelegationTokenResponseDescribedDelegationToken
+{
+	char	*principal_type;		/* v1-3 */
+	char	*principal_name;		/* v1-3 */
+	char	*token_requester_principal_type;		/* v3 */
+	char	*token_requester_principal_name;		/* v3 */
+	int64	issue_timestamp;		/* v1-3 */
+	int64	expiry_timestamp;		/* v1-3 */
+	int64	max_timestamp;		/* v1-3 */
+	char	*token_id;		/* v1-3 */
+	KpBytes	hmac;		/* v1-3 */
+	int32	n_renewers;		/* element count; -1 = null array */
+	KpDescribeDelegationTokenResponseDescribedDelegationTokenRenewer	*renewers;		/* v1-3 */
+} KpDescribeDelegationTokenResponseDescribedDelegationToken;
+
+typedef struct KpDescribeDelegationTokenResponse
+{
+	int16	error_code;		/* v1-3 */
+	int32	n_tokens;		/* element count; -1 = null array */
+	KpDescribeDelegationTokenResponseDescribedDelegationToken	*tokens;		/* v1-3 */
+	int32	throttle_time_ms;		/* v1-3 */
+} KpDescribeDelegationTokenResponse;
+
+extern const KpMessageDesc kp_DescribeDelegationTokenResponse_desc;
 
 /* ---- DescribeGroupsRequest (request, versions 0-6, flexible 5+) ---- */
 
@@ -1347,6 +1736,68 @@ typedef struct KpDescribeQuorumResponse
 
 extern const KpMessageDesc kp_DescribeQuorumResponse_desc;
 
+/* ---- DescribeShareGroupOffsetsRequest (request, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpDescribeShareGroupOffsetsRequestTopic
+{
+	char	*topic_name;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpDescribeShareGroupOffsetsRequestTopic;
+
+typedef struct KpDescribeShareGroupOffsetsRequestGroup
+{
+	char	*group_id;		/* v0-1 */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpDescribeShareGroupOffsetsRequestTopic	*topics;		/* v0-1, nullable v0-1 */
+} KpDescribeShareGroupOffsetsRequestGroup;
+
+typedef struct KpDescribeShareGroupOffsetsRequest
+{
+	int32	n_groups;		/* element count; -1 = null array */
+	KpDescribeShareGroupOffsetsRequestGroup	*groups;		/* v0-1 */
+} KpDescribeShareGroupOffsetsRequest;
+
+extern const KpMessageDesc kp_DescribeShareGroupOffsetsRequest_desc;
+
+/* ---- DescribeShareGroupOffsetsResponse (response, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpDescribeShareGroupOffsetsResponsePartition
+{
+	int32	partition_index;		/* v0-1 */
+	int64	start_offset;		/* v0-1 */
+	int32	leader_epoch;		/* v0-1 */
+	int64	lag;		/* v1, default -1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+} KpDescribeShareGroupOffsetsResponsePartition;
+
+typedef struct KpDescribeShareGroupOffsetsResponseTopic
+{
+	char	*topic_name;		/* v0-1 */
+	KpUuid	topic_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpDescribeShareGroupOffsetsResponsePartition	*partitions;		/* v0-1 */
+} KpDescribeShareGroupOffsetsResponseTopic;
+
+typedef struct KpDescribeShareGroupOffsetsResponseGroup
+{
+	char	*group_id;		/* v0-1 */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpDescribeShareGroupOffsetsResponseTopic	*topics;		/* v0-1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+} KpDescribeShareGroupOffsetsResponseGroup;
+
+typedef struct KpDescribeShareGroupOffsetsResponse
+{
+	int32	throttle_time_ms;		/* v0-1 */
+	int32	n_groups;		/* element count; -1 = null array */
+	KpDescribeShareGroupOffsetsResponseGroup	*groups;		/* v0-1 */
+} KpDescribeShareGroupOffsetsResponse;
+
+extern const KpMessageDesc kp_DescribeShareGroupOffsetsResponse_desc;
+
 /* ---- DescribeTopicPartitionsRequest (request, versions 0-0, flexible 0+) ---- */
 
 typedef struct KpDescribeTopicPartitionsRequestTopicRequest
@@ -1570,6 +2021,27 @@ typedef struct KpEndTxnResponse
 
 extern const KpMessageDesc kp_EndTxnResponse_desc;
 
+/* ---- ExpireDelegationTokenRequest (request, versions 1-2, flexible 2+) ---- */
+
+typedef struct KpExpireDelegationTokenRequest
+{
+	KpBytes	hmac;		/* v1-2 */
+	int64	expiry_time_period_ms;		/* v1-2 */
+} KpExpireDelegationTokenRequest;
+
+extern const KpMessageDesc kp_ExpireDelegationTokenRequest_desc;
+
+/* ---- ExpireDelegationTokenResponse (response, versions 1-2, flexible 2+) ---- */
+
+typedef struct KpExpireDelegationTokenResponse
+{
+	int16	error_code;		/* v1-2 */
+	int64	expiry_timestamp_ms;		/* v1-2 */
+	int32	throttle_time_ms;		/* v1-2 */
+} KpExpireDelegationTokenResponse;
+
+extern const KpMessageDesc kp_ExpireDelegationTokenResponse_desc;
+
 /* ---- FetchRequest (request, versions 4-18, flexible 12+) ---- */
 
 typedef struct KpFetchRequestReplicaState
@@ -1734,6 +2206,34 @@ typedef struct KpFindCoordinatorResponse
 } KpFindCoordinatorResponse;
 
 extern const KpMessageDesc kp_FindCoordinatorResponse_desc;
+
+/* ---- GetTelemetrySubscriptionsRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpGetTelemetrySubscriptionsRequest
+{
+	KpUuid	client_instance_id;		/* v0 */
+} KpGetTelemetrySubscriptionsRequest;
+
+extern const KpMessageDesc kp_GetTelemetrySubscriptionsRequest_desc;
+
+/* ---- GetTelemetrySubscriptionsResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpGetTelemetrySubscriptionsResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	KpUuid	client_instance_id;		/* v0 */
+	int32	subscription_id;		/* v0 */
+	int32	n_accepted_compression_types;		/* element count; -1 = null array */
+	int8	*accepted_compression_types;		/* v0 */
+	int32	push_interval_ms;		/* v0 */
+	int32	telemetry_max_bytes;		/* v0 */
+	bool	delta_temporality;		/* v0 */
+	int32	n_requested_metrics;		/* element count; -1 = null array */
+	char	**requested_metrics;		/* v0 */
+} KpGetTelemetrySubscriptionsResponse;
+
+extern const KpMessageDesc kp_GetTelemetrySubscriptionsResponse_desc;
 
 /* ---- HeartbeatRequest (request, versions 0-4, flexible 4+) ---- */
 
@@ -2508,6 +3008,72 @@ typedef struct KpProduceResponse
 
 extern const KpMessageDesc kp_ProduceResponse_desc;
 
+/* ---- PushTelemetryRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpPushTelemetryRequest
+{
+	KpUuid	client_instance_id;		/* v0 */
+	int32	subscription_id;		/* v0 */
+	bool	terminating;		/* v0 */
+	int8	compression_type;		/* v0 */
+	KpBytes	metrics;		/* v0 */
+} KpPushTelemetryRequest;
+
+extern const KpMessageDesc kp_PushTelemetryRequest_desc;
+
+/* ---- PushTelemetryResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpPushTelemetryResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+} KpPushTelemetryResponse;
+
+extern const KpMessageDesc kp_PushTelemetryResponse_desc;
+
+/* ---- RemoveRaftVoterRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpRemoveRaftVoterRequest
+{
+	char	*cluster_id;		/* v0, nullable v0 */
+	int32	voter_id;		/* v0 */
+	KpUuid	voter_directory_id;		/* v0 */
+} KpRemoveRaftVoterRequest;
+
+extern const KpMessageDesc kp_RemoveRaftVoterRequest_desc;
+
+/* ---- RemoveRaftVoterResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpRemoveRaftVoterResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0 */
+} KpRemoveRaftVoterResponse;
+
+extern const KpMessageDesc kp_RemoveRaftVoterResponse_desc;
+
+/* ---- RenewDelegationTokenRequest (request, versions 1-2, flexible 2+) ---- */
+
+typedef struct KpRenewDelegationTokenRequest
+{
+	KpBytes	hmac;		/* v1-2 */
+	int64	renew_period_ms;		/* v1-2 */
+} KpRenewDelegationTokenRequest;
+
+extern const KpMessageDesc kp_RenewDelegationTokenRequest_desc;
+
+/* ---- RenewDelegationTokenResponse (response, versions 1-2, flexible 2+) ---- */
+
+typedef struct KpRenewDelegationTokenResponse
+{
+	int16	error_code;		/* v1-2 */
+	int64	expiry_timestamp_ms;		/* v1-2 */
+	int32	throttle_time_ms;		/* v1-2 */
+} KpRenewDelegationTokenResponse;
+
+extern const KpMessageDesc kp_RenewDelegationTokenResponse_desc;
+
 /* ---- RequestHeader (header, versions 1-2, flexible 2+) ---- */
 
 typedef struct KpRequestHeader
@@ -2570,6 +3136,681 @@ typedef struct KpSaslHandshakeResponse
 
 extern const KpMessageDesc kp_SaslHandshakeResponse_desc;
 
+/* ---- ShareAcknowledgeRequest (request, versions 1-2, flexible 1+) ---- */
+
+typedef struct KpShareAcknowledgeRequestAcknowledgementBatch
+{
+	int64	first_offset;		/* v1-2 */
+	int64	last_offset;		/* v1-2 */
+	int32	n_acknowledge_types;		/* element count; -1 = null array */
+	int8	*acknowledge_types;		/* v1-2 */
+} KpShareAcknowledgeRequestAcknowledgementBatch;
+
+typedef struct KpShareAcknowledgeRequestAcknowledgePartition
+{
+	int32	partition_index;		/* v1-2 */
+	int32	n_acknowledgement_batches;		/* element count; -1 = null array */
+	KpShareAcknowledgeRequestAcknowledgementBatch	*acknowledgement_batches;		/* v1-2 */
+} KpShareAcknowledgeRequestAcknowledgePartition;
+
+typedef struct KpShareAcknowledgeRequestAcknowledgeTopic
+{
+	KpUuid	topic_id;		/* v1-2 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpShareAcknowledgeRequestAcknowledgePartition	*partitions;		/* v1-2 */
+} KpShareAcknowledgeRequestAcknowledgeTopic;
+
+typedef struct KpShareAcknowledgeRequest
+{
+	char	*group_id;		/* v1-2, nullable v1-2, default null */
+	char	*member_id;		/* v1-2, nullable v1-2 */
+	int32	share_session_epoch;		/* v1-2 */
+	bool	is_renew_ack;		/* v2, default false */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpShareAcknowledgeRequestAcknowledgeTopic	*topics;		/* v1-2 */
+} KpShareAcknowledgeRequest;
+
+extern const KpMessageDesc kp_ShareAcknowledgeRequest_desc;
+
+/* ---- ShareAcknowledgeResponse (response, versions 1-2, flexible 1+) ---- */
+
+typedef struct KpShareAcknowledgeResponseLeaderIdAndEpoch
+{
+	int32	leader_id;		/* v1-2 */
+	int32	leader_epoch;		/* v1-2 */
+} KpShareAcknowledgeResponseLeaderIdAndEpoch;
+
+typedef struct KpShareAcknowledgeResponsePartitionData
+{
+	int32	partition_index;		/* v1-2 */
+	int16	error_code;		/* v1-2 */
+	char	*error_message;		/* v1-2, nullable v1-2, default null */
+	KpShareAcknowledgeResponseLeaderIdAndEpoch	current_leader;		/* v1-2 */
+} KpShareAcknowledgeResponsePartitionData;
+
+typedef struct KpShareAcknowledgeResponseShareAcknowledgeTopicResponse
+{
+	KpUuid	topic_id;		/* v1-2 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpShareAcknowledgeResponsePartitionData	*partitions;		/* v1-2 */
+} KpShareAcknowledgeResponseShareAcknowledgeTopicResponse;
+
+typedef struct KpShareAcknowledgeResponseNodeEndpoint
+{
+	int32	node_id;		/* v1-2 */
+	char	*host;		/* v1-2 */
+	int32	port;		/* v1-2 */
+	char	*rack;		/* v1-2, nullable v1-2, default null */
+} KpShareAcknowledgeResponseNodeEndpoint;
+
+typedef struct KpShareAcknowledgeResponse
+{
+	int32	throttle_time_ms;		/* v1-2 */
+	int16	error_code;		/* v1-2 */
+	char	*error_message;		/* v1-2, nullable v1-2, default null */
+	int32	acquisition_lock_timeout_ms;		/* v2 */
+	int32	n_responses;		/* element count; -1 = null array */
+	KpShareAcknowledgeResponseShareAcknowledgeTopicResponse	*responses;		/* v1-2 */
+	int32	n_node_endpoints;		/* element count; -1 = null array */
+	KpShareAcknowledgeResponseNodeEndpoint	*node_endpoints;		/* v1-2 */
+} KpShareAcknowledgeResponse;
+
+extern const KpMessageDesc kp_ShareAcknowledgeResponse_desc;
+
+/* ---- ShareFetchRequest (request, versions 1-2, flexible 1+) ---- */
+
+typedef struct KpShareFetchRequestAcknowledgementBatch
+{
+	int64	first_offset;		/* v1-2 */
+	int64	last_offset;		/* v1-2 */
+	int32	n_acknowledge_types;		/* element count; -1 = null array */
+	int8	*acknowledge_types;		/* v1-2 */
+} KpShareFetchRequestAcknowledgementBatch;
+
+typedef struct KpShareFetchRequestFetchPartition
+{
+	int32	partition_index;		/* v1-2 */
+	int32	n_acknowledgement_batches;		/* element count; -1 = null array */
+	KpShareFetchRequestAcknowledgementBatch	*acknowledgement_batches;		/* v1-2 */
+} KpShareFetchRequestFetchPartition;
+
+typedef struct KpShareFetchRequestFetchTopic
+{
+	KpUuid	topic_id;		/* v1-2 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpShareFetchRequestFetchPartition	*partitions;		/* v1-2 */
+} KpShareFetchRequestFetchTopic;
+
+typedef struct KpShareFetchRequestForgottenTopic
+{
+	KpUuid	topic_id;		/* v1-2 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v1-2 */
+} KpShareFetchRequestForgottenTopic;
+
+typedef struct KpShareFetchRequest
+{
+	char	*group_id;		/* v1-2, nullable v1-2, default null */
+	char	*member_id;		/* v1-2, nullable v1-2 */
+	int32	share_session_epoch;		/* v1-2 */
+	int32	max_wait_ms;		/* v1-2 */
+	int32	min_bytes;		/* v1-2 */
+	int32	max_bytes;		/* v1-2, default 0x7fffffff */
+	int32	max_records;		/* v1-2 */
+	int32	batch_size;		/* v1-2 */
+	int8	share_acquire_mode;		/* v2, default 0 */
+	bool	is_renew_ack;		/* v2, default false */
+	int32	n_topics;		/* element count; -1 = null array */
+	KpShareFetchRequestFetchTopic	*topics;		/* v1-2 */
+	int32	n_forgotten_topics_data;		/* element count; -1 = null array */
+	KpShareFetchRequestForgottenTopic	*forgotten_topics_data;		/* v1-2 */
+} KpShareFetchRequest;
+
+extern const KpMessageDesc kp_ShareFetchRequest_desc;
+
+/* ---- ShareFetchResponse (response, versions 1-2, flexible 1+) ---- */
+
+typedef struct KpShareFetchResponseLeaderIdAndEpoch
+{
+	int32	leader_id;		/* v1-2 */
+	int32	leader_epoch;		/* v1-2 */
+} KpShareFetchResponseLeaderIdAndEpoch;
+
+typedef struct KpShareFetchResponseAcquiredRecords
+{
+	int64	first_offset;		/* v1-2 */
+	int64	last_offset;		/* v1-2 */
+	int16	delivery_count;		/* v1-2 */
+} KpShareFetchResponseAcquiredRecords;
+
+typedef struct KpShareFetchResponsePartitionData
+{
+	int32	partition_index;		/* v1-2 */
+	int16	error_code;		/* v1-2 */
+	char	*error_message;		/* v1-2, nullable v1-2, default null */
+	int16	acknowledge_error_code;		/* v1-2 */
+	char	*acknowledge_error_message;		/* v1-2, nullable v1-2, default null */
+	KpShareFetchResponseLeaderIdAndEpoch	current_leader;		/* v1-2 */
+	KpBytes	records;		/* v1-2 */
+	int32	n_acquired_records;		/* element count; -1 = null array */
+	KpShareFetchResponseAcquiredRecords	*acquired_records;		/* v1-2 */
+} KpShareFetchResponsePartitionData;
+
+typedef struct KpShareFetchResponseShareFetchableTopicResponse
+{
+	KpUuid	topic_id;		/* v1-2 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	KpShareFetchResponsePartitionData	*partitions;		/* v1-2 */
+} KpShareFetchResponseShareFetchableTopicResponse;
+
+typedef struct KpShareFetchResponseNodeEndpoint
+{
+	int32	node_id;		/* v1-2 */
+	char	*host;		/* v1-2 */
+	int32	port;		/* v1-2 */
+	char	*rack;		/* v1-2, nullable v1-2, default null */
+} KpShareFetchResponseNodeEndpoint;
+
+typedef struct KpShareFetchResponse
+{
+	int32	throttle_time_ms;		/* v1-2 */
+	int16	error_code;		/* v1-2 */
+	char	*error_message;		/* v1-2, nullable v1-2, default null */
+	int32	acquisition_lock_timeout_ms;		/* v1-2 */
+	int32	n_responses;		/* element count; -1 = null array */
+	KpShareFetchResponseShareFetchableTopicResponse	*responses;		/* v1-2 */
+	int32	n_node_endpoints;		/* element count; -1 = null array */
+	KpShareFetchResponseNodeEndpoint	*node_endpoints;		/* v1-2 */
+} KpShareFetchResponse;
+
+extern const KpMessageDesc kp_ShareFetchResponse_desc;
+
+/* ---- ShareGroupDescribeRequest (request, versions 1-1, flexible 1+) ---- */
+
+typedef struct KpShareGroupDescribeRequest
+{
+	int32	n_group_ids;		/* element count; -1 = null array */
+	char	**group_ids;		/* v1 */
+	bool	include_authorized_operations;		/* v1 */
+} KpShareGroupDescribeRequest;
+
+extern const KpMessageDesc kp_ShareGroupDescribeRequest_desc;
+
+/* ---- ShareGroupDescribeResponse (response, versions 1-1, flexible 1+) ---- */
+
+typedef struct KpShareGroupDescribeResponseTopicPartitions
+{
+	KpUuid	topic_id;		/* v1 */
+	char	*topic_name;		/* v1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v1 */
+} KpShareGroupDescribeResponseTopicPartitions;
+
+typedef struct KpShareGroupDescribeResponseAssignment
+{
+	int32	n_topic_partitions;		/* element count; -1 = null array */
+	KpShareGroupDescribeResponseTopicPartitions	*topic_partitions;		/* v1 */
+} KpShareGroupDescribeResponseAssignment;
+
+typedef struct KpShareGroupDescribeResponseMember
+{
+	char	*member_id;		/* v1 */
+	char	*rack_id;		/* v1, nullable v1, default null */
+	int32	member_epoch;		/* v1 */
+	char	*client_id;		/* v1 */
+	char	*client_host;		/* v1 */
+	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
+	char	**subscribed_topic_names;		/* v1 */
+	KpShareGroupDescribeResponseAssignment	assignment;		/* v1 */
+} KpShareGroupDescribeResponseMember;
+
+typedef struct KpShareGroupDescribeResponseDescribedGroup
+{
+	int16	error_code;		/* v1 */
+	char	*error_message;		/* v1, nullable v1, default null */
+	char	*group_id;		/* v1 */
+	char	*group_state;		/* v1 */
+	int32	group_epoch;		/* v1 */
+	int32	assignment_epoch;		/* v1 */
+	char	*assignor_name;		/* v1 */
+	int32	n_members;		/* element count; -1 = null array */
+	KpShareGroupDescribeResponseMember	*members;		/* v1 */
+	int32	authorized_operations;		/* v1, default -2147483648 */
+} KpShareGroupDescribeResponseDescribedGroup;
+
+typedef struct KpShareGroupDescribeResponse
+{
+	int32	throttle_time_ms;		/* v1 */
+	int32	n_groups;		/* element count; -1 = null array */
+	KpShareGroupDescribeResponseDescribedGroup	*groups;		/* v1 */
+} KpShareGroupDescribeResponse;
+
+extern const KpMessageDesc kp_ShareGroupDescribeResponse_desc;
+
+/* ---- ShareGroupHeartbeatRequest (request, versions 1-1, flexible 1+) ---- */
+
+typedef struct KpShareGroupHeartbeatRequest
+{
+	char	*group_id;		/* v1 */
+	char	*member_id;		/* v1 */
+	int32	member_epoch;		/* v1 */
+	char	*rack_id;		/* v1, nullable v1, default null */
+	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
+	char	**subscribed_topic_names;		/* v1, nullable v1, default null */
+} KpShareGroupHeartbeatRequest;
+
+extern const KpMessageDesc kp_ShareGroupHeartbeatRequest_desc;
+
+/* ---- ShareGroupHeartbeatResponse (response, versions 1-1, flexible 1+) ---- */
+
+typedef struct KpShareGroupHeartbeatResponseTopicPartitions
+{
+	KpUuid	topic_id;		/* v1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v1 */
+} KpShareGroupHeartbeatResponseTopicPartitions;
+
+typedef struct KpShareGroupHeartbeatResponseAssignment
+{
+	int32	n_topic_partitions;		/* element count; -1 = null array */
+	KpShareGroupHeartbeatResponseTopicPartitions	*topic_partitions;		/* v1 */
+} KpShareGroupHeartbeatResponseAssignment;
+
+typedef struct KpShareGroupHeartbeatResponse
+{
+	int32	throttle_time_ms;		/* v1 */
+	int16	error_code;		/* v1 */
+	char	*error_message;		/* v1, nullable v1, default null */
+	char	*member_id;		/* v1, nullable v1, default null */
+	int32	member_epoch;		/* v1 */
+	int32	heartbeat_interval_ms;		/* v1 */
+	KpShareGroupHeartbeatResponseAssignment	*assignment;		/* v1, nullable v1, default null */
+} KpShareGroupHeartbeatResponse;
+
+extern const KpMessageDesc kp_ShareGroupHeartbeatResponse_desc;
+
+/* ---- StreamsGroupDescribeRequest (request, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupDescribeRequest
+{
+	int32	n_group_ids;		/* element count; -1 = null array */
+	char	**group_ids;		/* v0-1 */
+	bool	include_authorized_operations;		/* v0-1 */
+	bool	include_topology_description;		/* v1, default false */
+} KpStreamsGroupDescribeRequest;
+
+extern const KpMessageDesc kp_StreamsGroupDescribeRequest_desc;
+
+/* ---- StreamsGroupDescribeResponse (response, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupDescribeResponseKeyValue
+{
+	char	*key;		/* v0-1 */
+	char	*value;		/* v0-1 */
+} KpStreamsGroupDescribeResponseKeyValue;
+
+typedef struct KpStreamsGroupDescribeResponseTopicInfo
+{
+	char	*name;		/* v0-1 */
+	int32	partitions;		/* v0-1 */
+	int16	replication_factor;		/* v0-1 */
+	int32	n_topic_configs;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseKeyValue	*topic_configs;		/* v0-1 */
+} KpStreamsGroupDescribeResponseTopicInfo;
+
+typedef struct KpStreamsGroupDescribeResponseSubtopology
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	n_source_topics;		/* element count; -1 = null array */
+	char	**source_topics;		/* v0-1 */
+	int32	n_repartition_sink_topics;		/* element count; -1 = null array */
+	char	**repartition_sink_topics;		/* v0-1 */
+	int32	n_state_changelog_topics;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTopicInfo	*state_changelog_topics;		/* v0-1 */
+	int32	n_repartition_source_topics;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTopicInfo	*repartition_source_topics;		/* v0-1 */
+} KpStreamsGroupDescribeResponseSubtopology;
+
+typedef struct KpStreamsGroupDescribeResponseTopology
+{
+	int32	epoch;		/* v0-1 */
+	int32	n_subtopologies;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseSubtopology	*subtopologies;		/* v0-1, nullable v0-1, default null */
+} KpStreamsGroupDescribeResponseTopology;
+
+typedef struct KpStreamsGroupDescribeResponseEndpoint
+{
+	char	*host;		/* v0-1 */
+	uint16	port;		/* v0-1 */
+} KpStreamsGroupDescribeResponseEndpoint;
+
+typedef struct KpStreamsGroupDescribeResponseTaskOffset
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	partition;		/* v0-1 */
+	int64	offset;		/* v0-1 */
+} KpStreamsGroupDescribeResponseTaskOffset;
+
+typedef struct KpStreamsGroupDescribeResponseTaskIds
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpStreamsGroupDescribeResponseTaskIds;
+
+typedef struct KpStreamsGroupDescribeResponseAssignment
+{
+	int32	n_active_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTaskIds	*active_tasks;		/* v0-1 */
+	int32	n_standby_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTaskIds	*standby_tasks;		/* v0-1 */
+	int32	n_warmup_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTaskIds	*warmup_tasks;		/* v0-1 */
+} KpStreamsGroupDescribeResponseAssignment;
+
+typedef struct KpStreamsGroupDescribeResponseMember
+{
+	char	*member_id;		/* v0-1 */
+	int32	member_epoch;		/* v0-1 */
+	char	*instance_id;		/* v0-1, nullable v0-1, default null */
+	char	*rack_id;		/* v0-1, nullable v0-1, default null */
+	char	*client_id;		/* v0-1 */
+	char	*client_host;		/* v0-1 */
+	int32	topology_epoch;		/* v0-1 */
+	char	*process_id;		/* v0-1 */
+	KpStreamsGroupDescribeResponseEndpoint	*user_endpoint;		/* v0-1, nullable v0-1, default null */
+	int32	n_client_tags;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseKeyValue	*client_tags;		/* v0-1 */
+	int32	n_task_offsets;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTaskOffset	*task_offsets;		/* v0-1 */
+	int32	n_task_end_offsets;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTaskOffset	*task_end_offsets;		/* v0-1 */
+	KpStreamsGroupDescribeResponseAssignment	assignment;		/* v0-1 */
+	KpStreamsGroupDescribeResponseAssignment	target_assignment;		/* v0-1 */
+	bool	is_classic;		/* v0-1 */
+} KpStreamsGroupDescribeResponseMember;
+
+typedef struct KpStreamsGroupDescribeResponseTopologyDescriptionNode
+{
+	char	*name;		/* v1 */
+	int8	node_type;		/* v1 */
+	int32	n_source_topics;		/* element count; -1 = null array */
+	char	**source_topics;		/* v1 */
+	char	*sink_topic;		/* v1, nullable v1, default null */
+	int32	n_stores;		/* element count; -1 = null array */
+	char	**stores;		/* v1 */
+	int32	n_successors;		/* element count; -1 = null array */
+	char	**successors;		/* v1 */
+} KpStreamsGroupDescribeResponseTopologyDescriptionNode;
+
+typedef struct KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology
+{
+	char	*subtopology_id;		/* v1 */
+	int32	n_nodes;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTopologyDescriptionNode	*nodes;		/* v1 */
+} KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology;
+
+typedef struct KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore
+{
+	KpStreamsGroupDescribeResponseTopologyDescriptionNode	source;		/* v1 */
+	KpStreamsGroupDescribeResponseTopologyDescriptionNode	processor;		/* v1 */
+} KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore;
+
+typedef struct KpStreamsGroupDescribeResponseTopologyDescription
+{
+	int32	n_subtopologies;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTopologyDescriptionSubtopology	*subtopologies;		/* v1 */
+	int32	n_global_stores;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseTopologyDescriptionGlobalStore	*global_stores;		/* v1 */
+} KpStreamsGroupDescribeResponseTopologyDescription;
+
+typedef struct KpStreamsGroupDescribeResponseDescribedGroup
+{
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+	char	*group_id;		/* v0-1 */
+	char	*group_state;		/* v0-1 */
+	int32	group_epoch;		/* v0-1 */
+	int32	assignment_epoch;		/* v0-1 */
+	KpStreamsGroupDescribeResponseTopology	*topology;		/* v0-1, nullable v0-1, default null */
+	int32	n_members;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseMember	*members;		/* v0-1 */
+	int32	authorized_operations;		/* v0-1, default -2147483648 */
+	KpStreamsGroupDescribeResponseTopologyDescription	*topology_description;		/* v1, nullable v1, default null */
+	int8	topology_description_status;		/* v1, default 0 */
+	char	*assignor_name;		/* v1, nullable v1, default null */
+} KpStreamsGroupDescribeResponseDescribedGroup;
+
+typedef struct KpStreamsGroupDescribeResponse
+{
+	int32	throttle_time_ms;		/* v0-1 */
+	int32	n_groups;		/* element count; -1 = null array */
+	KpStreamsGroupDescribeResponseDescribedGroup	*groups;		/* v0-1 */
+} KpStreamsGroupDescribeResponse;
+
+extern const KpMessageDesc kp_StreamsGroupDescribeResponse_desc;
+
+/* ---- StreamsGroupHeartbeatRequest (request, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupHeartbeatRequestKeyValue
+{
+	char	*key;		/* v0-1 */
+	char	*value;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestKeyValue;
+
+typedef struct KpStreamsGroupHeartbeatRequestTopicInfo
+{
+	char	*name;		/* v0-1 */
+	int32	partitions;		/* v0-1 */
+	int16	replication_factor;		/* v0-1 */
+	int32	n_topic_configs;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestKeyValue	*topic_configs;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestTopicInfo;
+
+typedef struct KpStreamsGroupHeartbeatRequestCopartitionGroup
+{
+	int32	n_source_topics;		/* element count; -1 = null array */
+	int16	*source_topics;		/* v0-1 */
+	int32	n_source_topic_regex;		/* element count; -1 = null array */
+	int16	*source_topic_regex;		/* v0-1 */
+	int32	n_repartition_source_topics;		/* element count; -1 = null array */
+	int16	*repartition_source_topics;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestCopartitionGroup;
+
+typedef struct KpStreamsGroupHeartbeatRequestSubtopology
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	n_source_topics;		/* element count; -1 = null array */
+	char	**source_topics;		/* v0-1 */
+	int32	n_source_topic_regex;		/* element count; -1 = null array */
+	char	**source_topic_regex;		/* v0-1 */
+	int32	n_state_changelog_topics;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTopicInfo	*state_changelog_topics;		/* v0-1 */
+	int32	n_repartition_sink_topics;		/* element count; -1 = null array */
+	char	**repartition_sink_topics;		/* v0-1 */
+	int32	n_repartition_source_topics;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTopicInfo	*repartition_source_topics;		/* v0-1 */
+	int32	n_copartition_groups;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestCopartitionGroup	*copartition_groups;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestSubtopology;
+
+typedef struct KpStreamsGroupHeartbeatRequestTopology
+{
+	int32	epoch;		/* v0-1 */
+	int32	n_subtopologies;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestSubtopology	*subtopologies;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestTopology;
+
+typedef struct KpStreamsGroupHeartbeatRequestTaskIds
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestTaskIds;
+
+typedef struct KpStreamsGroupHeartbeatRequestEndpoint
+{
+	char	*host;		/* v0-1 */
+	uint16	port;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestEndpoint;
+
+typedef struct KpStreamsGroupHeartbeatRequestTaskOffset
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	partition;		/* v0-1 */
+	int64	offset;		/* v0-1 */
+} KpStreamsGroupHeartbeatRequestTaskOffset;
+
+typedef struct KpStreamsGroupHeartbeatRequest
+{
+	char	*group_id;		/* v0-1 */
+	char	*member_id;		/* v0-1 */
+	int32	member_epoch;		/* v0-1 */
+	int32	endpoint_information_epoch;		/* v0-1 */
+	char	*instance_id;		/* v0-1, nullable v0-1, default null */
+	char	*rack_id;		/* v0-1, nullable v0-1, default null */
+	int32	rebalance_timeout_ms;		/* v0-1, default -1 */
+	KpStreamsGroupHeartbeatRequestTopology	*topology;		/* v0-1, nullable v0-1, default null */
+	int32	n_active_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTaskIds	*active_tasks;		/* v0-1, nullable v0-1, default null */
+	int32	n_standby_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTaskIds	*standby_tasks;		/* v0-1, nullable v0-1, default null */
+	int32	n_warmup_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTaskIds	*warmup_tasks;		/* v0-1, nullable v0-1, default null */
+	char	*process_id;		/* v0-1, nullable v0-1, default null */
+	KpStreamsGroupHeartbeatRequestEndpoint	*user_endpoint;		/* v0-1, nullable v0-1, default null */
+	int32	n_client_tags;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestKeyValue	*client_tags;		/* v0-1, nullable v0-1, default null */
+	int32	n_task_offsets;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTaskOffset	*task_offsets;		/* v0-1, nullable v0-1, default null */
+	int32	n_task_end_offsets;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatRequestTaskOffset	*task_end_offsets;		/* v0-1, nullable v0-1, default null */
+	bool	shutdown_application;		/* v0-1, default False */
+} KpStreamsGroupHeartbeatRequest;
+
+extern const KpMessageDesc kp_StreamsGroupHeartbeatRequest_desc;
+
+/* ---- StreamsGroupHeartbeatResponse (response, versions 0-1, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupHeartbeatResponseStatus
+{
+	int8	status_code;		/* v0-1 */
+	char	*status_detail;		/* v0-1 */
+} KpStreamsGroupHeartbeatResponseStatus;
+
+typedef struct KpStreamsGroupHeartbeatResponseTaskIds
+{
+	char	*subtopology_id;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpStreamsGroupHeartbeatResponseTaskIds;
+
+typedef struct KpStreamsGroupHeartbeatResponseEndpoint
+{
+	char	*host;		/* v0-1 */
+	uint16	port;		/* v0-1 */
+} KpStreamsGroupHeartbeatResponseEndpoint;
+
+typedef struct KpStreamsGroupHeartbeatResponseTopicPartition
+{
+	char	*topic;		/* v0-1 */
+	int32	n_partitions;		/* element count; -1 = null array */
+	int32	*partitions;		/* v0-1 */
+} KpStreamsGroupHeartbeatResponseTopicPartition;
+
+typedef struct KpStreamsGroupHeartbeatResponseEndpointToPartitions
+{
+	KpStreamsGroupHeartbeatResponseEndpoint	user_endpoint;		/* v0-1 */
+	int32	n_active_partitions;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseTopicPartition	*active_partitions;		/* v0-1 */
+	int32	n_standby_partitions;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseTopicPartition	*standby_partitions;		/* v0-1 */
+} KpStreamsGroupHeartbeatResponseEndpointToPartitions;
+
+typedef struct KpStreamsGroupHeartbeatResponse
+{
+	int32	throttle_time_ms;		/* v0-1 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+	char	*member_id;		/* v0-1 */
+	int32	member_epoch;		/* v0-1 */
+	int32	heartbeat_interval_ms;		/* v0-1 */
+	int32	acceptable_recovery_lag_legacy;		/* v0 */
+	int32	task_offset_interval_ms;		/* v0-1 */
+	int64	acceptable_recovery_lag;		/* v1, default -1 */
+	int32	n_status;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseStatus	*status;		/* v0-1, nullable v0-1 */
+	int32	n_active_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseTaskIds	*active_tasks;		/* v0-1, nullable v0-1, default null */
+	int32	n_standby_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseTaskIds	*standby_tasks;		/* v0-1, nullable v0-1, default null */
+	int32	n_warmup_tasks;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseTaskIds	*warmup_tasks;		/* v0-1, nullable v0-1, default null */
+	bool	topology_description_required;		/* v1, default false */
+	int32	endpoint_information_epoch;		/* v0-1 */
+	int32	n_partitions_by_user_endpoint;		/* element count; -1 = null array */
+	KpStreamsGroupHeartbeatResponseEndpointToPartitions	*partitions_by_user_endpoint;		/* v0-1, nullable v0-1, default null */
+} KpStreamsGroupHeartbeatResponse;
+
+extern const KpMessageDesc kp_StreamsGroupHeartbeatResponse_desc;
+
+/* ---- StreamsGroupTopologyDescriptionUpdateRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode
+{
+	char	*name;		/* v0 */
+	int8	node_type;		/* v0 */
+	int32	n_source_topics;		/* element count; -1 = null array */
+	char	**source_topics;		/* v0 */
+	char	*sink_topic;		/* v0, nullable v0, default null */
+	int32	n_stores;		/* element count; -1 = null array */
+	char	**stores;		/* v0 */
+	int32	n_successors;		/* element count; -1 = null array */
+	char	**successors;		/* v0 */
+} KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode;
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology
+{
+	char	*subtopology_id;		/* v0 */
+	int32	n_nodes;		/* element count; -1 = null array */
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode	*nodes;		/* v0 */
+} KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology;
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore
+{
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode	source;		/* v0 */
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionNode	processor;		/* v0 */
+} KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore;
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription
+{
+	int32	n_subtopologies;		/* element count; -1 = null array */
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionSubtopology	*subtopologies;		/* v0 */
+	int32	n_global_stores;		/* element count; -1 = null array */
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescriptionGlobalStore	*global_stores;		/* v0 */
+} KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription;
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateRequest
+{
+	char	*group_id;		/* v0 */
+	char	*member_id;		/* v0 */
+	int32	topology_epoch;		/* v0 */
+	KpStreamsGroupTopologyDescriptionUpdateRequestTopologyDescription	topology_description;		/* v0 */
+} KpStreamsGroupTopologyDescriptionUpdateRequest;
+
+extern const KpMessageDesc kp_StreamsGroupTopologyDescriptionUpdateRequest_desc;
+
+/* ---- StreamsGroupTopologyDescriptionUpdateResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpStreamsGroupTopologyDescriptionUpdateResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0, default null */
+} KpStreamsGroupTopologyDescriptionUpdateResponse;
+
+extern const KpMessageDesc kp_StreamsGroupTopologyDescriptionUpdateResponse_desc;
+
 /* ---- SyncGroupRequest (request, versions 0-5, flexible 4+) ---- */
 
 typedef struct KpSyncGroupRequestAssignment
@@ -2628,7 +3869,7 @@ typedef struct KpTxnOffsetCommitRequest
 	char	*group_id;		/* v0-5 */
 	int64	producer_id;		/* v0-5 */
 	int16	producer_epoch;		/* v0-5 */
-	int32	generation_id;		/* v3-5, default -1 */
+	int32	generation_id_or_member_epoch;		/* v3-5, default -1 */
 	char	*member_id;		/* v3-5, default "" */
 	char	*group_instance_id;		/* v3-5, nullable v3-5, default null */
 	int32	n_topics;		/* element count; -1 = null array */
@@ -2660,6 +3901,46 @@ typedef struct KpTxnOffsetCommitResponse
 } KpTxnOffsetCommitResponse;
 
 extern const KpMessageDesc kp_TxnOffsetCommitResponse_desc;
+
+/* ---- UnregisterBrokerRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpUnregisterBrokerRequest
+{
+	int32	broker_id;		/* v0 */
+} KpUnregisterBrokerRequest;
+
+extern const KpMessageDesc kp_UnregisterBrokerRequest_desc;
+
+/* ---- UnregisterBrokerResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpUnregisterBrokerResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0 */
+} KpUnregisterBrokerResponse;
+
+extern const KpMessageDesc kp_UnregisterBrokerResponse_desc;
+
+/* ---- UnregisterControllerRequest (request, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpUnregisterControllerRequest
+{
+	int32	controller_id;		/* v0 */
+} KpUnregisterControllerRequest;
+
+extern const KpMessageDesc kp_UnregisterControllerRequest_desc;
+
+/* ---- UnregisterControllerResponse (response, versions 0-0, flexible 0+) ---- */
+
+typedef struct KpUnregisterControllerResponse
+{
+	int32	throttle_time_ms;		/* v0 */
+	int16	error_code;		/* v0 */
+	char	*error_message;		/* v0, nullable v0 */
+} KpUnregisterControllerResponse;
+
+extern const KpMessageDesc kp_UnregisterControllerResponse_desc;
 
 /* ---- UpdateFeaturesRequest (request, versions 0-2, flexible 0+) ---- */
 
@@ -2758,126 +4039,6 @@ typedef struct KpWriteTxnMarkersResponse
 } KpWriteTxnMarkersResponse;
 
 extern const KpMessageDesc kp_WriteTxnMarkersResponse_desc;
-
-/* ---- ConsumerGroupHeartbeatRequest (request, versions 0-1, flexible 0+) ---- */
-
-typedef struct KpConsumerGroupHeartbeatRequestTopicPartitions
-{
-	KpUuid	topic_id;		/* v0-1 */
-	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0-1 */
-} KpConsumerGroupHeartbeatRequestTopicPartitions;
-
-typedef struct KpConsumerGroupHeartbeatRequest
-{
-	char	*group_id;		/* v0-1 */
-	char	*member_id;		/* v0-1 */
-	int32	member_epoch;		/* v0-1 */
-	char	*instance_id;		/* v0-1, nullable v0-1, default null */
-	char	*rack_id;		/* v0-1, nullable v0-1, default null */
-	int32	rebalance_timeout_ms;		/* v0-1, default -1 */
-	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
-	char	**subscribed_topic_names;		/* v0-1, nullable v0-1, default null */
-	char	*subscribed_topic_regex;		/* v1, nullable v1, default null */
-	char	*server_assignor;		/* v0-1, nullable v0-1, default null */
-	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupHeartbeatRequestTopicPartitions	*topic_partitions;		/* v0-1, nullable v0-1, default null */
-} KpConsumerGroupHeartbeatRequest;
-
-extern const KpMessageDesc kp_ConsumerGroupHeartbeatRequest_desc;
-
-/* ---- ConsumerGroupHeartbeatResponse (response, versions 0-1, flexible 0+) ---- */
-
-typedef struct KpConsumerGroupHeartbeatResponseTopicPartitions
-{
-	KpUuid	topic_id;		/* v0-1 */
-	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0-1 */
-} KpConsumerGroupHeartbeatResponseTopicPartitions;
-
-typedef struct KpConsumerGroupHeartbeatResponseAssignment
-{
-	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupHeartbeatResponseTopicPartitions	*topic_partitions;		/* v0-1 */
-} KpConsumerGroupHeartbeatResponseAssignment;
-
-typedef struct KpConsumerGroupHeartbeatResponse
-{
-	int32	throttle_time_ms;		/* v0-1 */
-	int16	error_code;		/* v0-1 */
-	char	*error_message;		/* v0-1, nullable v0-1, default null */
-	char	*member_id;		/* v0-1, nullable v0-1, default null */
-	int32	member_epoch;		/* v0-1 */
-	int32	heartbeat_interval_ms;		/* v0-1 */
-	KpConsumerGroupHeartbeatResponseAssignment	*assignment;		/* v0-1, nullable v0-1, default null */
-} KpConsumerGroupHeartbeatResponse;
-
-extern const KpMessageDesc kp_ConsumerGroupHeartbeatResponse_desc;
-
-/* ---- ConsumerGroupDescribeRequest (request, versions 0-0, flexible 0+) ---- */
-
-typedef struct KpConsumerGroupDescribeRequest
-{
-	int32	n_group_ids;		/* element count; -1 = null array */
-	char	**group_ids;		/* v0 */
-	bool	include_authorized_operations;		/* v0 */
-} KpConsumerGroupDescribeRequest;
-
-extern const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc;
-
-/* ---- ConsumerGroupDescribeResponse (response, versions 0-0, flexible 0+) ---- */
-
-typedef struct KpConsumerGroupDescribeResponseTopicPartitions
-{
-	KpUuid	topic_id;		/* v0 */
-	char	*topic_name;		/* v0 */
-	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0 */
-} KpConsumerGroupDescribeResponseTopicPartitions;
-
-typedef struct KpConsumerGroupDescribeResponseAssignment
-{
-	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseTopicPartitions	*topic_partitions;		/* v0 */
-} KpConsumerGroupDescribeResponseAssignment;
-
-typedef struct KpConsumerGroupDescribeResponseMember
-{
-	char	*member_id;		/* v0 */
-	char	*instance_id;		/* v0, nullable v0, default null */
-	char	*rack_id;		/* v0, nullable v0, default null */
-	int32	member_epoch;		/* v0 */
-	char	*client_id;		/* v0 */
-	char	*client_host;		/* v0 */
-	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
-	char	**subscribed_topic_names;		/* v0 */
-	char	*subscribed_topic_regex;		/* v0, nullable v0, default null */
-	KpConsumerGroupDescribeResponseAssignment	assignment;		/* v0 */
-	KpConsumerGroupDescribeResponseAssignment	target_assignment;		/* v0 */
-} KpConsumerGroupDescribeResponseMember;
-
-typedef struct KpConsumerGroupDescribeResponseDescribedGroup
-{
-	int16	error_code;		/* v0 */
-	char	*error_message;		/* v0, nullable v0, default null */
-	char	*group_id;		/* v0 */
-	char	*group_state;		/* v0 */
-	int32	group_epoch;		/* v0 */
-	int32	assignment_epoch;		/* v0 */
-	char	*assignor_name;		/* v0 */
-	int32	n_members;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseMember	*members;		/* v0 */
-	int32	authorized_operations;		/* v0, default -2147483648 */
-} KpConsumerGroupDescribeResponseDescribedGroup;
-
-typedef struct KpConsumerGroupDescribeResponse
-{
-	int32	throttle_time_ms;		/* v0 */
-	int32	n_groups;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseDescribedGroup	*groups;		/* v0 */
-} KpConsumerGroupDescribeResponse;
-
-extern const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc;
 
 extern const KpApiEntry kp_api_table[];
 extern const int kp_api_table_len;

@@ -38,20 +38,14 @@ PG_FUNCTION_INFO_V1(kp_sql_fetch);
 PG_FUNCTION_INFO_V1(kp_sql_list_offsets);
 PG_FUNCTION_INFO_V1(kp_sql_dump_log);
 
-/* largest batch we inflate for SQL (a compressed batch may expand a lot) */
-#define KP_SQL_MAX_INFLATE	((size_t) 256 * 1024 * 1024)
-
-typedef enum OutForm
+/*
+ * Key or value bytes of a record as the result column's type: bytea as is,
+ * text and jsonb checked, with an error naming the record's offset.
+ */
+Datum
+kp_sql_bytes_datum(const char *data, int len, KpOutForm form, int64 offset, const char *what)
 {
-	OUT_BYTEA,
-	OUT_TEXT,
-	OUT_JSONB
-} OutForm;
-
-static Datum
-bytes_datum(const char *data, int len, OutForm form, int64 offset, const char *what)
-{
-	if (form == OUT_BYTEA)
+	if (form == KP_OUT_BYTEA)
 	{
 		bytea	   *b = palloc(VARHDRSZ + len);
 
@@ -65,7 +59,7 @@ bytes_datum(const char *data, int len, OutForm form, int64 offset, const char *w
 				 errmsg("%s of the record at offset %lld is not valid text in the database encoding",
 						what, (long long) offset),
 				 errhint("Use kafka.fetch, which returns bytea.")));
-	if (form == OUT_TEXT)
+	if (form == KP_OUT_TEXT)
 		return PointerGetDatum(cstring_to_text_with_len(data, len));
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(data, len)));
 }
@@ -76,8 +70,8 @@ bytes_datum(const char *data, int len, OutForm form, int64 offset, const char *w
  * ERROR (22021) naming the record, as a text value is, rather than text
  * PostgreSQL would refuse later.  Header values are bytea.
  */
-static Datum
-headers_datum(const KpRecord *rec, Oid header_type)
+Datum
+kp_sql_headers_datum(const KpRecord *rec, Oid header_type)
 {
 	TupleDesc	desc = lookup_rowtype_tupdesc(header_type, -1);
 	Datum	   *elems = palloc(sizeof(Datum) * Max(rec->header_count, 1));
@@ -100,12 +94,27 @@ headers_datum(const KpRecord *rec, Oid header_type)
 		if (h->value == NULL)
 			nulls[1] = true;
 		else
-			values[1] = bytes_datum(h->value, h->value_len, OUT_BYTEA, 0, NULL);
+			values[1] = kp_sql_bytes_datum(h->value, h->value_len, KP_OUT_BYTEA, 0, NULL);
 		elems[i] = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 	}
 	arr = construct_array(elems, rec->header_count, header_type, -1, false, TYPALIGN_DOUBLE);
 	ReleaseTupleDesc(desc);
 	return PointerGetDatum(arr);
+}
+
+/* The form of a key or value column of a result type. */
+KpOutForm
+kp_sql_out_form(Oid typid)
+{
+	switch (typid)
+	{
+		case BYTEAOID:
+			return KP_OUT_BYTEA;
+		case JSONBOID:
+			return KP_OUT_JSONB;
+		default:
+			return KP_OUT_TEXT;
+	}
 }
 
 bool
@@ -141,8 +150,8 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	const char *batch;
 	size_t		len;
 	int			emitted = 0;
-	OutForm		key_form;
-	OutForm		value_form;
+	KpOutForm	key_form;
+	KpOutForm	value_form;
 	Oid			header_type;
 	KpBatchVisibility vis;
 	MemoryContext record_cxt;
@@ -150,19 +159,8 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	Datum		no_headers;
 
 	*position = from_offset;
-	key_form = TupleDescAttr(rsinfo->setDesc, 3)->atttypid == BYTEAOID ? OUT_BYTEA : OUT_TEXT;
-	switch (TupleDescAttr(rsinfo->setDesc, 4)->atttypid)
-	{
-		case BYTEAOID:
-			value_form = OUT_BYTEA;
-			break;
-		case JSONBOID:
-			value_form = OUT_JSONB;
-			break;
-		default:
-			value_form = OUT_TEXT;
-			break;
-	}
+	key_form = kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, 3)->atttypid);
+	value_form = kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, 4)->atttypid);
 	header_type = get_element_type(TupleDescAttr(rsinfo->setDesc, 5)->atttypid);
 
 	kp_topic_partition(topic, partition, &ref);
@@ -242,12 +240,12 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 			if (rec.key == NULL)
 				nulls[3] = true;
 			else
-				values[3] = bytes_datum(rec.key, rec.key_len, key_form, rec.offset, "key");
+				values[3] = kp_sql_bytes_datum(rec.key, rec.key_len, key_form, rec.offset, "key");
 			if (rec.value == NULL)
 				nulls[4] = true;
 			else
-				values[4] = bytes_datum(rec.value, rec.value_len, value_form, rec.offset, "value");
-			values[5] = rec.header_count > 0 ? headers_datum(&rec, header_type) : no_headers;
+				values[4] = kp_sql_bytes_datum(rec.value, rec.value_len, value_form, rec.offset, "value");
+			values[5] = rec.header_count > 0 ? kp_sql_headers_datum(&rec, header_type) : no_headers;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(record_cxt);
@@ -355,8 +353,8 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 	while (n < max_batches && kp_log_reader_next(reader, &batch, &len))
 	{
 		KpBatchHeader hdr;
-		Datum		values[13];
-		bool		nulls[13];
+		Datum		values[14];
+		bool		nulls[14];
 		bool		crc_ok = (kp_batch_validate(batch, len, &hdr) == KP_CODEC_OK);
 
 		memset(nulls, 0, sizeof(nulls));
@@ -393,6 +391,9 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 		values[10] = Int32GetDatum(hdr.base_sequence);
 		values[11] = TimestampTzGetDatum(KpMsToTimestampTz(hdr.max_timestamp));
 		values[12] = BoolGetDatum(crc_ok);
+		/* KIP-534: a clean set it; then baseTimestamp is the horizon */
+		values[13] = TimestampTzGetDatum(KpMsToTimestampTz(hdr.base_timestamp));
+		nulls[13] = !(hdr.attributes & KP_ATTR_DELETE_HORIZON);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		n++;
 	}

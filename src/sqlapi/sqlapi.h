@@ -19,6 +19,31 @@ extern bool kp_parse_isolation(const char *s);
 
 struct ReturnSetInfo;
 struct KpTopic;
+struct KpRecord;
+
+/* largest batch we inflate for SQL (a compressed batch may expand a lot) */
+#define KP_SQL_MAX_INFLATE	((size_t) 256 * 1024 * 1024)
+
+/* fetch.c: how a key or value column shows the record's bytes */
+typedef enum KpOutForm
+{
+	KP_OUT_BYTEA,
+	KP_OUT_TEXT,
+	KP_OUT_JSONB
+} KpOutForm;
+
+/* bytea -> bytea, jsonb -> jsonb, anything else text */
+extern KpOutForm kp_sql_out_form(Oid typid);
+
+/*
+ * Record bytes as a datum of that form; text and jsonb are checked (ERROR
+ * 22021 or jsonb's own naming what and the record's offset).
+ */
+extern Datum kp_sql_bytes_datum(const char *data, int len, KpOutForm form,
+								int64 offset, const char *what);
+
+/* A record's headers as kafka.header[] (keys must be valid text). */
+extern Datum kp_sql_headers_datum(const struct KpRecord *rec, Oid header_type);
 
 /* fetch.c: records of one partition into a materialized SRF result */
 extern int	kp_sql_emit_records(struct ReturnSetInfo *rsinfo, const struct KpTopic *topic,

@@ -18,6 +18,13 @@
  * of a partition is the larger of its first segment's base offset and the
  * largest such entry, on the primary after a restart and on a standby alike.
  *
+ * Log compaction (compaction.c) publishes a cleaned segment as a
+ * KP_DIRENT_CLEANED entry followed, in the same WAL record, by a
+ * KP_DIRENT_CLEANED_END entry: the cleaned segment replaces the listed
+ * segments whose base offsets lie in [its base offset, the END entry's);
+ * they go to the partition's replaced list until they are flagged dropped.
+ * The cleaner checkpoint is a KP_DIRENT_CLEANER_CHECKPOINT entry.
+ *
  * Each backend keeps a cache of the directory, revalidated against the
  * metapage's change counter on every lookup: appends are read
  * incrementally, drops force a full reload.  The same code serves a hot
@@ -40,6 +47,7 @@
 #include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/smgr.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -55,6 +63,10 @@ typedef struct KpSegList
 	int			capacity;
 	KpSegInfo  *segs;
 	int64		log_start_offset;	/* from KP_DIRENT_LOG_START, -1 if none */
+	int64		checkpoint;		/* from KP_DIRENT_CLEANER_CHECKPOINT, or -1 */
+	int			nreplaced;		/* segments a cleaned one replaced */
+	int			repcap;
+	KpSegInfo  *replaced;
 } KpSegList;
 
 typedef struct KpDirCache
@@ -217,6 +229,123 @@ directory_append(int64 partition_id, int64 base_offset, Oid relnode,
 	kp_segment_close(rel);
 }
 
+/*
+ * Append up to three entries in one WAL record: the metapage and at most
+ * two entry pages (three entries never span more), within generic WAL's
+ * MAX_GENERIC_XLOG_PAGES.
+ */
+static void
+directory_append_many(const KpDirEntry *entries, int n)
+{
+	Relation	rel = directory_open();
+	Buffer		metabuf;
+	Buffer		bufs[2] = {InvalidBuffer, InvalidBuffer};
+	BlockNumber blknos[2] = {InvalidBlockNumber, InvalidBlockNumber};
+	Page		pages[2] = {NULL, NULL};
+	int			nbufs = 0;
+	GenericXLogState *xstate;
+	Page		metapage;
+	KpDirMeta  *meta;
+	uint32		nentries;
+	int			i;
+
+	Assert(n >= 1 && n <= 3);
+	LWLockAcquire(kp_store_shared->directory_lock, LW_EXCLUSIVE);
+	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = dir_meta(BufferGetPage(metabuf));
+	nentries = meta->nentries;
+
+	/* the pages first, extending the relation as needed, in block order */
+	for (i = 0; i < n; i++)
+	{
+		BlockNumber blkno = 1 + (nentries + i) / KP_DIR_ENTRIES_PER_PAGE;
+		Buffer		buf;
+
+		if (nbufs > 0 && blknos[nbufs - 1] == blkno)
+			continue;
+		if (blkno >= smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM))
+		{
+			buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+			if (BufferGetBlockNumber(buf) != blkno)
+				elog(ERROR, "kafka_pg segment directory: new block %u where %u was expected",
+					 BufferGetBlockNumber(buf), blkno);
+		}
+		else
+			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		bufs[nbufs] = buf;
+		blknos[nbufs] = blkno;
+		nbufs++;
+	}
+
+	xstate = GenericXLogStart(rel);
+	metapage = GenericXLogRegisterBuffer(xstate, metabuf, 0);
+	for (i = 0; i < nbufs; i++)
+	{
+		/*
+		 * A page's first entry starts it afresh (a page left zero included);
+		 * a second page always begins with one of ours.
+		 */
+		bool		fresh = (i > 0 || nentries % KP_DIR_ENTRIES_PER_PAGE == 0 ||
+							 PageIsNew(BufferGetPage(bufs[i])));
+
+		pages[i] = GenericXLogRegisterBuffer(xstate, bufs[i],
+											 fresh ? GENERIC_XLOG_FULL_IMAGE : 0);
+		if (fresh)
+			PageInit(pages[i], BLCKSZ, 0);
+	}
+	for (i = 0; i < n; i++)
+	{
+		uint32		k = nentries + i;
+		BlockNumber blkno = 1 + k / KP_DIR_ENTRIES_PER_PAGE;
+		int			slot = k % KP_DIR_ENTRIES_PER_PAGE;
+		Page		page = (blkno == blknos[0]) ? pages[0] : pages[1];
+
+		memcpy((KpDirEntry *) PageGetContents(page) + slot, &entries[i],
+			   sizeof(KpDirEntry));
+		((PageHeader) page)->pd_lower = SizeOfPageHeaderData +
+			(slot + 1) * sizeof(KpDirEntry);
+	}
+	meta = (KpDirMeta *) PageGetContents(metapage);
+	meta->nentries += n;
+	meta->change_count++;
+	GenericXLogFinish(xstate);
+
+	for (i = nbufs - 1; i >= 0; i--)
+		UnlockReleaseBuffer(bufs[i]);
+	UnlockReleaseBuffer(metabuf);
+	LWLockRelease(kp_store_shared->directory_lock);
+	kp_segment_close(rel);
+}
+
+void
+kp_directory_publish_cleaned(int64 partition_id, int64 base_offset,
+							 int64 end_offset, Oid relnode, int64 checkpoint)
+{
+	KpDirEntry	e[3];
+	int			n = 2;
+
+	memset(e, 0, sizeof(e));
+	e[0].partition_id = partition_id;
+	e[0].base_offset = base_offset;
+	e[0].relnode = relnode;
+	e[0].flags = KP_DIRENT_CLEANED;
+	e[1].partition_id = partition_id;
+	e[1].base_offset = end_offset;
+	e[1].relnode = InvalidOid;
+	e[1].flags = KP_DIRENT_CLEANED_END;
+	if (checkpoint >= 0)
+	{
+		e[2].partition_id = partition_id;
+		e[2].base_offset = checkpoint;
+		e[2].relnode = InvalidOid;
+		e[2].flags = KP_DIRENT_CLEANER_CHECKPOINT;
+		n = 3;
+	}
+	directory_append_many(e, n);
+}
+
 /* partition_id has a segment starting at base_offset in relation relnode. */
 void
 kp_directory_add(int64 partition_id, int64 base_offset, Oid relnode)
@@ -271,7 +400,7 @@ directory_find_segment(Relation rel, int64 partition_id, Oid relnode,
 			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
 
 			if (e->partition_id == partition_id && e->relnode == relnode &&
-				!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_LOG_START)))
+				!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_NOT_SEGMENT)))
 			{
 				UnlockReleaseBuffer(buf);
 				*found_blkno = blkno;
@@ -316,7 +445,7 @@ kp_directory_mark_dropped(int64 partition_id, Oid relnode)
 	page = BufferGetPage(buf);
 	e = (KpDirEntry *) PageGetContents(page) + slot;
 	if (e->partition_id == partition_id && e->relnode == relnode &&
-		!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_LOG_START)))
+		!(e->flags & (KP_DIRENT_DROPPED | KP_DIRENT_NOT_SEGMENT)))
 	{
 		GenericXLogState *xstate = GenericXLogStart(rel);
 		Page		p = GenericXLogRegisterBuffer(xstate, buf, 0);
@@ -384,6 +513,64 @@ seglist_add(KpSegList *list, int64 base_offset, Oid relnode)
 	list->nsegs++;
 }
 
+static KpSegList *
+seglist_get(int64 partition_id)
+{
+	bool		found;
+	KpSegList  *list = hash_search(dircache.lists, &partition_id, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		list->nsegs = 0;
+		list->capacity = 0;
+		list->segs = NULL;
+		list->log_start_offset = -1;
+		list->checkpoint = -1;
+		list->nreplaced = 0;
+		list->repcap = 0;
+		list->replaced = NULL;
+	}
+	return list;
+}
+
+/*
+ * A cleaned segment (base_offset, relnode) takes the place of the listed
+ * segments whose base offsets lie in [base_offset, end_offset); they move
+ * to the partition's replaced list until their drop is flagged.
+ */
+static void
+seglist_apply_cleaned(KpSegList *list, int64 base_offset, int64 end_offset,
+					  Oid relnode)
+{
+	int			i = 0;
+
+	while (i < list->nsegs)
+	{
+		KpSegInfo	s = list->segs[i];
+
+		if (s.base_offset < base_offset || s.base_offset >= end_offset)
+		{
+			i++;
+			continue;
+		}
+		if (list->nreplaced == list->repcap)
+		{
+			int			newcap = list->repcap ? list->repcap * 2 : 4;
+
+			if (list->replaced)
+				list->replaced = repalloc(list->replaced, newcap * sizeof(KpSegInfo));
+			else
+				list->replaced = MemoryContextAlloc(dircache.cxt, newcap * sizeof(KpSegInfo));
+			list->repcap = newcap;
+		}
+		list->replaced[list->nreplaced++] = s;
+		memmove(&list->segs[i], &list->segs[i + 1],
+				(list->nsegs - i - 1) * sizeof(KpSegInfo));
+		list->nsegs--;
+	}
+	seglist_add(list, base_offset, relnode);
+}
+
 /* Bring the backend's cache up to date with the directory. */
 static void
 dircache_refresh(void)
@@ -393,6 +580,8 @@ dircache_refresh(void)
 	KpDirMeta	meta;
 	BlockNumber blkno;
 	uint32		from;
+	KpDirEntry	pending;
+	bool		have_pending;
 
 	metabuf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -426,6 +615,7 @@ dircache_refresh(void)
 	}
 
 	from = dircache.nentries;
+	have_pending = false;
 	for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
 		 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
 	{
@@ -442,20 +632,30 @@ dircache_refresh(void)
 		{
 			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
 			KpSegList  *list;
-			bool		found;
 
+			if (e->flags & KP_DIRENT_CLEANED_END)
+			{
+				/* it follows its KP_DIRENT_CLEANED entry in the same record */
+				if (have_pending && pending.partition_id == e->partition_id)
+					seglist_apply_cleaned(seglist_get(e->partition_id),
+										  pending.base_offset, e->base_offset,
+										  pending.relnode);
+				have_pending = false;
+				continue;
+			}
+			have_pending = false;
 			if (e->flags & KP_DIRENT_DROPPED)
 				continue;
-			list = hash_search(dircache.lists, &e->partition_id, HASH_ENTER, &found);
-			if (!found)
-			{
-				list->nsegs = 0;
-				list->capacity = 0;
-				list->segs = NULL;
-				list->log_start_offset = -1;
-			}
+			list = seglist_get(e->partition_id);
 			if (e->flags & KP_DIRENT_LOG_START)
 				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
+			else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
+				list->checkpoint = Max(list->checkpoint, e->base_offset);
+			else if (e->flags & KP_DIRENT_CLEANED)
+			{
+				pending = *e;
+				have_pending = true;
+			}
 			else if (!segment_is_lost(e->partition_id, e->relnode))
 				seglist_add(list, e->base_offset, e->relnode);
 		}
@@ -491,6 +691,27 @@ kp_directory_log_start(int64 partition_id)
 	dircache_refresh();
 	list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL);
 	return list ? list->log_start_offset : -1;
+}
+
+int64
+kp_directory_cleaner_checkpoint(int64 partition_id)
+{
+	KpSegList  *list;
+
+	dircache_refresh();
+	list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL);
+	return list ? list->checkpoint : -1;
+}
+
+const KpSegInfo *
+kp_directory_replaced(int64 partition_id, int *nsegs)
+{
+	KpSegList  *list;
+
+	dircache_refresh();
+	list = hash_search(dircache.lists, &partition_id, HASH_FIND, NULL);
+	*nsegs = list ? list->nreplaced : 0;
+	return list ? list->replaced : NULL;
 }
 
 void

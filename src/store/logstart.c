@@ -67,6 +67,8 @@ flag_pending_drops(void)
 		KpPartitionState *state;
 
 		kp_directory_mark_dropped(d->partition_id, d->relnode);
+		if (d->size_bytes < 0)
+			continue;			/* replaced by compaction: not counted */
 		state = kp_partition_lock(d->partition_id, false);
 		if (state != NULL)
 		{
@@ -175,40 +177,49 @@ drop_segments_below(int64 partition_id, int64 log_start)
 	memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
 
 	for (i = 0; i + 1 < nsegs && segs[i + 1].base_offset <= log_start; i++)
-	{
-		Relation	rel;
-		KpPendingDrop *d;
-		MemoryContext old;
-
-		if (drop_is_pending(partition_id, segs[i].relnode))
-			continue;
-
-		if (!callbacks_registered)
-		{
-			RegisterXactCallback(logstart_xact_callback, NULL);
-			RegisterSubXactCallback(logstart_subxact_callback, NULL);
-			callbacks_registered = true;
-		}
-		old = MemoryContextSwitchTo(TopMemoryContext);
-		d = palloc(sizeof(KpPendingDrop));
-		d->partition_id = partition_id;
-		d->relnode = segs[i].relnode;
-		d->nest_level = GetCurrentTransactionNestLevel();
-		MemoryContextSwitchTo(old);
-
-		rel = kp_segment_open(segs[i].relnode);
-		d->size_bytes = kp_segment_data_size(rel);
-		/* a commit that deletes files must have an xid to log them with */
-		(void) GetCurrentTransactionId();
-		kp_txnindex_drop(rel);	/* its aborted-transaction index goes too */
-		kp_segment_close(rel);
-		kp_segment_drop_storage(segs[i].relnode);
-
-		old = MemoryContextSwitchTo(TopMemoryContext);
-		pending_drops = lappend(pending_drops, d);
-		MemoryContextSwitchTo(old);
-	}
+		kp_logstart_schedule_drop(partition_id, segs[i].relnode, true);
 	pfree(segs);
+}
+
+/*
+ * Drop a segment's storage (and its aborted-transaction index) when the
+ * transaction commits, its directory entry flagged dropped at pre-commit.
+ * counted: the segment is listed, so the partition's segment count and
+ * closed bytes go down with it; a segment a cleaned one replaced
+ * (compaction.c) is no longer counted.  Returns false if already scheduled.
+ */
+bool
+kp_logstart_schedule_drop(int64 partition_id, Oid relnode, bool counted)
+{
+	Relation	rel;
+	KpPendingDrop *d;
+	MemoryContext old;
+
+	if (drop_is_pending(partition_id, relnode))
+		return false;
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(logstart_xact_callback, NULL);
+		RegisterSubXactCallback(logstart_subxact_callback, NULL);
+		callbacks_registered = true;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	d = palloc(sizeof(KpPendingDrop));
+	d->partition_id = partition_id;
+	d->relnode = relnode;
+	d->nest_level = GetCurrentTransactionNestLevel();
+	MemoryContextSwitchTo(old);
+	rel = kp_segment_open(relnode);
+	d->size_bytes = counted ? kp_segment_data_size(rel) : -1;
+	/* a commit that deletes files must have an xid to log them with */
+	(void) GetCurrentTransactionId();
+	kp_txnindex_drop(rel);		/* its aborted-transaction index goes too */
+	kp_segment_close(rel);
+	kp_segment_drop_storage(relnode);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	pending_drops = lappend(pending_drops, d);
+	MemoryContextSwitchTo(old);
+	return true;
 }
 
 /*

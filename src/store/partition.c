@@ -664,6 +664,24 @@ kp_log_drop_partition(int64 partition_id)
 		kp_segment_drop_storage(segs[i].relnode);
 	}
 
+	/* and those cleaned segments replaced that are not dropped yet */
+	segs = kp_directory_replaced(partition_id, &nsegs);
+	if (nsegs > 0)
+	{
+		KpSegInfo  *copy = palloc(sizeof(KpSegInfo) * nsegs);
+
+		memcpy(copy, segs, sizeof(KpSegInfo) * nsegs);
+		for (i = 0; i < nsegs; i++)
+		{
+			Relation	rel = kp_segment_open(copy[i].relnode);
+
+			kp_txnindex_drop(rel);
+			kp_segment_close(rel);
+			kp_segment_drop_storage(copy[i].relnode);
+		}
+		pfree(copy);
+	}
+
 	remember_partition(&dropped_partitions, partition_id, InvalidOid);
 }
 

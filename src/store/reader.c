@@ -94,6 +94,7 @@ struct KpLogReader
 	int			seg;			/* current segment index */
 	Relation	rel;			/* open segment, or NULL */
 	int64		pos;			/* stream position in it */
+	int64		next_offset;	/* past the last batch returned */
 	char	   *buf;
 	size_t		bufcap;
 };
@@ -177,6 +178,7 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	}
 	r->from_offset = with_floor ? Max(from_offset, log_start) : from_offset;
 	from_offset = r->from_offset;
+	r->next_offset = from_offset;
 	reader_load_segments(r);
 	r->seg = -1;
 	if (r->nsegs == 0)
@@ -228,16 +230,30 @@ kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
 		if (!reader_read(r, KP_BATCH_HEADER_SIZE))
 		{
 			/* end of this segment's data: on to the next one, if any */
-			if (r->seg + 1 >= r->nsegs)
+			Oid			cur = r->segs[r->seg].relnode;
+			int			next = r->seg + 1;
+
+			if (next >= r->nsegs)
 			{
 				if (r->high_watermark < 0)
 					return false;
-				/* the appender may have rolled since we looked */
+
+				/*
+				 * The appender may have rolled since we looked.  A clean may
+				 * also have swapped segments in (compaction.c): go on from
+				 * the segment that holds the next offset to read, unless that
+				 * is still the one just finished.
+				 */
 				reader_load_segments(r);
-				if (r->seg + 1 >= r->nsegs)
+				for (next = r->nsegs - 1; next > 0; next--)
+					if (r->segs[next].base_offset <= r->next_offset)
+						break;
+				if (next < r->nsegs && r->segs[next].relnode == cur)
+					next++;
+				if (next >= r->nsegs)
 					return false;
 			}
-			reader_open_segment(r, r->seg + 1, r->from_offset);
+			reader_open_segment(r, next, Max(r->from_offset, r->next_offset));
 			continue;
 		}
 		if (kp_batch_parse_header(r->buf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK)
@@ -266,8 +282,10 @@ kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
 			kp_batch_validate(r->buf, total, &hdr) != KP_CODEC_OK)
 			return false;
 		r->pos += total;
-		if (KpBatchLastOffset(&hdr) < r->from_offset)
+		if (KpBatchLastOffset(&hdr) < r->from_offset ||
+			KpBatchLastOffset(&hdr) < r->next_offset)
 			continue;
+		r->next_offset = KpBatchLastOffset(&hdr) + 1;
 		*batch = r->buf;
 		*len = total;
 		return true;

@@ -374,4 +374,69 @@ extern void kp_log_apply_retention(int64 partition_id, int64 retention_ms,
 								   int64 retention_bytes, int64 now_ms,
 								   KpRetentionResult *result);
 
+/* ---------- compaction (compaction.c) ---------- */
+
+/* A compacted topic's configs and the cleaner's settings, for one clean. */
+typedef struct KpCompactConfig
+{
+	int64		segment_bytes;	/* segment.bytes: cleaned groups stay below */
+	int64		delete_retention_ms;	/* delete.retention.ms */
+	int64		min_compaction_lag_ms;	/* min.compaction.lag.ms */
+	int64		max_compaction_lag_ms;	/* max.compaction.lag.ms */
+	double		min_cleanable_dirty_ratio;	/* min.cleanable.dirty.ratio */
+	int64		dedupe_buffer_size; /* kafka.log_cleaner_dedupe_buffer_size */
+	double		io_max_bytes_per_second;	/* kafka.log_cleaner_io_max_...,
+											 * <=0 unlimited */
+	bool		delete_horizon_due; /* a tombstone's or marker's delete
+									 * horizon has passed: clean even if the
+									 * dirty ratio is low */
+} KpCompactConfig;
+
+/* What one compaction of a partition found and did. */
+typedef struct KpCompactResult
+{
+	bool		cleaned;		/* segments were rewritten and swapped */
+	bool		forced;			/* by max.compaction.lag.ms or a horizon */
+	int64		first_dirty_offset; /* before the clean */
+	int64		first_uncleanable_offset;
+	int64		end_offset;		/* cleaned below this: the new first dirty
+								 * offset */
+	double		dirty_ratio;	/* dirty / cleanable bytes, before */
+	int64		bytes_before;	/* data bytes of the rewritten segments */
+	int64		bytes_after;	/* ... of the cleaned segments replacing them */
+	int32		segments_before;
+	int32		segments_after;
+	int64		records_removed;
+	int64		next_delete_horizon_ms; /* earliest horizon of a tombstone or
+										 * marker kept, or -1 */
+} KpCompactResult;
+
+/*
+ * Kafka's log compaction of one partition (Cleaner.doClean): if its dirty
+ * part is cleanable (src/store/compaction.c has the rules), rewrite the
+ * closed segments from the log start to the end of what the offset map
+ * covers, keeping each key's latest record at its offset, and swap them in
+ * atomically.  Not transactional: the swap is durable once done, whatever
+ * becomes of the caller's transaction.  The caller holds the topic's
+ * ShareUpdateExclusiveLock.  The replaced segments' storage is dropped by
+ * kp_log_drop_replaced_segments, later (file.delete.delay.ms).
+ */
+extern void kp_log_compact(int64 partition_id, const KpCompactConfig *config,
+						   int64 now_ms, KpCompactResult *result);
+
+/*
+ * Drop, when the current transaction commits, the storage of the segments
+ * that cleaned segments replaced in the partition; returns how many.
+ */
+extern int	kp_log_drop_replaced_segments(int64 partition_id);
+
+/*
+ * The partition's first dirty offset (Kafka's cleaner checkpoint): every
+ * record below it has been through a clean, so at most one record per key
+ * (and tombstones younger than their delete horizon) lies below it, while
+ * the dirty tail from it on may hold older values of a key.  The log start
+ * offset if no clean has run.  Reads the directory only (works on a standby).
+ */
+extern int64 kp_log_first_dirty_offset(int64 partition_id);
+
 #endif							/* KP_STORE_H */

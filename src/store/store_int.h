@@ -111,6 +111,26 @@ typedef struct KpDirEntry
  */
 #define KP_DIRENT_LOG_START		0x0002
 
+/*
+ * Log compaction (compaction.c): a cleaned segment in relnode, base offset
+ * base_offset, that replaces the partition's segments whose base offsets
+ * lie in [base_offset, E), E being the base_offset of the
+ * KP_DIRENT_CLEANED_END entry that always follows it in the same WAL
+ * record.  The replaced segments stay listed in the directory until their
+ * storage is dropped (DROPPED flag), but no reader is given them.
+ */
+#define KP_DIRENT_CLEANED		0x0004
+#define KP_DIRENT_CLEANED_END	0x0008
+/*
+ * Not a segment: the cleaner checkpoint of the partition (Kafka's
+ * cleaner-offset-checkpoint): compaction has cleaned the log below
+ * base_offset, the first dirty offset.  The largest one wins.
+ */
+#define KP_DIRENT_CLEANER_CHECKPOINT 0x0010
+
+#define KP_DIRENT_NOT_SEGMENT \
+	(KP_DIRENT_LOG_START | KP_DIRENT_CLEANED_END | KP_DIRENT_CLEANER_CHECKPOINT)
+
 #define KP_DIR_ENTRIES_PER_PAGE \
 	((BLCKSZ - SizeOfPageHeaderData) / sizeof(KpDirEntry))
 
@@ -150,6 +170,28 @@ extern void kp_directory_set_log_start(int64 partition_id, int64 log_start_offse
 
 /* The largest log start offset recorded for a partition, or -1. */
 extern int64 kp_directory_log_start(int64 partition_id);
+
+/*
+ * Publish a cleaned segment (compaction.c): one WAL record appends its
+ * KP_DIRENT_CLEANED entry, the KP_DIRENT_CLEANED_END entry with end_offset
+ * and, if checkpoint >= 0, a KP_DIRENT_CLEANER_CHECKPOINT entry.  From
+ * then on readers list relnode in place of the segments with base offsets
+ * in [base_offset, end_offset).
+ */
+extern void kp_directory_publish_cleaned(int64 partition_id, int64 base_offset,
+										 int64 end_offset, Oid relnode,
+										 int64 checkpoint);
+
+/* The largest cleaner checkpoint of a partition, or -1. */
+extern int64 kp_directory_cleaner_checkpoint(int64 partition_id);
+
+/*
+ * Segments that a cleaned segment replaced and that are not flagged
+ * dropped yet (their storage is dropped by compaction.c after
+ * file.delete.delay.ms, or at once after a restart).  Owned by the cache,
+ * like kp_directory_segments's array.
+ */
+extern const KpSegInfo *kp_directory_replaced(int64 partition_id, int *nsegs);
 
 /* ---------- segment.c ---------- */
 
@@ -410,6 +452,8 @@ extern KpTxnOutcome kp_txnstate_sql_outcome(int64 producer_id);
 
 extern int64 kp_logstart_advance(int64 partition_id, int64 before_offset,
 								 bool check_bounds);
+extern bool kp_logstart_schedule_drop(int64 partition_id, Oid relnode,
+									  bool counted);
 
 /* ---------- waiters.c ---------- */
 

@@ -179,5 +179,12 @@ kp_resolver_main(Datum arg)
 		CHECK_FOR_INTERRUPTS();
 	}
 	elog(LOG, "kafka_pg resolver shutting down");
-	proc_exit(0);
+
+	/*
+	 * Exit code 1, as the listener's: a worker that exits with 0 is
+	 * unregistered for good, so one ended by pg_terminate_backend or DROP
+	 * DATABASE ... WITH (FORCE) would never come back.  During a server
+	 * shutdown the postmaster restarts nothing anyway.
+	 */
+	proc_exit(1);
 }

@@ -16,7 +16,11 @@
    become visible, and no acknowledged record may be lost.
 5. Retention (issue 9): kafka.run_log_cleaner on the primary deletes old
    segments of a topic with retention.bytes=0; the standby sees the same log
-   start offset by replay, and so does the promoted standby.
+   start offset by replay, and so does the promoted standby.  Compaction
+   (issue 9): kafka.run_log_compaction on the primary rewrites and swaps a
+   compacted topic's segments; the standby reads the same records, batches
+   and segments by replay, and so does the promoted standby, which then
+   cleans the topic again itself.
 6. Neither server log may show a PANIC or a crash.
 """
 
@@ -291,6 +295,58 @@ def check_retention(prim, stby):
     return start
 
 
+COMPACT_Q = ("SELECT \"offset\", key, value FROM kafka.fetch_text('sb_compact', 0, 0, 1000)",
+             "SELECT base_offset, last_offset, record_count, control_type, delete_horizon IS NOT NULL, crc_valid "
+             "FROM kafka.dump_log('sb_compact', 0)",
+             "SELECT base_offset, relfilenode FROM kafka.segments WHERE topic = 'sb_compact' ORDER BY 1",
+             "SELECT log_start_offset, log_end_offset FROM kafka.partition_status WHERE topic = 'sb_compact'")
+
+
+def check_compaction(prim, stby):
+    """A clean on the primary, replayed by the standby: returns what the standby reads."""
+    cur = prim.cursor()
+    cur.execute("SELECT kafka.create_topic('sb_compact', 1, '{\"cleanup.policy\": \"compact\", \"segment.ms\": \"1\", "
+                "\"file.delete.delay.ms\": \"0\"}')")
+    latest = {}
+    for r in range(4):
+        for k in range(5):
+            v = None if (r == 3 and k == 1) else "c%d-%d" % (r, k)
+            cur.execute("SELECT \"offset\" FROM kafka.produce('sb_compact', %s, %s::text, partition => 0)", ("k%d" % k, v))
+            latest["k%d" % k] = (cur.fetchone()[0], v)
+        cur.execute("SELECT kafka.flush_markers()")
+        time.sleep(0.01)
+    cur.execute("SELECT \"offset\" FROM kafka.produce('sb_compact', 'kz', 'active', partition => 0)")
+    cur.execute("SELECT kafka.flush_markers()")
+    wait_replay(prim, stby)
+    scur = stby.cursor()
+    scur.execute(COMPACT_Q[0])
+    before = scur.fetchall()
+    cur.execute("SELECT cleaned, segments_before, segments_after FROM kafka.run_log_compaction('sb_compact')")
+    cleaned, nbefore, nafter = cur.fetchone()
+    if not cleaned:
+        fail("compaction: sb_compact was not cleaned on the primary")
+        return None
+    wait_replay(prim, stby)
+    got = {}
+    for q in COMPACT_Q:
+        cur.execute(q)
+        a = cur.fetchall()
+        scur.execute(q)
+        b = scur.fetchall()
+        got[q] = b
+        if a != b:
+            fail("compaction: the standby reads %r where the primary reads %r (%s)" % (b[:6], a[:6], q[:60]))
+    rows = {o: (k, v) for (o, k, v) in got[COMPACT_Q[0]]}
+    for k, (o, v) in latest.items():
+        if rows.get(o) != (k, v):
+            fail("compaction: on the standby key %s's latest value %r at %d reads back as %r" % (k, v, o, rows.get(o)))
+    if len(got[COMPACT_Q[0]]) >= len(before):
+        fail("compaction: the standby still reads %d records (%d before the clean)" % (len(got[COMPACT_Q[0]]), len(before)))
+    info("compaction: the primary rewrote %d segments into %d; the standby replayed it and reads %d records (%d before), "
+         "the same batches and segments" % (nbefore, nafter, len(got[COMPACT_Q[0]]), len(before)))
+    return got
+
+
 def run():
     root = kafkapg.make_tmp("standby")
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
@@ -378,6 +434,7 @@ def run():
                  % (plain, SEGMENT_BYTES))
 
         retained = check_retention(prim, stby)
+        compacted = check_compaction(prim, stby)
 
         # a standby refuses writes, cleanly
         try:
@@ -439,6 +496,25 @@ def run():
                 fail("promoted: sb_retain's log start is %s, the primary had moved it to %d" % (got, retained))
             else:
                 info("promoted: sb_retain's log start is still %d" % got)
+        if compacted is not None:
+            cur2 = stby.cursor()
+            for q in COMPACT_Q:
+                cur2.execute(q)
+                if cur2.fetchall() != compacted[q]:
+                    fail("promoted: sb_compact reads differently after promotion (%s)" % q[:60])
+            # the promoted standby cleans with the directory it replayed
+            cur2.execute("SELECT \"offset\" FROM kafka.produce('sb_compact', 'k0', 'after promotion', partition => 0)")
+            time.sleep(0.01)
+            cur2.execute("SELECT \"offset\" FROM kafka.produce('sb_compact', 'kz', 'newest', partition => 0)")
+            cur2.execute("SELECT kafka.flush_markers()")
+            cur2.execute("SELECT kafka.alter_topic_config('sb_compact', '{\"min.cleanable.dirty.ratio\": \"0.01\"}')")
+            cur2.execute("SELECT cleaned FROM kafka.run_log_compaction('sb_compact')")
+            cur2.execute(COMPACT_Q[0])
+            vals = [r for r in cur2.fetchall() if r[1] == "k0"]
+            if vals != [r for r in vals if r[2] == "after promotion"] or not vals:
+                fail("promoted: a clean on the promoted standby left k0 as %r" % vals)
+            else:
+                info("promoted: a clean on the promoted standby keeps k0's newest value only")
         segs2 = {(k[0], k[1]): v[3] for k, v in final.items() if k[2] == "status" and v}
         rolled = [k for k in segs2 if segs2[k] and segs.get(k) and segs2[k] > segs[k]]
         info("promoted: %d records readable, %d acknowledged in all; partitions that rolled a segment after promotion: %d"

@@ -234,6 +234,7 @@ main(int argc, char **argv)
 	test_murmur2();
 	test_round_trips();
 	test_control_batches();
+	test_batch_filter();
 	test_corruption();
 	test_malformed_records();
 	test_decompression();

@@ -377,3 +377,86 @@ test_control_batches(void)
 		CHECK(!kp_parse_control_key(key, 4, &t), "negative control key version");
 	}
 }
+
+/*
+ * kp_batch_filter (log compaction): for every codec, a batch of the record
+ * set keeps only the chosen records, with their offsets, timestamps, keys,
+ * values and headers; the offset range, producer fields and codec stay; a
+ * new base timestamp (a KIP-534 delete horizon) moves no record's time.
+ */
+void
+test_batch_filter(void)
+{
+	TestRecord	r[8];
+	int			n = make_records(r);
+
+	for (int c = 0; c < NCODECS; c++)
+	{
+		KpCompression codec = all_codecs[c];
+		size_t		len;
+		char	   *batch = build_batch(codec, r, n, &len);
+		bool	   *keep = palloc(sizeof(bool) * n);
+		char	   *out;
+		size_t		out_len;
+		int32		kept = -1;
+		KpBatchHeader in_hdr;
+		KpBatchHeader hdr;
+		KpRecordIter it;
+		KpRecord	rec;
+		bool		done = false;
+		int			i = 0;
+		int			want = 0;
+		int64		horizon = 1800000000000;
+		bool		same = true;
+
+		kp_batch_set_base_offset(batch, 1000);
+		kp_put_int64(batch + 43, 77);	/* producerId */
+		kp_put_int32(batch + 53, 5);	/* baseSequence */
+		kp_batch_update_crc(batch, len);
+		CHECK(kp_batch_validate(batch, len, &in_hdr) == KP_CODEC_OK, "filter %s: input", kp_compression_name(codec));
+		for (i = 0; i < n; i++)
+		{
+			keep[i] = (i % 2 == 1);
+			want += keep[i];
+		}
+		CHECK(kp_batch_filter(batch, len, 1 << 30, keep, n,
+							  in_hdr.attributes | KP_ATTR_DELETE_HORIZON, horizon,
+							  &out, &out_len, &kept) == KP_CODEC_OK && kept == want,
+			  "filter %s: kept %d of %d", kp_compression_name(codec), kept, n);
+		CHECK(kp_batch_validate(out, out_len, &hdr) == KP_CODEC_OK, "filter %s: output validates (CRC)",
+			  kp_compression_name(codec));
+		CHECK(hdr.base_offset == 1000 && hdr.last_offset_delta == in_hdr.last_offset_delta &&
+			  hdr.records_count == want && hdr.producer_id == 77 && hdr.base_sequence == 5 &&
+			  hdr.producer_epoch == in_hdr.producer_epoch &&
+			  hdr.max_timestamp == in_hdr.max_timestamp && hdr.base_timestamp == horizon &&
+			  (hdr.attributes & KP_ATTR_DELETE_HORIZON) &&
+			  KpBatchCompression(&hdr) == KpBatchCompression(&in_hdr),
+			  "filter %s: header (offset range, producer, codec, horizon)", kp_compression_name(codec));
+		CHECK(kp_record_iter_begin(&it, out, out_len, 1 << 30) == KP_CODEC_OK, "filter %s: iterate",
+			  kp_compression_name(codec));
+		i = 1;
+		while (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
+		{
+			const TestRecord *t = &r[i];
+
+			if (rec.offset != 1000 + i || rec.timestamp != t->timestamp ||
+				!bytes_eq(rec.key, rec.key ? rec.key_len : -1, t->key, t->key_len) ||
+				!bytes_eq(rec.value, rec.value ? rec.value_len : -1, t->value, t->value_len) ||
+				rec.header_count != t->nheaders)
+				same = false;
+			i += 2;
+		}
+		kp_record_iter_end(&it);
+		CHECK(same && i == 1 + 2 * want, "filter %s: the kept records keep offset, timestamp, key, value, headers",
+			  kp_compression_name(codec));
+
+		/* keeping nothing gives an empty, valid batch with the same range */
+		memset(keep, 0, sizeof(bool) * n);
+		CHECK(kp_batch_filter(batch, len, 1 << 30, keep, n, in_hdr.attributes, in_hdr.base_timestamp,
+							  &out, &out_len, &kept) == KP_CODEC_OK && kept == 0 &&
+			  kp_batch_validate(out, out_len, &hdr) == KP_CODEC_OK &&
+			  hdr.records_count == 0 && hdr.last_offset_delta == in_hdr.last_offset_delta,
+			  "filter %s: nothing kept", kp_compression_name(codec));
+		pfree(keep);
+	}
+}
