@@ -23,6 +23,8 @@ PACKAGES=(
 	procps util-linux coreutils
 	# test/crash/fault_loop.py cuts client connections with ss -K
 	iproute2
+	# test/ha (scripts/ha-cluster.sh): a three-node cluster under Patroni, with etcd as its store
+	patroni etcd-server etcd-client
 )
 
 if [ "$(id -u)" != 0 ]; then
@@ -46,3 +48,8 @@ echo "install-deps: installing ${missing[*]:-${PACKAGES[*]}}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
+# etcd-server's package starts a system etcd on the default ports where systemd runs; the project
+# starts its own (scripts/ha-cluster.sh), so that one is stopped and disabled
+if command -v systemctl >/dev/null && systemctl is-enabled etcd >/dev/null 2>&1; then
+	systemctl disable --now etcd >/dev/null 2>&1 || true
+fi

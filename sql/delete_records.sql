@@ -1,7 +1,7 @@
 --
 -- Deleting records: Kafka's DeleteRecords (KIP-107).  kafka.delete_records
 -- moves a partition's log start offset forward; nothing before it can be
--- fetched any more, and the segments that end before it are dropped.
+-- fetched any more, and the segments that end before it leave the log.
 --
 SELECT kafka.create_topic('dr', 2, '{"segment.bytes": "1048576"}');
 
@@ -45,8 +45,10 @@ SELECT kafka.delete_records('dr', 0, -5);
 SELECT kafka.delete_records('dr', 7, 0);
 SELECT kafka.delete_records('nope', 0, 0);
 
--- The move is not transactional (as in Kafka), but the segment drops are:
--- a rolled-back deletion keeps its segments, the next one drops them.
+-- The move is not transactional (as in Kafka): a rolled-back deletion still
+-- moves the log start, and the segments wholly below it leave the log with
+-- it.  Their storage is dropped file.delete.delay.ms later, by a cleaner
+-- pass (test/recovery/delayed_drop.py).
 BEGIN;
 SELECT kafka.delete_records('dr', 0, 2500);
 ROLLBACK;

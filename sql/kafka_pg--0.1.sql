@@ -495,8 +495,9 @@ CREATE FUNCTION kafka.run_log_cleaner(OUT topic text, OUT partition integer,
 -- cleaned (its dirty ratio above min.cleanable.dirty.ratio, or forced by
 -- max.compaction.lag.ms or a passed delete horizon), the range, and the
 -- segments and bytes before and after.  The swap is durable at once; the
--- replaced segments' storage goes when the calling transaction commits,
--- once the topic's file.delete.delay.ms has passed since the last swap.
+-- replaced segments' storage goes when the transaction of a later pass
+-- commits, once the topic's file.delete.delay.ms has passed since they left
+-- the log.
 CREATE FUNCTION kafka.run_log_compaction(topic_name text DEFAULT NULL,
 										 OUT topic text, OUT partition integer,
 										 OUT cleaned boolean, OUT forced boolean,
@@ -546,3 +547,114 @@ CREATE VIEW kafka.log_cleaner_status AS
 	JOIN kafka.topic_configs c ON c.topic = t.name AND c.name = 'cleanup.policy'
 	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s
 	CROSS JOIN LATERAL kafka._log_cleaner_status(p.partition_id) cs;
+
+------------------------------------------------------------------------------
+-- Authorization (docs/security.md): Kafka ACLs on PostgreSQL roles.  One
+-- owner: src/catalog/acls.c.  A principal is "User:<role>" (or "User:*");
+-- a grant to a group role covers its members.  Superusers and members of
+-- kafka_admin are allowed everything.
+------------------------------------------------------------------------------
+
+CREATE TABLE kafka.acls (
+	principal		text NOT NULL CHECK (principal LIKE 'User:_%'),
+	resource_type	text NOT NULL
+		CHECK (resource_type IN ('TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID')),
+	pattern_type	text NOT NULL CHECK (pattern_type IN ('LITERAL', 'PREFIXED')),
+	resource_name	text NOT NULL CHECK (resource_name <> ''),
+	operation		text NOT NULL
+		CHECK (operation IN ('ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE',
+							 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS',
+							 'IDEMPOTENT_WRITE', 'CREATE_TOKENS', 'DESCRIBE_TOKENS', 'TWO_PHASE_COMMIT')),
+	permission		text NOT NULL CHECK (permission IN ('ALLOW', 'DENY')),
+	host			text NOT NULL DEFAULT '*' CHECK (host <> ''),
+	created_at		timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (resource_type, pattern_type, resource_name, principal, host, operation, permission)
+);
+
+-- Any change to kafka.acls (through the functions below, CreateAcls and
+-- DeleteAcls, or plain DML) invalidates every backend's ACL cache when it
+-- commits.
+CREATE FUNCTION kafka._acls_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'kp_sql_acls_changed' LANGUAGE C;
+REVOKE ALL ON FUNCTION kafka._acls_changed() FROM PUBLIC;
+CREATE TRIGGER acls_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.acls
+	FOR EACH STATEMENT EXECUTE FUNCTION kafka._acls_changed();
+
+-- kafka-acls.sh --add: an ACL (CLUSTER ALTER needed).  Returns false when
+-- the same ACL already existed.
+CREATE FUNCTION kafka.create_acl(principal text, resource_type text, resource_name text,
+								 operation text, permission text DEFAULT 'ALLOW',
+								 pattern_type text DEFAULT 'LITERAL', host text DEFAULT '*')
+	RETURNS boolean AS 'MODULE_PATHNAME', 'kp_sql_create_acl' LANGUAGE C VOLATILE STRICT;
+
+-- kafka-acls.sh --remove: the ACLs matching the filter (NULL / 'ANY' match
+-- anything; pattern_type 'MATCH' matches the ACLs that apply to
+-- resource_name), deleted; CLUSTER ALTER needed.
+CREATE FUNCTION kafka.delete_acls(principal text DEFAULT NULL, resource_type text DEFAULT 'ANY',
+								  resource_name text DEFAULT NULL, operation text DEFAULT 'ANY',
+								  permission text DEFAULT 'ANY', pattern_type text DEFAULT 'ANY',
+								  host text DEFAULT NULL,
+								  OUT principal text, OUT resource_type text, OUT pattern_type text,
+								  OUT resource_name text, OUT operation text, OUT permission text,
+								  OUT host text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_delete_acls' LANGUAGE C VOLATILE;
+
+-- kafka-acls.sh --list: the ACLs matching the filter; CLUSTER DESCRIBE needed.
+CREATE FUNCTION kafka.describe_acls(principal text DEFAULT NULL, resource_type text DEFAULT 'ANY',
+									resource_name text DEFAULT NULL, operation text DEFAULT 'ANY',
+									permission text DEFAULT 'ANY', pattern_type text DEFAULT 'ANY',
+									host text DEFAULT NULL,
+									OUT principal text, OUT resource_type text, OUT pattern_type text,
+									OUT resource_name text, OUT operation text, OUT permission text,
+									OUT host text)
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_describe_acls' LANGUAGE C VOLATILE;
+
+-- Would current_user (or the given role) be allowed operation on the
+-- resource?  The check every kafka.* function and the listener make.
+CREATE FUNCTION kafka.authorized(resource_type text, resource_name text, operation text,
+								 role name DEFAULT current_user)
+	RETURNS boolean AS 'MODULE_PATHNAME', 'kp_sql_authorized' LANGUAGE C STABLE STRICT;
+
+-- The predefined roles.  Roles are cluster-wide: created only when missing,
+-- and left in place by DROP EXTENSION (as they may be granted elsewhere).
+DO $$
+DECLARE
+	r text;
+BEGIN
+	FOREACH r IN ARRAY ARRAY['kafka_admin', 'kafka_read_all_data', 'kafka_write_all_data'] LOOP
+		IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+			EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+		END IF;
+	END LOOP;
+END
+$$;
+
+-- The functions need only the ACLs (they work with the extension's rights
+-- once the ACL allows); reading the catalog tables and views directly needs
+-- table privileges, which the predefined roles get (docs/security.md).
+GRANT USAGE ON SCHEMA kafka TO kafka_admin, kafka_read_all_data, kafka_write_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA kafka TO kafka_admin;
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA kafka TO kafka_admin;
+GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, kafka.store,
+	kafka.transactions, kafka.transaction_partitions
+	TO kafka_read_all_data, kafka_write_all_data;
+GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.consumer_groups, kafka.group_members,
+	kafka.group_configs, kafka.committed_offsets TO kafka_read_all_data;
+
+-- Internal functions are not for PUBLIC; every other function pins
+-- search_path, so nothing a caller put on theirs runs inside kafka_pg.
+REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
+	kafka._log_cleaner_status(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
+	kafka._log_cleaner_status(bigint) TO kafka_admin, kafka_read_all_data;
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p
+			 WHERE p.pronamespace = 'kafka'::regnamespace AND p.prokind = 'f'
+			   AND p.proname !~ '^_' LOOP
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s SET search_path = pg_catalog, kafka', f);
+	END LOOP;
+END
+$$;

@@ -22,6 +22,8 @@
 # BENCH_LARGE_RECORDS (200000, 1 KiB), BENCH_PARTITIONS (6), BENCH_E2E_RATE (5000),
 # BENCH_E2E_SECONDS (10), BENCH_KAFKA_PORT (39092; the controller takes the next port),
 # BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g),
+# BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
+# consume rows, for work on the fetch path; the other rows print "-"),
 # BENCH_WARMUP_RECORDS (300000; 0: none): before the first repetition each broker gets an unmeasured
 # produce (acks=1 and acks=all) and consume of that many 100 B records, so that the JVM's JIT
 # and page cache are warm for Kafka's first measured repetition as they are for the later ones
@@ -40,6 +42,7 @@ RATE=${BENCH_E2E_RATE:-5000}
 E2E_S=${BENCH_E2E_SECONDS:-10}
 KPORT=${BENCH_KAFKA_PORT:-39092}
 STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
+ONLY=${BENCH_ONLY:-}
 
 bench_init wire
 
@@ -186,15 +189,19 @@ for rep in $(seq 1 "$REPS"); do
 			continue
 		fi
 		produce "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100 1
-		produce "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100 all
+		[ "$ONLY" = consume ] || produce "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100 all
 		produce "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024 1
-		produce "$name" "$bs" "wb-1024-all-$tag" "$LARGE" 1024 all
-		produce "$name" "$bs" "wb-lz4-$tag" "$SMALL" 100 all lz4
-		produce "$name" "$bs" "wb-zstd-$tag" "$SMALL" 100 all zstd
+		if [ "$ONLY" != consume ]; then
+			produce "$name" "$bs" "wb-1024-all-$tag" "$LARGE" 1024 all
+			produce "$name" "$bs" "wb-lz4-$tag" "$SMALL" 100 all lz4
+			produce "$name" "$bs" "wb-zstd-$tag" "$SMALL" 100 all zstd
+		fi
 		consume "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100
 		consume "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024
-		consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
-		e2e "$name" "$bs" "wb-e2e-$tag"
+		if [ "$ONLY" != consume ]; then
+			consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
+			e2e "$name" "$bs" "wb-e2e-$tag"
+		fi
 		wb delete "$bs" "${topics[@]}" >>"$LOG" 2>&1 || say "  $name: deleting topics failed"
 	done
 done
@@ -220,6 +227,12 @@ for m in "${metrics[@]}"; do
 		ratio=-
 	fi
 	printf '| %-52s | %12s | %12s | %14s |\n' "$m" "$(fmt "${k:--}")" "$(fmt "${p:--}")" "$ratio"
+done
+echo
+echo "Spread (min-max of the repetitions):"
+for m in "${metrics[@]}"; do
+	[ -n "${vals["kafka|$m"]:-}${vals["kafka_pg|$m"]:-}" ] || continue
+	echo "- $m: Kafka $(spread "${vals["kafka|$m"]:-}"), kafka_pg $(spread "${vals["kafka_pg|$m"]:-}")"
 done
 echo
 echo "Throughput: higher is better; latency (ms): lower is better. Raw output: $LOG ($((SECONDS - t_start)) s)."

@@ -39,7 +39,7 @@ const KpConfigDef kp_topic_config_defs[] = {
 	{"compression.zstd.level", KP_CONF_INT, "3", -131072, 22, NULL, "zstd level when compression.type=zstd"},
 	{"delete.retention.ms", KP_CONF_LONG, "86400000", 0, LONG_MAX_D, NULL,
 	"how long tombstones are kept on compacted topics"},
-	{"file.delete.delay.ms", KP_CONF_LONG, "60000", 0, LONG_MAX_D, NULL, "how long segments replaced by compaction stay readable before their storage is dropped (retention and DeleteRecords drop at commit)"},
+	{"file.delete.delay.ms", KP_CONF_LONG, "60000", 0, LONG_MAX_D, NULL, "how long segments that left the log (retention, DeleteRecords, compaction) stay readable before their storage is dropped"},
 	{"flush.messages", KP_CONF_LONG, "9223372036854775807", 1, LONG_MAX_D, NULL, "accepted, no effect (durability is the WAL's)"},
 	{"flush.ms", KP_CONF_LONG, "9223372036854775807", 0, LONG_MAX_D, NULL, "accepted, no effect (durability is the WAL's)"},
 	{"follower.replication.throttled.replicas", KP_CONF_STRING, "", 0, 0, NULL, "accepted, no effect"},

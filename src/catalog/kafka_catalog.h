@@ -15,6 +15,7 @@
 #define KP_KAFKA_CATALOG_H
 
 #include "postgres.h"
+#include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
 #include "utils/uuid.h"
 
@@ -481,5 +482,97 @@ extern bool kp_cat_txn_offsets_pending(const char *group_id, const char *topic, 
 extern void kp_cat_txn_clear(const char *transactional_id, bool partitions);
 extern int	kp_cat_txn_list(KpTxnListFilter filter, KpTxnRow **rows);
 extern int	kp_cat_txn_expire(int64 expiration_ms);
+
+/* ---------- ACLs and the authorizer (acls.c) ---------- */
+
+/* Kafka's codes: ResourceType, PatternType, AclOperation, AclPermissionType */
+#define KP_ACL_UNKNOWN						0
+#define KP_ACL_RESOURCE_ANY					1
+#define KP_ACL_RESOURCE_TOPIC				2
+#define KP_ACL_RESOURCE_GROUP				3
+#define KP_ACL_RESOURCE_CLUSTER				4
+#define KP_ACL_RESOURCE_TRANSACTIONAL_ID	5
+#define KP_ACL_RESOURCE_DELEGATION_TOKEN	6
+#define KP_ACL_RESOURCE_USER				7
+#define KP_ACL_PATTERN_ANY					1
+#define KP_ACL_PATTERN_MATCH				2
+#define KP_ACL_PATTERN_LITERAL				3
+#define KP_ACL_PATTERN_PREFIXED				4
+#define KP_ACL_OP_ANY						1
+#define KP_ACL_OP_ALL						2
+#define KP_ACL_OP_READ						3
+#define KP_ACL_OP_WRITE						4
+#define KP_ACL_OP_CREATE					5
+#define KP_ACL_OP_DELETE					6
+#define KP_ACL_OP_ALTER						7
+#define KP_ACL_OP_DESCRIBE					8
+#define KP_ACL_OP_CLUSTER_ACTION			9
+#define KP_ACL_OP_DESCRIBE_CONFIGS			10
+#define KP_ACL_OP_ALTER_CONFIGS				11
+#define KP_ACL_OP_IDEMPOTENT_WRITE			12
+#define KP_ACL_OP_CREATE_TOKENS				13
+#define KP_ACL_OP_DESCRIBE_TOKENS			14
+#define KP_ACL_OP_TWO_PHASE_COMMIT			15
+#define KP_ACL_PERMISSION_ANY				1
+#define KP_ACL_PERMISSION_DENY				2
+#define KP_ACL_PERMISSION_ALLOW				3
+
+#define KP_ACL_CLUSTER_NAME					"kafka-cluster"
+
+/* An ACL, or (with ANY codes and NULL strings meaning "any") a filter. */
+typedef struct KpAclBinding
+{
+	int			resource_type;
+	int			pattern_type;
+	char	   *resource_name;
+	char	   *principal;		/* "User:<role>" or "User:*" */
+	char	   *host;			/* "*" or an address */
+	int			operation;
+	int			permission;
+} KpAclBinding;
+
+extern bool kp_allow_everyone_if_no_acl_found;
+extern char *kp_anonymous_role;
+extern void kp_acl_init_gucs(void);
+
+extern const char *kp_acl_resource_type_name(int code);
+extern const char *kp_acl_pattern_type_name(int code);
+extern const char *kp_acl_operation_name(int code);
+extern const char *kp_acl_permission_name(int code);
+
+/* by name, case-insensitive; KP_ACL_UNKNOWN when not a name */
+extern int	kp_acl_resource_type_code(const char *name);
+extern int	kp_acl_pattern_type_code(const char *name);
+extern int	kp_acl_operation_code(const char *name);
+extern int	kp_acl_permission_code(const char *name);
+
+/*
+ * May role (InvalidOid: a principal with no role) do op on the resource,
+ * connecting from host (NULL: only "*" ACLs apply)?  From the backend's
+ * ACL cache; cheap.
+ */
+extern bool kp_acl_authorize(Oid role, const char *host, int resource_type,
+							 const char *name, int op);
+extern bool kp_acl_allows_everything(Oid role);
+
+/* allowed op on some resource of the type (Kafka's authorizeByResourceType) */
+extern bool kp_acl_authorize_any(Oid role, const char *host, int resource_type, int op);
+
+/* Kafka's authorized-operations bits of a topic, group or the cluster */
+extern int32 kp_acl_authorized_operations(Oid role, const char *host, int resource_type,
+										  const char *name);
+
+/* kafka.anonymous_role; *everything: anonymous clients are allowed all */
+extern Oid	kp_acl_anonymous_role(bool *everything);
+
+/* The SQL functions' check for current_user: ERROR 42501 when denied. */
+extern void kp_acl_check(int resource_type, const char *name, int op);
+extern void kp_acl_check_role(Oid role, int resource_type, const char *name, int op);
+
+/* KP042 (INVALID_REQUEST) for what Kafka refuses */
+extern void kp_acl_validate_filter(const KpAclBinding *filter);
+extern bool kp_acl_create(const KpAclBinding *acl); /* false: existed */
+extern List *kp_acl_describe(const KpAclBinding *filter);	/* of KpAclBinding * */
+extern List *kp_acl_delete(const KpAclBinding *filter); /* the deleted ones */
 
 #endif							/* KP_KAFKA_CATALOG_H */

@@ -18,11 +18,12 @@
  *
  * file.delete.delay.ms: a segment a clean replaced stays readable (but
  * listed to no new reader) until the topic's file.delete.delay.ms has passed
- * since the partition's last swap, so that a reader that listed it just
- * before the swap can finish, as Kafka keeps a replaced segment's files
- * (renamed .deleted) for that long.  After a restart no reader can hold
- * one, and the first pass drops them at once, as Kafka deletes .deleted
- * files at startup.
+ * since it left the log, so that a reader that listed it just before the
+ * swap can finish, as Kafka keeps a replaced segment's files (renamed
+ * .deleted) for that long.  The store keeps the time
+ * (kp_log_drop_replaced_segments, src/store/logstart.c); after a restart no
+ * reader can hold one, and the first pass drops them at once, as Kafka
+ * deletes .deleted files at startup.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,10 +59,11 @@ compact_partition(const char *topic_name, const KpTopicConfig *tc, int32 p,
 	KpCompactResult result;
 	int			dropped = 0;
 
-	/* the segments earlier cleans replaced, once nobody can be reading them */
-	if (!have_stat || st.last_swap_ms == 0 ||
-		now_ms - st.last_swap_ms >= tc->file_delete_delay_ms)
-		dropped = kp_log_drop_replaced_segments(partition_id);
+	/*
+	 * The segments that left the log (earlier cleans, retention,
+	 * DeleteRecords), once nobody can be reading them
+	 */
+	dropped = kp_log_drop_replaced_segments(partition_id, tc->file_delete_delay_ms);
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.segment_bytes = tc->log.segment_bytes;
@@ -81,7 +83,7 @@ compact_partition(const char *topic_name, const KpTopicConfig *tc, int32 p,
 
 	/* no delay: the segments just replaced go with this transaction */
 	if (result.cleaned && tc->file_delete_delay_ms == 0)
-		dropped += kp_log_drop_replaced_segments(partition_id);
+		dropped += kp_log_drop_replaced_segments(partition_id, 0);
 
 	if (report)
 		report(topic_name, p, &result, dropped, arg);

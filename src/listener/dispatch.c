@@ -24,6 +24,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -91,6 +92,10 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_DESCRIBE_TRANSACTIONS, kp_handle_describe_transactions},
 	{KP_API_LIST_TRANSACTIONS, kp_handle_list_transactions},
 	{KP_API_DESCRIBE_PRODUCERS, kp_handle_describe_producers},
+	/* ACLs: handlers_acls.c */
+	{KP_API_CREATE_ACLS, kp_handle_create_acls},
+	{KP_API_DESCRIBE_ACLS, kp_handle_describe_acls},
+	{KP_API_DELETE_ACLS, kp_handle_delete_acls},
 	/* SASL authentication: sasl.c */
 	{KP_API_SASL_HANDSHAKE, kp_handle_sasl_handshake},
 	{KP_API_SASL_AUTHENTICATE, kp_handle_sasl_authenticate},
@@ -466,7 +471,8 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		fn(&ctx);
+		if (kp_authz_admit(&ctx))
+			fn(&ctx);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -492,6 +498,22 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		goto done;
 
 respond:
+
+	/*
+	 * A wait for the synchronous standbys (SyncRepWaitForLSN: acks=all, or a
+	 * commit in the handler's transaction) ends without an error when the
+	 * postmaster dies or the worker is told to terminate: it sets
+	 * ProcDiePending and returns.  What it waited for may then be on no
+	 * standby, and a failover loses it: answer nothing (a backend would not
+	 * either: the wait sets whereToSendOutput = DestNone) and exit; the
+	 * client retries elsewhere (test/ha/failover.py).
+	 */
+	if (ProcDiePending || !PostmasterIsAlive())
+		ereport(FATAL,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("kafka_pg listener: terminating without answering a %s request from %s: the server is shutting down or the postmaster died, and what the request waited for may not be on the synchronous standbys",
+						api->name, c->peer)));
+
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{

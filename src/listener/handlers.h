@@ -35,6 +35,12 @@ typedef struct KpRequestContext
 	const char *principal;		/* the authenticated role, or "ANONYMOUS" */
 	Oid			principal_oid;	/* its OID; InvalidOid when anonymous */
 
+	/* authz.c: the role the request is authorized as, resolved on first use */
+	bool		authz_resolved;
+	bool		authz_all;		/* allowed everything */
+	Oid			authz_role;
+	char		authz_host[64]; /* the client's address, for host ACLs */
+
 	/* set by the handler */
 	bool		no_response;	/* Produce with acks=0 */
 	bool		close_after_response;	/* e.g. a failed authentication */
@@ -167,9 +173,33 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 /* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
+/* authz.c: may the request's role do op on the resource? */
+extern bool kp_authz(KpRequestContext *ctx, int resource_type, const char *name, int op);
+extern bool kp_authz_cluster(KpRequestContext *ctx, int op);
+
+/* op allowed on some resource of the type (Kafka's authorizeByResourceType) */
+extern bool kp_authz_any(KpRequestContext *ctx, int resource_type, int op);
+
+/* the topic named, or t's name when asked by id (no topic: true) */
+extern bool kp_authz_topic(KpRequestContext *ctx, const char *name, const KpTopic *t, int op);
+
+/* Kafka's authorized-operations bits for the request's role */
+extern int32 kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name);
+
+/* every entry of the response answered with code */
+extern void kp_authz_refuse(KpRequestContext *ctx, int16 code);
+
+/* the cluster-wide APIs' check; false: refused, the response is filled */
+extern bool kp_authz_admit(KpRequestContext *ctx);
+
+/* handlers_acls.c */
+extern void kp_handle_create_acls(KpRequestContext *ctx);
+extern void kp_handle_describe_acls(KpRequestContext *ctx);
+extern void kp_handle_delete_acls(KpRequestContext *ctx);
+
 /*
- * Authorized operations as Kafka reports them when asked (no ACLs here:
- * everything a topic, group or the cluster supports).  Bits are
+ * Authorized operations of a role allowed everything: everything a topic,
+ * group or the cluster supports.  Bits are
  * AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
  * DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
  * IDEMPOTENT_WRITE 12.  Kafka's values: topic 3576, cluster 8096.

@@ -244,6 +244,23 @@ describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsRes
 	}
 }
 
+/*
+ * Kafka's rule for a config resource: DESCRIBE_CONFIGS or ALTER_CONFIGS on
+ * the topic, the group, or (broker, broker logger, client metrics) the
+ * cluster.  The resource's error code when denied, else KP_ERR_NONE.
+ */
+static int16
+config_resource_denied(KpRequestContext *ctx, int8 type, const char *name, int op)
+{
+	if (type == RESOURCE_TOPIC)
+		return kp_authz_topic(ctx, name, NULL, op) ? KP_ERR_NONE :
+			KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+	if (type == RESOURCE_GROUP)
+		return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, name, op) ? KP_ERR_NONE :
+			KP_ERR_GROUP_AUTHORIZATION_FAILED;
+	return kp_authz_cluster(ctx, op) ? KP_ERR_NONE : KP_ERR_CLUSTER_AUTHORIZATION_FAILED;
+}
+
 void
 kp_handle_describe_configs(KpRequestContext *ctx)
 {
@@ -276,6 +293,13 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		out->error_message = NULL;
 		out->n_configs = 0;
 		out->configs = NULL;
+		out->error_code = config_resource_denied(ctx, r->resource_type, name,
+												 KP_ACL_OP_DESCRIBE_CONFIGS);
+		if (out->error_code != KP_ERR_NONE)
+		{
+			out->error_message = pstrdup("Authorization failed.");
+			continue;
+		}
 
 		if (r->resource_type == RESOURCE_TOPIC)
 		{
@@ -465,6 +489,13 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 		dup = rdup[i];
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
+		out->error_code = config_resource_denied(ctx, r->resource_type, name,
+												 KP_ACL_OP_ALTER_CONFIGS);
+		if (out->error_code != KP_ERR_NONE)
+		{
+			out->error_message = pstrdup("Authorization failed.");
+			continue;
+		}
 		if (r->resource_type == RESOURCE_BROKER && !dup)
 		{
 			KpBrokerConfigOp *ops = palloc0(sizeof(KpBrokerConfigOp) * Max(nconf, 1));
@@ -698,6 +729,13 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 		dup = rdup[i];
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
+		out->error_code = config_resource_denied(ctx, r->resource_type, name,
+												 KP_ACL_OP_ALTER_CONFIGS);
+		if (out->error_code != KP_ERR_NONE)
+		{
+			out->error_message = pstrdup("Authorization failed.");
+			continue;
+		}
 		if (r->resource_type == RESOURCE_GROUP && !dup)
 		{
 			KpGroupConfigOp *ops = palloc0(sizeof(KpGroupConfigOp) * Max(nconf, 1));

@@ -72,8 +72,8 @@ kp_handle_api_versions(KpRequestContext *ctx)
  */
 
 static void
-fill_topic_metadata(KpMetadataResponseTopic *out, const KpTopic *t, bool with_ops,
-					const KpReplicas *reps)
+fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const KpTopic *t,
+					bool with_ops, const KpReplicas *reps)
 {
 	int			p;
 
@@ -99,7 +99,8 @@ fill_topic_metadata(KpMetadataResponseTopic *out, const KpTopic *t, bool with_op
 		mp->n_offline_replicas = reps->n_offline;
 		mp->offline_replicas = reps->offline;
 	}
-	out->topic_authorized_operations = with_ops ? KP_TOPIC_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+	out->topic_authorized_operations = with_ops ?
+		kp_authz_operations(ctx, KP_ACL_RESOURCE_TOPIC, t->name) : PG_INT32_MIN;
 }
 
 typedef struct AutoCreateArg
@@ -134,7 +135,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 	resp->cluster_id = pstrdup(kp_cluster_id());
 	resp->controller_id = kp_node_id;
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
-		KP_CLUSTER_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+		kp_authz_operations(ctx, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME) : PG_INT32_MIN;
 
 	/* v0: an empty list means all topics; v1+: null means all */
 	all_topics = (req->n_topics < 0) || (ctx->version == 0 && req->n_topics == 0);
@@ -153,7 +154,10 @@ kp_handle_metadata(KpRequestContext *ctx)
 
 			if (t == NULL)
 				continue;		/* deleted meanwhile */
-			fill_topic_metadata(&resp->topics[resp->n_topics], t,
+			/* all topics: those the role may describe */
+			if (!kp_authz_topic(ctx, t->name, t, KP_ACL_OP_DESCRIBE))
+				continue;
+			fill_topic_metadata(ctx, &resp->topics[resp->n_topics], t,
 								req->include_topic_authorized_operations, &reps);
 			resp->n_topics++;
 		}
@@ -169,6 +173,29 @@ kp_handle_metadata(KpRequestContext *ctx)
 		const KpTopic *t = kp_handler_topic(rt->name, &rt->topic_id);
 
 		out->topic_authorized_operations = PG_INT32_MIN;
+
+		/*
+		 * Kafka: a topic the role may not describe is
+		 * TOPIC_AUTHORIZATION_FAILED whether or not it exists (asked by id:
+		 * once the id is known); creating one needs CREATE on the cluster or
+		 * the topic.
+		 */
+		if ((t != NULL || (rt->name && rt->name[0])) &&
+			!kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE))
+		{
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->name = rt->name ? pstrdup(rt->name) : NULL;
+			memcpy(out->topic_id.b, rt->topic_id.b, 16);
+			continue;
+		}
+		if (t == NULL && rt->name && rt->name[0] && allow_create &&
+			!kp_authz_cluster(ctx, KP_ACL_OP_CREATE) &&
+			!kp_authz_topic(ctx, rt->name, NULL, KP_ACL_OP_CREATE))
+		{
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->name = pstrdup(rt->name);
+			continue;
+		}
 		if (t == NULL && rt->name && rt->name[0] && allow_create)
 		{
 			AutoCreateArg arg = {rt->name};
@@ -192,7 +219,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}
-		fill_topic_metadata(out, t, req->include_topic_authorized_operations, &reps);
+		fill_topic_metadata(ctx, out, t, req->include_topic_authorized_operations, &reps);
 	}
 }
 
@@ -213,6 +240,17 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 	{
 		/* the transaction coordinator (handlers_txn.c) */
 		kp_handle_init_producer_id_txn(ctx);
+		return;
+	}
+
+	/*
+	 * Kafka 3+ (KIP-679): IDEMPOTENT_WRITE on the cluster or WRITE on any
+	 * topic
+	 */
+	if (!kp_authz_cluster(ctx, KP_ACL_OP_IDEMPOTENT_WRITE) &&
+		!kp_authz_any(ctx, KP_ACL_RESOURCE_TOPIC, KP_ACL_OP_WRITE))
+	{
+		resp->error_code = KP_ERR_CLUSTER_AUTHORIZATION_FAILED;
 		return;
 	}
 	if (req->producer_id >= 0)
@@ -250,5 +288,5 @@ kp_handle_describe_cluster(KpRequestContext *ctx)
 	resp->brokers[0].port = kp_advertised_port_number();
 	resp->brokers[0].rack = NULL;
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
-		KP_CLUSTER_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+		kp_authz_operations(ctx, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME) : PG_INT32_MIN;
 }

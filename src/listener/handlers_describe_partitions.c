@@ -160,6 +160,19 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 			resp->next_cursor = make_cursor(names[i], 0);
 			break;
 		}
+		/* Kafka: all topics: those one may describe; named: refused */
+		if (!kp_authz_topic(ctx, names[i], NULL, KP_ACL_OP_DESCRIBE))
+		{
+			if (fetch_all)
+				continue;
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->name = pstrdup(names[i]);
+			out->is_internal = false;
+			out->n_partitions = 0;
+			out->topic_authorized_operations = PG_INT32_MIN;
+			resp->n_topics++;
+			continue;
+		}
 		t = kp_handler_topic(names[i], NULL);
 		if (t == NULL)
 		{
@@ -183,7 +196,7 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 		out->name = pstrdup(t->name);
 		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
 		out->is_internal = false;	/* kafka_pg keeps no internal topics */
-		out->topic_authorized_operations = KP_TOPIC_AUTHORIZED_OPERATIONS;
+		out->topic_authorized_operations = kp_authz_operations(ctx, KP_ACL_RESOURCE_TOPIC, t->name);
 
 		start = (req->cursor && strcmp(names[i], cursor_topic) == 0) ?
 			req->cursor->partition_index : 0;

@@ -57,7 +57,6 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 {
 	KpLogOffsets off;
 	KpLogReader *reader;
-	const char *batch;
 	size_t		len;
 	StringInfoData records;
 	int64		bound;
@@ -94,20 +93,28 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
 	reader = kp_log_cursor_open(partition_id, fetch_offset,
 								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
-	while (kp_log_cursor_next(reader, &batch, &len, &vis))
+	kp_log_reader_set_bound(reader, bound);
+	for (;;)
 	{
 		KpBatchHeader hdr;
+		int			before = records.len;
 
-		if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK || hdr.base_offset >= bound)
+		/*
+		 * Whole batches only, copied straight from the segment's pages; the
+		 * first one even if it is too big (KIP-74).  Aborted batches go out
+		 * as they are: the client drops them.
+		 */
+		if (!kp_log_cursor_next_into(reader, &records,
+									 (budget->any || records.len > 0) ?
+									 Min(part_left, budget->total_left) : -1,
+									 &hdr, &vis))
 			break;
-		/* whole batches only; the first one even if it is too big (KIP-74) */
-		if (budget->any || records.len > 0)
+		len = records.len - before;
+		if (hdr.base_offset >= bound)
 		{
-			if ((int64) len > part_left || (int64) len > budget->total_left)
-				break;
+			records.len = before;
+			break;
 		}
-		/* aborted batches go out as they are: the client drops them */
-		appendBinaryStringInfo(&records, batch, len);
 		upper = KpBatchLastOffset(&hdr) + 1;
 		part_left -= len;
 		budget->total_left -= len;
@@ -274,6 +281,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	FetchBudget budget;
 	bool		read_committed = (req->isolation_level == 1);
 	bool		any_error = false;
+	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
+	bool		follower_denied;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -289,6 +298,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 		kp_isr_position(&pos);
 		ctx->isr_seen = pos.confirmed;
 	}
+	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
+	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
 	resp->error_code = KP_ERR_NONE;
 	resp->session_id = 0;		/* no fetch sessions (KIP-227): full fetches */
@@ -299,6 +310,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 		KpFetchRequestFetchTopic *rt = &req->topics[i];
 		KpFetchResponseFetchableTopicResponse *ot = &resp->responses[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 13 ? NULL : rt->topic, &rt->topic_id);
+		bool		allowed = !follower_denied &&
+		kp_authz_topic(ctx, ctx->version >= 13 ? NULL : rt->topic, t, KP_ACL_OP_READ);
 		int			j;
 
 		ot->topic = rt->topic ? pstrdup(rt->topic) : NULL;
@@ -327,6 +340,13 @@ kp_handle_fetch(KpRequestContext *ctx)
 			op->partition_index = rp->partition;
 			op->records.data = (const uint8 *) "";
 			op->records.len = 0;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
 			if (t == NULL || rp->partition < 0 || rp->partition >= t->partition_count)
 			{
 				op->error_code = (t == NULL && ctx->version >= 13) ? KP_ERR_UNKNOWN_TOPIC_ID :
@@ -381,6 +401,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
 		KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[i];
 		const KpTopic *t = kp_handler_topic(rt->name, NULL);
+		bool		allowed = kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE);
 		int			j;
 
 		ot->name = rt->name ? pstrdup(rt->name) : NULL;
@@ -400,6 +421,11 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			op->timestamp = -1;
 			op->offset = -1;
 			op->leader_epoch = -1;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;

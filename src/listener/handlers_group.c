@@ -49,6 +49,24 @@ peer_host(const char *peer)
  * ---------------------------------------------------------------------
  */
 
+/* GROUP op on the group, or GROUP_AUTHORIZATION_FAILED */
+static bool
+group_allowed(KpRequestContext *ctx, const char *group_id, int op)
+{
+	return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, group_id ? group_id : "", op);
+}
+
+/* FindCoordinator: DESCRIBE on the group or transactional id */
+static int16
+coordinator_key_code(KpRequestContext *ctx, int8 key_type, const char *key)
+{
+	if (key_type == 1)
+		return kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, key ? key : "", KP_ACL_OP_DESCRIBE) ?
+			KP_ERR_NONE : KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	return group_allowed(ctx, key, KP_ACL_OP_DESCRIBE) ? KP_ERR_NONE :
+		KP_ERR_GROUP_AUTHORIZATION_FAILED;
+}
+
 void
 kp_handle_find_coordinator(KpRequestContext *ctx)
 {
@@ -58,7 +76,14 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 
 	if (ctx->version < 4)
 	{
-		resp->error_code = KP_ERR_NONE;
+		resp->error_code = coordinator_key_code(ctx, req->key_type, req->key);
+		if (resp->error_code != KP_ERR_NONE)
+		{
+			resp->node_id = -1;
+			resp->host = pstrdup("");
+			resp->port = -1;
+			return;
+		}
 		resp->node_id = kp_node_id;
 		resp->host = pstrdup(kp_advertised_host_name());
 		resp->port = kp_advertised_port_number();
@@ -73,7 +98,14 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 		KpFindCoordinatorResponseCoordinator *c = &resp->coordinators[i];
 
 		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
-		c->error_code = KP_ERR_NONE;
+		c->error_code = coordinator_key_code(ctx, req->key_type, c->key);
+		if (c->error_code != KP_ERR_NONE)
+		{
+			c->node_id = -1;
+			c->host = pstrdup("");
+			c->port = -1;
+			continue;
+		}
 		c->node_id = kp_node_id;
 		c->host = pstrdup(kp_advertised_host_name());
 		c->port = kp_advertised_port_number();
@@ -95,6 +127,11 @@ kp_handle_join_group(KpRequestContext *ctx)
 	int16		code;
 	int			i;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		return;
+	}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id ? req->member_id : "";
@@ -168,6 +205,11 @@ kp_handle_sync_group(KpRequestContext *ctx)
 	int64		until;
 	int16		code;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		return;
+	}
 	as = palloc(sizeof(KpSyncAssignment) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
@@ -196,6 +238,11 @@ kp_handle_heartbeat(KpRequestContext *ctx)
 	KpHeartbeatRequest *req = ctx->request;
 	KpHeartbeatResponse *resp = ctx->response;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	resp->error_code = kp_group_heartbeat(req->group_id, req->member_id ? req->member_id : "",
 										  req->group_instance_id, req->generation_id);
 }
@@ -207,6 +254,11 @@ kp_handle_leave_group(KpRequestContext *ctx)
 	KpLeaveGroupResponse *resp = ctx->response;
 	int			i;
 
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	if (ctx->version < 3)
 	{
 		resp->error_code = kp_group_leave(req->group_id, req->member_id, NULL);
@@ -243,6 +295,12 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	int			i;
 	int			j;
 
+	/* Kafka: GROUP READ for the whole request, TOPIC READ per topic */
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		return;
+	}
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
 	resp->topics = palloc0(sizeof(KpOffsetCommitResponseTopic) * Max(resp->n_topics, 1));
 	for (i = 0; i < resp->n_topics; i++)
@@ -255,6 +313,8 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 		KpOffsetCommitRequestTopic *rt = &req->topics[i];
 		KpOffsetCommitResponseTopic *ot = &resp->topics[i];
 		const KpTopic *t = kp_handler_topic(ctx->version >= 10 ? NULL : rt->name, &rt->topic_id);
+		bool		allowed = kp_authz_topic(ctx, ctx->version >= 10 ? NULL : rt->name, t,
+											 KP_ACL_OP_READ);
 
 		ot->name = rt->name ? pstrdup(rt->name) : NULL;
 		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
@@ -266,6 +326,11 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			KpOffsetCommitResponsePartition *op = &ot->partitions[j];
 
 			op->partition_index = rp->partition_index;
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 			{
 				op->error_code = (ctx->version >= 10 && t == NULL) ? KP_ERR_UNKNOWN_TOPIC_ID :
@@ -313,13 +378,20 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 
 /* One group's offsets, into the v8+ shapes (v1-7 are converted below). */
 static void
-fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopics *topics,
-					KpOffsetFetchResponseGroup *out)
+fetch_group_offsets(KpRequestContext *ctx, const char *group_id, int ntopics,
+					KpOffsetFetchRequestTopics *topics, KpOffsetFetchResponseGroup *out)
 {
 	int			i;
 
 	out->group_id = pstrdup(group_id ? group_id : "");
 	out->error_code = KP_ERR_NONE;
+	/* Kafka: GROUP DESCRIBE; topics the role may not describe are left out */
+	if (!group_allowed(ctx, group_id, KP_ACL_OP_DESCRIBE))
+	{
+		out->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		out->n_topics = 0;
+		return;
+	}
 	if (ntopics < 0)
 	{
 		/* all committed offsets of the group */
@@ -336,6 +408,8 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			int32		epoch;
 			KpBlob		md;
 
+			if (!kp_authz_topic(ctx, names[i], NULL, KP_ACL_OP_DESCRIBE))
+				continue;
 			if (t == 0 || strcmp(out->topics[t - 1].name, names[i]) != 0)
 			{
 				const KpTopic *topic = kp_handler_topic(names[i], NULL);
@@ -365,6 +439,7 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 		KpOffsetFetchRequestTopics *rt = &topics[i];
 		KpOffsetFetchResponseTopics *ot = &out->topics[i];
 		const KpTopic *t = kp_handler_topic(rt->name, &rt->topic_id);
+		bool		allowed = kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE);
 		int			j;
 
 		ot->name = rt->name ? pstrdup(rt->name) : (t ? pstrdup(t->name) : NULL);
@@ -384,6 +459,11 @@ fetch_group_offsets(const char *group_id, int ntopics, KpOffsetFetchRequestTopic
 			op->committed_offset = -1;
 			op->committed_leader_epoch = -1;
 			op->metadata = to_bytes(md);
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -411,7 +491,7 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 		resp->groups = palloc0(sizeof(KpOffsetFetchResponseGroup) * Max(resp->n_groups, 1));
 		for (i = 0; i < resp->n_groups; i++)
 		{
-			fetch_group_offsets(req->groups[i].group_id, req->groups[i].n_topics,
+			fetch_group_offsets(ctx, req->groups[i].group_id, req->groups[i].n_topics,
 								req->groups[i].topics, &resp->groups[i]);
 			if (req->require_stable)
 				kp_txn_mark_unstable_offsets(req->groups[i].group_id, &resp->groups[i]);
@@ -436,7 +516,7 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 			}
 		}
 		memset(&g, 0, sizeof(g));
-		fetch_group_offsets(req->group_id, n, topics, &g);
+		fetch_group_offsets(ctx, req->group_id, n, topics, &g);
 		if (ctx->version >= 7 && req->require_stable)
 			kp_txn_mark_unstable_offsets(req->group_id, &g);
 		resp->error_code = g.error_code;
@@ -485,14 +565,23 @@ kp_handle_describe_groups(KpRequestContext *ctx)
 		KpGroupInfo info;
 		int			j;
 
-		kp_group_describe(req->groups[i] ? req->groups[i] : "", &info);
-		g->error_code = KP_ERR_NONE;
 		g->group_id = pstrdup(req->groups[i] ? req->groups[i] : "");
+		g->authorized_operations = PG_INT32_MIN;
+		if (!group_allowed(ctx, g->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			g->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			g->group_state = pstrdup("");
+			g->protocol_type = pstrdup("");
+			g->protocol_data = pstrdup("");
+			continue;
+		}
+		kp_group_describe(g->group_id, &info);
+		g->error_code = KP_ERR_NONE;
 		g->group_state = info.state;
 		g->protocol_type = info.protocol_type;
 		g->protocol_data = info.protocol_name;
 		g->authorized_operations = req->include_authorized_operations ?
-			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+			kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id) : PG_INT32_MIN;
 		g->n_members = info.nmembers;
 		g->members = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroupMember) * Max(info.nmembers, 1));
 		for (j = 0; j < info.nmembers; j++)
@@ -517,6 +606,7 @@ kp_handle_list_groups(KpRequestContext *ctx)
 	char	  **types;
 	int			n = kp_group_list(&ids, &states, &types);
 	int			i;
+	bool		all = kp_authz_cluster(ctx, KP_ACL_OP_DESCRIBE);
 
 	resp->error_code = KP_ERR_NONE;
 	resp->groups = palloc0(sizeof(KpListGroupsResponseListedGroup) * Max(n, 1));
@@ -525,6 +615,9 @@ kp_handle_list_groups(KpRequestContext *ctx)
 	{
 		KpListGroupsResponseListedGroup *g;
 
+		/* Kafka: CLUSTER DESCRIBE lists all, else the groups one may describe */
+		if (!all && !group_allowed(ctx, ids[i], KP_ACL_OP_DESCRIBE))
+			continue;
 		if (req->n_states_filter > 0)
 		{
 			int			k;
@@ -580,7 +673,8 @@ kp_handle_delete_groups(KpRequestContext *ctx)
 		const char *id = req->groups_names[i] ? req->groups_names[i] : "";
 
 		resp->results[i].group_id = pstrdup(id);
-		resp->results[i].error_code = kp_group_delete(id);
+		resp->results[i].error_code = group_allowed(ctx, id, KP_ACL_OP_DELETE) ?
+			kp_group_delete(id) : KP_ERR_GROUP_AUTHORIZATION_FAILED;
 	}
 }
 
@@ -592,6 +686,12 @@ kp_handle_offset_delete(KpRequestContext *ctx)
 	KpGroupInfo info;
 	int			i;
 
+	/* Kafka: GROUP DELETE, and READ on each topic */
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_DELETE))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	kp_group_describe(req->group_id ? req->group_id : "", &info);
 	resp->error_code = info.exists ? KP_ERR_NONE : KP_ERR_GROUP_ID_NOT_FOUND;
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
@@ -613,8 +713,11 @@ kp_handle_offset_delete(KpRequestContext *ctx)
 		for (j = 0; j < ot->n_partitions; j++)
 		{
 			ot->partitions[j].partition_index = rt->partitions[j].partition_index;
-			ot->partitions[j].error_code = kp_group_delete_offsets(req->group_id, ot->name,
-																   rt->partitions[j].partition_index);
+			ot->partitions[j].error_code =
+				!kp_authz_topic(ctx, ot->name, NULL, KP_ACL_OP_READ) ?
+				KP_ERR_TOPIC_AUTHORIZATION_FAILED :
+				kp_group_delete_offsets(req->group_id, ot->name,
+										rt->partitions[j].partition_index);
 		}
 	}
 }
@@ -635,6 +738,22 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	int			total = 0;
 	int			k;
 
+	/* Kafka: GROUP READ; DESCRIBE on every subscribed topic */
+	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		resp->member_epoch = -1;
+		return;
+	}
+	for (i = 0; i < req->n_subscribed_topic_names; i++)
+		if (!kp_authz_topic(ctx, req->subscribed_topic_names[i], NULL, KP_ACL_OP_DESCRIBE))
+		{
+			resp->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			resp->error_message = psprintf("Topic authorization failed for topic \"%s\"",
+										   req->subscribed_topic_names[i] ? req->subscribed_topic_names[i] : "");
+			resp->member_epoch = -1;
+			return;
+		}
 	memset(&a, 0, sizeof(a));
 	a.group_id = req->group_id;
 	a.member_id = req->member_id;
@@ -722,10 +841,18 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 		KpCgGroupInfo info;
 		int			j;
 
-		kp_group_consumer_describe(req->group_ids[i] ? req->group_ids[i] : "", &info);
 		g->group_id = pstrdup(req->group_ids[i] ? req->group_ids[i] : "");
+		if (!group_allowed(ctx, g->group_id, KP_ACL_OP_DESCRIBE))
+		{
+			g->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+			g->authorized_operations = PG_INT32_MIN;
+			g->group_state = pstrdup("");
+			g->assignor_name = pstrdup("");
+			continue;
+		}
+		kp_group_consumer_describe(g->group_id, &info);
 		g->authorized_operations = req->include_authorized_operations ?
-			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
+			kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id) : PG_INT32_MIN;
 		if (!info.exists)
 		{
 			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;

@@ -223,6 +223,16 @@ kp_handle_produce(KpRequestContext *ctx)
 	int			nparts = 0;
 	int			i;
 
+	/* Kafka: a transactional producer needs WRITE on its transactional id */
+	if (req->transactional_id && req->transactional_id[0] &&
+		!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
+	{
+		kp_authz_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+		if (req->acks == 0)
+			ctx->no_response = true;
+		return;
+	}
+
 	if (req->acks == -1)
 	{
 		for (i = 0; i < req->n_topic_data; i++)
@@ -239,6 +249,7 @@ kp_handle_produce(KpRequestContext *ctx)
 		KpProduceRequestTopicProduceData *td = &req->topic_data[i];
 		KpProduceResponseTopicProduceResponse *tr = &resp->responses[i];
 		const KpTopic *t = kp_handler_topic(td->name, &td->topic_id);
+		bool		allowed = kp_authz_topic(ctx, td->name, t, KP_ACL_OP_WRITE);
 		int			j;
 
 		tr->name = td->name ? pstrdup(td->name) : NULL;
@@ -277,6 +288,8 @@ kp_handle_produce(KpRequestContext *ctx)
 				code = KP_ERR_UNSUPPORTED_VERSION;
 			else if (req->acks != 0 && req->acks != 1 && req->acks != -1)
 				code = KP_ERR_INVALID_REQUIRED_ACKS;
+			else if (!allowed)
+				code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			else if (t == NULL)
 				code = (td->name && td->name[0]) ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION :
 					KP_ERR_UNKNOWN_TOPIC_ID;

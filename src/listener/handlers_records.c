@@ -74,12 +74,14 @@ kp_handle_delete_records(KpRequestContext *ctx)
 		KpDeleteRecordsResponseDeleteRecordsTopicResult *out = &resp->topics[i];
 		int			np = ArrayLen(rt->n_partitions);
 		const KpTopic *t;
+		bool		allowed;
 		int			p;
 
 		out->name = pstrdup(rt->name ? rt->name : "");
 		out->n_partitions = np;
 		out->partitions = new_array(pdesc, np);
 		t = kp_handler_topic(out->name, NULL);
+		allowed = kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_DELETE);
 		for (p = 0; p < np; p++)
 		{
 			KpDeleteRecordsResponseDeleteRecordsPartitionResult *po = &out->partitions[p];
@@ -87,6 +89,11 @@ kp_handle_delete_records(KpRequestContext *ctx)
 
 			po->partition_index = rt->partitions[p].partition_index;
 			po->low_watermark = -1;
+			if (!allowed)
+			{
+				po->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL)
 			{
 				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -149,6 +156,7 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 		KpOffsetForLeaderEpochResponseOffsetForLeaderTopicResult *out = &resp->topics[i];
 		int			np = ArrayLen(rt->n_partitions);
 		const KpTopic *t;
+		bool		allowed;
 		int32		npart = -1;
 		int64	   *part_ids = NULL;
 		int			p;
@@ -157,6 +165,7 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 		out->n_partitions = np;
 		out->partitions = new_array(pdesc, np);
 		t = kp_handler_topic(out->topic, NULL);
+		allowed = kp_authz_topic(ctx, out->topic, NULL, KP_ACL_OP_DESCRIBE);
 		if (t != NULL)
 		{
 			/* copied: the topic cache may be rebuilt under the calls below */
@@ -173,6 +182,11 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 			po->partition = rp->partition;
 			po->leader_epoch = -1;
 			po->end_offset = -1;
+			if (!allowed)
+			{
+				po->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (rp->partition < 0 || rp->partition >= npart)
 			{
 				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;

@@ -130,6 +130,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	bool	   *dup;
 	int			i;
+	bool		create_all = kp_authz_cluster(ctx, KP_ACL_OP_CREATE);
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
@@ -155,6 +156,14 @@ kp_handle_create_topics(KpRequestContext *ctx)
 			/* ControllerApis: every entry of a duplicated name is refused */
 			out->error_code = KP_ERR_INVALID_REQUEST;
 			out->error_message = pstrdup("Duplicate topic name.");
+			continue;
+		}
+
+		/* Kafka: CREATE on the cluster or on the topic */
+		if (!create_all && !kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_CREATE))
+		{
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->error_message = pstrdup("Authorization failed.");
 			continue;
 		}
 
@@ -248,7 +257,11 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		out->topic_id = arg.topic_id;
 		out->num_partitions = arg.partitions;
 		out->replication_factor = 1;
-		fill_created_configs(out, cdesc, &arg);
+		/* Kafka: the configs only for who may describe them */
+		if (kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_DESCRIBE_CONFIGS))
+			fill_created_configs(out, cdesc, &arg);
+		else
+			out->topic_config_error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 	}
 }
 
@@ -336,6 +349,13 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		}
 
 		t = kp_handler_topic(name, name ? NULL : &id);
+		/* Kafka: DELETE on the topic, checked before it is looked for */
+		if (!kp_authz_topic(ctx, name, t, KP_ACL_OP_DELETE))
+		{
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->error_message = pstrdup("Authorization failed.");
+			continue;
+		}
 		if (t == NULL)
 		{
 			if (name == NULL)
@@ -412,6 +432,12 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		{
 			out->error_code = KP_ERR_INVALID_REQUEST;
 			out->error_message = pstrdup("Duplicate topic name.");
+			continue;
+		}
+		if (!kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_ALTER))
+		{
+			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->error_message = pstrdup("Authorization failed.");
 			continue;
 		}
 		topic = kp_handler_topic(out->name, NULL);

@@ -99,6 +99,12 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
 	int16		code = KP_ERR_NONE;
 	int			attempt;
 
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
+	{
+		resp->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		return;
+	}
+
 	/*
 	 * Fencing an ongoing transaction decides it (abort), completes it, then
 	 * bumps the epoch again: Kafka answers CONCURRENT_TRANSACTIONS in between
@@ -131,7 +137,7 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
  * added (as Kafka); else the coordinator decides.
  */
 static int16
-add_partitions(const char *transactional_id, int64 producer_id, int16 producer_epoch,
+add_partitions(KpRequestContext *ctx, const char *transactional_id, int64 producer_id, int16 producer_epoch,
 			   bool verify_only, int ntopics, KpAddPartitionsToTxnRequestAddPartitionsToTxnTopic *topics,
 			   int *nresults, KpAddPartitionsToTxnResponseAddPartitionsToTxnTopicResult **results)
 {
@@ -142,15 +148,22 @@ add_partitions(const char *transactional_id, int64 producer_id, int16 producer_e
 	KpTxnPartition *parts;
 	int16	   *errors;
 	int16		code;
+	int16		refused = KP_ERR_NONE;
+	bool		txn_allowed;
 
 	ntopics = Max(ntopics, 0);
 	for (i = 0; i < ntopics; i++)
 		n += Max(topics[i].n_partitions, 0);
 	parts = palloc0(sizeof(KpTxnPartition) * Max(n, 1));
 	errors = palloc0(sizeof(int16) * Max(n, 1));
+	/* Kafka: WRITE on the transactional id, then WRITE on each topic */
+	txn_allowed = kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID,
+						   transactional_id ? transactional_id : "", KP_ACL_OP_WRITE);
 	for (i = 0; i < ntopics; i++)
 	{
 		const KpTopic *t = topics[i].name ? kp_handler_topic(topics[i].name, NULL) : NULL;
+		bool		topic_allowed = kp_authz_topic(ctx, topics[i].name ? topics[i].name : "",
+												   NULL, KP_ACL_OP_WRITE);
 		int			j;
 
 		for (j = 0; j < topics[i].n_partitions; j++, k++)
@@ -160,6 +173,18 @@ add_partitions(const char *transactional_id, int64 producer_id, int16 producer_e
 
 			parts[k].topic = topics[i].name ? topics[i].name : "";
 			parts[k].partition = p;
+			if (!txn_allowed)
+			{
+				errors[k] = refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+				continue;
+			}
+			if (!topic_allowed)
+			{
+				errors[k] = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				if (refused == KP_ERR_NONE)
+					refused = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || p < 0 || p >= t->partition_count)
 			{
 				errors[k] = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -170,12 +195,12 @@ add_partitions(const char *transactional_id, int64 producer_id, int16 producer_e
 			parts[k].partition_id = ref.partition_id;
 		}
 	}
-	if (unknown)
+	if (unknown || refused != KP_ERR_NONE)
 	{
 		for (k = 0; k < n; k++)
 			if (errors[k] == KP_ERR_NONE)
 				errors[k] = KP_ERR_OPERATION_NOT_ATTEMPTED;
-		code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		code = refused != KP_ERR_NONE ? refused : KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
 	else
 		code = kp_txn_add_partitions(transactional_id, producer_id, producer_epoch, n, parts,
@@ -224,7 +249,7 @@ kp_handle_add_partitions_to_txn(KpRequestContext *ctx)
 
 	if (ctx->version <= 3)
 	{
-		(void) add_partitions(req->v3_and_below_transactional_id, req->v3_and_below_producer_id,
+		(void) add_partitions(ctx, req->v3_and_below_transactional_id, req->v3_and_below_producer_id,
 							  req->v3_and_below_producer_epoch, false,
 							  req->n_v3_and_below_topics, req->v3_and_below_topics,
 							  &resp->n_results_by_topic_v3_and_below,
@@ -245,7 +270,7 @@ kp_handle_add_partitions_to_txn(KpRequestContext *ctx)
 		KpAddPartitionsToTxnResponseAddPartitionsToTxnResult *r = &resp->results_by_transaction[i];
 
 		r->transactional_id = t->transactional_id;
-		(void) add_partitions(t->transactional_id, t->producer_id, t->producer_epoch,
+		(void) add_partitions(ctx, t->transactional_id, t->producer_id, t->producer_epoch,
 							  t->verify_only, t->n_topics, t->topics,
 							  &r->n_topic_results, &r->topic_results);
 	}
@@ -262,6 +287,17 @@ kp_handle_add_offsets_to_txn(KpRequestContext *ctx)
 	KpAddOffsetsToTxnRequest *req = ctx->request;
 	KpAddOffsetsToTxnResponse *resp = ctx->response;
 
+	/* Kafka: WRITE on the transactional id, READ on the group */
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
+	{
+		resp->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		return;
+	}
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_GROUP, req->group_id, KP_ACL_OP_READ))
+	{
+		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
 	resp->error_code = fenced_code(kp_txn_add_offsets(req->transactional_id, req->producer_id,
 													  req->producer_epoch, req->group_id),
 								   ctx->version, 2);
@@ -279,6 +315,17 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	int			i;
 	int16		code = KP_ERR_NONE;
 
+	/* Kafka: WRITE on the transactional id, READ on the group and topics */
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
+	{
+		kp_authz_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+		return;
+	}
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_GROUP, req->group_id ? req->group_id : "", KP_ACL_OP_READ))
+	{
+		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		return;
+	}
 	resp->n_topics = Max(req->n_topics, 0);
 	for (i = 0; i < resp->n_topics; i++)
 		n += Max(req->topics[i].n_partitions, 0);
@@ -301,7 +348,9 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 			offsets[k].leader_epoch = ctx->version >= 2 ? rp->committed_leader_epoch : -1;
 			offsets[k].metadata.data = (const char *) rp->committed_metadata.data;
 			offsets[k].metadata.len = rp->committed_metadata.len;
-			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+			if (!kp_authz_topic(ctx, offsets[k].topic, NULL, KP_ACL_OP_READ))
+				errors[k] = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			else if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 				errors[k] = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (offsets[k].metadata.len > 4096)
 				errors[k] = KP_ERR_OFFSET_METADATA_TOO_LARGE;
@@ -389,6 +438,11 @@ kp_handle_end_txn(KpRequestContext *ctx)
 	bool		complete;
 	int16		code;
 
+	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
+	{
+		resp->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		return;
+	}
 	code = kp_txn_end(req->transactional_id, req->producer_id, req->producer_epoch,
 					  req->committed, &complete);
 	if (complete)
@@ -448,6 +502,11 @@ kp_handle_describe_transactions(KpRequestContext *ctx)
 		s->transaction_state = "";
 		s->transaction_start_time_ms = -1;
 		s->producer_id = -1;
+		if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, id, KP_ACL_OP_DESCRIBE))
+		{
+			s->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+			continue;
+		}
 		s->producer_epoch = -1;
 		if (!kp_txn_describe(id, &row, &nparts, &parts, &ngroups, &groups))
 		{
@@ -565,6 +624,10 @@ kp_handle_list_transactions(KpRequestContext *ctx)
 
 		if (!state_wanted(req, rows[i].state))
 			continue;
+		/* Kafka: the transactional ids one may describe */
+		if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, rows[i].transactional_id,
+					  KP_ACL_OP_DESCRIBE))
+			continue;
 		if (req->n_producer_id_filters > 0)
 		{
 			match = false;
@@ -633,6 +696,7 @@ kp_handle_describe_producers(KpRequestContext *ctx)
 		KpDescribeProducersRequestTopicRequest *rt = &req->topics[i];
 		KpDescribeProducersResponseTopicResponse *ot = &resp->topics[i];
 		const KpTopic *t = rt->name ? kp_handler_topic(rt->name, NULL) : NULL;
+		bool		allowed = kp_authz_topic(ctx, rt->name ? rt->name : "", NULL, KP_ACL_OP_READ);
 		int			j;
 
 		ot->name = rt->name;
@@ -648,6 +712,11 @@ kp_handle_describe_producers(KpRequestContext *ctx)
 			int			k;
 
 			op->partition_index = rt->partition_indexes[j];
+			if (!allowed)
+			{
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 			{
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;

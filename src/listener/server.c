@@ -44,6 +44,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
@@ -745,6 +746,13 @@ run_acks(void)
 {
 	int			round;
 
+	/*
+	 * After postmaster death answer nothing (dispatch.c says why; here the
+	 * positions read are real confirmations, but nothing is lost by letting
+	 * the client retry elsewhere): the loop's wait exits the worker.
+	 */
+	if (nacks_waiting == 0 || !PostmasterIsAlive())
+		return;
 	for (round = 0; round < 4 && nacks_waiting > 0; round++)
 	{
 		XLogRecPtr	furthest = InvalidXLogRecPtr;

@@ -160,6 +160,17 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("kafka.debug_reader_pause_lock",
+							"Testing only: a reader waits for this advisory lock just after it lists its segments.",
+							"0 (the default) does nothing.  A reader (SQL fetch, wire Fetch) that has listed "
+							"a partition's segments takes and releases pg_advisory_lock_shared(this key), so a "
+							"test holding pg_advisory_lock(key) can change the log under it.",
+							&kp_debug_reader_pause_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = kp_utility_hook;
 
@@ -171,6 +182,7 @@ _PG_init(void)
 	kp_txn_init();
 	kp_group_init_gucs();
 	kp_cleaner_init_gucs();
+	kp_acl_init_gucs();
 
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
 	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);

@@ -14,6 +14,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -126,6 +127,7 @@ Datum
 kp_sql_create_topic(PG_FUNCTION_ARGS)
 {
 	char	   *name = kp_arg_text(fcinfo, 0, "topic");
+	KpSqlOwner	owner;
 	int32		partitions;
 	int			nconfigs;
 	KpConfigSetting *configs;
@@ -135,32 +137,56 @@ kp_sql_create_topic(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("partitions must not be null")));
 	partitions = PG_GETARG_INT32(1);
+	/* Kafka's CreateTopics: CLUSTER CREATE, or CREATE on the topic */
+	if (!kp_acl_authorize(GetUserId(), NULL, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME,
+						  KP_ACL_OP_CREATE))
+		kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_CREATE);
 	configs = configs_from_jsonb(PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), &nconfigs);
+	kp_sql_as_owner(&owner);
 	kp_topic_create(name, partitions, configs, nconfigs);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
 Datum
 kp_sql_delete_topic(PG_FUNCTION_ARGS)
 {
-	kp_topic_delete(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	KpSqlOwner	owner;
+
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_DELETE);
+	kp_sql_as_owner(&owner);
+	kp_topic_delete(name);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
 Datum
 kp_sql_add_partitions(PG_FUNCTION_ARGS)
 {
-	kp_topic_add_partitions(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_INT32(1));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	KpSqlOwner	owner;
+
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER);
+	kp_sql_as_owner(&owner);
+	kp_topic_add_partitions(name, PG_GETARG_INT32(1));
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
 Datum
 kp_sql_alter_topic_config(PG_FUNCTION_ARGS)
 {
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int			nconfigs;
-	KpConfigSetting *configs = configs_from_jsonb(PG_GETARG_JSONB_P(1), &nconfigs);
+	KpConfigSetting *configs;
+	KpSqlOwner	owner;
 
-	kp_topic_alter_configs(text_to_cstring(PG_GETARG_TEXT_PP(0)), configs, nconfigs);
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER_CONFIGS);
+	configs = configs_from_jsonb(PG_GETARG_JSONB_P(1), &nconfigs);
+	kp_sql_as_owner(&owner);
+	kp_topic_alter_configs(name, configs, nconfigs);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_VOID();
 }
 
@@ -252,6 +278,13 @@ kp_sql_partition_for_key(PG_FUNCTION_ARGS)
 Datum
 kp_sql_flush_markers(PG_FUNCTION_ARGS)
 {
+	KpSqlOwner	owner;
+	int32		n;
+
+	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_CLUSTER_ACTION);
+	kp_sql_as_owner(&owner);
 	kp_log_sweep_sql_txns();
-	PG_RETURN_INT32(kp_log_write_pending_markers());
+	n = kp_log_write_pending_markers();
+	kp_sql_as_caller(&owner);
+	PG_RETURN_INT32(n);
 }

@@ -52,14 +52,18 @@ kp_sql_run_log_cleaner(PG_FUNCTION_ARGS)
 	char	  **names;
 	int			n;
 	int			i;
+	KpSqlOwner	owner;
 
+	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
+	kp_sql_as_owner(&owner);
 	n = kp_topic_list_names(&names);
 	for (i = 0; i < n; i++)
 		(void) kp_cleaner_retain_topic(names[i], report_row, rsinfo);
 	/* and compaction, whose results kafka.log_cleaner_status shows */
 	for (i = 0; i < n; i++)
 		(void) kp_cleaner_compact_topic(names[i], -1, NULL, NULL, NULL);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 
@@ -102,19 +106,24 @@ kp_sql_run_log_compaction(PG_FUNCTION_ARGS)
 	char	  **names;
 	int			n;
 	int			i;
+	KpSqlOwner	owner;
 
+	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
+	kp_sql_as_owner(&owner);
 	if (!PG_ARGISNULL(0))
 	{
 		char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 		int32		np;
 
 		(void) kp_cleaner_compact_topic(name, -1, compaction_row, rsinfo, &np);
+		kp_sql_as_caller(&owner);
 		return (Datum) 0;
 	}
 	n = kp_topic_list_names(&names);
 	for (i = 0; i < n; i++)
 		(void) kp_cleaner_compact_topic(names[i], -1, compaction_row, rsinfo, NULL);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 

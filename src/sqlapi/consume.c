@@ -122,6 +122,7 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 	int32		partition_count;
 	char		topic_copy[KP_TOPIC_NAME_MAX + 1];
 	KpCommitter committer;
+	KpSqlOwner	owner;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (group_id[0] == '\0')
@@ -137,6 +138,9 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid auto_offset_reset \"%s\"", reset),
 				 errhint("Use earliest or latest, as Kafka's auto.offset.reset.")));
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, group_id, KP_ACL_OP_READ);
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	partition_count = topic->partition_count;
@@ -180,6 +184,7 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 		if (position != from || !found)
 			commit_position(&committer, topic_copy, p, position);
 	}
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 
@@ -208,6 +213,7 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 {
 	KpCgHeartbeatArgs a;
 	KpCgHeartbeatResult r;
+	KpSqlOwner	owner;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -231,10 +237,16 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 		for (i = 0; i < a.nsubscribed; i++)
 			a.subscribed[i] = enulls[i] ? "" : TextDatumGetCString(elems[i]);
 	}
+	/* Kafka's ConsumerGroupHeartbeat: GROUP READ, DESCRIBE on the topics */
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, a.group_id, KP_ACL_OP_READ);
+	for (i = 0; i < a.nsubscribed; i++)
+		kp_acl_check(KP_ACL_RESOURCE_TOPIC, a.subscribed[i], KP_ACL_OP_DESCRIBE);
+	kp_sql_as_owner(&owner);
 	a.nowned = -1;
 	a.client_id = "postgres";
 	a.client_host = "sql";
 	code = kp_group_consumer_heartbeat(&a, &r);
+	kp_sql_as_caller(&owner);
 	if (code != 0)
 		ereport(ERROR,
 				(errcode(MAKE_SQLSTATE('K', 'P', '0' + (code / 100) % 10, '0' + (code / 10) % 10, '0' + code % 10)),
@@ -264,6 +276,7 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 	char	   *group_id = kp_arg_text(fcinfo, 0, "group_id");
 	char	   *member_id = kp_arg_text(fcinfo, 1, "member_id");
 	int32		max_records = PG_ARGISNULL(2) ? 100 : PG_GETARG_INT32(2);
+	KpSqlOwner	owner;
 	KpCommitter committer;
 	int32		member_epoch;
 	int			nassigned;
@@ -273,6 +286,8 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
+	kp_acl_check(KP_ACL_RESOURCE_GROUP, group_id, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 	if (!kp_group_consumer_assignment(group_id, member_id, &member_epoch, &nassigned,
 									  &topics, &partitions))
 		ereport(ERROR,
@@ -295,6 +310,7 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 		KpLogOffsets off;
 		KpPartitionRef ref;
 
+		kp_acl_check_role(owner.caller, KP_ACL_RESOURCE_TOPIC, topics[i], KP_ACL_OP_READ);
 		topic = kp_topic_open(topics[i], AccessShareLock, true);
 		if (topic == NULL)
 			continue;
@@ -308,5 +324,6 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 		if (position != from || !found)
 			commit_position(&committer, topics[i], p, position);
 	}
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }

@@ -19,6 +19,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
+#include "sqlapi/sqlapi.h"
 #include "store/store.h"
 
 PG_FUNCTION_INFO_V1(kp_sql_delete_records);
@@ -30,12 +31,17 @@ kp_sql_delete_records(PG_FUNCTION_ARGS)
 	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		partition = PG_GETARG_INT32(1);
 	int64		before_offset = PG_GETARG_INT64(2);
-	const KpTopic *topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);
+	const KpTopic *topic;
 	KpPartitionRef ref;
 	int64		log_start;
+	KpSqlOwner	owner;
 
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_DELETE);
+	kp_sql_as_owner(&owner);
+	topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);
 	kp_topic_partition(topic, partition, &ref);
 	(void) kp_topic_check_delete_records(topic, true, NULL);
 	kp_log_delete_records(ref.partition_id, before_offset, &log_start);
+	kp_sql_as_caller(&owner);
 	PG_RETURN_INT64(log_start);
 }

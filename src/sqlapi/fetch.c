@@ -272,15 +272,19 @@ kp_sql_fetch(PG_FUNCTION_ARGS)
 	bool		read_committed = kp_parse_isolation(text_to_cstring(PG_GETARG_TEXT_PP(4)));
 	const KpTopic *topic;
 	int64		position;
+	KpSqlOwner	owner;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (max_records < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_records must not be negative")));
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_sql_emit_records(rsinfo, topic, partition, from_offset, max_records,
 							   read_committed, &position);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }
 
@@ -291,7 +295,7 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 	char	   *topic_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		partition = PG_GETARG_INT32(1);
 	int64		ts = PG_GETARG_INT64(2);
-	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	const KpTopic *topic;
 	KpPartitionRef ref;
 	KpLogOffsets off;
 	TupleDesc	tupdesc;
@@ -299,6 +303,11 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 	bool		nulls[2] = {false, true};
 	int64		offset;
 	int64		found_ts = -1;
+	KpSqlOwner	owner;
+
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_DESCRIBE);
+	kp_sql_as_owner(&owner);
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -319,6 +328,7 @@ kp_sql_list_offsets(PG_FUNCTION_ARGS)
 	else
 		offset = kp_log_offset_for_timestamp(ref.partition_id, ts, &found_ts);
 
+	kp_sql_as_caller(&owner);
 	if (offset < 0)
 		nulls[0] = true;
 	else
@@ -340,12 +350,17 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 	int32		partition = PG_GETARG_INT32(1);
 	int64		from_offset = PG_GETARG_INT64(2);
 	int32		max_batches = PG_GETARG_INT32(3);
-	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	const KpTopic *topic;
 	KpPartitionRef ref;
 	KpLogReader *reader;
 	const char *batch;
 	size_t		len;
 	int			n = 0;
+	KpSqlOwner	owner;
+
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
 
 	InitMaterializedSRF(fcinfo, 0);
 	kp_topic_partition(topic, partition, &ref);
@@ -398,5 +413,6 @@ kp_sql_dump_log(PG_FUNCTION_ARGS)
 		n++;
 	}
 	kp_log_reader_close(reader);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }

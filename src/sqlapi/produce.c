@@ -166,7 +166,8 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 			const char *value, int value_len)
 {
 	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
-	const KpTopic *topic = kp_topic_open(topic_name, AccessShareLock, false);
+	const KpTopic *topic;
+	KpSqlOwner	owner;
 	KpHeader   *headers = NULL;
 	int			nheaders = 0;
 	int32		partition;
@@ -182,6 +183,9 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	bool		nulls[2] = {false, false};
 
 	check_not_in_recovery();
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
+	kp_sql_as_owner(&owner);
+	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (!PG_ARGISNULL(3))
 		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
@@ -205,6 +209,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	kp_batch_builder_add(&b, ts, key, key_len, value, value_len, headers, nheaders);
 	batch = kp_batch_builder_finish(&b, &len);
 	append_batch(topic, partition, batch, len, producer_id, &res);
+	kp_sql_as_caller(&owner);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -294,6 +299,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
 	const KpTopic *topic;
+	KpSqlOwner	owner;
 	Oid			arrtype = get_fn_expr_argtype(fcinfo->flinfo, 2);
 	Oid			elemtype = (arrtype == TEXTARRAYOID) ? TEXTOID : BYTEAOID;
 	Datum	   *keys = NULL;
@@ -318,6 +324,8 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("values must not be null"),
 				 errhint("A null element is a tombstone; the array itself must be given.")));
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	if (has_partition)
 	{
@@ -339,7 +347,10 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 					 errhint("Pass NULL as keys for unkeyed records.")));
 	}
 	if (nvals == 0)
+	{
+		kp_sql_as_caller(&owner);
 		return (Datum) 0;
+	}
 
 	producer_id = kp_txn_sql_producer_id();
 	now = KpTimestampTzToMs(GetCurrentTimestamp());
@@ -408,5 +419,6 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < topic->partition_count; i++)
 		flush_pending(topic, i, &pending[i], producer_id, rsinfo);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }

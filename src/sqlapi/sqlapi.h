@@ -14,6 +14,24 @@
 /* A text argument as a C string; ERROR naming the argument if it is null. */
 extern char *kp_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname);
 
+/*
+ * acls.c: once a function's ACL check has passed, its catalog and store
+ * work runs with the extension's rights (the bootstrap superuser, who owns
+ * the superuser-only extension), as the listener's does: the ACL is the one
+ * check, on both front doors.  kp_sql_as_caller goes back before the
+ * function returns; an ERROR goes back by itself (the (sub)transaction's
+ * abort restores the user).
+ */
+typedef struct KpSqlOwner
+{
+	Oid			caller;
+	int			sec_context;
+	bool		active;
+} KpSqlOwner;
+
+extern void kp_sql_as_owner(KpSqlOwner *o);
+extern void kp_sql_as_caller(KpSqlOwner *o);
+
 /* read_committed -> true, read_uncommitted -> false, else ERROR */
 extern bool kp_parse_isolation(const char *s);
 

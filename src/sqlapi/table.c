@@ -302,8 +302,11 @@ kp_sql_table(PG_FUNCTION_ARGS)
 	const KpTopic *topic;
 	MemoryContext table_cxt;
 	Size		mem_limit = get_hash_memory_limit();
+	KpSqlOwner	owner;
 
 	InitMaterializedSRF(fcinfo, 0);
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
+	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	table_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg table",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -320,5 +323,6 @@ kp_sql_table(PG_FUNCTION_ARGS)
 		}
 	}
 	MemoryContextDelete(table_cxt);
+	kp_sql_as_caller(&owner);
 	return (Datum) 0;
 }

@@ -72,15 +72,29 @@ roll_segment(KpPartitionState *state, bool drop_on_abort)
 	if (drop_on_abort)
 		kp_partition_created_in_xact(partition_id, relnode);
 	kp_directory_add(partition_id, state->log_end_offset, relnode);
-	if (OidIsValid(state->active_relnode))
-		state->closed_bytes += state->active_size;
-	else
+	if (!OidIsValid(state->active_relnode))
+	{
 		state->log_start_offset = state->log_end_offset;
+		state->segment_count++;
+	}
+	else if (state->log_start_offset >= state->log_end_offset)
+	{
+		/*
+		 * DeleteRecords up to the high watermark left the old segment wholly
+		 * below the log start: with the new segment after it, it leaves the
+		 * log (the directory's readers move it to the replaced list,
+		 * directory.c) and is dropped later (logstart.c).
+		 */
+	}
+	else
+	{
+		state->closed_bytes += state->active_size;
+		state->segment_count++;
+	}
 	state->active_relnode = relnode;
 	state->active_base_offset = state->log_end_offset;
 	state->active_size = 0;
 	state->active_created_ms = kp_now_ms();
-	state->segment_count++;
 }
 
 /*

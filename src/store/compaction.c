@@ -950,28 +950,6 @@ done:
 	MemoryContextDelete(cxt);
 }
 
-int
-kp_log_drop_replaced_segments(int64 partition_id)
-{
-	int			n;
-	const KpSegInfo *dsegs = kp_directory_replaced(partition_id, &n);
-	KpSegInfo  *segs;
-	int			dropped = 0;
-	int			i;
-
-	if (n == 0)
-		return 0;
-	if (RecoveryInProgress())
-		return 0;
-	segs = palloc(sizeof(KpSegInfo) * n);
-	memcpy(segs, dsegs, sizeof(KpSegInfo) * n);
-	for (i = 0; i < n; i++)
-		if (kp_logstart_schedule_drop(partition_id, segs[i].relnode, false))
-			dropped++;
-	pfree(segs);
-	return dropped;
-}
-
 int64
 kp_log_first_dirty_offset(int64 partition_id)
 {

@@ -25,6 +25,14 @@
  * they go to the partition's replaced list until they are flagged dropped.
  * The cleaner checkpoint is a KP_DIRENT_CLEANER_CHECKPOINT entry.
  *
+ * Segments wholly below the log start offset go to the replaced list too,
+ * as the entries are read (seglist_trim_below_log_start): they leave the
+ * log when the log start passes them, and their storage is dropped later,
+ * like that of the segments a clean replaced.  The replaced list is in the
+ * order the segments left the log, in every backend and after a restart
+ * (it is derived from the entries in directory order), which the delayed
+ * drops rely on (kp_log_drop_replaced_segments).
+ *
  * Each backend keeps a cache of the directory, revalidated against the
  * metapage's change counter on every lookup: appends are read
  * incrementally, drops force a full reload.  The same code serves a hot
@@ -533,6 +541,48 @@ seglist_get(int64 partition_id)
 	return list;
 }
 
+static void
+seglist_add_replaced(KpSegList *list, KpSegInfo s)
+{
+	if (list->nreplaced == list->repcap)
+	{
+		int			newcap = list->repcap ? list->repcap * 2 : 4;
+
+		if (list->replaced)
+			list->replaced = repalloc(list->replaced, newcap * sizeof(KpSegInfo));
+		else
+			list->replaced = MemoryContextAlloc(dircache.cxt, newcap * sizeof(KpSegInfo));
+		list->repcap = newcap;
+	}
+	list->replaced[list->nreplaced++] = s;
+}
+
+/*
+ * Segments that lie wholly below the log start offset (the next segment's
+ * base offset is at or below it; never the last one) leave the partition's
+ * list for its replaced list, as a cleaned segment's group does: from the
+ * KP_DIRENT_LOG_START entry (DeleteRecords, retention) or the roll that
+ * puts them there, no reader lists them, and their storage is dropped
+ * later (kp_log_drop_replaced_segments, after file.delete.delay.ms).
+ */
+static void
+seglist_trim_below_log_start(KpSegList *list)
+{
+	int			n = 0;
+
+	while (n + 1 < list->nsegs && list->segs[n + 1].base_offset <= list->log_start_offset)
+	{
+		seglist_add_replaced(list, list->segs[n]);
+		n++;
+	}
+	if (n > 0)
+	{
+		memmove(&list->segs[0], &list->segs[n],
+				(list->nsegs - n) * sizeof(KpSegInfo));
+		list->nsegs -= n;
+	}
+}
+
 /*
  * A cleaned segment (base_offset, relnode) takes the place of the listed
  * segments whose base offsets lie in [base_offset, end_offset); they move
@@ -553,17 +603,7 @@ seglist_apply_cleaned(KpSegList *list, int64 base_offset, int64 end_offset,
 			i++;
 			continue;
 		}
-		if (list->nreplaced == list->repcap)
-		{
-			int			newcap = list->repcap ? list->repcap * 2 : 4;
-
-			if (list->replaced)
-				list->replaced = repalloc(list->replaced, newcap * sizeof(KpSegInfo));
-			else
-				list->replaced = MemoryContextAlloc(dircache.cxt, newcap * sizeof(KpSegInfo));
-			list->repcap = newcap;
-		}
-		list->replaced[list->nreplaced++] = s;
+		seglist_add_replaced(list, s);
 		memmove(&list->segs[i], &list->segs[i + 1],
 				(list->nsegs - i - 1) * sizeof(KpSegInfo));
 		list->nsegs--;
@@ -648,7 +688,10 @@ dircache_refresh(void)
 				continue;
 			list = seglist_get(e->partition_id);
 			if (e->flags & KP_DIRENT_LOG_START)
+			{
 				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
+				seglist_trim_below_log_start(list);
+			}
 			else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
 				list->checkpoint = Max(list->checkpoint, e->base_offset);
 			else if (e->flags & KP_DIRENT_CLEANED)
@@ -657,7 +700,10 @@ dircache_refresh(void)
 				have_pending = true;
 			}
 			else if (!segment_is_lost(e->partition_id, e->relnode))
+			{
 				seglist_add(list, e->base_offset, e->relnode);
+				seglist_trim_below_log_start(list);
+			}
 		}
 		UnlockReleaseBuffer(buf);
 	}

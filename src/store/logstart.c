@@ -18,19 +18,42 @@
  * ROLLBACK does not bring deleted records back.
  *
  * Segments that end at or below the new log start (the next segment's base
- * offset is <= it; the active segment is never dropped, as in Kafka's
- * deleteLogStartOffsetBreachedSegments) are dropped with RelationDropStorage,
- * which empties the file when the transaction commits.  Their directory
- * entries are flagged dropped just before that commit (XACT_EVENT_PRE_COMMIT),
- * so the directory never lists a segment whose file is gone, and an aborted
- * transaction keeps both; a later DeleteRecords finds the segments again.
- * A crash between the pre-commit flag and the commit record leaves an
- * unreferenced file (space, not data: it was below the log start).
+ * offset is <= it; the active segment never does, as in Kafka's
+ * deleteLogStartOffsetBreachedSegments) leave the log with that same
+ * directory entry: every backend's directory cache moves them to the
+ * partition's replaced list as it reads the entry (directory.c), so no
+ * reader lists them from then on, and the partition's segment count and
+ * size lose them at once.  Their storage is not dropped then: a reader that
+ * listed them a moment before may still be reading them.  As Kafka deletes
+ * a segment's files file.delete.delay.ms after the segment left the log,
+ * kp_log_drop_replaced_segments (below; driven by src/cleaner for every
+ * topic) drops them once the topic's file.delete.delay.ms has passed, the
+ * same way as the segments a clean replaced (compaction.c).
+ *
+ * The delay.  Each partition's shared state keeps one mark: "the replaced
+ * list up to segment M had left the log by time T".  A drop pass drops that
+ * prefix once now - T >= file.delete.delay.ms, then marks what is left of
+ * the list with the current time; with no mark it only sets one.  So a
+ * segment is dropped at least file.delete.delay.ms after it left the log,
+ * and at most about twice that plus the passes' interval.  The list is in
+ * the order segments left (directory.c), so a prefix is always the oldest.
+ * Nothing of this is durable, and need not be: at a partition's first load
+ * after a restart the mark covers the whole list with time 0, so the first
+ * pass drops it (no reader can hold a segment across a restart), as Kafka
+ * deletes its .deleted files at startup.
+ *
+ * A drop is RelationDropStorage, which empties the file when the
+ * transaction commits.  The directory entry is flagged dropped just before
+ * that commit (XACT_EVENT_PRE_COMMIT), so the directory never lists a
+ * segment whose file is gone, and an aborted transaction keeps both; a
+ * later pass finds the segments again.  A crash between the pre-commit flag
+ * and the commit record leaves an unreferenced file (space, not data).
  *
  * Locking: the partition's appender lock while the offsets are read and the
- * log start moves, as for an append; the WAL flush and the drops come after
- * it is released.  Callers hold a topic lock that keeps concurrent
- * DeleteRecords on the same topic apart until commit.
+ * log start moves, as for an append; the WAL flush and the measuring of the
+ * segments that left come after it is released.  Callers hold a topic lock
+ * that keeps concurrent DeleteRecords on the same topic apart until
+ * commit.
  *
  *-------------------------------------------------------------------------
  */
@@ -160,28 +183,6 @@ drop_is_pending(int64 partition_id, Oid relnode)
 }
 
 /*
- * Drop the segments that lie wholly below log_start (not the active one)
- * when the transaction commits.
- */
-static void
-drop_segments_below(int64 partition_id, int64 log_start)
-{
-	int			nsegs;
-	const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
-	KpSegInfo  *segs;
-	int			i;
-
-	if (nsegs < 2)
-		return;
-	segs = palloc(sizeof(KpSegInfo) * nsegs);
-	memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
-
-	for (i = 0; i + 1 < nsegs && segs[i + 1].base_offset <= log_start; i++)
-		kp_logstart_schedule_drop(partition_id, segs[i].relnode, true);
-	pfree(segs);
-}
-
-/*
  * Drop a segment's storage (and its aborted-transaction index) when the
  * transaction commits, its directory entry flagged dropped at pre-commit.
  * counted: the segment is listed, so the partition's segment count and
@@ -250,6 +251,11 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	int64		target;
 	int64		log_start;
 	bool		moved = false;
+	const KpSegInfo *dsegs;
+	int			nleft = 0;
+	int64		left_bytes = 0;
+	KpSegInfo  *mid = NULL;
+	int			i;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -259,6 +265,7 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 
 	/* kafka.store is read before the appender lock is taken (README) */
 	(void) kp_directory_relnode();
+
 	state = kp_partition_lock(partition_id, true);
 	high_watermark = state->log_end_offset;
 	target = (before_offset == -1) ? high_watermark : before_offset;
@@ -280,10 +287,35 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	{
 		if (target > state->log_start_offset)
 		{
+			int			nmid;
+			int			nafter;
+			const KpSegInfo *after;
+
+			/* the list as it is now, before the move (a roll may have come) */
+			dsegs = kp_directory_segments(partition_id, &nmid);
+			mid = palloc(sizeof(KpSegInfo) * Max(nmid, 1));
+			if (nmid > 0)
+				memcpy(mid, dsegs, sizeof(KpSegInfo) * nmid);
 			kp_directory_set_log_start(partition_id, target);
 			state->log_start_offset = target;
 			kp_txnstate_compute_lso(state);
 			moved = true;
+
+			/*
+			 * Which of the segments listed before left the log with the move:
+			 * those below the first one still listed (the directory cache
+			 * moved them to the replaced list).  No roll can come between
+			 * while we hold the appender lock; the cache is read with buffer
+			 * locks only.
+			 */
+			after = kp_directory_segments(partition_id, &nafter);
+			for (i = 0; i < nmid; i++)
+			{
+				if (nafter > 0 && mid[i].base_offset >= after[0].base_offset)
+					break;
+				nleft++;
+			}
+			state->segment_count -= nleft;
 		}
 	}
 	PG_CATCH();
@@ -297,19 +329,109 @@ kp_logstart_advance(int64 partition_id, int64 before_offset, bool check_bounds)
 	kp_partition_unlock(state);
 
 	/*
-	 * Durable before we answer: the transaction may have no xid (nothing
-	 * dropped), and then its commit flushes nothing.  The flush waits for the
+	 * Durable before we answer: the transaction may have no xid (this drops
+	 * nothing), and then its commit flushes nothing.  The flush waits for the
 	 * disk, so not under the appender lock.
 	 */
 	if (moved)
-		XLogFlush(GetXLogInsertRecPtr());
+		XLogFlush(XactLastRecEnd);	/* the end of our directory record; the
+									 * insert position may lie past a page
+									 * header nothing has written yet */
 
 	/*
-	 * The drops need no appender lock either: they only schedule the removal
-	 * of segments wholly below the log start, never the active one, and the
-	 * caller's topic lock keeps other DeleteRecords and retention passes
-	 * away.
+	 * The partition's size loses the segments that left: closed (the active
+	 * segment never has a next one), no longer listed, so their size is
+	 * fixed; measured with no lock (a page or a few each).
 	 */
-	drop_segments_below(partition_id, log_start);
+	for (i = 0; i < nleft; i++)
+	{
+		Relation	rel = kp_segment_open(mid[i].relnode);
+
+		left_bytes += kp_segment_data_size(rel);
+		kp_segment_close(rel);
+	}
+	if (left_bytes > 0)
+	{
+		state = kp_partition_lock(partition_id, false);
+		if (state != NULL)
+		{
+			state->closed_bytes -= left_bytes;
+			kp_partition_unlock(state);
+		}
+	}
+	if (mid)
+		pfree(mid);
 	return log_start;
+}
+
+/* Where relnode is in segs[0..n), or -1. */
+static int
+find_relnode(const KpSegInfo *segs, int n, Oid relnode)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (segs[i].relnode == relnode)
+			return i;
+	return -1;
+}
+
+/*
+ * Drop, when the current transaction commits, the storage of the segments
+ * that left the partition's log (wholly below the log start, or replaced by
+ * a clean) at least delay_ms ago, by the partition's mark (the top of this
+ * file); returns how many.
+ */
+int
+kp_log_drop_replaced_segments(int64 partition_id, int64 delay_ms)
+{
+	int			n;
+	const KpSegInfo *dsegs;
+	KpSegInfo  *segs;
+	KpPartitionState *state;
+	int64		now = kp_now_ms();
+	int			ndrop = 0;
+	int			dropped = 0;
+	int			i;
+
+	if (RecoveryInProgress())
+		return 0;
+	/* kafka.store is read before the appender lock is taken (README) */
+	(void) kp_directory_relnode();
+	dsegs = kp_directory_replaced(partition_id, &n);
+	if (n == 0)
+		return 0;
+	segs = palloc(sizeof(KpSegInfo) * n);
+	memcpy(segs, dsegs, sizeof(KpSegInfo) * n);
+
+	state = kp_partition_lock(partition_id, false);
+	if (state == NULL)
+		ndrop = n;				/* not used since the server started */
+	else
+	{
+		int			mark = OidIsValid(state->drop_mark_relnode) ?
+		find_relnode(segs, n, state->drop_mark_relnode) : -1;
+
+		if (mark < 0)
+		{
+			/* they had all left by now */
+			mark = n - 1;
+			state->drop_mark_relnode = segs[mark].relnode;
+			state->drop_mark_ms = now;
+		}
+		if (now - state->drop_mark_ms >= delay_ms)
+		{
+			ndrop = mark + 1;
+			/* the rest had left by now */
+			state->drop_mark_relnode = ndrop < n ? segs[n - 1].relnode : InvalidOid;
+			state->drop_mark_ms = now;
+		}
+		kp_partition_unlock(state);
+	}
+
+	for (i = 0; i < ndrop; i++)
+		if (kp_logstart_schedule_drop(partition_id, segs[i].relnode, false))
+			dropped++;
+	pfree(segs);
+	return dropped;
 }

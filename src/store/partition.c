@@ -288,6 +288,7 @@ load_partition(KpPartitionState *state)
 {
 	LOCKTAG		tag;
 	KpPartitionState *fresh;
+	Oid			mark_relnode = InvalidOid;
 
 	SET_LOCKTAG_ADVISORY(tag, state->key.dboid,
 						 (uint32) ((uint64) state->key.partition_id >> 32),
@@ -308,7 +309,27 @@ load_partition(KpPartitionState *state)
 	fresh->key = state->key;
 	kp_partition_recover(fresh);
 
+	/*
+	 * The segments that left the log before this first load left it before
+	 * the server started (nothing moves a partition's log start or swaps its
+	 * segments without loading it first): no reader can be holding them, so
+	 * the first drop pass may drop them at once (drop_mark_ms 0).
+	 */
+	if (!state->drop_mark_init)
+	{
+		int			nrep;
+		const KpSegInfo *rep = kp_directory_replaced(state->key.partition_id, &nrep);
+
+		mark_relnode = nrep > 0 ? rep[nrep - 1].relnode : InvalidOid;
+	}
+
 	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+	if (!state->drop_mark_init)
+	{
+		state->drop_mark_init = true;
+		state->drop_mark_relnode = mark_relnode;
+		state->drop_mark_ms = 0;
+	}
 	install_state(state, fresh);
 	LockRelease(&tag, ExclusiveLock, false);
 	pfree(fresh);
@@ -353,6 +374,9 @@ find_or_create(int64 partition_id, bool create)
 		state->loaded = false;
 		state->ntxns = 0;
 		state->has_decided = false;
+		state->drop_mark_init = false;
+		state->drop_mark_relnode = InvalidOid;
+		state->drop_mark_ms = 0;
 	}
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;

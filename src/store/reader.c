@@ -67,6 +67,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 
 #include "codec/codec.h"
 #include "store/store_int.h"
@@ -93,10 +94,10 @@ struct KpLogReader
 	KpSegInfo  *segs;			/* a private copy */
 	int			seg;			/* current segment index */
 	Relation	rel;			/* open segment, or NULL */
+	BlockNumber nblocks;		/* its block count, cached (segment.c) */
 	int64		pos;			/* stream position in it */
 	int64		next_offset;	/* past the last batch returned */
-	char	   *buf;
-	size_t		bufcap;
+	StringInfoData buf;			/* kp_log_reader_next's copy of a batch */
 };
 
 static void
@@ -123,6 +124,7 @@ reader_open_segment(KpLogReader *r, int seg, int64 offset)
 		kp_segment_close(r->rel);
 	r->seg = seg;
 	r->rel = kp_segment_open(r->segs[seg].relnode);
+	r->nblocks = InvalidBlockNumber;
 	r->pos = offset <= r->segs[seg].base_offset ? 0 :
 		kp_segment_seek_offset(r->rel, offset);
 }
@@ -140,6 +142,24 @@ standby_log_start(int64 partition_id)
 	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
 
 	return Max(nsegs > 0 ? segs[0].base_offset : 0, recorded);
+}
+
+int			kp_debug_reader_pause_lock = 0;
+
+/*
+ * kafka.debug_reader_pause_lock: wait until pg_advisory_lock_shared(key)
+ * can be had (a test holds pg_advisory_lock(key)), then let it go.  The
+ * reader has its list of segments and nothing else yet, as a reader that
+ * is descheduled at that point would.
+ */
+static void
+debug_pause(int key)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) key, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
 }
 
 /* with_floor: start no lower than the log start offset */
@@ -180,6 +200,8 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	from_offset = r->from_offset;
 	r->next_offset = from_offset;
 	reader_load_segments(r);
+	if (kp_debug_reader_pause_lock != 0)
+		debug_pause(kp_debug_reader_pause_lock);
 	r->seg = -1;
 	if (r->nsegs == 0)
 		return r;
@@ -203,93 +225,137 @@ kp_log_cursor_open(int64 partition_id, int64 from_offset, KpIsolation isolation)
 	return reader_open(partition_id, from_offset, true, isolation);
 }
 
-/* Read len bytes at the reader's position into its buffer. */
-static bool
-reader_read(KpLogReader *r, size_t len)
+/* What kp_segment_read_batch is to do with the batch at the position. */
+typedef struct ReaderDecide
 {
-	if (len > r->bufcap)
+	KpLogReader *r;
+	int64		max_len;		/* -1: any size */
+} ReaderDecide;
+
+static KpSegBatchStatus
+reader_decide(const KpBatchHeader *hdr, void *arg)
+{
+	ReaderDecide *d = (ReaderDecide *) arg;
+	KpLogReader *r = d->r;
+
+	if (r->high_watermark >= 0 && hdr->base_offset >= r->high_watermark)
+		return KP_SEGBATCH_STOP;
+	if (KpBatchLastOffset(hdr) < r->from_offset ||
+		KpBatchLastOffset(hdr) < r->next_offset)
+		return KP_SEGBATCH_SKIP;
+	if (d->max_len >= 0 && (int64) KpBatchTotalSize(hdr) > d->max_len)
+		return KP_SEGBATCH_STOP;
+	return KP_SEGBATCH_OK;
+}
+
+/*
+ * The next batch, appended to dst (straight from the segment's pages, one
+ * copy), its header in *hdr.  False at the end of what is readable now, or
+ * when the next batch is larger than max_len (>= 0): nothing is appended
+ * then, and the reader stays before it.
+ */
+static bool
+reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
+{
+	ReaderDecide d;
+
+	if (r->seg < 0)
+		return false;
+	d.r = r;
+	d.max_len = max_len;
+
+	for (;;)
 	{
-		r->bufcap = Max(len, 65536);
-		r->buf = r->buf ? repalloc(r->buf, r->bufcap) : palloc(r->bufcap);
+		KpSegBatchStatus st;
+		size_t		total;
+
+		CHECK_FOR_INTERRUPTS();
+		st = kp_segment_read_batch(r->rel, &r->nblocks, r->pos, reader_decide, &d,
+								   hdr, dst);
+		switch (st)
+		{
+			case KP_SEGBATCH_END:
+				{
+					/* end of this segment's data: on to the next one, if any */
+					Oid			cur = r->segs[r->seg].relnode;
+					int			next = r->seg + 1;
+
+					if (next >= r->nsegs)
+					{
+						if (r->high_watermark < 0)
+							return false;
+
+						/*
+						 * The appender may have rolled since we looked.  A
+						 * clean may also have swapped segments in
+						 * (compaction.c): go on from the segment that holds
+						 * the next offset to read, unless that is still the
+						 * one just finished.
+						 */
+						reader_load_segments(r);
+						for (next = r->nsegs - 1; next > 0; next--)
+							if (r->segs[next].base_offset <= r->next_offset)
+								break;
+						if (next < r->nsegs && r->segs[next].relnode == cur)
+							next++;
+						if (next >= r->nsegs)
+							return false;
+					}
+					reader_open_segment(r, next, Max(r->from_offset, r->next_offset));
+					continue;
+				}
+			case KP_SEGBATCH_BAD_HEADER:
+				if (r->high_watermark < 0)
+					return false;	/* standby: replay is mid-batch */
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("kafka_pg partition %lld has a corrupt batch header in segment %u at byte %lld",
+								(long long) r->partition_id, r->segs[r->seg].relnode,
+								(long long) r->pos)));
+				break;
+			case KP_SEGBATCH_STOP:
+				return false;
+			case KP_SEGBATCH_SKIP:
+				r->pos += KpBatchTotalSize(hdr);
+				continue;
+			case KP_SEGBATCH_SHORT:
+				if (r->high_watermark < 0)
+					return false;
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("kafka_pg partition %lld: batch at offset %lld is incomplete",
+								(long long) r->partition_id, (long long) hdr->base_offset)));
+				break;
+			case KP_SEGBATCH_OK:
+				break;
+		}
+		total = KpBatchTotalSize(hdr);
+		if (r->high_watermark < 0 &&
+			kp_batch_validate(dst->data + dst->len - total, total, hdr) != KP_CODEC_OK)
+		{
+			dst->len -= (int) total;
+			dst->data[dst->len] = '\0';
+			return false;
+		}
+		r->pos += total;
+		r->next_offset = KpBatchLastOffset(hdr) + 1;
+		return true;
 	}
-	return kp_segment_read(r->rel, r->pos, r->buf, len);
 }
 
 bool
 kp_log_reader_next(KpLogReader *r, const char **batch, size_t *len)
 {
-	if (r->seg < 0)
+	KpBatchHeader hdr;
+
+	if (r->buf.data == NULL)
+		initStringInfo(&r->buf);
+	resetStringInfo(&r->buf);
+	if (!reader_next(r, &r->buf, -1, &hdr))
 		return false;
-
-	for (;;)
-	{
-		KpBatchHeader hdr;
-		size_t		total;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!reader_read(r, KP_BATCH_HEADER_SIZE))
-		{
-			/* end of this segment's data: on to the next one, if any */
-			Oid			cur = r->segs[r->seg].relnode;
-			int			next = r->seg + 1;
-
-			if (next >= r->nsegs)
-			{
-				if (r->high_watermark < 0)
-					return false;
-
-				/*
-				 * The appender may have rolled since we looked.  A clean may
-				 * also have swapped segments in (compaction.c): go on from
-				 * the segment that holds the next offset to read, unless that
-				 * is still the one just finished.
-				 */
-				reader_load_segments(r);
-				for (next = r->nsegs - 1; next > 0; next--)
-					if (r->segs[next].base_offset <= r->next_offset)
-						break;
-				if (next < r->nsegs && r->segs[next].relnode == cur)
-					next++;
-				if (next >= r->nsegs)
-					return false;
-			}
-			reader_open_segment(r, next, Max(r->from_offset, r->next_offset));
-			continue;
-		}
-		if (kp_batch_parse_header(r->buf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK)
-		{
-			if (r->high_watermark < 0)
-				return false;	/* standby: replay is mid-batch */
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("kafka_pg partition %lld has a corrupt batch header in segment %u at byte %lld",
-							(long long) r->partition_id, r->segs[r->seg].relnode,
-							(long long) r->pos)));
-		}
-		if (r->high_watermark >= 0 && hdr.base_offset >= r->high_watermark)
-			return false;
-		total = KpBatchTotalSize(&hdr);
-		if (!reader_read(r, total))
-		{
-			if (r->high_watermark < 0)
-				return false;
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("kafka_pg partition %lld: batch at offset %lld is incomplete",
-							(long long) r->partition_id, (long long) hdr.base_offset)));
-		}
-		if (r->high_watermark < 0 &&
-			kp_batch_validate(r->buf, total, &hdr) != KP_CODEC_OK)
-			return false;
-		r->pos += total;
-		if (KpBatchLastOffset(&hdr) < r->from_offset ||
-			KpBatchLastOffset(&hdr) < r->next_offset)
-			continue;
-		r->next_offset = KpBatchLastOffset(&hdr) + 1;
-		*batch = r->buf;
-		*len = total;
-		return true;
-	}
+	*batch = r->buf.data;
+	*len = r->buf.len;
+	return true;
 }
 
 /*
@@ -397,16 +463,15 @@ cursor_decide(KpLogReader *r, const KpBatchHeader *hdr, bool *ends)
 	return KP_BATCH_VISIBLE;
 }
 
-bool
-kp_log_cursor_next(KpLogReader *r, const char **batch, size_t *len,
-				   KpBatchVisibility *visibility)
+/*
+ * The visibility of the batch just read (hdr); false if the cursor ends
+ * before it.
+ */
+static bool
+cursor_classify(KpLogReader *r, const KpBatchHeader *hdr,
+				KpBatchVisibility *visibility)
 {
-	KpBatchHeader hdr;
-
-	if (r->ended || !kp_log_reader_next(r, batch, len))
-		return false;
-	kp_batch_parse_header(*batch, *len, &hdr);
-	if (KpBatchIsControl(&hdr))
+	if (KpBatchIsControl(hdr))
 	{
 		/* a marker ends its producer's run: the next batch is decided anew */
 		r->run_pid = KP_NO_PRODUCER_ID;
@@ -418,10 +483,10 @@ kp_log_cursor_next(KpLogReader *r, const char **batch, size_t *len,
 		*visibility = KP_BATCH_VISIBLE;
 		return true;
 	}
-	if (!KpBatchIsTransactional(&hdr) || hdr.producer_id != r->run_pid)
+	if (!KpBatchIsTransactional(hdr) || hdr->producer_id != r->run_pid)
 	{
-		r->run_vis = cursor_decide(r, &hdr, &r->run_ends);
-		r->run_pid = KpBatchIsTransactional(&hdr) ? hdr.producer_id : KP_NO_PRODUCER_ID;
+		r->run_vis = cursor_decide(r, hdr, &r->run_ends);
+		r->run_pid = KpBatchIsTransactional(hdr) ? hdr->producer_id : KP_NO_PRODUCER_ID;
 	}
 	if (r->run_ends)
 	{
@@ -430,6 +495,50 @@ kp_log_cursor_next(KpLogReader *r, const char **batch, size_t *len,
 	}
 	*visibility = r->run_vis;
 	return true;
+}
+
+bool
+kp_log_cursor_next(KpLogReader *r, const char **batch, size_t *len,
+				   KpBatchVisibility *visibility)
+{
+	KpBatchHeader hdr;
+
+	if (r->ended)
+		return false;
+	if (r->buf.data == NULL)
+		initStringInfo(&r->buf);
+	resetStringInfo(&r->buf);
+	if (!reader_next(r, &r->buf, -1, &hdr) ||
+		!cursor_classify(r, &hdr, visibility))
+		return false;
+	*batch = r->buf.data;
+	*len = r->buf.len;
+	return true;
+}
+
+bool
+kp_log_cursor_next_into(KpLogReader *r, StringInfo dst, int64 max_len,
+						KpBatchHeader *hdr, KpBatchVisibility *visibility)
+{
+	int			before = dst->len;
+
+	if (r->ended || !reader_next(r, dst, max_len, hdr))
+		return false;
+	if (!cursor_classify(r, hdr, visibility))
+	{
+		/* the cursor ends before it: it was not returned */
+		dst->len = before;
+		dst->data[before] = '\0';
+		return false;
+	}
+	return true;
+}
+
+void
+kp_log_reader_set_bound(KpLogReader *r, int64 bound)
+{
+	if (r->high_watermark >= 0 && bound < r->high_watermark)
+		r->high_watermark = bound;
 }
 
 int
@@ -466,8 +575,8 @@ kp_log_reader_close(KpLogReader *r)
 		pfree(r->idx);
 	if (r->rel)
 		kp_segment_close(r->rel);
-	if (r->buf)
-		pfree(r->buf);
+	if (r->buf.data)
+		pfree(r->buf.data);
 	if (r->segs)
 		pfree(r->segs);
 	pfree(r);

@@ -21,10 +21,12 @@
  * segment.bytes), so an idle partition keeps its last segment, and its
  * records, until the next append rolls it.
  *
- * The deletion itself is logstart.c's two steps: the log start offset moves
- * to the first kept segment's base offset (durably, replayed by standbys),
- * then the segments below it are dropped when the caller's transaction
- * commits.  The segments are measured (size, largest timestamp) with no
+ * The deletion itself is logstart.c's: the log start offset moves to the
+ * first kept segment's base offset (durably, replayed by standbys), the
+ * segments below it leave the log with that directory entry, and their
+ * storage is dropped file.delete.delay.ms later, by a later cleaner pass
+ * (kp_log_drop_replaced_segments), so that a reader that listed them just
+ * before can finish.  The segments are measured (size, largest timestamp) with no
  * store LWLock held, only buffer content locks for a page at a time; only
  * the log start move takes the appender lock, briefly, as DeleteRecords
  * does.  The caller holds a topic lock that keeps DeleteRecords and other
@@ -41,7 +43,7 @@
 
 /*
  * Apply retention.ms and retention.bytes (-1: unlimited) to the partition at
- * now_ms; fills *result.  The drops happen when the transaction commits.
+ * now_ms; fills *result.  The storage goes later (logstart.c).
  */
 void
 kp_log_apply_retention(int64 partition_id, int64 retention_ms,

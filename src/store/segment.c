@@ -559,7 +559,130 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 bool
 kp_segment_read(Relation rel, int64 pos, char *dst, size_t len)
 {
-	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber nblocks = InvalidBlockNumber;
+
+	return kp_segment_read_cached(rel, &nblocks, pos, dst, len);
+}
+
+/*
+ * The segment's block count as the caller caches it (*nblocks, or
+ * InvalidBlockNumber when not known yet): smgrnblocks() is an lseek().  A
+ * segment only grows while it is active (the appender pre-extends it) and
+ * is never truncated while it is read (tail recovery cuts before anyone
+ * reads, on load), and a reader never reads past the high watermark, so a
+ * cached count is refreshed only when a read needs a block past it.
+ */
+static BlockNumber
+cached_nblocks(Relation rel, BlockNumber *nblocks, BlockNumber need)
+{
+	if (*nblocks == InvalidBlockNumber || need >= *nblocks)
+		*nblocks = segment_nblocks(rel);
+	return *nblocks;
+}
+
+/*
+ * Pin and share-lock data page blkno; false (nothing held) if the segment
+ * has no such block yet or the page is new (extended, not written yet).
+ */
+static bool
+pin_data_page(Relation rel, BlockNumber *nblocks, BlockNumber blkno, Buffer *bufp)
+{
+	Buffer		buf;
+
+	if (blkno >= cached_nblocks(rel, nblocks, blkno))
+		return false;
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (PageIsNew(BufferGetPage(buf)))
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	check_data_page(rel, blkno, BufferGetPage(buf));
+	*bufp = buf;
+	return true;
+}
+
+/*
+ * Read the batch at stream position pos in one pass over its pages: the
+ * header is parsed on the pinned page (copied aside only when it straddles
+ * two pages), decide() says what to do with it (it runs under the page's
+ * share lock: it must be quick and take no lock), and only a batch it
+ * accepts is copied, once, straight from the pages onto the end of dst,
+ * which grows once to hold it.  *hdr gets the header in every case but
+ * KP_SEGBATCH_END.  *nblocks is the caller's cache of the block count
+ * (cached_nblocks).
+ */
+KpSegBatchStatus
+kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
+					  KpSegBatchDecide decide, void *arg,
+					  KpBatchHeader *hdr, StringInfo dst)
+{
+	BlockNumber blkno = (BlockNumber) (1 + pos / C_PER_PAGE);
+	int64		inpage = pos % C_PER_PAGE;
+	Buffer		buf = InvalidBuffer;
+	Page		page = NULL;
+	int64		avail = 0;
+	const char *hp;
+	char		hbuf[KP_BATCH_HEADER_SIZE];
+	KpSegBatchStatus st;
+	size_t		total;
+	size_t		chunk = 0;
+	char	   *out;
+
+	if (!pin_data_page(rel, nblocks, blkno, &buf))
+		return KP_SEGBATCH_END;
+	page = BufferGetPage(buf);
+	avail = (int64) KpPageDataLen(page) - inpage;
+	if (avail <= 0)
+	{
+		UnlockReleaseBuffer(buf);
+		return KP_SEGBATCH_END;
+	}
+	if (avail >= KP_BATCH_HEADER_SIZE)
+		hp = KpPageData(page) + inpage;
+	else
+	{
+		/* the header straddles two pages */
+		UnlockReleaseBuffer(buf);
+		buf = InvalidBuffer;
+		if (!kp_segment_read_cached(rel, nblocks, pos, hbuf, KP_BATCH_HEADER_SIZE))
+			return KP_SEGBATCH_END;
+		hp = hbuf;
+	}
+	if (kp_batch_parse_header(hp, KP_BATCH_HEADER_SIZE, hdr) != KP_CODEC_OK)
+		st = KP_SEGBATCH_BAD_HEADER;
+	else
+		st = decide(hdr, arg);
+	if (st != KP_SEGBATCH_OK)
+	{
+		if (BufferIsValid(buf))
+			UnlockReleaseBuffer(buf);
+		return st;
+	}
+
+	total = KpBatchTotalSize(hdr);
+	enlargeStringInfo(dst, (int) total);
+	out = dst->data + dst->len;
+	if (BufferIsValid(buf))
+	{
+		chunk = Min((size_t) avail, total);
+		memcpy(out, KpPageData(page) + inpage, chunk);
+		UnlockReleaseBuffer(buf);
+	}
+	if (chunk < total &&
+		!kp_segment_read_cached(rel, nblocks, pos + (int64) chunk, out + chunk, total - chunk))
+		return KP_SEGBATCH_SHORT;
+	dst->len += (int) total;
+	dst->data[dst->len] = '\0';
+	return KP_SEGBATCH_OK;
+}
+
+/* kp_segment_read with the caller's cache of the block count */
+bool
+kp_segment_read_cached(Relation rel, BlockNumber *nblocksp, int64 pos,
+					   char *dst, size_t len)
+{
 	int64		end = pos + (int64) len;
 
 	while (pos < end)
@@ -571,22 +694,13 @@ kp_segment_read(Relation rel, int64 pos, char *dst, size_t len)
 		Page		page;
 		bool		ok;
 
-		if (blkno >= nblocks)
-		{
-			nblocks = segment_nblocks(rel);
-			if (blkno >= nblocks)
-				return false;
-		}
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page))
-		{
-			/* extended but not yet (or, after a crash, never) written */
-			UnlockReleaseBuffer(buf);
+		/*
+		 * past the end, or extended but not yet (or, after a crash, never)
+		 * written
+		 */
+		if (!pin_data_page(rel, nblocksp, blkno, &buf))
 			return false;
-		}
-		check_data_page(rel, blkno, page);
+		page = BufferGetPage(buf);
 		ok = (KpPageDataLen(page) >= inpage + chunk);
 		if (ok)
 			memcpy(dst, KpPageData(page) + inpage, chunk);

@@ -32,6 +32,9 @@
 #include "storage/lwlock.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "lib/stringinfo.h"
+
+#include "codec/codec.h"
 
 /* The log configuration a partition is appended with (from the topic). */
 typedef struct KpLogConfig
@@ -284,6 +287,20 @@ extern int	kp_log_cursor_aborted(KpLogReader *reader, int64 from, int64 upper_bo
 								  KpAbortedTxn **aborted);
 
 /*
+ * kp_log_cursor_next without the reader's own copy: the next batch is
+ * appended to dst straight from the segment's pages (dst grows once per
+ * batch, to the batch's size), *hdr gets its header.  Returns false at the
+ * end, and also when the next batch is larger than max_len (-1: any size):
+ * then nothing is appended and the cursor stays before it (Fetch's byte
+ * limits).
+ */
+extern bool kp_log_cursor_next_into(KpLogReader *reader, StringInfo dst, int64 max_len,
+									KpBatchHeader *hdr, KpBatchVisibility *visibility);
+
+/* The reader stops before any batch starting at or past bound (Fetch's LSO). */
+extern void kp_log_reader_set_bound(KpLogReader *reader, int64 bound);
+
+/*
  * First offset whose record timestamp is >= ts (ms), or -1 when none;
  * *found_ts gets that record's timestamp.
  */
@@ -338,12 +355,19 @@ extern void kp_log_drop_partition(int64 partition_id);
 #define KpPidIsSqlXact(pid)	((pid) >= 0 && ((pid) & KP_SQL_PID_FLAG) != 0)
 #define KpPidGetFullXid(pid) FullTransactionIdFromU64((uint64) ((pid) & ~KP_SQL_PID_FLAG))
 
+/*
+ * Testing only (kafka.debug_reader_pause_lock): readers wait for a shared
+ * advisory lock on this key just after listing their segments; 0: never.
+ */
+extern int	kp_debug_reader_pause_lock;
+
 /* ---------- deleting records (logstart.c) ---------- */
 
 /*
  * Kafka's DeleteRecords (KIP-107): raise the partition's log start offset to
- * before_offset (-1: the high watermark), durably and replicated, and drop
- * the segments that end at or below it when the transaction commits.
+ * before_offset (-1: the high watermark), durably and replicated; the
+ * segments that end at or below it leave the log at once, and their storage
+ * is dropped file.delete.delay.ms later (kp_log_drop_replaced_segments).
  * ERROR KP001 (OFFSET_OUT_OF_RANGE) when before_offset is negative or past
  * the high watermark; an offset at or below the log start changes nothing.
  * *new_log_start gets the log start offset afterwards (the low watermark).
@@ -366,8 +390,9 @@ typedef struct KpRetentionResult
  * oldest closed segments whose largest timestamp is more than retention_ms
  * before now_ms, and while the partition without them is still at least
  * retention_bytes large (-1: no limit); never the active segment.  The log
- * start offset moves durably to the first kept segment; the segments are
- * dropped when the transaction commits.  The caller holds the topic lock
+ * start offset moves durably to the first kept segment, the segments leave
+ * the log with it, and their storage is dropped file.delete.delay.ms later
+ * (kp_log_drop_replaced_segments).  The caller holds the topic lock
  * DeleteRecords takes.
  */
 extern void kp_log_apply_retention(int64 partition_id, int64 retention_ms,
@@ -426,9 +451,13 @@ extern void kp_log_compact(int64 partition_id, const KpCompactConfig *config,
 
 /*
  * Drop, when the current transaction commits, the storage of the segments
- * that cleaned segments replaced in the partition; returns how many.
+ * that left the partition's log (replaced by a clean, or wholly below the
+ * log start after DeleteRecords or retention) at least delay_ms ago (the
+ * topic's file.delete.delay.ms; all of them at the first call after a
+ * restart); returns how many.  src/store/logstart.c has the rules.  The
+ * caller holds the topic's ShareUpdateExclusiveLock.
  */
-extern int	kp_log_drop_replaced_segments(int64 partition_id);
+extern int	kp_log_drop_replaced_segments(int64 partition_id, int64 delay_ms);
 
 /*
  * The partition's first dirty offset (Kafka's cleaner checkpoint): every

@@ -32,6 +32,7 @@
 
 #include "store/store.h"
 #include "codec/codec.h"
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
@@ -186,10 +187,12 @@ extern void kp_directory_publish_cleaned(int64 partition_id, int64 base_offset,
 extern int64 kp_directory_cleaner_checkpoint(int64 partition_id);
 
 /*
- * Segments that a cleaned segment replaced and that are not flagged
- * dropped yet (their storage is dropped by compaction.c after
- * file.delete.delay.ms, or at once after a restart).  Owned by the cache,
- * like kp_directory_segments's array.
+ * Segments that left the partition's log and are not flagged dropped yet:
+ * those a cleaned segment replaced and those wholly below the log start
+ * offset, in the order they left (their storage is dropped by
+ * kp_log_drop_replaced_segments after file.delete.delay.ms, or at the first
+ * pass after a restart).  Owned by the cache, like kp_directory_segments's
+ * array.
  */
 extern const KpSegInfo *kp_directory_replaced(int64 partition_id, int *nsegs);
 
@@ -224,6 +227,26 @@ extern XLogRecPtr kp_segment_write(Relation rel, int64 pos, const char *data,
 
 /* Copy len bytes from stream position pos; false if not all present. */
 extern bool kp_segment_read(Relation rel, int64 pos, char *dst, size_t len);
+extern bool kp_segment_read_cached(Relation rel, BlockNumber *nblocks, int64 pos,
+								   char *dst, size_t len);
+
+/* kp_segment_read_batch: what happened, or what decide() wants done */
+typedef enum KpSegBatchStatus
+{
+	KP_SEGBATCH_OK,				/* copied (decide: copy it) */
+	KP_SEGBATCH_SKIP,			/* decide: not this one, go past it */
+	KP_SEGBATCH_STOP,			/* decide: stop before it */
+	KP_SEGBATCH_END,			/* no batch starts here: the stream ends */
+	KP_SEGBATCH_BAD_HEADER,		/* the bytes here are not a batch header */
+	KP_SEGBATCH_SHORT			/* the batch is not whole */
+} KpSegBatchStatus;
+
+typedef KpSegBatchStatus (*KpSegBatchDecide) (const KpBatchHeader *hdr, void *arg);
+
+extern KpSegBatchStatus kp_segment_read_batch(Relation rel, BlockNumber *nblocks,
+											  int64 pos, KpSegBatchDecide decide,
+											  void *arg, KpBatchHeader *hdr,
+											  StringInfo dst);
 
 /*
  * Stream position of a batch at or before the one that contains offset
@@ -316,6 +339,17 @@ typedef struct KpPartitionState
 		int64		end_offset;
 		XLogRecPtr	end_lsn;
 	}			hw_ring[KP_HW_RING];
+
+	/*
+	 * The delayed drops (kp_log_drop_replaced_segments): the segments of the
+	 * replaced list up to drop_mark_relnode had all left the log by
+	 * drop_mark_ms.  Set at the partition's first load (everything replaced
+	 * then left before the server started: drop_mark_ms 0), kept across
+	 * reloads.  Under the appender lock.
+	 */
+	bool		drop_mark_init;
+	Oid			drop_mark_relnode;	/* InvalidOid: no mark */
+	int64		drop_mark_ms;
 
 	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,

@@ -4,7 +4,9 @@
 A throwaway cluster whose log cleaner checks retention every 50 ms
 (kafka.log_retention_check_interval_ms) on a topic whose segments roll every
 20 ms (segment.ms) and expire after 4 s (retention.ms), so that a retention
-pass (log start move, segment drops at commit) is nearly always under way.
+pass is nearly always under way: the log start moves (the segments below it
+leave the log at once) and, file.delete.delay.ms being 0 here, the next
+pass drops the storage of those that left (src/store/logstart.c).
 Records are produced one per transaction, and each one acknowledged (its
 COMMIT returned) is noted.  Then the postmaster is killed with SIGKILL at a
 random moment and the server restarted, KP_RETENTION_CRASH_LOOPS times (5).
@@ -12,9 +14,10 @@ After every restart:
   - the log start offset of each partition never went back;
   - every acknowledged record at or above the log start is read back, with its
     value, at its offset (nothing committed above the log start is lost);
-  - every segment the directory lists can be read (kafka.segments), and after
-    one more retention pass (kafka.run_log_cleaner) no listed segment lies
-    wholly below the log start (a drop interrupted by the crash is finished);
+  - every segment the directory lists can be read (kafka.segments), and no
+    listed segment lies wholly below the log start, also after one more
+    retention pass (kafka.run_log_cleaner), which drops those that left the
+    log before the crash;
   - the server log shows no PANIC and no crash of a process.
 Last line: "retention crash test: PASSED" or "FAILED".
 """
@@ -124,7 +127,7 @@ def run():
         kafkapg.pgcluster("create-extension", port, DB)
         conn = kafkapg.connect(port, DB)
         conn.cursor().execute("SELECT kafka.create_topic(%s, %s, %s)",
-                              (TOPIC, PARTS, '{"segment.ms": "20", "retention.ms": "4000"}'))
+                              (TOPIC, PARTS, '{"segment.ms": "20", "retention.ms": "4000", "file.delete.delay.ms": "0"}'))
         conn.close()
         log = kafkapg.pgcluster("logfile", data)
         for loop in range(1, loops + 1):

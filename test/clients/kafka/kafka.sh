@@ -15,7 +15,7 @@
 # kafka-consumer-groups, kafka-producer-perf-test, kafka-consumer-perf-test, kafka-delete-records,
 # kafka-get-offsets, kafka-broker-api-versions, kafka-e2e-latency, kafka-features,
 # kafka-metadata-quorum, kafka-leader-election, kafka-reassign-partitions, kafka-log-dirs, kafka-storage,
-# kafka-transactions.
+# kafka-transactions, kafka-acls.
 #
 # Settings: KAFKA_STATE_DIR (default /tmp/kafka_pg-kafka; one folder per port with the config, the
 # data, server.log and the pid), KAFKA_HEAP_OPTS (broker, default -Xmx1g -Xms1g), KAFKA_CLI_HEAP
@@ -57,6 +57,7 @@ tool_class() {
 	kafka-reassign-partitions) echo org.apache.kafka.tools.reassign.ReassignPartitionsCommand ;;
 	kafka-log-dirs) echo org.apache.kafka.tools.LogDirsCommand ;;
 	kafka-transactions) echo org.apache.kafka.tools.TransactionsCommand ;;
+	kafka-acls) echo org.apache.kafka.tools.AclCommand ;;
 	kafka-storage) echo kafka.tools.StorageTool ;;
 	*) return 1 ;;
 	esac
