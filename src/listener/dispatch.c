@@ -114,13 +114,38 @@ static const KpHandlerEntry handler_table[] = {
 };
 
 static MemoryContext request_cxt = NULL;
+static MemoryContext listener_cxt = NULL;
 static char cluster_id[32];
 
 void
 kp_dispatch_init(MemoryContext parent)
 {
+	listener_cxt = parent;
 	request_cxt = AllocSetContextCreate(parent, "kafka_pg request",
 										ALLOCSET_DEFAULT_SIZES);
+}
+
+void
+kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_id,
+					 void *response)
+{
+	/*
+	 * Encode straight into the connection's output buffer (which lives in the
+	 * listener's context: appending keeps it there), after a 4-byte size
+	 * filled in at the end.  No copy of the response.
+	 */
+	StringInfo	out = kp_conn_output(c);
+	int			start = out->len;
+	int32		size;
+
+	kp_wire_put_int32(out, 0);
+	kp_encode_response_header(api_key, version, correlation_id, out);
+	kp_encode(kp_api_lookup(api_key)->response, version, response, out);
+	size = out->len - start - 4;
+	out->data[start] = (char) (size >> 24);
+	out->data[start + 1] = (char) (size >> 16);
+	out->data[start + 2] = (char) (size >> 8);
+	out->data[start + 3] = (char) size;
 }
 
 KpHandlerFn
@@ -330,6 +355,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	bool		handled = false;	/* the handler ran and committed */
 	int64		throttle_ms = 0;
 	instr_time	started;
+	MemoryContext cxt = request_cxt;
 
 	INSTR_TIME_SET_CURRENT(started);
 
@@ -385,6 +411,18 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 			ok = false;
 			goto done;
 		}
+	}
+
+	/*
+	 * A Produce gets a context of its own: with acks=all its response may
+	 * outlive this call, kept on the connection until the in-sync replicas
+	 * have its WAL (kp_conn_wait_ack).
+	 */
+	if (hdr.request_api_key == KP_API_PRODUCE)
+	{
+		cxt = AllocSetContextCreate(listener_cxt, "kafka_pg produce",
+									ALLOCSET_DEFAULT_SIZES);
+		MemoryContextSwitchTo(cxt);
 	}
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -474,7 +512,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, api->name);
-	MemoryContextSwitchTo(request_cxt);
+	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
 		ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
@@ -487,7 +525,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(request_cxt);
+		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
@@ -500,7 +538,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
-	MemoryContextSwitchTo(request_cxt);
+	MemoryContextSwitchTo(cxt);
 	if (!ok)
 		goto done;
 	handled = true;
@@ -528,7 +566,8 @@ respond:
 		/* the time of this run counts; the bytes once it answers */
 		if (handled)
 			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
-		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie);
+		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie,
+					 ctx.park_on_isr, ctx.isr_seen);
 		goto done;
 	}
 
@@ -547,7 +586,18 @@ respond:
 		if (throttle_ms > 0)
 			kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) throttle_ms);
 	}
-	if (!ctx.no_response)
+	if (!ctx.no_response && !XLogRecPtrIsInvalid(ctx.ack_lsn))
+	{
+		/*
+		 * acks=all: the connection keeps the response (its throttle time set
+		 * above) until the ISR has it
+		 */
+		Assert(cxt != request_cxt);
+		kp_conn_wait_ack(c, cxt, ctx.response, ctx.ack_wait, ctx.ack_lsn,
+						 ctx.ack_until_ms, hdr.correlation_id, ctx.version);
+		cxt = NULL;
+	}
+	else if (!ctx.no_response)
 	{
 		/*
 		 * Encode straight into the connection's output buffer (which lives in
@@ -599,6 +649,8 @@ respond:
 
 done:
 	MemoryContextSwitchTo(oldcxt);
+	if (cxt != NULL && cxt != request_cxt)
+		MemoryContextDelete(cxt);
 	MemoryContextReset(request_cxt);
 	return ok;
 }

@@ -19,6 +19,7 @@
 
 #include "postgres.h"
 
+#include "access/xlogdefs.h"
 #include "catalog/kafka_catalog.h"
 #include "protocol/protocol.h"
 
@@ -49,6 +50,24 @@ typedef struct KpRequestContext
 	char		park_cookie[128];	/* kept for the next call (e.g. a member
 									 * id) */
 
+	/*
+	 * Produce acks=all (handlers_produce.c): answer once the in-sync replicas
+	 * have the WAL up to ack_lsn, at the latest at ack_until_ms
+	 * (REQUEST_TIMED_OUT then for the partitions still waiting).  The
+	 * dispatcher keeps the response until then (server.c).
+	 */
+	XLogRecPtr	ack_lsn;
+	int64		ack_until_ms;
+	struct KpAckWait *ack_wait;
+
+	/*
+	 * A parked Fetch that stopped at a high watermark below the log end: also
+	 * run again once the in-sync replicas' position passes isr_seen (what it
+	 * was when the handler started).
+	 */
+	bool		park_on_isr;
+	XLogRecPtr	isr_seen;
+
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
 	int64		received_ms;	/* when the request first arrived: a parked
@@ -60,6 +79,20 @@ typedef struct KpRequestContext
 } KpRequestContext;
 
 typedef void (*KpHandlerFn) (KpRequestContext *ctx);
+
+/* One partition of a Produce acks=all waiting for the in-sync replicas. */
+typedef struct KpAckPartition
+{
+	XLogRecPtr	lsn;			/* the end of its batch's WAL */
+	int16	   *error_code;		/* its error code in the kept response */
+	int32		min_insync_replicas;	/* its topic's */
+} KpAckPartition;
+
+typedef struct KpAckWait
+{
+	int			n;
+	KpAckPartition *parts;
+} KpAckWait;
 
 /* handlers_core.c */
 extern void kp_handle_api_versions(KpRequestContext *ctx);
@@ -186,6 +219,26 @@ extern void kp_handle_delete_acls(KpRequestContext *ctx);
 extern const char *kp_cluster_id(void);
 extern const char *kp_advertised_host_name(void);
 extern int	kp_advertised_port_number(void);
+
+/*
+ * replicas.c: the replicas, in-sync replicas and offline replicas of every
+ * partition now (this server first), as node ids (docs/replication.md).
+ */
+typedef struct KpReplicas
+{
+	int			n_replicas;
+	int32	   *replicas;
+	int			n_isr;
+	int32	   *isr;
+	int			n_offline;
+	int32	   *offline;
+} KpReplicas;
+
+extern void kp_replicas_now(KpReplicas *out);
+
+/* The replicas of every partition: this server and the standbys listed. */
+extern int	kp_replication_factor(void);
+extern void kp_replicas_define_settings(void);
 
 /* Open a topic for a request without raising an error when it is missing. */
 extern const KpTopic *kp_handler_topic(const char *name, const KpUuid *topic_id);

@@ -5,8 +5,9 @@
  *	  client asks first.  Produce is in handlers_produce.c, Fetch and
  *	  ListOffsets in handlers_fetch.c.
  *
- * The broker is a single node (node id kafka.node_id) that leads every
- * partition at leader epoch 0; its replicas and ISR are itself.  Produce
+ * The broker (node id kafka.node_id) leads every partition at leader epoch
+ * 0; the replicas and ISR are itself and the standbys kafka.replica_nodes
+ * names (replicas.c, docs/replication.md).  Produce
  * and Fetch go through the same store calls as kafka.produce and
  * kafka.fetch (src/store), so records written by either front door are
  * read by the other.
@@ -71,7 +72,8 @@ kp_handle_api_versions(KpRequestContext *ctx)
  */
 
 static void
-fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const KpTopic *t, bool with_ops)
+fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const KpTopic *t,
+					bool with_ops, const KpReplicas *reps)
 {
 	int			p;
 
@@ -89,14 +91,13 @@ fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const K
 		mp->partition_index = p;
 		mp->leader_id = kp_node_id;
 		mp->leader_epoch = 0;
-		mp->n_replica_nodes = 1;
-		mp->replica_nodes = palloc(sizeof(int32));
-		mp->replica_nodes[0] = kp_node_id;
-		mp->n_isr_nodes = 1;
-		mp->isr_nodes = palloc(sizeof(int32));
-		mp->isr_nodes[0] = kp_node_id;
-		mp->n_offline_replicas = 0;
-		mp->offline_replicas = NULL;
+		/* the arrays are only read by the encoder: shared by the partitions */
+		mp->n_replica_nodes = reps->n_replicas;
+		mp->replica_nodes = reps->replicas;
+		mp->n_isr_nodes = reps->n_isr;
+		mp->isr_nodes = reps->isr;
+		mp->n_offline_replicas = reps->n_offline;
+		mp->offline_replicas = reps->offline;
 	}
 	out->topic_authorized_operations = with_ops ?
 		kp_authz_operations(ctx, KP_ACL_RESOURCE_TOPIC, t->name) : PG_INT32_MIN;
@@ -122,7 +123,9 @@ kp_handle_metadata(KpRequestContext *ctx)
 	bool		allow_create = kp_auto_create_topics_enable &&
 	(ctx->version < 4 || req->allow_auto_topic_creation);
 	int			i;
+	KpReplicas	reps;
 
+	kp_replicas_now(&reps);
 	resp->n_brokers = 1;
 	resp->brokers = palloc0(sizeof(KpMetadataResponseBroker));
 	resp->brokers[0].node_id = kp_node_id;
@@ -155,7 +158,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 			if (!kp_authz_topic(ctx, t->name, t, KP_ACL_OP_DESCRIBE))
 				continue;
 			fill_topic_metadata(ctx, &resp->topics[resp->n_topics], t,
-								req->include_topic_authorized_operations);
+								req->include_topic_authorized_operations, &reps);
 			resp->n_topics++;
 		}
 		return;
@@ -216,7 +219,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}
-		fill_topic_metadata(ctx, out, t, req->include_topic_authorized_operations);
+		fill_topic_metadata(ctx, out, t, req->include_topic_authorized_operations, &reps);
 	}
 }
 

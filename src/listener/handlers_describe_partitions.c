@@ -15,8 +15,9 @@
  * topic deleted meanwhile is skipped.
  *
  * A partition is reported as Metadata reports it: this node leads it at
- * leader epoch 0 and is its only replica and in-sync replica; eligible
- * leader replicas (KIP-966) are empty.
+ * leader epoch 0; its replicas and in-sync replicas are this node and the
+ * standbys kafka.replica_nodes names (replicas.c); eligible leader replicas
+ * (KIP-966) are empty.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,15 +63,6 @@ answer_invalid_request(KpDescribeTopicPartitionsRequest *req,
 	resp->next_cursor = NULL;
 }
 
-static int32 *
-one_node(void)
-{
-	int32	   *nodes = palloc(sizeof(int32));
-
-	nodes[0] = kp_node_id;
-	return nodes;
-}
-
 static KpDescribeTopicPartitionsResponseCursor *
 make_cursor(const char *topic, int32 partition)
 {
@@ -92,7 +84,9 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 	int			n = 0;
 	int			i;
 	int64		remaining;
+	KpReplicas	reps;
 
+	kp_replicas_now(&reps);
 	if (cursor_topic == NULL)
 		cursor_topic = "";
 
@@ -218,13 +212,14 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 			mp->partition_index = (int32) p;
 			mp->leader_id = kp_node_id;
 			mp->leader_epoch = 0;
-			mp->n_replica_nodes = 1;
-			mp->replica_nodes = one_node();
-			mp->n_isr_nodes = 1;
-			mp->isr_nodes = one_node();
+			mp->n_replica_nodes = reps.n_replicas;
+			mp->replica_nodes = reps.replicas;
+			mp->n_isr_nodes = reps.n_isr;
+			mp->isr_nodes = reps.isr;
 			mp->n_eligible_leader_replicas = 0;
 			mp->n_last_known_elr = 0;
-			mp->n_offline_replicas = 0;
+			mp->n_offline_replicas = reps.n_offline;
+			mp->offline_replicas = reps.offline;
 		}
 		resp->n_topics++;
 		if (upper < partition_count)

@@ -39,6 +39,8 @@ typedef struct FetchBudget
 	int64		total_left;		/* max_bytes left for the response */
 	int64		bytes;			/* record bytes collected so far */
 	bool		any;			/* some partition returned data */
+	bool		below_hw;		/* some partition stopped at a high watermark
+								 * below its log end */
 } FetchBudget;
 
 /*
@@ -63,7 +65,9 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	KpBatchVisibility vis;
 
 	kp_log_offsets(partition_id, &off);
-	out->high_watermark = off.log_end_offset;
+	/* clients see what every in-sync replica has (docs/replication.md) */
+	off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+	out->high_watermark = off.high_watermark;
 	out->last_stable_offset = off.last_stable_offset;
 	out->log_start_offset = off.log_start_offset;
 	out->preferred_read_replica = -1;
@@ -76,7 +80,9 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 		out->records.len = 0;
 		return;
 	}
-	bound = read_committed ? off.last_stable_offset : off.log_end_offset;
+	bound = read_committed ? off.last_stable_offset : off.high_watermark;
+	if (off.high_watermark < off.log_end_offset)
+		budget->below_hw = true;
 	out->records.len = 0;
 	out->records.data = NULL;
 	if (fetch_offset >= bound)
@@ -288,6 +294,13 @@ kp_handle_fetch(KpRequestContext *ctx)
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
 	budget.any = false;
+	budget.below_hw = false;
+	{
+		KpIsrPosition pos;
+
+		kp_isr_position(&pos);
+		ctx->isr_seen = pos.confirmed;
+	}
 	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
 	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
@@ -366,6 +379,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	{
 		ctx->park = true;
 		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
+		/* records are there, not yet on every in-sync replica */
+		ctx->park_on_isr = budget.below_hw;
 	}
 }
 
@@ -421,10 +436,11 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			}
 			kp_topic_partition(t, rp->partition_index, &ref);
 			kp_log_offsets(ref.partition_id, &off);
+			off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
 			switch (rp->timestamp)
 			{
-				case -1:		/* LATEST */
-					offset = read_committed ? off.last_stable_offset : off.log_end_offset;
+				case -1:		/* LATEST: the high watermark, as Kafka's */
+					offset = read_committed ? off.last_stable_offset : off.high_watermark;
 					break;
 				case -2:		/* EARLIEST */
 				case -4:		/* EARLIEST_LOCAL (KIP-405): all is local */
@@ -442,7 +458,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 						continue;
 					}
 					offset = kp_log_offset_for_timestamp(ref.partition_id, rp->timestamp, &found_ts);
-					if (read_committed && offset >= off.last_stable_offset)
+					if (offset >= (read_committed ? off.last_stable_offset : off.high_watermark))
 						offset = -1;
 					break;
 			}

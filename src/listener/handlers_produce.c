@@ -4,8 +4,12 @@
  *	  Produce: every batch of a request is validated (the codec, the topic's
  *	  policy, the transaction coordinator's check for transactional batches)
  *	  before any is appended, recompressed to the topic's compression.type, and
- *	  appended through the store's one append path; acks=-1 is answered after
- *	  the WAL flush.
+ *	  appended through the store's one append path.  acks=-1 (all): refused
+ *	  at once with NOT_ENOUGH_REPLICAS when fewer replicas are in sync than
+ *	  the topic's min.insync.replicas; otherwise the handler returns the
+ *	  batches' WAL position (ctx->ack_lsn) and the worker answers once the
+ *	  in-sync replicas have it (server.c, docs/replication.md), serving its
+ *	  other connections meanwhile.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,8 +19,6 @@
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
-#include "replication/syncrep.h"
-#include "replication/walsender.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -214,6 +216,11 @@ kp_handle_produce(KpRequestContext *ctx)
 	KpProduceRequest *req = ctx->request;
 	KpProduceResponse *resp = ctx->response;
 	XLogRecPtr	flush_to = InvalidXLogRecPtr;
+	int			in_sync = -1;	/* the ISR's size, asked once */
+	int			replicas = 1;	/* the replication factor, with it */
+	int			min_isr = 1;
+	KpAckWait  *wait = NULL;
+	int			nparts = 0;
 	int			i;
 
 	/* Kafka: a transactional producer needs WRITE on its transactional id */
@@ -224,6 +231,14 @@ kp_handle_produce(KpRequestContext *ctx)
 		if (req->acks == 0)
 			ctx->no_response = true;
 		return;
+	}
+
+	if (req->acks == -1)
+	{
+		for (i = 0; i < req->n_topic_data; i++)
+			nparts += Max(req->topic_data[i].n_partition_data, 0);
+		wait = palloc0(sizeof(KpAckWait));
+		wait->parts = palloc0(sizeof(KpAckPartition) * Max(nparts, 1));
 	}
 
 	resp->n_responses = req->n_topic_data < 0 ? 0 : req->n_topic_data;
@@ -256,6 +271,7 @@ kp_handle_produce(KpRequestContext *ctx)
 			size_t	   *batch_lens;
 			KpAppendResult res;
 			bool		first = true;
+			XLogRecPtr	part_lsn = InvalidXLogRecPtr;
 
 			pr->index = pd->index;
 			pr->base_offset = -1;
@@ -344,6 +360,31 @@ kp_handle_produce(KpRequestContext *ctx)
 				continue;
 			}
 
+			/*
+			 * min.insync.replicas: Kafka refuses acks=all before appending
+			 * when the ISR is smaller (Partition.appendRecordsToLeader), with
+			 * its words.  Like Kafka (its effective min ISR) it asks for no
+			 * more than the replicas there are: kafka.replica_nodes.
+			 */
+			if (req->acks == -1)
+			{
+				if (in_sync < 0)
+				{
+					in_sync = kp_isr_count();
+					replicas = kp_replication_factor();
+				}
+				min_isr = Min(t->config.min_insync_replicas, replicas);
+				if (in_sync < min_isr)
+				{
+					pr->error_code = KP_ERR_NOT_ENOUGH_REPLICAS;
+					if (ctx->version >= 8)
+						pr->error_message =
+							psprintf("The size of the current ISR %d is insufficient to satisfy the min.isr requirement of %d for partition %s-%d",
+									 in_sync, min_isr, t->name, pd->index);
+					continue;
+				}
+			}
+
 			kp_topic_partition(t, pd->index, &ref);
 
 			/*
@@ -383,8 +424,15 @@ kp_handle_produce(KpRequestContext *ctx)
 					pr->log_append_time_ms = res.log_append_time;
 					first = false;
 				}
-				if (res.status == KP_APPEND_OK && res.end_lsn > flush_to)
-					flush_to = res.end_lsn;
+				if (res.status == KP_APPEND_OK && res.end_lsn > part_lsn)
+					part_lsn = res.end_lsn;
+
+				/*
+				 * A retry of a batch already in the log: its first append may
+				 * not be flushed yet; everything inserted so far covers it.
+				 */
+				if (res.status == KP_APPEND_DUPLICATE)
+					part_lsn = Max(part_lsn, GetXLogInsertRecPtr());
 			}
 			pr->error_code = code;
 			if (code != KP_ERR_NONE)
@@ -395,20 +443,32 @@ kp_handle_produce(KpRequestContext *ctx)
 
 				kp_log_offsets(ref.partition_id, &off);
 				pr->log_start_offset = off.log_start_offset;
+				if (wait && !XLogRecPtrIsInvalid(part_lsn))
+				{
+					KpAckPartition *ap = &wait->parts[wait->n++];
+
+					ap->lsn = part_lsn;
+					ap->error_code = &pr->error_code;
+					ap->min_insync_replicas = min_isr;
+					flush_to = Max(flush_to, part_lsn);
+				}
 			}
 		}
 	}
 
 	if (req->acks == 0)
 		ctx->no_response = true;
-	else if (req->acks == -1 && !XLogRecPtrIsInvalid(flush_to))
+	else if (wait && wait->n > 0)
 	{
 		/*
-		 * acks=all: durable before we answer, and on the synchronous standbys
-		 * when there are some (the counterpart of min.insync.replicas).
+		 * acks=all: answered once every in-sync replica has the WAL up to
+		 * flush_to, by the worker (server.c), which flushes once for all the
+		 * requests waiting on it and does not wait in SyncRepWaitForLSN.
+		 * timeout_ms counts from the request's arrival, as Kafka's
+		 * DelayedProduce does; then REQUEST_TIMED_OUT.
 		 */
-		XLogFlush(flush_to);
-		if (SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')
-			SyncRepWaitForLSN(flush_to, false);
+		ctx->ack_lsn = flush_to;
+		ctx->ack_until_ms = ctx->received_ms + Max(req->timeout_ms, 0);
+		ctx->ack_wait = wait;
 	}
 }

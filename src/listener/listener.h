@@ -29,6 +29,7 @@ extern int	kp_connections_max_idle_ms;
 extern bool kp_auto_create_topics_enable;
 extern int	kp_num_partitions;
 extern int	kp_node_id;
+extern char *kp_replica_nodes;
 
 /* resource limits (src/listener/limits.c) */
 extern int	kp_fetch_max_bytes;

@@ -9,6 +9,7 @@
 #define KP_LISTENER_INT_H
 
 #include "postgres.h"
+#include "access/xlogdefs.h"
 #include "lib/stringinfo.h"
 
 /* The client quotas that apply to a connection (throttle.c) */
@@ -50,6 +51,22 @@ typedef struct KpConn
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
+	bool		park_on_isr;	/* ... and when the ISR's position passes */
+	XLogRecPtr	park_isr_seen;	/* this one (a Fetch below the log end) */
+
+	/*
+	 * A Produce acks=all answered but not yet sent: its response waits in
+	 * ack_cxt until the in-sync replicas have the WAL up to ack_lsn, or
+	 * ack_until_ms (server.c, run_acks).  Like a parked request it holds back
+	 * the connection's later requests.
+	 */
+	MemoryContext ack_cxt;		/* NULL: nothing waits */
+	void	   *ack_response;	/* KpProduceResponse, in ack_cxt */
+	struct KpAckWait *ack_wait; /* in ack_cxt */
+	XLogRecPtr	ack_lsn;
+	int64		ack_until_ms;
+	int32		ack_correlation_id;
+	int16		ack_version;
 	/* counted against max.connections (limits.c) */
 	bool		limits_counted;
 	bool		limits_per_addr;	/* ... and max.connections.per.ip */
@@ -78,8 +95,21 @@ extern void kp_conn_send(KpConn *c, const char *data, int len);
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
-						 int64 until_ms, const char *cookie);
+						 int64 until_ms, const char *cookie, bool on_isr,
+						 XLogRecPtr isr_seen);
 extern int64 kp_listener_now_ms(void);
+
+/*
+ * Keep a Produce acks=all response (allocated in cxt, which the connection
+ * now owns) until the in-sync replicas have lsn.
+ */
+extern void kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response,
+							 struct KpAckWait *wait, XLogRecPtr lsn, int64 until_ms,
+							 int32 correlation_id, int16 version);
+
+/* Encode a response (after its 4-byte size) into the connection's output. */
+extern void kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
+								 int32 correlation_id, void *response);
 
 /* limits.c */
 struct sockaddr_storage;

@@ -37,12 +37,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
@@ -80,6 +82,8 @@ static int	epfd = -1;
 static int	listen_fd = -1;
 static uint64 next_conn_id = 1;
 static int	waiter_slot = -1;
+static int	nacks_waiting = 0;	/* connections with a Produce acks=all waiting
+								 * for the in-sync replicas */
 
 /* accepting paused after EMFILE/ENFILE until then (0: accepting) */
 #define ACCEPT_BACKOFF_MS	500
@@ -138,6 +142,7 @@ kp_listener_init(void)
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	kp_listener_limits_init();
 	kp_sasl_define_settings();
+	kp_replicas_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
@@ -201,6 +206,11 @@ conn_close(KpConn *c, const char *why)
 		pfree(c->out.data);
 	if (c->parked_frame)
 		pfree(c->parked_frame);
+	if (c->ack_cxt)
+	{
+		MemoryContextDelete(c->ack_cxt);
+		nacks_waiting--;
+	}
 	pfree(c);
 }
 
@@ -302,7 +312,8 @@ conn_output_over_cap(KpConn *c)
 static bool
 conn_process(KpConn *c)
 {
-	while (c->parked_frame == NULL && !c->closing && c->muted_until_ms == 0 &&
+	while (c->parked_frame == NULL && c->ack_cxt == NULL && !c->closing &&
+		   c->muted_until_ms == 0 &&
 		   c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX)
 	{
 		int			avail = c->in.len - c->in_pos;
@@ -331,7 +342,7 @@ conn_process(KpConn *c)
 			return false;
 	}
 	/* compact the input buffer */
-	if (c->in_pos > 0 && c->parked_frame == NULL)
+	if (c->in_pos > 0 && c->parked_frame == NULL && c->ack_cxt == NULL)
 	{
 		int			rest = c->in.len - c->in_pos;
 
@@ -568,7 +579,7 @@ close_idle_connections(int64 now)
 	{
 		KpConn	   *next = c->next;
 
-		if (c->parked_frame == NULL &&
+		if (c->parked_frame == NULL && c->ack_cxt == NULL &&
 			now - c->last_active_ms > kp_connections_max_idle_ms)
 			conn_close(c, "idle for longer than kafka.connections_max_idle_ms");
 		c = next;
@@ -582,12 +593,36 @@ run_parked(bool data_arrived)
 	int64		now = kp_listener_now_ms();
 	KpConn	   *c = connections;
 	bool		still_parked = false;
+	XLogRecPtr	confirmed = InvalidXLogRecPtr;
 
+	/*
+	 * Fetches parked at a high watermark below the log end: flush the WAL for
+	 * them (one flush for all, as for acks=all), then see whether the in-sync
+	 * replicas' position moved.
+	 */
+	for (c = connections; c; c = c->next)
+	{
+		if (c->parked_frame && c->park_on_isr)
+		{
+			XLogRecPtr	insert = GetXLogInsertRecPtr();
+			KpIsrPosition pos;
+
+			if (insert > GetFlushRecPtr(NULL))
+				XLogFlush(insert);
+			kp_isr_position(&pos);
+			confirmed = pos.confirmed;
+			break;
+		}
+	}
+
+	c = connections;
 	while (c)
 	{
 		KpConn	   *next = c->next;
 
-		if (c->parked_frame && (data_arrived || now >= c->park_until_ms))
+		if (c->parked_frame &&
+			(data_arrived || now >= c->park_until_ms ||
+			 (c->park_on_isr && confirmed > c->park_isr_seen)))
 		{
 			char	   *frame = c->parked_frame;
 			int			len = c->parked_len;
@@ -667,16 +702,141 @@ next_timeout(void)
 			soonest = c->park_until_ms;
 		if (c->muted_until_ms != 0 && c->muted_until_ms < soonest)
 			soonest = c->muted_until_ms;
+		if (c->ack_cxt && c->ack_until_ms < soonest)
+			soonest = c->ack_until_ms;
 	}
+
+	/*
+	 * Acks still waiting after run_acks wait for synchronous standbys, whose
+	 * confirmations set no latch of ours (the walsenders wake only the
+	 * processes in core's sync rep queue): look again in a millisecond.
+	 */
+	if (nacks_waiting > 0 && soonest > now + 1)
+		soonest = now + 1;
+	/* ... and so do fetches parked at a high watermark below the log end */
+	for (c = connections; c && soonest > now + 1; c = c->next)
+		if (c->parked_frame && c->park_on_isr)
+			soonest = now + 1;
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
 	return (long) Max(0, soonest - now);
 }
 
 void
-kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
-			 int64 until_ms, const char *cookie)
+kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response, KpAckWait *wait,
+				 XLogRecPtr lsn, int64 until_ms, int32 correlation_id, int16 version)
 {
+	Assert(c->ack_cxt == NULL);
+	MemoryContextSetParent(cxt, listener_cxt);
+	c->ack_cxt = cxt;
+	c->ack_response = response;
+	c->ack_wait = wait;
+	c->ack_lsn = lsn;
+	c->ack_until_ms = until_ms;
+	c->ack_correlation_id = correlation_id;
+	c->ack_version = version;
+	nacks_waiting++;
+}
+
+/*
+ * Answer a Produce acks=all: every partition whose WAL the in-sync replicas
+ * have keeps its answer; at the deadline the others get REQUEST_TIMED_OUT,
+ * or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is now smaller than their
+ * topic's min.insync.replicas (Kafka's DelayedProduce and
+ * Partition.checkEnoughReplicasReachOffset).
+ */
+static void
+ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
+{
+	KpAckWait  *w = c->ack_wait;
+	int			in_sync = -1;
+	int			i;
+	MemoryContext old = MemoryContextSwitchTo(c->ack_cxt);
+
+	for (i = 0; expired && i < w->n; i++)
+	{
+		KpAckPartition *ap = &w->parts[i];
+
+		if (ap->lsn <= confirmed)
+			continue;
+		if (in_sync < 0)
+			in_sync = kp_isr_count();
+		*ap->error_code = in_sync < ap->min_insync_replicas ?
+			KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KP_ERR_REQUEST_TIMED_OUT;
+	}
+	kp_conn_put_response(c, KP_API_PRODUCE, c->ack_version, c->ack_correlation_id,
+						 c->ack_response);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(c->ack_cxt);
+	c->ack_cxt = NULL;
+	c->ack_response = NULL;
+	c->ack_wait = NULL;
+	nacks_waiting--;
+}
+
+/*
+ * The Produce requests with acks=all of this worker: one WAL flush for all of
+ * them (a group commit: the flush of the furthest covers the others), then
+ * answer those whose WAL every in-sync replica has, and those whose time is
+ * up.  A connection answered goes on with the requests queued behind it,
+ * which may wait in turn: a few more rounds take them in the same turn.
+ */
+static void
+run_acks(void)
+{
+	int			round;
+
+	/*
+	 * After postmaster death answer nothing (dispatch.c says why; here the
+	 * positions read are real confirmations, but nothing is lost by letting
+	 * the client retry elsewhere): the loop's wait exits the worker.
+	 */
+	if (nacks_waiting == 0 || !PostmasterIsAlive())
+		return;
+	for (round = 0; round < 4 && nacks_waiting > 0; round++)
+	{
+		XLogRecPtr	furthest = InvalidXLogRecPtr;
+		KpIsrPosition pos;
+		int64		now;
+		KpConn	   *c;
+		bool		answered = false;
+
+		for (c = connections; c; c = c->next)
+			if (c->ack_cxt && c->ack_lsn > furthest)
+				furthest = c->ack_lsn;
+		if (furthest > GetFlushRecPtr(NULL))
+			XLogFlush(furthest);
+		kp_isr_position(&pos);
+		now = kp_listener_now_ms();
+		c = connections;
+		while (c)
+		{
+			KpConn	   *next = c->next;
+			bool		ok = true;
+
+			if (c->ack_cxt && (c->ack_lsn <= pos.confirmed || now >= c->ack_until_ms))
+			{
+				ack_answer(c, pos.confirmed, c->ack_lsn > pos.confirmed);
+				answered = true;
+				ok = conn_process(c);	/* the requests queued behind it */
+				if (ok)
+					ok = conn_flush(c);
+				if (!ok || (c->closing && c->out.len == c->out_pos))
+					conn_close(c, ok ? "closed" : "error");
+			}
+			c = next;
+		}
+		if (!answered)
+			break;
+	}
+}
+
+void
+kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
+			 int64 until_ms, const char *cookie, bool on_isr, XLogRecPtr isr_seen)
+{
+	c->park_on_isr = on_isr;
+	c->park_isr_seen = isr_seen;
 	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
 	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
 	memcpy(c->parked_frame, frame, len);
@@ -780,6 +940,7 @@ kp_listener_main(Datum arg)
 		}
 
 		run_parked(latch_set);
+		run_acks();
 
 		now = kp_listener_now_ms();
 		unmute_connections(now);

@@ -164,6 +164,7 @@ kp_append_locked(KpPartitionState *state, const KpLogConfig *config,
 
 	state->active_size += len;
 	state->log_end_offset = result->last_offset + 1;
+	kp_partition_note_append(state, state->log_end_offset, result->end_lsn);
 	if (!KpBatchIsControl(&hdr) && hdr.max_timestamp > state->max_timestamp)
 	{
 		state->max_timestamp = hdr.max_timestamp;

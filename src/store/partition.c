@@ -204,6 +204,79 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 	memcpy((char *) state + offsetof(KpPartitionState, loaded),
 		   (char *) fresh + offsetof(KpPartitionState, loaded),
 		   sizeof(KpPartitionState) - offsetof(KpPartitionState, loaded));
+
+	/*
+	 * The high watermark: at the first load since the server started, the
+	 * whole log recovered from this server's disk (PostgreSQL's rule after a
+	 * restart too: what is on the primary's disk is not waited for again). A
+	 * reload after a failed append keeps what it was, below the log end.
+	 */
+	SpinLockAcquire(&state->published_mutex);
+	if (!state->hw_valid)
+	{
+		state->hw = state->log_end_offset;
+		state->hw_count = 0;
+		state->hw_valid = true;
+	}
+	else
+	{
+		state->hw = Min(state->hw, state->log_end_offset);
+		while (state->hw_count > 0 &&
+			   state->hw_ring[state->hw_count - 1].end_offset > state->log_end_offset)
+			state->hw_count--;
+	}
+	SpinLockRelease(&state->published_mutex);
+}
+
+/*
+ * An append ended at log end offset end_offset, its WAL at end_lsn (under
+ * the appender lock): the high watermark reaches end_offset once every
+ * in-sync replica has end_lsn.  A full ring keeps every other entry, the
+ * newest among them, so the oldest entry not yet in sync always stays and
+ * the high watermark keeps moving under a steady load.
+ */
+void
+kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr end_lsn)
+{
+	int			i;
+
+	SpinLockAcquire(&state->published_mutex);
+	if (state->hw_count == KP_HW_RING)
+	{
+		for (i = 0; i < KP_HW_RING / 2; i++)
+			state->hw_ring[i] = state->hw_ring[2 * i + 1];
+		state->hw_count = KP_HW_RING / 2;
+	}
+	state->hw_ring[state->hw_count].end_offset = end_offset;
+	state->hw_ring[state->hw_count].end_lsn = end_lsn;
+	state->hw_count++;
+	SpinLockRelease(&state->published_mutex);
+}
+
+/*
+ * Move the high watermark up to the newest append every in-sync replica
+ * has (confirmed) and drop the ring entries below it; returns it.
+ */
+static int64
+advance_hw(KpPartitionState *state, XLogRecPtr confirmed)
+{
+	int			n = 0;
+	int			i;
+	int64		hw;
+
+	SpinLockAcquire(&state->published_mutex);
+	while (n < state->hw_count && state->hw_ring[n].end_lsn <= confirmed)
+		n++;
+	if (n > 0)
+	{
+		state->hw = Max(state->hw, state->hw_ring[n - 1].end_offset);
+		for (i = n; i < state->hw_count; i++)
+			state->hw_ring[i - n] = state->hw_ring[i];
+		state->hw_count -= n;
+	}
+	hw = state->hw;
+	SpinLockRelease(&state->published_mutex);
+	return hw;
 }
 
 /*
@@ -296,6 +369,8 @@ find_or_create(int64 partition_id, bool create)
 		LWLockInitialize(&state->lock, kp_store_shared->partition_tranche);
 		SpinLockInit(&state->published_mutex);
 		state->published_valid = false;
+		state->hw_valid = false;
+		state->hw_count = 0;
 		state->loaded = false;
 		state->ntxns = 0;
 		state->has_decided = false;
@@ -344,13 +419,37 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 		KpPartitionState *state = find_or_create(partition_id, true);
 		bool		valid;
 
+		bool		behind = false;
+		int64		hw = 0;
+
 		SpinLockAcquire(&state->published_mutex);
 		valid = state->published_valid;
 		if (valid)
+		{
 			*out = state->published;
+			hw = state->hw;
+			behind = state->hw_count > 0;
+		}
 		SpinLockRelease(&state->published_mutex);
 		if (valid)
+		{
+			/* appends not known to be on every in-sync replica: ask */
+			if (behind)
+			{
+				KpIsrPosition pos;
+
+				kp_isr_position(&pos);
+				hw = advance_hw(state, pos.confirmed);
+			}
+
+			/*
+			 * Never below the log start: DeleteRecords may move it past the
+			 * high watermark, and nothing below it can be read anyway.
+			 */
+			out->high_watermark = Max(Min(hw, out->log_end_offset),
+									  out->log_start_offset);
 			return;
+		}
 		kp_partition_unlock(kp_partition_lock(partition_id, true));
 	}
 }

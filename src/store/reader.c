@@ -641,6 +641,8 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 		}
 		out->log_start_offset = Min(standby_log_start(partition_id),
 									out->log_end_offset);
+		/* what this standby replayed is what it has */
+		out->high_watermark = out->log_end_offset;
 	}
 }
 

@@ -28,6 +28,7 @@
 
 #include "postgres.h"
 #include "access/transam.h"
+#include "access/xlogdefs.h"
 #include "storage/lwlock.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
@@ -166,14 +167,56 @@ extern void kp_log_set_append_waiter(int slot, bool waiting);
 /* Wake every waiting process (group changes use it too). */
 extern void kp_log_wake_waiters(void);
 
+/* ---------- the in-sync replicas (isr.c, docs/replication.md) ---------- */
+
+/* What the in-sync replicas have, as a WAL position. */
+typedef struct KpIsrPosition
+{
+	XLogRecPtr	flushed;		/* flushed here (GetFlushRecPtr) */
+	bool		sync_wait;		/* synchronous_standby_names is in effect and
+								 * synchronous_commit asks for standbys */
+	XLogRecPtr	sync_confirmed; /* the synchronous standbys' confirmed
+								 * position (meaningful when sync_wait) */
+	XLogRecPtr	confirmed;		/* what every in-sync replica has: flushed, or
+								 * the smaller of the two */
+} KpIsrPosition;
+
+extern void kp_isr_position(KpIsrPosition *pos);
+
+/* A streaming standby (its walsender). */
+typedef struct KpIsrStandby
+{
+	int			pid;			/* its walsender's pid */
+	int			walsnd_index;
+	XLogRecPtr	flush;			/* what it reported flushed */
+} KpIsrStandby;
+
+/*
+ * The standbys PostgreSQL counts as synchronous now (pg_stat_replication's
+ * 'sync', or 'quorum' under ANY): palloc'd array, count returned;
+ * *required is how many of them a synchronous commit waits for (num_sync),
+ * 0 when synchronous replication is not in effect.
+ */
+extern int	kp_isr_standbys(KpIsrStandby **out, int *required);
+
+/* In-sync replicas for min.insync.replicas: 1 + the standbys acks=all waits for. */
+extern int	kp_isr_count(void);
+
+/* Every streaming walsender (the replicas). */
+extern int	kp_replica_standbys(KpIsrStandby **out);
+
 /* ---------- reading ---------- */
 
 /* Offsets of a partition as readers see them now. */
 typedef struct KpLogOffsets
 {
 	int64		log_start_offset;
-	int64		log_end_offset; /* = high watermark on a single node */
-	int64		last_stable_offset;
+	int64		log_end_offset;
+	int64		high_watermark; /* <= log_end_offset: what every in-sync
+								 * replica has (isr.c); = log_end_offset on a
+								 * standby */
+	int64		last_stable_offset; /* <= log_end_offset; the wire takes
+									 * Min(it, high_watermark) */
 	int64		size_bytes;
 	int32		segment_count;
 } KpLogOffsets;

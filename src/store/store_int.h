@@ -305,6 +305,8 @@ typedef struct KpPartitionKey
 	int64		partition_id;
 } KpPartitionKey;
 
+#define KP_HW_RING				16
+
 typedef struct KpPartitionState
 {
 	KpPartitionKey key;			/* hash key: must be first */
@@ -318,6 +320,25 @@ typedef struct KpPartitionState
 	slock_t		published_mutex;
 	bool		published_valid;
 	KpLogOffsets published;
+
+	/*
+	 * The high watermark (docs/replication.md), also under published_mutex:
+	 * every offset below hw is on every in-sync replica.  hw_ring holds, for
+	 * the appends not known to be there yet, the log end offset after each
+	 * and the end of its WAL, oldest first; readers move hw up to the newest
+	 * entry the in-sync replicas have (kp_partition_offsets) and drop the
+	 * entries below.  A full ring keeps every other entry (the newest
+	 * always): the high watermark then lags a little, never leads.  Above
+	 * "loaded", so a reload after a failed append keeps it.
+	 */
+	bool		hw_valid;
+	int64		hw;
+	int			hw_count;
+	struct
+	{
+		int64		end_offset;
+		XLogRecPtr	end_lsn;
+	}			hw_ring[KP_HW_RING];
 
 	/*
 	 * The delayed drops (kp_log_drop_replaced_segments): the segments of the
@@ -381,6 +402,8 @@ extern KpStoreShared *kp_store_shared;
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
 extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
+extern void kp_partition_note_append(KpPartitionState *state, int64 end_offset,
+									 XLogRecPtr end_lsn);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
 extern void kp_partition_created_in_xact(int64 partition_id, Oid relnode);

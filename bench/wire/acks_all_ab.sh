@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# acks=all produce, two kafka_pg builds side by side (issue 11's and issue 13's group commit): a
+# baseline and a candidate, each a PostgreSQL installation with its kafka_pg (e.g. made with
+# `source /work/pgr-env.sh NAME; make install` from two trees), each in its own throwaway cluster
+# with ONE listener worker, measured one after the other with repetitions interleaved. P
+# kafka-producer-perf-test processes at once (P connections on the one worker), acks=all,
+# idempotent, N records of 100 B each, a topic of 6 partitions. Prints per build the median and
+# spread of the summed records/s, and the ratio candidate/baseline; asserts nothing.
+#
+#   BASE_BINDIR=/opt/pgr/a/usr/lib/postgresql/15/bin NEW_BINDIR=/opt/pgr/b/usr/lib/postgresql/15/bin \
+#       bench/wire/acks_all_ab.sh
+#
+# Settings: BENCH_REPS (3), BENCH_PRODUCERS (4), BENCH_RECORDS (100000 per producer),
+# BENCH_PORT (first PostgreSQL port, 56460), BENCH_KAFKA_PORT (first listener port, 29460),
+# BENCH_SYNC_STANDBY (0; 1: each cluster gets a synchronous standby, synchronous_standby_names
+# 'FIRST 1 (s1)').
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$repo/bench/lib.sh"
+K=$repo/test/clients/kafka/kafka.sh
+REPS=${BENCH_REPS:-3}
+P=${BENCH_PRODUCERS:-4}
+N=${BENCH_RECORDS:-100000}
+SYNC=${BENCH_SYNC_STANDBY:-0}
+: "${BASE_BINDIR:?the baseline PostgreSQL bin directory}" "${NEW_BINDIR:?the candidate PostgreSQL bin directory}"
+
+work=$(PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" mktemp acks_ab)
+cleanup() {
+	local d
+	for d in "$work"/*/data "$work"/*/standby; do
+		[ -d "$d" ] && PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" stop "$d" immediate
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pgc() { PG_BINDIR=$1 bash "$repo/test/lib/pgcluster" "${@:2}"; }
+
+declare -A kport
+port=${BENCH_PORT:-56460}
+kp=${BENCH_KAFKA_PORT:-29460}
+for build in base new; do
+	bindir=BASE_BINDIR; [ $build = new ] && bindir=NEW_BINDIR
+	bindir=${!bindir}
+	port=$(pgc "$bindir" free-port "$port")
+	kp=$(pgc "$bindir" free-port "$kp" "$port")
+	mkdir -p "$work/$build"
+	chown postgres:postgres "$work/$build" 2>/dev/null || true
+	KP_EXTRA_CONF="kafka.listener_workers = 1" pgc "$bindir" init "$work/$build/data" "$port" "$kp" >/dev/null || exit 1
+	pgc "$bindir" start "$work/$build/data" || exit 1
+	pgc "$bindir" create-extension "$port" postgres >/dev/null || exit 1
+	if [ "$SYNC" = 1 ]; then
+		sport=$(pgc "$bindir" free-port $((port + 1)))
+		pgc "$bindir" basebackup "$port" "$work/$build/standby" || exit 1
+		KP_EXTRA_CONF="cluster_name = 's1'" pgc "$bindir" write-conf "$work/$build/standby" "$sport" 0 "$work/$build" || exit 1
+		pgc "$bindir" start "$work/$build/standby" || exit 1
+		"$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'" -c "SELECT pg_reload_conf()" >/dev/null
+		port=$sport
+	fi
+	"$bindir/psql" -X -q -h 127.0.0.1 -p "$(sed -n 's/^port = //p' "$work/$build/data/kafka_pg.conf")" -U postgres \
+		-c "SELECT kafka.create_topic('ab', 6)" >/dev/null || exit 1
+	kport[$build]=$kp
+	port=$((port + 1))
+	kp=$((kp + 1))
+done
+say "acks_all_ab: baseline on 127.0.0.1:${kport[base]}, candidate on 127.0.0.1:${kport[new]}; $P producers x $N records, $REPS reps$([ "$SYNC" = 1 ] && echo ", synchronous standby")"
+
+# one run: P perf-test processes at once; the sum of their records/s
+run_once() {
+	local bs=$1 i out total=0
+	for i in $(seq 1 "$P"); do
+		"$K" cli kafka-producer-perf-test --topic ab --num-records "$N" --record-size 100 --throughput -1 \
+			--producer-props bootstrap.servers="$bs" acks=all enable.idempotence=true >"$work/out.$i" 2>&1 &
+	done
+	wait
+	for i in $(seq 1 "$P"); do
+		out=$(grep -E 'records sent, .* records/sec' "$work/out.$i" | tail -1 | sed -E 's/.*records sent, ([0-9.]+) records\/sec.*/\1/')
+		[[ $out =~ ^[0-9.]+$ ]] || { echo fail; return; }
+		total=$(awk -v a="$total" -v b="$out" 'BEGIN { printf "%.0f", a + b }')
+	done
+	echo "$total"
+}
+
+declare -A vals
+for rep in $(seq 1 "$REPS"); do
+	for build in base new; do
+		v=$(run_once "127.0.0.1:${kport[$build]}")
+		vals[$build]="${vals[$build]:-} $v"
+		say "rep $rep $build: $v records/s"
+	done
+done
+b=$(median "${vals[base]}")
+n=$(median "${vals[new]}")
+printf '%-10s %12s %20s\n' build "median r/s" "spread"
+printf '%-10s %12s %20s\n' baseline "$b" "$(spread "${vals[base]}")"
+printf '%-10s %12s %20s\n' candidate "$n" "$(spread "${vals[new]}")"
+if [[ $b =~ ^[0-9.]+$ && $n =~ ^[0-9.]+$ ]]; then
+	echo "candidate/baseline: $(awk -v a="$n" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+fi

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * replicas.c
+ *	  The replicas and in-sync replicas Metadata and DescribeTopicPartitions
+ *	  report (docs/replication.md): this server, the leader, and the standbys
+ *	  kafka.replica_nodes names, each with its node id.
+ *
+ * A standby cannot write the catalog, and its walsender on the primary
+ * knows only its application_name, so the node ids of the standbys come
+ * from a setting that every server of the cluster carries (a base backup
+ * copies it), as Kafka's controller.quorum.voters lists the controllers:
+ *
+ *	 kafka.replica_nodes = 's1=1@db2.example:9092, s2=2@db3.example:9092'
+ *
+ * application_name=node_id@host:port per standby.  The replicas of every
+ * partition are this server and every standby listed; the in-sync ones are
+ * those PostgreSQL counts as synchronous now (src/store/isr.c); a listed
+ * standby that is not streaming is an offline replica.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/xlog.h"
+#include "utils/backend_status.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "listener/handlers.h"
+#include "listener/listener.h"
+#include "store/store.h"
+
+char	   *kp_replica_nodes = NULL;
+
+typedef struct ReplicaNode
+{
+	char		name[NAMEDATALEN];	/* the standby's application_name */
+	int32		node_id;
+	char		host[256];
+	int			port;
+} ReplicaNode;
+
+#define MAX_REPLICA_NODES 64
+
+typedef struct ReplicaList
+{
+	int			n;
+	ReplicaNode nodes[MAX_REPLICA_NODES];
+} ReplicaList;
+
+/* Parse the setting; false with *why on a malformed entry. */
+static bool
+parse_replica_nodes(const char *value, ReplicaList *out, char **why)
+{
+	const char *p = value ? value : "";
+
+	out->n = 0;
+	for (;;)
+	{
+		const char *start;
+		const char *eq;
+		const char *at;
+		const char *colon;
+		const char *end;
+		char	   *num_end;
+		long		id;
+		long		port;
+		ReplicaNode *rn;
+		int			i;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			return true;
+		start = p;
+		while (*p && *p != ',')
+			p++;
+		end = p;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		eq = memchr(start, '=', end - start);
+		at = eq ? memchr(eq, '@', end - eq) : NULL;
+		colon = NULL;
+		if (at)
+		{
+			const char *q;
+
+			for (q = end - 1; q > at; q--)
+				if (*q == ':')
+				{
+					colon = q;
+					break;
+				}
+		}
+		if (eq == NULL || at == NULL || colon == NULL || eq == start ||
+			eq - start >= NAMEDATALEN || colon - at - 1 <= 0 || colon - at - 1 >= 256)
+		{
+			*why = psprintf("\"%.*s\" is not application_name=node_id@host:port",
+							(int) (end - start), start);
+			return false;
+		}
+		if (out->n == MAX_REPLICA_NODES)
+		{
+			*why = psprintf("at most %d standbys", MAX_REPLICA_NODES);
+			return false;
+		}
+		errno = 0;
+		id = strtol(eq + 1, &num_end, 10);
+		if (num_end != at || eq + 1 == at || errno != 0 || id < 0 || id > PG_INT32_MAX)
+		{
+			*why = psprintf("bad node id in \"%.*s\"", (int) (end - start), start);
+			return false;
+		}
+		port = strtol(colon + 1, &num_end, 10);
+		if (num_end != end || colon + 1 == end || port < 1 || port > 65535)
+		{
+			*why = psprintf("bad port in \"%.*s\"", (int) (end - start), start);
+			return false;
+		}
+		rn = &out->nodes[out->n];
+		memcpy(rn->name, start, eq - start);
+		rn->name[eq - start] = '\0';
+		rn->node_id = (int32) id;
+		memcpy(rn->host, at + 1, colon - at - 1);
+		rn->host[colon - at - 1] = '\0';
+		rn->port = (int) port;
+		for (i = 0; i < out->n; i++)
+			if (out->nodes[i].node_id == rn->node_id || strcmp(out->nodes[i].name, rn->name) == 0)
+			{
+				*why = psprintf("standby \"%s\" or node id %d listed twice", rn->name, rn->node_id);
+				return false;
+			}
+		out->n++;
+	}
+}
+
+static bool
+check_replica_nodes(char **newval, void **extra, GucSource source)
+{
+	ReplicaList *list = malloc(sizeof(ReplicaList));
+	char	   *why = NULL;
+	MemoryContext cxt;
+	MemoryContext old;
+	bool		ok;
+
+	if (list == NULL)
+		return false;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "replica nodes", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	ok = parse_replica_nodes(*newval, list, &why);
+	if (!ok)
+		GUC_check_errdetail("%s", why);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	if (!ok)
+	{
+		free(list);
+		return false;
+	}
+	*extra = list;
+	return true;
+}
+
+static const ReplicaList *replica_list = NULL;
+
+static void
+assign_replica_nodes(const char *newval, void *extra)
+{
+	replica_list = extra;
+}
+
+void
+kp_replicas_define_settings(void)
+{
+	DefineCustomStringVariable("kafka.replica_nodes",
+							   "The standbys that are Kafka replicas: application_name=node_id@host:port, comma-separated.",
+							   "Metadata reports them as replicas of every partition, in sync while PostgreSQL counts them as synchronous.",
+							   &kp_replica_nodes, "",
+							   PGC_SIGHUP, 0,
+							   check_replica_nodes, assign_replica_nodes, NULL);
+}
+
+/* the application_name of a walsender, from the backend status array */
+static const char *
+walsender_name(int pid)
+{
+	int			n = pgstat_fetch_stat_numbackends();
+	int			i;
+
+	for (i = 1; i <= n; i++)
+	{
+		LocalPgBackendStatus *be = pgstat_fetch_stat_local_beentry(i);
+
+		if (be && be->backendStatus.st_procpid == pid)
+			return be->backendStatus.st_appname;
+	}
+	return NULL;
+}
+
+static bool
+listed_in(const ReplicaNode *rn, const KpIsrStandby *sb, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const char *name = walsender_name(sb[i].pid);
+
+		if (name && strcmp(name, rn->name) == 0)
+			return true;
+	}
+	return false;
+}
+
+int
+kp_replication_factor(void)
+{
+	int			n = 1;
+	int			i;
+
+	for (i = 0; replica_list && i < replica_list->n; i++)
+		if (replica_list->nodes[i].node_id != kp_node_id)
+			n++;
+	return n;
+}
+
+void
+kp_replicas_now(KpReplicas *out)
+{
+	KpIsrStandby *sync = NULL;
+	KpIsrStandby *streaming = NULL;
+	int			nsync = 0;
+	int			nstreaming = 0;
+	int			required;
+	int			nlisted = replica_list ? replica_list->n : 0;
+	int			i;
+
+	memset(out, 0, sizeof(*out));
+	out->replicas = palloc(sizeof(int32) * (nlisted + 1));
+	out->isr = palloc(sizeof(int32) * (nlisted + 1));
+	out->offline = palloc(sizeof(int32) * Max(nlisted, 1));
+	out->replicas[out->n_replicas++] = kp_node_id;
+	out->isr[out->n_isr++] = kp_node_id;
+	if (nlisted == 0)
+		return;
+	nsync = kp_isr_standbys(&sync, &required);
+	nstreaming = kp_replica_standbys(&streaming);
+	for (i = 0; i < nlisted; i++)
+	{
+		const ReplicaNode *rn = &replica_list->nodes[i];
+
+		if (rn->node_id == kp_node_id)
+			continue;			/* this server (a setting shared by all) */
+		out->replicas[out->n_replicas++] = rn->node_id;
+		if (listed_in(rn, sync, nsync))
+			out->isr[out->n_isr++] = rn->node_id;
+		else if (!listed_in(rn, streaming, nstreaming))
+			out->offline[out->n_offline++] = rn->node_id;
+	}
+}
