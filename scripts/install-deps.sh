@@ -25,6 +25,8 @@ PACKAGES=(
 	iproute2
 	# test/ha (scripts/ha-cluster.sh): a three-node cluster under Patroni, with etcd as its store
 	patroni etcd-server etcd-client
+	# Patroni's etcd client library (a dependency of patroni, named so a fresh machine is checked for it)
+	python3-etcd
 )
 
 if [ "$(id -u)" != 0 ]; then
