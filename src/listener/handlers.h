@@ -243,4 +243,7 @@ extern void kp_replicas_define_settings(void);
 /* Open a topic for a request without raising an error when it is missing. */
 extern const KpTopic *kp_handler_topic(const char *name, const KpUuid *topic_id);
 
+/* "/address" of a connection's "address:port" peer, as Kafka reports a member's host */
+extern char *kp_peer_host(const char *peer);
+
 #endif							/* KP_LISTENER_HANDLERS_H */

@@ -34,8 +34,12 @@ to_bytes(KpBlob b)
 	return out;
 }
 
-static char *
-peer_host(const char *peer)
+/*
+ * A member's client host as Kafka reports it ("/" + address) from the
+ * connection's peer ("address:port"); shared with the share-group handlers.
+ */
+char *
+kp_peer_host(const char *peer)
 {
 	char	   *host = pstrdup(peer);
 	char	   *colon = strrchr(host, ':');
@@ -141,7 +145,7 @@ kp_handle_join_group(KpRequestContext *ctx)
 	a.member_id = req->member_id ? req->member_id : "";
 	a.group_instance_id = req->group_instance_id;
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
-	a.client_host = peer_host(ctx->peer);
+	a.client_host = kp_peer_host(ctx->peer);
 	a.session_timeout_ms = req->session_timeout_ms;
 	/* v0 had no rebalance timeout: the session timeout served */
 	a.rebalance_timeout_ms = req->rebalance_timeout_ms > 0 ? req->rebalance_timeout_ms :
@@ -784,7 +788,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	a.subscribed_regex = req->subscribed_topic_regex;	/* v1 */
 	a.server_assignor = req->server_assignor;
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
-	a.client_host = peer_host(ctx->peer);
+	a.client_host = kp_peer_host(ctx->peer);
 	a.nowned = -1;
 	if (req->n_topic_partitions >= 0)
 	{

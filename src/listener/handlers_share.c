@@ -247,17 +247,6 @@ ack_partition(KpRequestContext *ctx, const char *group_id, const char *member_id
  * ---------------------------------------------------------------------
  */
 
-static char *
-peer_host(const char *peer)
-{
-	char	   *host = pstrdup(peer);
-	char	   *colon = strrchr(host, ':');
-
-	if (colon)
-		*colon = '\0';
-	return psprintf("/%s", host);
-}
-
 void
 kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 {
@@ -293,7 +282,7 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 		if (a.subscribed[i] == NULL)
 			a.subscribed[i] = "";
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
-	a.client_host = peer_host(ctx->peer);
+	a.client_host = kp_peer_host(ctx->peer);
 
 	resp->error_code = kp_share_heartbeat(&a, &r);
 	resp->error_message = r.error_message;
