@@ -567,7 +567,8 @@ respond:
 		if (handled)
 			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie,
-					 ctx.park_on_isr, ctx.isr_seen);
+					 ctx.park_on_isr, ctx.isr_seen,
+					 ctx.park_keyed ? ctx.park_nkeys : -1, ctx.park_keys, ctx.park_seen);
 		goto done;
 	}
 

@@ -68,6 +68,18 @@ typedef struct KpRequestContext
 	bool		park_on_isr;
 	XLogRecPtr	isr_seen;
 
+	/*
+	 * A parked Fetch waits by partition (src/store/waiters.c): it is run
+	 * again only when the change count of one of these wait buckets moves
+	 * from what the handler read before it read the partition (or at its
+	 * deadline, or for park_on_isr).  Other parked requests (park_keyed
+	 * false) are run again on every wake-up.
+	 */
+	bool		park_keyed;
+	int			park_nkeys;
+	int		   *park_keys;		/* wait buckets, repeats allowed */
+	uint64	   *park_seen;		/* their change counts as read */
+
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
 	int64		received_ms;	/* when the request first arrived: a parked

@@ -283,6 +283,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	bool		any_error = false;
 	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
 	bool		follower_denied;
+	int			nlisted = 0;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -293,6 +294,12 @@ kp_handle_fetch(KpRequestContext *ctx)
 		budget.total_left = Min(budget.total_left, ctx->quota_fetch_max_bytes);
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
+	/* the wait buckets of the partitions read, should the fetch park */
+	for (i = 0; i < req->n_topics; i++)
+		nlisted += Max(req->topics[i].n_partitions, 0);
+	ctx->park_nkeys = 0;
+	ctx->park_keys = palloc(sizeof(int) * Max(nlisted, 1));
+	ctx->park_seen = palloc(sizeof(uint64) * Max(nlisted, 1));
 	budget.any = false;
 	budget.below_hw = false;
 	{
@@ -359,6 +366,10 @@ kp_handle_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition, &ref);
+			/* the bucket's count before the partition is read */
+			ctx->park_keys[ctx->park_nkeys] = kp_log_wait_bucket(ref.partition_id);
+			ctx->park_seen[ctx->park_nkeys] = kp_log_wait_bucket_changes(ctx->park_keys[ctx->park_nkeys]);
+			ctx->park_nkeys++;
 			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
 							read_committed, &budget);
 			if (op->error_code != KP_ERR_NONE)
@@ -368,16 +379,17 @@ kp_handle_fetch(KpRequestContext *ctx)
 
 	/*
 	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's
-	 * arrival.  A parked fetch is run again on every wake-up (any append, any
-	 * group change), so the deadline is measured from when it first arrived,
-	 * never from this run: otherwise a busy server would push a quiet
-	 * partition's answer back forever (Kafka's DelayedFetch keeps one
+	 * arrival.  A parked fetch is run again whenever one of its partitions
+	 * changes (park_keys), so the deadline is measured from when it first
+	 * arrived, never from this run: otherwise a busy partition would push a
+	 * quiet one's answer back forever (Kafka's DelayedFetch keeps one
 	 * deadline too).
 	 */
 	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
 		ctx->park = true;
+		ctx->park_keyed = true;
 		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
 		/* records are there, not yet on every in-sync replica */
 		ctx->park_on_isr = budget.below_hw;

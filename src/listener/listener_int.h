@@ -53,6 +53,10 @@ typedef struct KpConn
 	char		park_cookie[128];	/* the handler's note for its next call */
 	bool		park_on_isr;	/* ... and when the ISR's position passes */
 	XLogRecPtr	park_isr_seen;	/* this one (a Fetch below the log end) */
+	/* a parked Fetch: the wait buckets it watches (server.c); -1: not keyed */
+	int			park_nkeys;
+	int		   *park_keys;
+	uint64	   *park_seen;
 
 	/*
 	 * A Produce acks=all answered but not yet sent: its response waits in
@@ -94,9 +98,16 @@ extern void kp_conn_send(KpConn *c, const char *data, int len);
 
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
+
+/*
+ * Park the request in frame: run it again at until_ms, or when woken.
+ * nkeys >= 0: a Fetch woken only by changes to the wait buckets keys
+ * (src/store/waiters.c) from the counts seen; -1: by every wake-up.
+ */
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
 						 int64 until_ms, const char *cookie, bool on_isr,
-						 XLogRecPtr isr_seen);
+						 XLogRecPtr isr_seen, int nkeys, const int *keys,
+						 const uint64 *seen);
 extern int64 kp_listener_now_ms(void);
 
 /*

@@ -84,6 +84,8 @@ static uint64 next_conn_id = 1;
 static int	waiter_slot = -1;
 static int	nacks_waiting = 0;	/* connections with a Produce acks=all waiting
 								 * for the in-sync replicas */
+static uint32 *bucket_refs = NULL;	/* per wait bucket (src/store/waiters.c):
+									 * parked fetches watching it */
 
 /* accepting paused after EMFILE/ENFILE until then (0: accepting) */
 #define ACCEPT_BACKOFF_MS	500
@@ -91,6 +93,7 @@ static int64 accept_paused_until_ms = 0;
 static bool accept_failure_logged = false;
 
 static bool open_listen_socket(int elevel);
+static void park_unwatch(int nkeys, const int *keys);
 
 void
 kp_listener_init(void)
@@ -206,6 +209,12 @@ conn_close(KpConn *c, const char *why)
 		pfree(c->out.data);
 	if (c->parked_frame)
 		pfree(c->parked_frame);
+	if (c->park_keys)
+	{
+		park_unwatch(c->park_nkeys, c->park_keys);
+		pfree(c->park_keys);
+		pfree(c->park_seen);
+	}
 	if (c->ack_cxt)
 	{
 		MemoryContextDelete(c->ack_cxt);
@@ -586,9 +595,70 @@ close_idle_connections(int64 now)
 	}
 }
 
-/* Re-run parked fetches whose data may have come or whose time is up. */
+/*
+ * A parked Fetch waits by partition: while it is parked the worker watches
+ * its partitions' wait buckets (src/store/waiters.c), so a change to one of
+ * them sets our latch and nothing else does.  bucket_refs counts the parked
+ * fetches on each bucket; the worker's bit in a bucket is set while that is
+ * above zero.  A change between the handler's read of a count and the watch
+ * set no latch: look at the counts once watching, and wake our own loop.
+ */
 static void
-run_parked(bool data_arrived)
+park_watch(KpConn *c)
+{
+	bool		changed = false;
+	int			i;
+
+	for (i = 0; i < c->park_nkeys; i++)
+	{
+		int			b = c->park_keys[i];
+		uint64		changes;
+
+		if (bucket_refs[b]++ == 0)
+			changes = kp_log_watch_wait_bucket(waiter_slot, b, true);
+		else
+			changes = kp_log_wait_bucket_changes(b);
+		if (changes != c->park_seen[i])
+			changed = true;
+	}
+	if (changed)
+		SetLatch(MyLatch);
+}
+
+static void
+park_unwatch(int nkeys, const int *keys)
+{
+	int			i;
+
+	for (i = 0; i < nkeys; i++)
+	{
+		int			b = keys[i];
+
+		Assert(bucket_refs[b] > 0);
+		if (--bucket_refs[b] == 0)
+			(void) kp_log_watch_wait_bucket(waiter_slot, b, false);
+	}
+}
+
+/* Did a partition of this parked Fetch change since it was read? */
+static bool
+park_keys_changed(KpConn *c)
+{
+	int			i;
+
+	for (i = 0; i < c->park_nkeys; i++)
+		if (kp_log_wait_bucket_changes(c->park_keys[i]) != c->park_seen[i])
+			return true;
+	return false;
+}
+
+/*
+ * Re-run parked requests whose data may have come or whose time is up: on
+ * a wake-up (woken), a parked Fetch whose partitions changed and every
+ * other parked request.
+ */
+static void
+run_parked(bool woken)
 {
 	int64		now = kp_listener_now_ms();
 	KpConn	   *c = connections;
@@ -621,14 +691,21 @@ run_parked(bool data_arrived)
 		KpConn	   *next = c->next;
 
 		if (c->parked_frame &&
-			(data_arrived || now >= c->park_until_ms ||
-			 (c->park_on_isr && confirmed > c->park_isr_seen)))
+			(now >= c->park_until_ms ||
+			 (c->park_on_isr && confirmed > c->park_isr_seen) ||
+			 (woken && (c->park_keys == NULL || park_keys_changed(c)))))
 		{
 			char	   *frame = c->parked_frame;
 			int			len = c->parked_len;
+			int			nkeys = c->park_nkeys;
+			int		   *keys = c->park_keys;
+			uint64	   *seen = c->park_seen;
 			bool		ok;
 
 			c->parked_frame = NULL;
+			c->park_nkeys = 0;
+			c->park_keys = NULL;
+			c->park_seen = NULL;
 			ok = kp_dispatch_frame(c, (uint8 *) frame, len, now >= c->park_until_ms);
 			if (c->parked_frame == NULL)
 			{
@@ -636,6 +713,13 @@ run_parked(bool data_arrived)
 				c->parked_received_ms = 0;
 			}
 			pfree(frame);
+			/* after parking again: a bucket still watched keeps its bit */
+			if (keys)
+			{
+				park_unwatch(nkeys, keys);
+				pfree(keys);
+				pfree(seen);
+			}
 			if (ok && conn_output_over_cap(c))
 				ok = false;
 			if (ok && c->parked_frame == NULL)
@@ -647,8 +731,9 @@ run_parked(bool data_arrived)
 		}
 		c = next;
 	}
+	/* the slot's "waiting" flag: requests woken by any append or group change */
 	for (c = connections; c; c = c->next)
-		if (c->parked_frame)
+		if (c->parked_frame && c->park_keys == NULL)
 			still_parked = true;
 	kp_log_set_append_waiter(waiter_slot, still_parked);
 }
@@ -833,8 +918,10 @@ run_acks(void)
 
 void
 kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
-			 int64 until_ms, const char *cookie, bool on_isr, XLogRecPtr isr_seen)
+			 int64 until_ms, const char *cookie, bool on_isr, XLogRecPtr isr_seen,
+			 int nkeys, const int *keys, const uint64 *seen)
 {
+	Assert(c->park_keys == NULL);
 	c->park_on_isr = on_isr;
 	c->park_isr_seen = isr_seen;
 	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
@@ -843,7 +930,21 @@ kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
 	c->parked_len = len;
 	c->park_until_ms = until_ms;
 	c->parked_received_ms = received_ms;
-	kp_log_set_append_waiter(waiter_slot, true);
+	if (nkeys >= 0)
+	{
+		/* a Fetch: woken by its partitions only */
+		c->park_nkeys = nkeys;
+		c->park_keys = MemoryContextAlloc(listener_cxt, sizeof(int) * Max(nkeys, 1));
+		c->park_seen = MemoryContextAlloc(listener_cxt, sizeof(uint64) * Max(nkeys, 1));
+		if (nkeys > 0)
+		{
+			memcpy(c->park_keys, keys, sizeof(int) * nkeys);
+			memcpy(c->park_seen, seen, sizeof(uint64) * nkeys);
+		}
+		park_watch(c);
+	}
+	else
+		kp_log_set_append_waiter(waiter_slot, true);
 }
 
 void
@@ -863,6 +964,7 @@ kp_listener_main(Datum arg)
 	listener_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg listener",
 										 ALLOCSET_DEFAULT_SIZES);
 	kp_dispatch_init(listener_cxt);
+	bucket_refs = MemoryContextAllocZero(listener_cxt, sizeof(uint32) * KP_FETCH_WAIT_BUCKETS);
 	if (listen_fd < 0 && !open_listen_socket(LOG))
 	{
 		/* the postmaster could not bind it either: try again after a pause */

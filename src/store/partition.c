@@ -118,6 +118,11 @@ kp_store_shmem_init(void)
 			kp_store_shared->waiters[i].latch = NULL;
 			pg_atomic_init_u32(&kp_store_shared->waiters[i].waiting, 0);
 		}
+		for (int i = 0; i < KP_FETCH_WAIT_BUCKETS; i++)
+		{
+			pg_atomic_init_u64(&kp_store_shared->fetch_buckets[i].changes, 0);
+			pg_atomic_init_u64(&kp_store_shared->fetch_buckets[i].waiters, 0);
+		}
 	}
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(KpPartitionKey);
@@ -463,6 +468,9 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 void
 kp_partition_unlock(KpPartitionState *state)
 {
+	bool		changed = false;
+	KpPartitionKey key = state->key;	/* the entry may go once unlocked */
+
 	if (state->loaded && LWLockHeldByMeInMode(&state->lock, LW_EXCLUSIVE))
 	{
 		KpLogOffsets off;
@@ -473,11 +481,19 @@ kp_partition_unlock(KpPartitionState *state)
 		off.size_bytes = state->closed_bytes + state->active_size;
 		off.segment_count = state->segment_count;
 		SpinLockAcquire(&state->published_mutex);
+		changed = !state->published_valid ||
+			state->published.log_start_offset != off.log_start_offset ||
+			state->published.log_end_offset != off.log_end_offset ||
+			state->published.last_stable_offset != off.last_stable_offset;
 		state->published = off;
 		state->published_valid = true;
 		SpinLockRelease(&state->published_mutex);
 	}
 	LWLockRelease(&state->lock);
+
+	/* fetches parked on the partition look again (waiters.c) */
+	if (changed)
+		kp_notify_partition_waiters(&key);
 }
 
 /*

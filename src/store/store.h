@@ -157,15 +157,31 @@ extern void kp_store_set_resolver_latch(Latch *latch);
 extern void kp_resolver_set_idle(bool idle);
 
 /*
- * Processes that wait for appends (listener workers with parked fetches)
+ * Processes that wait for appends (listener workers with parked requests)
  * register their latch once and flag when they are waiting; every append
- * then sets the latches of the waiting ones.
+ * then sets the latches of the waiting ones.  Parked fetches wait by
+ * partition instead (below), and need no flag.
  */
 extern int	kp_log_register_append_waiter(Latch *latch);
 extern void kp_log_set_append_waiter(int slot, bool waiting);
 
 /* Wake every waiting process (group changes use it too). */
 extern void kp_log_wake_waiters(void);
+
+/*
+ * Waiting by partition (parked fetches): a partition of this database has a
+ * wait bucket, whose change count moves whenever the partition's offsets
+ * change (an append, a marker, DeleteRecords, retention).  A waiter reads
+ * the count before it reads the partition, then watches the bucket: its
+ * latch is set at the next change.  kp_log_watch_wait_bucket returns the
+ * count as of the moment the watch began (compare it with what was read:
+ * a change in between sets no latch).
+ */
+#define KP_FETCH_WAIT_BUCKETS	4096
+
+extern int	kp_log_wait_bucket(int64 partition_id);
+extern uint64 kp_log_wait_bucket_changes(int bucket);
+extern uint64 kp_log_watch_wait_bucket(int slot, int bucket, bool watch);
 
 /* ---------- the in-sync replicas (isr.c, docs/replication.md) ---------- */
 

@@ -376,13 +376,27 @@ typedef struct KpPartitionState
 	KpProducerState producers[KP_MAX_PRODUCERS];
 } KpPartitionState;
 
-#define KP_MAX_APPEND_WAITERS	64
+#define KP_MAX_APPEND_WAITERS	64	/* a bit each in a wait bucket's mask */
 
 typedef struct KpAppendWaiter
 {
 	Latch	   *latch;
 	pg_atomic_uint32 waiting;
 } KpAppendWaiter;
+
+/*
+ * Parked fetches wait by partition (waiters.c): a partition hashes to one
+ * of these buckets; whoever publishes a change to a partition's offsets
+ * (kp_partition_unlock) bumps its bucket's change count and sets the latch
+ * of every waiter whose bit is in its mask.  Two partitions sharing a
+ * bucket only cost a spurious wake-up.  KP_FETCH_WAIT_BUCKETS: store.h.
+ */
+typedef struct KpFetchWaitBucket
+{
+	pg_atomic_uint64 changes;	/* bumped by every change published */
+	pg_atomic_uint64 waiters;	/* bit i: waiter slot i has a fetch parked on
+								 * a partition of this bucket */
+} KpFetchWaitBucket;
 
 typedef struct KpStoreShared
 {
@@ -395,6 +409,7 @@ typedef struct KpStoreShared
 	pg_atomic_uint32 nwaiting;	/* waiters with waiting set */
 	slock_t		waiter_mutex;	/* guards slot allocation */
 	KpAppendWaiter waiters[KP_MAX_APPEND_WAITERS];
+	KpFetchWaitBucket fetch_buckets[KP_FETCH_WAIT_BUCKETS];
 } KpStoreShared;
 
 extern KpStoreShared *kp_store_shared;
@@ -492,6 +507,7 @@ extern bool kp_logstart_schedule_drop(int64 partition_id, Oid relnode,
 /* ---------- waiters.c ---------- */
 
 extern void kp_notify_append_waiters(void);
+extern void kp_notify_partition_waiters(const KpPartitionKey *key);
 
 
 #endif							/* KP_STORE_INT_H */

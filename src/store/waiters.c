@@ -5,11 +5,26 @@
  *
  * Listener workers park fetches (and group requests) until data arrives
  * or a timeout passes.  Each worker registers its latch once in one of
- * KP_MAX_APPEND_WAITERS slots and flags it while it has something parked;
- * every append (append.c), every batch of markers (txnstate.c) and every
- * group change then sets the latches of the flagged ones.  With nobody
- * waiting an append pays one atomic read.  Waking is a broadcast: a woken
- * worker re-checks its parked requests itself.
+ * KP_MAX_APPEND_WAITERS slots.
+ *
+ * Parked fetches wait by partition, as Kafka's delayed-fetch purgatory is
+ * keyed by partition: a partition hashes to one of KP_FETCH_WAIT_BUCKETS
+ * buckets, each a change count and a mask of the waiter slots watching it.
+ * Whoever publishes a change to a partition's offsets (kp_partition_unlock:
+ * appends, markers, DeleteRecords, retention) bumps its bucket's count and
+ * sets the latches in its mask; a worker with fetches parked on the bucket
+ * keeps its bit set, and compares the count with what it read before it
+ * read the partition.  The count is bumped before the mask is read, and the
+ * watcher sets its bit before it reads the count (both atomic
+ * read-modify-writes, full barriers), so a change is never missed by both:
+ * either the publisher sees the bit, or the watcher sees the count moved.
+ * An append costs one atomic add and one read, whoever waits.
+ *
+ * Other parked requests (group requests, share fetches) flag the slot
+ * "waiting"; every append (append.c), every batch of markers (txnstate.c)
+ * and every group change then sets the latches of the flagged ones.  With
+ * nobody flagged an append pays one atomic read.  That waking is a
+ * broadcast: a woken worker re-checks its parked requests itself.
  *
  * The resolver worker (src/txn/resolver.c) registers its latch too; a
  * backend that decides a transaction wakes it, but only while it is idle:
@@ -23,8 +38,10 @@
  */
 #include "postgres.h"
 
+#include "port/pg_bitutils.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "miscadmin.h"
 
 #include "store/store_int.h"
 
@@ -32,8 +49,13 @@ static void
 release_waiter_slot(int code, Datum arg)
 {
 	int			slot = DatumGetInt32(arg);
+	uint64		keep = ~(UINT64CONST(1) << slot);
 
 	kp_log_set_append_waiter(slot, false);
+	/* what a worker that died watched: the next owner of the slot does not */
+	for (int i = 0; i < KP_FETCH_WAIT_BUCKETS; i++)
+		if (pg_atomic_read_u64(&kp_store_shared->fetch_buckets[i].waiters) & ~keep)
+			pg_atomic_fetch_and_u64(&kp_store_shared->fetch_buckets[i].waiters, keep);
 	SpinLockAcquire(&kp_store_shared->waiter_mutex);
 	kp_store_shared->waiters[slot].latch = NULL;
 	SpinLockRelease(&kp_store_shared->waiter_mutex);
@@ -45,6 +67,7 @@ kp_log_register_append_waiter(Latch *latch)
 	int			slot = -1;
 	int			i;
 
+	StaticAssertStmt(KP_MAX_APPEND_WAITERS <= 64, "a wait bucket's mask has a bit per waiter slot");
 	SpinLockAcquire(&kp_store_shared->waiter_mutex);
 	for (i = 0; i < KP_MAX_APPEND_WAITERS; i++)
 	{
@@ -101,6 +124,77 @@ kp_notify_append_waiters(void)
 		Latch	   *latch = w->latch;
 
 		if (latch && pg_atomic_read_u32(&w->waiting))
+			SetLatch(latch);
+	}
+}
+
+/* The wait bucket of a partition of this database. */
+static int
+wait_bucket(Oid dboid, int64 partition_id)
+{
+	/* partition ids are sequential: consecutive ones share no bucket */
+	return (int) (((uint64) partition_id + (uint64) dboid * 2654435761U) %
+				  KP_FETCH_WAIT_BUCKETS);
+}
+
+int
+kp_log_wait_bucket(int64 partition_id)
+{
+	return wait_bucket(MyDatabaseId, partition_id);
+}
+
+uint64
+kp_log_wait_bucket_changes(int bucket)
+{
+	uint64		changes;
+
+	Assert(bucket >= 0 && bucket < KP_FETCH_WAIT_BUCKETS);
+	changes = pg_atomic_read_u64(&kp_store_shared->fetch_buckets[bucket].changes);
+	/* what the caller reads of the partition next is at least that recent */
+	pg_read_barrier();
+	return changes;
+}
+
+/*
+ * Set or clear the bit of waiter slot in bucket's mask; returns the change
+ * count read after the bit was set.
+ */
+uint64
+kp_log_watch_wait_bucket(int slot, int bucket, bool watch)
+{
+	KpFetchWaitBucket *b;
+	uint64		bit;
+
+	Assert(slot >= 0 && slot < KP_MAX_APPEND_WAITERS);
+	Assert(bucket >= 0 && bucket < KP_FETCH_WAIT_BUCKETS);
+	b = &kp_store_shared->fetch_buckets[bucket];
+	bit = UINT64CONST(1) << slot;
+	if (watch)
+		pg_atomic_fetch_or_u64(&b->waiters, bit);	/* a full barrier */
+	else
+		pg_atomic_fetch_and_u64(&b->waiters, ~bit);
+	return pg_atomic_read_u64(&b->changes);
+}
+
+/*
+ * The offsets of a partition changed (kp_partition_unlock): wake the waiters
+ * watching its bucket.
+ */
+void
+kp_notify_partition_waiters(const KpPartitionKey *key)
+{
+	KpFetchWaitBucket *b = &kp_store_shared->fetch_buckets[wait_bucket(key->dboid, key->partition_id)];
+	uint64		mask;
+
+	pg_atomic_fetch_add_u64(&b->changes, 1);	/* a full barrier */
+	mask = pg_atomic_read_u64(&b->waiters);
+	while (mask != 0)
+	{
+		int			i = pg_rightmost_one_pos64(mask);
+		Latch	   *latch = kp_store_shared->waiters[i].latch;
+
+		mask &= mask - 1;
+		if (latch)
 			SetLatch(latch);
 	}
 }

@@ -4,7 +4,12 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
 
 1. A parked Fetch answers at max_wait_ms after it arrived, however often the
    server is woken by other traffic (a producer to another topic every 300 ms
-   used to push the deadline back on every wake-up).
+   used to push the deadline back on every wake-up).  Issue 13: fetches parked
+   on a partition (two on it alone, one on it and another) are all answered
+   promptly when it gets a record, one parked on another partition is not
+   until that one does; a quiet one and one whose min_bytes is not reached
+   answer at max_wait_ms; a partition whose parked fetches have all gone is
+   watched again by the next.
 2. A STRING with NUL bytes: OffsetCommit metadata with NUL (and other binary)
    bytes is committed (librdkafka's C API too) and OffsetFetch returns the
    exact bytes; a topic name or group id with a NUL byte is answered with an
@@ -319,6 +324,124 @@ def check_fetch_deadline():
     c.close()
 
 
+def fetch_listing_body(listing, max_wait_ms, min_bytes=1, isolation=0):
+    """Fetch v11 body; listing: [(topic, [(partition, offset)])]."""
+    ts = [string(t) + array([i32(p) + i32(-1) + i64(o) + i64(-1) + i32(1 << 20) for p, o in parts])
+          for t, parts in listing]
+    return (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(1 << 20) + i8(isolation) + i32(0) + i32(-1)
+            + array(ts) + array([]) + string(""))
+
+
+def read_fetch_listing(r):
+    """A Fetch v11 response: {(topic, partition): (error, records bytes)}."""
+    r.i32(), r.i16(), r.i32()
+    out = {}
+
+    def part():
+        p, err = r.i32(), r.i16()
+        r.i64(), r.i64(), r.i64()
+        r.array(lambda: (r.i64(), r.i64()))
+        r.i32()
+        return p, err, r.nbytes()
+    for name, parts in r.array(lambda: (r.string(), r.array(part))):
+        for p, err, recs in parts:
+            out[(name.decode(), p)] = (err, recs or b"")
+    return out
+
+
+def produce_to(c, topic, partition, batch):
+    """Produce v8 of one batch to one partition: its error code."""
+    pd = i32(partition) + nbytes(batch)
+    r = c.call(0, 8, string(None) + i16(-1) + i32(30000) + array([string(topic) + array([pd])]))
+    if r is None:
+        return None
+    return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
+                                                            r.array(lambda: (r.i32(), r.string())),
+                                                            r.string()))))[0][1][0][1]
+
+
+class ParkedFetch(threading.Thread):
+    """A Fetch v11 sent now on a connection of its own; its answer (read_fetch_listing) and
+    how long it took once the thread ends."""
+
+    def __init__(self, listing, max_wait_ms, min_bytes=1, isolation=0):
+        super().__init__()
+        self.c = Conn()
+        self.took = None
+        self.result = None
+        self.sent = time.time()
+        self.c.send(1, 11, fetch_listing_body(listing, max_wait_ms, min_bytes, isolation))
+        self.start()
+
+    def run(self):
+        r = self.c.recv(timeout=60)
+        self.took = time.time() - self.sent
+        self.result = read_fetch_listing(r) if r is not None else None
+        self.c.close()
+
+    def answered_at(self):
+        return self.sent + self.took if self.took is not None else None
+
+
+def check_fetch_by_partition():
+    """Issue 13: parked fetches are woken by their own partitions, and by nothing else."""
+    topic, other = f"conf-keyed-{RUN}", f"conf-keyed-other-{RUN}"
+    c = Conn()
+    create_topic(c, topic, partitions=2)
+    create_topic(c, other)
+    ready = time.time() + 20
+    while time.time() < ready:
+        r = c.call(1, 11, fetch_listing_body([(topic, [(0, 0), (1, 0)]), (other, [(0, 0)])], 0))
+        if r is not None and all(v[0] == 0 for v in read_fetch_listing(r).values()):
+            break
+        time.sleep(0.3)
+    a = ParkedFetch([(topic, [(0, 0)])], 10000)
+    b = ParkedFetch([(topic, [(0, 0)])], 10000)         # the same partition, another connection
+    p1 = ParkedFetch([(topic, [(1, 0)])], 10000)        # the other partition
+    both = ParkedFetch([(topic, [(0, 0), (1, 0)])], 10000)
+    quiet = ParkedFetch([(other, [(0, 0)])], 3000)      # a partition nobody writes to
+    big = ParkedFetch([(topic, [(0, 0)])], 5000, min_bytes=1 << 20)
+    time.sleep(1.0)
+    t0 = time.time()
+    err = produce_to(c, topic, 0, build_batch(0, [b"to-p0"]))
+    for f in (a, b, both):
+        f.join(timeout=8)
+    fast = [f.took is not None and f.answered_at() - t0 < 2.0 for f in (a, b, both)]
+    check("three Fetches parked on partition 0 (two on it alone, one on 0 and 1) are answered within 2 s of a produce to it",
+          err == 0 and all(fast), f"(produce error {err}, answered fast: {fast})")
+    check("... with the record of partition 0, and nothing of partition 1",
+          all(f.result is not None and len(batches(f.result[(topic, 0)][1])) == 1 for f in (a, b, both))
+          and both.result is not None and both.result[(topic, 1)] == (0, b""))
+    time.sleep(0.5)
+    check("a Fetch parked on partition 1 still waits", p1.is_alive())
+    t1 = time.time()
+    err = produce_to(c, topic, 1, build_batch(0, [b"to-p1"]))
+    p1.join(timeout=8)
+    check("... and is answered within 2 s of a produce to partition 1, with its record",
+          err == 0 and p1.took is not None and p1.answered_at() - t1 < 2.0 and p1.result is not None
+          and len(batches(p1.result[(topic, 1)][1])) == 1,
+          f"(produce error {err}, took {p1.took})")
+    quiet.join(timeout=10)
+    check("a Fetch parked on a quiet partition answers at its max_wait_ms (3 s), empty",
+          quiet.took is not None and 2.8 <= quiet.took <= 4.5 and quiet.result is not None
+          and quiet.result[(other, 0)] == (0, b""), f"(took {quiet.took})")
+    big.join(timeout=10)
+    check("a Fetch with min_bytes 1 MiB answers at its max_wait_ms (5 s) with the record it has",
+          big.took is not None and 4.8 <= big.took <= 6.5 and big.result is not None
+          and len(batches(big.result[(topic, 0)][1])) == 1, f"(took {big.took})")
+    # the fetches parked on partition 1 are gone (their connections closed): park on it again
+    again = ParkedFetch([(topic, [(1, 1)])], 10000)
+    time.sleep(0.5)
+    t2 = time.time()
+    err = produce_to(c, topic, 1, build_batch(0, [b"again"]))
+    again.join(timeout=8)
+    check("after those answered, a new Fetch parked on partition 1 is woken by a produce to it",
+          err == 0 and again.took is not None and again.answered_at() - t2 < 2.0
+          and again.result is not None and len(batches(again.result[(topic, 1)][1])) == 1,
+          f"(produce error {err}, took {again.took})")
+    c.close()
+
+
 def check_nul_strings():
     """Issue 14 item 2."""
     topic, group = f"conf-nul-{RUN}", f"conf-nul-group-{RUN}"
@@ -552,6 +675,7 @@ def main():
         check_simple_commits()
     if "fetch" in only:
         check_fetch_deadline()
+        check_fetch_by_partition()
     if "nul" in only:
         check_nul_strings()
     if "compression" in only:

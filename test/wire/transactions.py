@@ -12,7 +12,9 @@ Apache Kafka 4.4 (test/clients/kafka/kafka.sh) and the answers are compared code
   INVALID_PRODUCER_EPOCH; the fenced transaction was aborted (an ABORT marker follows its batch);
 - EndTxn of a transactional id with no transaction is INVALID_TXN_STATE; an unknown
   transactional id is INVALID_PRODUCER_ID_MAPPING;
-- TxnOffsetCommit needs AddOffsetsToTxn first.
+- TxnOffsetCommit needs AddOffsetsToTxn first;
+- a read_committed Fetch parked at the last stable offset is answered when the transaction
+  commits (issue 13: parked fetches are woken by their partitions' changes, markers included).
 
 Usage: transactions.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -206,8 +208,31 @@ def main():
     check("EndTxn commit again (a retry): no error", err == 0, f"got {err}")
     err = end_txn(c, 1, tid, pid2, epoch2, False)
     check("EndTxn abort after a commit: INVALID_TXN_STATE", err == INVALID_TXN_STATE, f"got {err}")
+    check_read_committed_wakes(c, run)
     c.close()
     finish()
+
+
+def check_read_committed_wakes(c, run):
+    """Issue 13: a read_committed Fetch parked at the last stable offset is answered when the
+    transaction commits (its marker moves the last stable offset), not at its max_wait_ms."""
+    topic, tid = f"wtx-rc-{run}", f"wtx-rc-id-{run}"
+    check("create a topic for read_committed", cf.create_topic(c, topic) == 0)
+    err, pid, epoch = init_producer_id(c, tid, 60000)
+    ok = (err == 0 and add_partitions(c, 1, tid, pid, epoch, topic) == 0
+          and produce(c, tid, topic, txn_batch(pid, epoch, 0, [b"p", b"q"])) == 0)
+    check("a transaction produces 2 records", ok)
+    waiting = cf.ParkedFetch([(topic, [(0, 0)])], 15000, isolation=1)
+    time.sleep(1.5)
+    check("a read_committed Fetch from offset 0 waits while the transaction is open", waiting.is_alive())
+    t0 = time.time()
+    err = end_txn(c, 1, tid, pid, epoch, True)
+    waiting.join(timeout=20)
+    recs = waiting.result[(topic, 0)][1] if waiting.result else b""
+    check("... and is answered within 3 s of EndTxn commit, with the batch and its marker",
+          err == 0 and waiting.took is not None and waiting.answered_at() - t0 < 3.0
+          and len(cf.batches(recs)) >= 1,
+          f"(EndTxn {err}, took {waiting.took}, {len(cf.batches(recs))} batches)")
 
 
 if __name__ == "__main__":
