@@ -21,6 +21,8 @@ PACKAGES=(
 	# the codec unit test checks batches both ways against kafka-python
 	python3-kafka python3-lz4 python3-snappy python3-zstandard
 	procps util-linux coreutils
+	# the benchmarks' profiles and counts (bench/profile, bench/fetchpath/syscalls.sh)
+	linux-perf
 	# test/crash/fault_loop.py cuts client connections with ss -K
 	iproute2
 	# test/ha (scripts/ha-cluster.sh): a three-node cluster under Patroni, with etcd as its store

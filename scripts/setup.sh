@@ -10,6 +10,11 @@
 #   KP_DATA=/var/lib/kafka_pg/data   data directory
 #   KP_PORT=5432                     preferred PostgreSQL port
 #   KAFKA_PORT=9092                  Kafka listener port
+#   KP_TUNING=1                      0: PostgreSQL's defaults instead of the broker
+#                                    settings of scripts/broker-tuning.sh (shared_buffers
+#                                    a quarter of memory, background writer, WAL,
+#                                    checkpoints; docs/performance.md says why)
+#   KP_SHARED_BUFFERS, KP_MAX_WAL_SIZE  override two of those
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -21,6 +26,12 @@ export KP_KAFKA_DB=postgres
 
 bash scripts/install-deps.sh
 . test/lib/cluster.sh
+. scripts/broker-tuning.sh
+# written into the cluster's kafka_pg.conf by kp_init / kp_write_conf
+if [ "${KP_TUNING:-1}" = 1 ]; then
+	KP_EXTRA_CONF=$(kp_broker_tuning)
+	export KP_EXTRA_CONF
+fi
 
 kp_log "building kafka_pg"
 make -j"$(nproc)" >/dev/null
