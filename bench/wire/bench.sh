@@ -15,14 +15,16 @@
 #   consume   from the start of the log just written, every partition, without a consumer group
 #             (WireBench consume: assign + seekToBeginning; kafka_pg has no groups yet), and
 #             kafka-consumer-perf-test (a group; "n/a" where groups are missing): records/s, MB/s
-#   latency   WireBench e2e: 100 B records at a fixed rate (5000/s for 10 s, acks=all,
-#             linger.ms=0) read by a waiting consumer: end-to-end and acknowledgement p50/p99
+#   latency   WireBench e2e: 100 B and 1 KiB records at a fixed rate (5000/s for 10 s, acks=all,
+#             and 1 KiB at half the broker's saturated acks=all 1 KiB rate so far, its "50% of
+#             saturation, records/s" row; linger.ms=0) read by a waiting consumer: end-to-end and acknowledgement p50/p99
 #
 # Settings: KP_BOOTSTRAP, BENCH_REPS (3), BENCH_SMALL_RECORDS (1000000, 100 B),
 # BENCH_LARGE_RECORDS (200000, 1 KiB), BENCH_PARTITIONS (6), BENCH_E2E_RATE (5000),
 # BENCH_E2E_SECONDS (10), BENCH_KAFKA_PORT (39092; the controller takes the next port),
 # BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g),
-# BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
+# BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
+# BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
 # consume rows, for work on the fetch path; the other rows print "-"),
 # BENCH_WARMUP_RECORDS (300000; 0: none): before the first repetition each broker gets an unmeasured
 # produce (acks=1 and acks=all) and consume of that many 100 B records, so that the JVM's JIT
@@ -43,6 +45,8 @@ E2E_S=${BENCH_E2E_SECONDS:-10}
 KPORT=${BENCH_KAFKA_PORT:-39092}
 STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
 ONLY=${BENCH_ONLY:-}
+BATCH=${BENCH_BATCH_SIZE:-16384}
+LINGER=${BENCH_LINGER_MS:-5}
 
 bench_init wire
 
@@ -81,7 +85,8 @@ produce() { # produce TARGET BOOTSTRAP TOPIC RECORDS SIZE ACKS [CODEC]
 	[ "$codec" = none ] || sizeargs=(--payload-file "$work/payload.txt")
 	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$n" \
 		"${sizeargs[@]}" --throughput -1 \
-		--producer-props bootstrap.servers="$bs" acks="$acks" enable.idempotence=$idem compression.type="$codec" 2>&1)
+		--producer-props bootstrap.servers="$bs" acks="$acks" enable.idempotence=$idem compression.type="$codec" \
+		batch.size="$BATCH" linger.ms="$LINGER" 2>&1)
 	echo "$out" >>"$LOG"
 	line=$(grep -E "^$n records sent" <<<"$out" | tail -1)
 	local key="produce ${size}B acks=$acks"
@@ -129,15 +134,16 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 	fi
 }
 
-e2e() { # e2e TARGET BOOTSTRAP TOPIC
-	local name=$1 bs=$2 topic=$3 out m key="latency 100B @${RATE}/s acks=all"
-	out=$(wb e2e "$bs" "$topic" "$PARTS" "$RATE" "$E2E_S" 100 2>&1)
+e2e() { # e2e TARGET BOOTSTRAP TOPIC [SIZE RATE LABEL]
+	local name=$1 bs=$2 topic=$3 size=${4:-100} rate=${5:-$RATE} label=${6:-${RATE}/s} out m
+	local key="latency ${size}B @${label} acks=all"
+	out=$(wb e2e "$bs" "$topic" "$PARTS" "$rate" "$E2E_S" "$size" 2>&1)
 	echo "$out" >>"$LOG"
 	if grep -q "^e2e " <<<"$out"; then
 		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do
 			record "$name" "$key ${m/_/ } ms" "$(sed -nE "s/.*${m}_ms=([0-9.]+|NaN).*/\1/p" <<<"$out")"
 		done
-		grep -q "received=$((RATE * E2E_S)) " <<<"$out" || say "  $name: $key: not every record was received: $out"
+		grep -q "received=$((rate * E2E_S)) " <<<"$out" || say "  $name: $key: not every record was received: $out"
 	else
 		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do record "$name" "$key ${m/_/ } ms" fail; done
 		say "  $name: $key failed: $(tail -2 <<<"$out")"
@@ -158,6 +164,9 @@ for codec in lz4 zstd; do metrics+=("produce ~100B text $codec acks=all records/
 for size in 100 1024; do metrics+=("consume ${size}B (no group) records/s" "consume ${size}B (no group) MB/s"); done
 metrics+=("consume 100B (consumer-perf-test, group) records/s" "consume 100B (consumer-perf-test, group) MB/s")
 for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 100B @${RATE}/s acks=all $m ms"); done
+for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 1024B @${RATE}/s acks=all $m ms"); done
+for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 1024B @50% of saturation acks=all $m ms"); done
+metrics+=("50% of saturation, records/s")
 
 WARMUP=${BENCH_WARMUP_RECORDS:-300000}
 if [ "$WARMUP" -gt 0 ]; then
@@ -201,6 +210,14 @@ for rep in $(seq 1 "$REPS"); do
 		if [ "$ONLY" != consume ]; then
 			consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
 			e2e "$name" "$bs" "wb-e2e-$tag"
+			e2e "$name" "$bs" "wb-e2e-$tag" 1024 "$RATE" "${RATE}/s"
+			# half of this broker's saturated acks=all 1 KiB rate, as measured so far
+			sat=$(median "${vals["$name|produce 1024B acks=all records/s"]:-}")
+			if [[ $sat =~ ^[0-9.]+$ ]]; then
+				half=$(awk -v r="$sat" 'BEGIN { printf "%d", r / 2 }')
+				record "$name" "50% of saturation, records/s" "$half"
+				e2e "$name" "$bs" "wb-e2e-$tag" 1024 "$half" "50% of saturation"
+			fi
 		fi
 		wb delete "$bs" "${topics[@]}" >>"$LOG" 2>&1 || say "  $name: deleting topics failed"
 	done
@@ -211,7 +228,7 @@ done
 echo
 echo "## Wire benchmark: Apache Kafka $(basename "$jars" | sed 's/kafka-jars-//') vs kafka_pg ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
 echo
-echo "Medians of $REPS repetitions. $PARTS partitions; $SMALL records of 100 B, $LARGE of 1 KiB; same Java client"
+echo "Medians of $REPS repetitions. $PARTS partitions; $SMALL records of 100 B, $LARGE of 1 KiB; producer batch.size $BATCH, linger.ms $LINGER; same Java client"
 echo "(kafka-clients $(basename "$jars" | sed 's/kafka-jars-//')) and settings for both. Kafka: $KAFKA_STATE_DIR, heap ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g}."
 [ $have_kp = 1 ] || echo "kafka_pg: not available at $KP_BOOTSTRAP"
 echo
