@@ -5,6 +5,7 @@
  *   consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]
  *       A consumer without a group (assign + seekToBeginning, client defaults) reads RECORDS
  *       records from the start of every partition; prints records/s and MB/s of record values.
+ *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead.
  *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
  *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
@@ -115,7 +116,12 @@ public class WireBench {
         try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, new Properties())) {
             List<TopicPartition> tps = partitions(topic, parts);
             c.assign(tps);
-            c.seekToBeginning(tps);
+            if (Boolean.getBoolean("wb.tail")) {
+                // the last RECORDS/PARTITIONS records of each partition (bench/scale/sweep.sh)
+                c.seekToEnd(tps);
+                for (TopicPartition tp : tps) c.seek(tp, Math.max(0, c.position(tp) - records / parts));
+            } else
+                c.seekToBeginning(tps);
             for (TopicPartition tp : tps) c.position(tp); // resolve offsets before the clock starts
             long n = 0, bytes = 0, start = System.nanoTime(), deadline = start + timeoutS * 1_000_000_000L;
             while (n < records && System.nanoTime() < deadline) {
