@@ -9,7 +9,7 @@
 # what the measurements add.  At each size point, BENCH_REPS times, for P in BENCH_PARTITIONS
 # (interleaved): BENCH_RECORDS records of 1 KiB produced to sP (kafka-producer-perf-test,
 # acks=1, client defaults), then the same number read back from the tail (WireBench consume
-# -Dwb.tail=true: the last RECORDS/P of each partition).  Each measurement gives records/s and
+# -Dwb.tail=true: the last RECORDS/P of each partition, all of one that got fewer).  Each measurement gives records/s and
 # the CPU time of all the cluster's processes per record (utime+stime from /proc, microseconds;
 # less noisy than rates on a shared machine).  Prints every measurement, then per point the
 # median (spread) and the ratio of the medians to the first point (smallest size, 1 partition),
@@ -83,8 +83,9 @@ for gb in $SIZES; do
 			out=$(wb -Dwb.tail=true "${wbargs[@]}" WireBench consume 127.0.0.1:$kport s$p "$p" "$N" "$STEP_TIMEOUT" 2>&1 | grep '^consume')
 			c2=$(ccpu)
 			cs=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
+			got=$(sed -nE 's/.*records=([0-9]+).*/\1/p' <<<"$out")
 			grep -q complete=true <<<"$out" || cs=fail
-			pu=$(us_per_rec "$c0" "$c1" "$N"); cu=$(us_per_rec "$c1" "$c2" "$N")
+			pu=$(us_per_rec "$c0" "$c1" "$N"); cu=$(us_per_rec "$c1" "$c2" "${got:-$N}")
 			v[$pt,prod]+="${rs:-fail} "; v[$pt,pcpu]+="$pu "; v[$pt,cons]+="$cs "; v[$pt,ccpu]+="$cu "
 			echo "$pt rep $rep: produce ${rs:-fail} rec/s, ${pu} us CPU/rec; consume tail ${cs} rec/s, ${cu} us CPU/rec; load $(cut -d' ' -f1 /proc/loadavg)"
 		done

@@ -5,7 +5,8 @@
  *   consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]
  *       A consumer without a group (assign + seekToBeginning, client defaults) reads RECORDS
  *       records from the start of every partition; prints records/s and MB/s of record values.
- *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead.
+ *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead
+ *       (from the start of one that has fewer) and reads what is there from those positions.
  *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
  *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
@@ -117,9 +118,16 @@ public class WireBench {
             List<TopicPartition> tps = partitions(topic, parts);
             c.assign(tps);
             if (Boolean.getBoolean("wb.tail")) {
-                // the last RECORDS/PARTITIONS records of each partition (bench/scale/sweep.sh)
+                // the last RECORDS/PARTITIONS records of each partition (bench/scale/sweep.sh), or
+                // all of a partition that has fewer: RECORDS becomes what is there to read
                 c.seekToEnd(tps);
-                for (TopicPartition tp : tps) c.seek(tp, Math.max(0, c.position(tp) - records / parts));
+                long there = 0;
+                for (TopicPartition tp : tps) {
+                    long end = c.position(tp), from = Math.max(0, end - records / parts);
+                    c.seek(tp, from);
+                    there += end - from;
+                }
+                records = there;
             } else
                 c.seekToBeginning(tps);
             for (TopicPartition tp : tps) c.position(tp); // resolve offsets before the clock starts
