@@ -9,14 +9,15 @@
 # what the measurements add.  At each size point, BENCH_REPS times, for P in BENCH_PARTITIONS
 # (interleaved): BENCH_RECORDS records of 1 KiB produced to sP (kafka-producer-perf-test,
 # acks=1, client defaults), then the same number read back from the tail (WireBench consume
-# -Dwb.tail=true: the last RECORDS/P of each partition, all of one that got fewer).  Each measurement gives records/s and
-# the CPU time of all the cluster's processes per record (utime+stime from /proc, microseconds;
-# less noisy than rates on a shared machine).  Prints every measurement, then per point the
+# -Dwb.tail=true: the last RECORDS/P of each partition, all of one that got fewer).  Each
+# measurement gives records/s and the CPU time of all the cluster's processes per record
+# (utime+stime from /proc, microseconds; less noisy than rates on a shared machine).  Prints every measurement, then per point the
 # median (spread) and the ratio of the medians to the first point (smallest size, 1 partition),
 # measured in the same run.  Asserts nothing.  As root.  Removes its cluster at the end.
 #
-#   bench/scale/sweep.sh                                 # 1 and 5 GB; ~20 minutes
-#   BENCH_SIZES_GB="1 20" bench/scale/sweep.sh           # needs ~35 GB of disk (log + WAL)
+#   bench/scale/sweep.sh                                 # 1 and 5 GB; ~15 minutes
+#   BENCH_SIZES_GB="1 20" BENCH_RECORDS=100000 bench/scale/sweep.sh
+#                            # ~25 minutes, ~35 GB of disk (log + WAL); docs/performance.md's run
 #
 # Settings: BENCH_SIZES_GB ("1 5"), BENCH_PARTITIONS ("1 100 1000"), BENCH_REPS (3),
 # BENCH_RECORDS (200000), BENCH_SHARED_BUFFERS (1GB), BENCH_STEP_TIMEOUT (600 s).
