@@ -11,9 +11,11 @@ numbers and asserts nothing.  Environment knobs:
   BENCH_REPS      repetitions of the batch/fetch parts (default 5)
   BENCH_PGB_REPS  repetitions of each pgbench run  (default 3)
   BENCH_PGB_SECS  seconds per pgbench run          (default 20)
-  BENCH_PARTS     comma list of parts: batch,fetch,single,profile
-                  (default batch,fetch,single; profile = perf record of one
-                  produce_batch, written to bench/out/)
+  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile
+                  (default batch,fetch,single,bulk; profile = perf record of
+                  one produce_batch, written to bench/out/; bulk = COPY into
+                  a topic's foreign table and kafka.produce_agg beside COPY
+                  and INSERT ... SELECT into a table, issue 13)
   BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
   BENCH_KEEP      1 = keep the temporary directory
@@ -22,6 +24,7 @@ numbers and asserts nothing.  Environment knobs:
 import os
 import re
 import shutil
+import io
 import signal
 import socket
 import statistics
@@ -38,7 +41,7 @@ VSIZE = int(os.environ.get("BENCH_VALUE", "100"))
 REPS = int(os.environ.get("BENCH_REPS", "5"))
 PGB_REPS = int(os.environ.get("BENCH_PGB_REPS", "3"))
 PGB_SECS = int(os.environ.get("BENCH_PGB_SECS", "20"))
-PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single").split(",")
+PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single,bulk").split(",")
 PORT0 = int(os.environ.get("BENCH_PORT", "56432"))
 KEEP = os.environ.get("BENCH_KEEP") == "1"
 PROFILE_RUNS = int(os.environ.get("BENCH_PROFILE_RUNS", "3"))
@@ -422,6 +425,86 @@ def part_fetch(cl, conn, cur):
     return res
 
 
+def part_bulk(cl, conn, cur, binfile):
+    """Issue 13: bulk SQL the PostgreSQL way.  (a) a client sends the rows
+    with binary COPY FROM STDIN: into a topic's foreign table against into
+    a plain table; (b) a query over a table: kafka.produce_agg and INSERT
+    INTO foreign_table SELECT against INSERT INTO plain SELECT."""
+    out()
+    out("## 4. Bulk SQL the PostgreSQL way: %s records of %d bytes (null keys)" % ("{:,}".format(N), VSIZE))
+    with open(binfile, "rb") as f:
+        data = f.read()
+    cur.execute("CREATE FOREIGN TABLE IF NOT EXISTS ft_b (key bytea, value bytea) "
+                "SERVER kafka_pg OPTIONS (topic 'b')")
+
+    def client_copy(target):
+        t0 = time.perf_counter()
+        w0 = wal_lsn(cur)
+        cur.copy_expert("COPY %s FROM STDIN WITH (FORMAT binary)" % target, io.BytesIO(data),
+                        size=1 << 20)
+        return time.perf_counter() - t0, wal_lsn(cur) - w0
+
+    def count_topic():
+        time.sleep(0.2)
+        cur.execute("SELECT kafka.flush_markers()")
+        n = q1(cur, "SELECT sum(log_end_offset) FROM kafka.partition_status WHERE topic = 'b'")[0]
+        return n
+
+    res_c = Results()
+    res_q = Results()
+    for rep in range(REPS):
+        log("bulk rep %d/%d" % (rep + 1, REPS))
+        # (a) client -> server, binary COPY FROM STDIN
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = client_copy("plain (k, v)")
+        res_c.add("client binary COPY -> plain table (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = client_copy("ft_b (key, value)")
+            n = count_topic()
+            if n < N or n > N + parts:  # + at most one COMMIT marker per partition
+                raise SystemExit("topic b holds %s offsets after COPY of %d rows" % (n, N))
+            res_c.add("client binary COPY -> foreign table, %dp" % parts, t, w)
+        # (b) a query over a table
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO plain SELECT NULL, v FROM staging")
+        res_q.add("INSERT INTO plain SELECT FROM staging (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, "SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging")
+            res_q.add("SELECT kafka.produce_agg('b', NULL, v) FROM staging, %dp" % parts, t, w)
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging")
+            res_q.add("INSERT INTO foreign table SELECT FROM staging, %dp" % parts, t, w)
+    cur.execute("TRUNCATE plain")
+    common = [
+        "Every timing ends with the statement's COMMIT (autocommit, synchronous_commit=on); a "
+        "CHECKPOINT precedes each one and the target is empty (TRUNCATE, or the topic deleted "
+        "and created again).  Client wall time.",
+        "WAL MB: pg_current_wal_insert_lsn() difference over the timed statement.",
+        "Ratios are throughput / baseline throughput: > 1 is faster than the baseline; 'per "
+        "repetition' pairs each run with the baseline run of the same repetition.",
+    ]
+    print_table("4a. From a client: binary COPY FROM STDIN, %d repetitions" % REPS, res_c,
+                "client binary COPY -> plain table (baseline)", N, N * VSIZE, [
+                    "Both: psycopg2 copy_expert of the same %d MB binary COPY stream (the rows of "
+                    "staging, key NULL) from client memory over loopback, 1 MB writes.  "
+                    "Baseline: `COPY plain (k, v) FROM STDIN (FORMAT binary)`; kafka_pg: "
+                    "`COPY ft_b (key, value) FROM STDIN (FORMAT binary)` into a foreign table of "
+                    "topic b (kafka_pg_fdw)." % (len(data) // 1000000)] + common)
+    print_table("4b. From a query over a table, %d repetitions" % REPS, res_q,
+                "INSERT INTO plain SELECT FROM staging (baseline)", N, N * VSIZE, [
+                    "Baseline: `INSERT INTO plain SELECT NULL, v FROM staging`; kafka_pg: "
+                    "`SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging` and "
+                    "`INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging`."] + common)
+    return res_c, res_q
+
+
 def pgbench(cl, script, clients, secs):
     cmd = [BIN + "/pgbench", "-n", "-M", "prepared", "-h", "127.0.0.1", "-p", str(cl.port),
            "-U", "postgres", "-T", str(secs), "-c", str(clients), "-j", str(min(clients, 2)),
@@ -682,6 +765,8 @@ def main():
             part_fetch(cl, conn, cur)
         if "single" in PARTS:
             part_single(cl, conn, cur)
+        if "bulk" in PARTS:
+            part_bulk(cl, conn, cur, binfile)
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
         conn.close()

@@ -45,8 +45,8 @@ PG_FUNCTION_INFO_V1(kp_sql_produce_batch);
 static uint32 next_unkeyed = 0;
 static bool next_unkeyed_set = false;
 
-static int32
-next_round_robin(int32 partitions)
+int32
+kp_sql_round_robin(int32 partitions)
 {
 	if (!next_unkeyed_set)
 	{
@@ -64,20 +64,20 @@ choose_partition(const KpTopic *topic, bool has_partition, int32 partition,
 		return partition;
 	if (key != NULL)
 		return kp_partition_for_key(key, key_len, topic->partition_count);
-	return next_round_robin(topic->partition_count);
+	return kp_sql_round_robin(topic->partition_count);
 }
 
 /* The compression the topic asks for; "producer" means none from SQL. */
-static KpCompression
-topic_compression(const KpTopic *topic)
+KpCompression
+kp_sql_topic_compression(const KpTopic *topic)
 {
 	return topic->config.compression < 0 ? KP_COMPRESSION_NONE :
 		(KpCompression) topic->config.compression;
 }
 
 /* kafka.header[] to KpHeader[]; keys must not be null. */
-static KpHeader *
-headers_from_array(ArrayType *arr, int *nheaders)
+KpHeader *
+kp_sql_headers_from_array(ArrayType *arr, int *nheaders)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -133,10 +133,14 @@ headers_from_array(ArrayType *arr, int *nheaders)
 	return out;
 }
 
-/* Append one finished batch on behalf of the current transaction. */
-static void
-append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
-			 int64 producer_id, KpAppendResult *res)
+/*
+ * Append one finished batch on behalf of the current transaction: the one
+ * path every SQL producer (produce, produce_batch, produce_agg, the foreign
+ * tables) appends through.
+ */
+void
+kp_sql_append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
+					int64 producer_id, KpAppendResult *res)
 {
 	KpPartitionRef ref;
 
@@ -146,13 +150,9 @@ append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
 	kp_txn_note_write(ref.partition_id, producer_id);
 }
 
-/*
- * The single-record produce shared by the bytea, text and jsonb forms.
- * Arguments 3.. are headers, partition, timestamp.
- */
 /* Produce needs a primary: say so before anything asks for a transaction id. */
-static void
-check_not_in_recovery(void)
+void
+kp_sql_check_not_in_recovery(void)
 {
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -161,6 +161,10 @@ check_not_in_recovery(void)
 				 errhint("Produce on the primary; a standby serves reads.")));
 }
 
+/*
+ * The single-record produce shared by the bytea, text and jsonb forms.
+ * Arguments 3.. are headers, partition, timestamp.
+ */
 static Datum
 produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 			const char *value, int value_len)
@@ -182,13 +186,13 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	check_not_in_recovery();
+	kp_sql_check_not_in_recovery();
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
 	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (!PG_ARGISNULL(3))
-		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
+		headers = kp_sql_headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
 	if (!PG_ARGISNULL(5))
 	{
 		ts = KpTimestampTzToMs(PG_GETARG_TIMESTAMPTZ(5));
@@ -204,11 +208,11 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	}
 
 	producer_id = kp_txn_sql_producer_id();
-	kp_batch_builder_init(&b, topic_compression(topic), producer_id, 0,
+	kp_batch_builder_init(&b, kp_sql_topic_compression(topic), producer_id, 0,
 						  KP_NO_SEQUENCE, true);
 	kp_batch_builder_add(&b, ts, key, key_len, value, value_len, headers, nheaders);
 	batch = kp_batch_builder_finish(&b, &len);
-	append_batch(topic, partition, batch, len, producer_id, &res);
+	kp_sql_append_batch(topic, partition, batch, len, producer_id, &res);
 	kp_sql_as_caller(&owner);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -278,7 +282,7 @@ flush_pending(const KpTopic *topic, int32 partition, PendingBatch *pb,
 	if (!pb->started || count == 0)
 		return;
 	batch = kp_batch_builder_finish(&pb->builder, &len);
-	append_batch(topic, partition, batch, len, producer_id, &res);
+	kp_sql_append_batch(topic, partition, batch, len, producer_id, &res);
 	pfree(batch);
 	pb->started = false;
 
@@ -318,7 +322,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	check_not_in_recovery();
+	kp_sql_check_not_in_recovery();
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -387,7 +391,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 		else
 		{
 			if (sticky < 0)
-				sticky = next_round_robin(topic->partition_count);
+				sticky = kp_sql_round_robin(topic->partition_count);
 			partition = sticky;
 		}
 		pb = &pending[partition];
@@ -400,7 +404,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 			/* the sticky partitioner moves on when a batch is full */
 			if (!has_partition && key == NULL)
 			{
-				sticky = next_round_robin(topic->partition_count);
+				sticky = kp_sql_round_robin(topic->partition_count);
 				partition = sticky;
 				pb = &pending[partition];
 				if (pb->started &&
@@ -410,7 +414,7 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 		}
 		if (!pb->started)
 		{
-			kp_batch_builder_init(&pb->builder, topic_compression(topic), producer_id, 0,
+			kp_batch_builder_init(&pb->builder, kp_sql_topic_compression(topic), producer_id, 0,
 								  KP_NO_SEQUENCE, true);
 			pb->started = true;
 		}
