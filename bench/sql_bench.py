@@ -18,6 +18,8 @@ numbers and asserts nothing.  Environment knobs:
                   and INSERT ... SELECT into a table, issue 13)
   BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
+  BENCH_KAFKA_PORT  first port to try for the wire listener (default
+                  BENCH_PORT + 1000)
   BENCH_KEEP      1 = keep the temporary directory
 """
 
@@ -43,6 +45,7 @@ PGB_REPS = int(os.environ.get("BENCH_PGB_REPS", "3"))
 PGB_SECS = int(os.environ.get("BENCH_PGB_SECS", "20"))
 PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single,bulk").split(",")
 PORT0 = int(os.environ.get("BENCH_PORT", "56432"))
+KAFKA_PORT0 = int(os.environ.get("BENCH_KAFKA_PORT", "0"))
 KEEP = os.environ.get("BENCH_KEEP") == "1"
 PROFILE_RUNS = int(os.environ.get("BENCH_PROFILE_RUNS", "3"))
 
@@ -127,7 +130,7 @@ class Cluster:
             "shared_preload_libraries = 'kafka_pg'",
             "kafka.database = 'postgres'",
             # the wire listener (if built) must not take the shared default 9092
-            "kafka.port = %d" % free_port(self.port + 1000),
+            "kafka.port = %d" % free_port(KAFKA_PORT0 or self.port + 1000),
             "log_min_messages = warning",
             "log_checkpoints = on",
             "lc_messages = 'C'",
@@ -724,7 +727,7 @@ def main():
                     "AND name ~ 'port' AND vartype = 'integer'")[0]
         if g and "kafka.port" not in g.split(","):
             for name in g.split(","):
-                cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(cl.port + 1000)))
+                cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(KAFKA_PORT0 or cl.port + 1000)))
             conn.close()
             cl.stop()
             cl.start()

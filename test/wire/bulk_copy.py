@@ -61,6 +61,14 @@ def binary_copy(rows):
     return out
 
 
+# A COMMIT marker's record (key: version 0, type 1; value: version 0, coordinator epoch 0).
+# kafka-python 2.0.2 (Debian's) hands the records of control batches to the application as if
+# they were data (its fetcher never looks at the control bit; 2.1 skips them), so the markers
+# the SQL transactions end with show up here: they are dropped by their exact form, which no
+# record this test produces has.
+COMMIT_MARKER = (b"\x00\x00\x00\x01", b"\x00" * 6)
+
+
 def read_kafka_python(topic, n, timeout=60):
     c = KafkaConsumer(bootstrap_servers=BOOTSTRAP, enable_auto_commit=False,
                       consumer_timeout_ms=2000)
@@ -71,7 +79,7 @@ def read_kafka_python(topic, n, timeout=60):
     t0 = time.time()
     while len(out) < n and time.time() - t0 < timeout:
         for m in c.poll(timeout_ms=500).values():
-            out.extend(m)
+            out.extend(r for r in m if (r.key, r.value) != COMMIT_MARKER)
     c.close()
     return out
 
@@ -169,15 +177,17 @@ def main():
     for m in sorted(got, key=lambda m: (m.partition, m.offset)):
         by_part[m.partition].append((m.key, m.value, [(k, v) for k, v in (m.headers or [])]))
     for p in range(PARTS):
+        first = next((i for i, (a, b) in enumerate(zip(by_part[p], expected[p])) if a != b), None)
         check(f"partition {p}: keys, values and headers in the order sent",
               by_part[p] == expected[p],
-              f"({len(by_part[p])} vs {len(expected[p])} records; first difference at "
-              f"{next((i for i, (a, b) in enumerate(zip(by_part[p], expected[p])) if a != b), None)})")
+              f"({len(by_part[p])} vs {len(expected[p])} records; first difference at {first}: "
+              f"{by_part[p][first] if first is not None else None} vs "
+              f"{expected[p][first] if first is not None else None})")
     bad = [m for m in got
            if m.key is not None and (m.key, m.value) not in explicit
            and m.partition != java_partition(m.key)]
     check("keyed records without an explicit partition are where murmur2 puts them", not bad,
-          f"({len(bad)} elsewhere)")
+          f"({len(bad)} elsewhere, e.g. {[(m.partition, m.key, m.value) for m in bad[:3]]})")
     ts_ok = all(m.timestamp > 0 for m in got)
     check("every record has a CreateTime timestamp", ts_ok)
 
