@@ -440,21 +440,30 @@ def part_bulk(cl, conn, cur, binfile):
     cur.execute("CREATE FOREIGN TABLE IF NOT EXISTS ft_b (key bytea, value bytea) "
                 "SERVER kafka_pg OPTIONS (topic 'b')")
 
-    def client_copy(target):
+    def client_copy(target, stream=None):
         t0 = time.perf_counter()
         w0 = wal_lsn(cur)
-        cur.copy_expert("COPY %s FROM STDIN WITH (FORMAT binary)" % target, io.BytesIO(data),
-                        size=1 << 20)
+        cur.copy_expert("COPY %s FROM STDIN WITH (FORMAT binary)" % target,
+                        io.BytesIO(data if stream is None else stream), size=1 << 20)
         return time.perf_counter() - t0, wal_lsn(cur) - w0
 
-    def count_topic():
-        time.sleep(0.2)
+    def check_topic(parts, what):
+        """after the timing: every row is in the log (its end offsets count the
+        records and at most one COMMIT marker per partition)"""
         cur.execute("SELECT kafka.flush_markers()")
         n = q1(cur, "SELECT sum(log_end_offset) FROM kafka.partition_status WHERE topic = 'b'")[0]
-        return n
+        if n < N or n > N + parts:
+            raise SystemExit("topic b holds %s offsets after %s of %d rows" % (n, what, N))
 
+    keyfile = os.path.join(cl.tmp, "staging_keyed.bin")
+    cur.execute("COPY (SELECT substr(v, 1, 8), v FROM staging) TO %s WITH (FORMAT binary)",
+                (keyfile,))
+    with open(keyfile, "rb") as f:
+        keyed = f.read()
     res_c = Results()
     res_q = Results()
+    res_kc = Results()
+    res_kq = Results()
     for rep in range(REPS):
         log("bulk rep %d/%d" % (rep + 1, REPS))
         # (a) client -> server, binary COPY FROM STDIN
@@ -466,9 +475,7 @@ def part_bulk(cl, conn, cur, binfile):
             recreate_topic(cur, "b", parts)
             checkpoint(cur)
             t, w = client_copy("ft_b (key, value)")
-            n = count_topic()
-            if n < N or n > N + parts:  # + at most one COMMIT marker per partition
-                raise SystemExit("topic b holds %s offsets after COPY of %d rows" % (n, N))
+            check_topic(parts, "COPY")
             res_c.add("client binary COPY -> foreign table, %dp" % parts, t, w)
         # (b) a query over a table
         cur.execute("TRUNCATE plain")
@@ -479,11 +486,37 @@ def part_bulk(cl, conn, cur, binfile):
             recreate_topic(cur, "b", parts)
             checkpoint(cur)
             t, w = timed(cur, "SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging")
+            check_topic(parts, "produce_agg")
             res_q.add("SELECT kafka.produce_agg('b', NULL, v) FROM staging, %dp" % parts, t, w)
             recreate_topic(cur, "b", parts)
             checkpoint(cur)
             t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging")
+            check_topic(parts, "INSERT INTO ft_b SELECT")
             res_q.add("INSERT INTO foreign table SELECT FROM staging, %dp" % parts, t, w)
+        # (c) keyed: 8-byte keys (the first bytes of the value), 6 partitions by murmur2
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = client_copy("plain (k, v)", keyed)
+        res_kc.add("client binary COPY -> plain table, keyed (baseline)", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = client_copy("ft_b (key, value)", keyed)
+        check_topic(6, "keyed COPY")
+        res_kc.add("client binary COPY -> foreign table, keyed, 6p", t, w)
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging")
+        res_kq.add("INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = timed(cur, "SELECT kafka.produce_agg('b', substr(v, 1, 8), v) FROM staging")
+        check_topic(6, "keyed produce_agg")
+        res_kq.add("SELECT kafka.produce_agg('b', substr(v, 1, 8), v) FROM staging, 6p", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT substr(v, 1, 8), v FROM staging")
+        check_topic(6, "keyed INSERT INTO ft_b SELECT")
+        res_kq.add("INSERT INTO foreign table SELECT substr(v, 1, 8), v FROM staging, 6p", t, w)
     cur.execute("TRUNCATE plain")
     common = [
         "Every timing ends with the statement's COMMIT (autocommit, synchronous_commit=on); a "
@@ -505,6 +538,15 @@ def part_bulk(cl, conn, cur, binfile):
                     "Baseline: `INSERT INTO plain SELECT NULL, v FROM staging`; kafka_pg: "
                     "`SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging` and "
                     "`INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging`."] + common)
+    print_table("4c. Keyed, from a client: binary COPY FROM STDIN, %d repetitions" % REPS, res_kc,
+                "client binary COPY -> plain table, keyed (baseline)", N, N * VSIZE, [
+                    "As 4a with an 8-byte key per row (the value's first 8 bytes, so ~1M distinct "
+                    "keys), into a 6-partition topic: murmur2 spreads the rows over the "
+                    "partitions, one open batch each."] + common)
+    print_table("4d. Keyed, from a query over a table, %d repetitions" % REPS, res_kq,
+                "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", N,
+                N * VSIZE, ["As 4b with the key substr(v, 1, 8) on both sides, 6 partitions."]
+                + common)
     return res_c, res_q
 
 
