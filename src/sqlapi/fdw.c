@@ -390,8 +390,8 @@ fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	}
 
 	/*
-	 * The log's offsets give the row count, for a role that may DESCRIBE
-	 * the topic (kafka.list_offsets's right); otherwise a guess.
+	 * The log's offsets give the row count, for a role that may DESCRIBE the
+	 * topic (kafka.list_offsets's right); otherwise a guess.
 	 */
 	if (kp_acl_authorize(GetUserId(), NULL, KP_ACL_RESOURCE_TOPIC, ps->t.topic,
 						 KP_ACL_OP_DESCRIBE))
@@ -467,10 +467,10 @@ fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 
 			foreach(lr, ps->bound_rinfos)
 				if (lfirst(lr) == ri)
-				{
-					i = foreach_current_index(lr);
-					break;
-				}
+			{
+				i = foreach_current_index(lr);
+				break;
+			}
 		}
 		if (i < 0)
 		{
@@ -754,7 +754,7 @@ fdw_iterate(ForeignScanState *node)
 	if (ss->need[COL_TIMESTAMP])
 	{
 		int64		ts = (ss->it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
-			ss->it.hdr.max_timestamp : rec.timestamp;
+		ss->it.hdr.max_timestamp : rec.timestamp;
 
 		slot->tts_values[ss->t.att[COL_TIMESTAMP]] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
 		slot->tts_isnull[ss->t.att[COL_TIMESTAMP]] = false;
