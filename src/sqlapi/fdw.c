@@ -451,6 +451,7 @@ fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	Bitmapset  *attrs = NULL;
 	StringInfoData desc;
 	ListCell   *lc;
+	ListCell   *lr;
 	int			c;
 
 	initStringInfo(&desc);
@@ -462,11 +463,9 @@ fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 		if (ri->pseudoconstant)
 			continue;
 		i = -1;
+		foreach(lr, ps->bound_rinfos)
 		{
-			ListCell   *lr;
-
-			foreach(lr, ps->bound_rinfos)
-				if (lfirst(lr) == ri)
+			if (lfirst(lr) == ri)
 			{
 				i = foreach_current_index(lr);
 				break;
@@ -753,8 +752,11 @@ fdw_iterate(ForeignScanState *node)
 	}
 	if (ss->need[COL_TIMESTAMP])
 	{
-		int64		ts = (ss->it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ?
-		ss->it.hdr.max_timestamp : rec.timestamp;
+		int64		ts = rec.timestamp;
+
+		/* LogAppendTime: the batch's time for every record, as in fetch */
+		if (ss->it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE)
+			ts = ss->it.hdr.max_timestamp;
 
 		slot->tts_values[ss->t.att[COL_TIMESTAMP]] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
 		slot->tts_isnull[ss->t.att[COL_TIMESTAMP]] = false;
