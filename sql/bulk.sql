@@ -180,6 +180,12 @@ SELECT count(*) AS differ FROM (
 	 EXCEPT ALL
 	 SELECT partition, "offset", "timestamp", key, value, headers FROM bulk_ft
 	  WHERE partition = 1 AND "offset" >= 3)) d;
+-- rows come in (partition, "offset") order: ORDER BY needs no sort, and a
+-- LIMIT stops the read
+EXPLAIN (COSTS OFF) SELECT "offset" FROM bulk_ft WHERE partition = 1 AND "offset" >= 100 ORDER BY "offset" LIMIT 3;
+SELECT "offset", value FROM bulk_ft WHERE partition = 1 AND "offset" >= 100 ORDER BY "offset" LIMIT 3;
+EXPLAIN (COSTS OFF) SELECT partition, "offset" FROM bulk_ft ORDER BY partition, "offset";
+EXPLAIN (COSTS OFF) SELECT "offset" FROM bulk_ft ORDER BY "offset" DESC LIMIT 1;
 -- bounds outside the log give nothing, never an error
 SELECT count(*) FROM bulk_ft WHERE partition = 7;
 SELECT count(*) FROM bulk_ft WHERE partition = 0 AND "offset" > 1000000;

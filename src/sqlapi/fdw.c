@@ -37,6 +37,7 @@
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -50,6 +51,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/array.h"
@@ -428,14 +430,39 @@ fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	baserel->fdw_private = ps;
 }
 
+/*
+ * One path.  Rows come partition by partition in offset order: with both
+ * columns that is the sort order (partition, "offset"), which the path says,
+ * so ORDER BY "offset" with partition = x (or ORDER BY partition, "offset")
+ * needs no sort and a LIMIT stops the read early.
+ */
 static void
 fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
+	FdwPlanState *ps = (FdwPlanState *) baserel->fdw_private;
 	Cost		startup = 10;
 	Cost		total = startup + baserel->rows * (cpu_tuple_cost + 0.002);
+	List	   *pathkeys = NIL;
 
+	if (ps->t.att[COL_PARTITION] >= 0 && ps->t.att[COL_OFFSET] >= 0)
+	{
+		Var		   *pv = makeVar(baserel->relid, ps->t.att[COL_PARTITION] + 1, INT4OID, -1,
+								 InvalidOid, 0);
+		Var		   *ov = makeVar(baserel->relid, ps->t.att[COL_OFFSET] + 1, INT8OID, -1,
+								 InvalidOid, 0);
+
+		List	   *pk = build_expression_pathkey(root, (Expr *) pv, NULL, Int4LessOperator,
+												  baserel->relids, true);
+
+		/* partition = x makes the partition's key redundant: order by offset */
+		if (pk != NIL && EC_MUST_BE_REDUNDANT(linitial_node(PathKey, pk)->pk_eclass))
+			pk = NIL;
+		pathkeys = list_concat(pk, build_expression_pathkey(root, (Expr *) ov, NULL,
+															Int8LessOperator,
+															baserel->relids, true));
+	}
 	add_path(baserel, (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows,
-													   startup, total, NIL, NULL, NULL,
+													   startup, total, pathkeys, NULL, NULL,
 													   NIL));
 }
 
