@@ -205,6 +205,16 @@ SELECT o.p, (SELECT count(*) FROM bulk_ft f WHERE f.partition = o.p AND f."offse
 CREATE FOREIGN TABLE bulk_ft_kv (value bytea, key bytea) SERVER kafka_pg OPTIONS (topic 'bulk-ft');
 SELECT count(*), count(key) FROM bulk_ft_kv;
 
+-- the topic's compression.type applies; the scan inflates
+SELECT kafka.create_topic('bulk-zstd', 1, '{"compression.type": "zstd"}');
+CREATE FOREIGN TABLE bulk_zstd (key text, value text, "offset" bigint) SERVER kafka_pg OPTIONS (topic 'bulk-zstd');
+INSERT INTO bulk_zstd (key, value) SELECT k, repeat(v, 20) FROM bulk_src;
+SELECT compression, count(*) FROM kafka.dump_log('bulk-zstd', 0) WHERE NOT is_control GROUP BY 1;
+SELECT count(*), sum(length(value)) = (SELECT sum(length(repeat(v, 20))) FROM bulk_src) AS same_bytes,
+	   max("offset") FROM bulk_zstd;
+DROP FOREIGN TABLE bulk_zstd;
+SELECT kafka.delete_topic('bulk-zstd');
+
 -- bad foreign tables and bad rows, with their SQLSTATEs
 CREATE FOREIGN TABLE bulk_bad_col (partition integer, amount numeric) SERVER kafka_pg OPTIONS (topic 'bulk-ft');
 SELECT bulk_try('SELECT * FROM bulk_bad_col');
