@@ -66,6 +66,8 @@ struct KpBulkProducer
 	size_t		buffered;		/* bytes in the open batches */
 	size_t		max_buffered;
 	int64		records;
+	KpBulkAppendCallback on_append;
+	void	   *on_append_arg;
 };
 
 KpBulkProducer *
@@ -80,6 +82,13 @@ kp_bulk_begin(void)
 	bp->now_ms = KpTimestampTzToMs(GetCurrentTimestamp());
 	bp->max_buffered = Max((size_t) work_mem * 1024, (size_t) 1024 * 1024);
 	return bp;
+}
+
+void
+kp_bulk_set_append_callback(KpBulkProducer *bp, KpBulkAppendCallback cb, void *arg)
+{
+	bp->on_append = cb;
+	bp->on_append_arg = arg;
 }
 
 int64
@@ -151,8 +160,9 @@ kp_bulk_flush_partition(KpBulkProducer *bp, KpBulkTopic *bt, int32 partition)
 	char	   *batch;
 	size_t		len;
 	int64		producer_id;
+	int32		count = pb->builder.count;
 
-	if (!pb->started || pb->builder.count == 0)
+	if (!pb->started || count == 0)
 		return -1;
 	producer_id = pb->builder.producer_id;
 	if (producer_id != kp_txn_sql_producer_id())
@@ -167,6 +177,8 @@ kp_bulk_flush_partition(KpBulkProducer *bp, KpBulkTopic *bt, int32 partition)
 	pfree(batch);
 	MemoryContextSwitchTo(old);
 	pb->last_offset = res.last_offset;
+	if (bp->on_append)
+		bp->on_append(bp->on_append_arg, partition, res.base_offset, count);
 	return res.base_offset;
 }
 

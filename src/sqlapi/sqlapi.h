@@ -84,7 +84,8 @@ extern void kp_sql_append_batch(const struct KpTopic *topic, int32 partition, ch
 								size_t len, int64 producer_id, KpAppendResult *res);
 
 /*
- * bulk.c: a streaming producer.  Records are added one at a time and go
+ * bulk.c: a streaming producer (produce_batch, produce_agg, the foreign
+ * tables).  Records are added one at a time and go
  * into one open record batch per partition (up to the topic's
  * max.message.bytes); a full batch, or the largest memory use allowed
  * (work_mem, at least 1 MB, over all open batches), appends a batch at
@@ -125,6 +126,12 @@ extern int64 kp_bulk_last_offset(KpBulkTopic *bt, int32 partition);
 
 /* Append every open batch; returns the records added since kp_bulk_begin. */
 extern int64 kp_bulk_finish(KpBulkProducer *bp);
+
+/* Called after each batch appended (produce_batch's result rows). */
+typedef void (*KpBulkAppendCallback) (void *arg, int32 partition, int64 base_offset,
+									  int32 record_count);
+extern void kp_bulk_set_append_callback(KpBulkProducer *bp, KpBulkAppendCallback cb,
+										void *arg);
 
 /* The producer's "now" (ms), the timestamp of records added without one. */
 extern int64 kp_bulk_now_ms(KpBulkProducer *bp);
