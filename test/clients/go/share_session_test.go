@@ -33,6 +33,23 @@ func TestShareSessionAcrossConnections(t *testing.T) {
 	_, _ = rand.Read(raw[:])
 	member := base64.RawURLEncoding.EncodeToString(raw[:])
 
+	// read from the start, whenever the broker sets the share-partition up
+	ia := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = "share.auto.offset.reset", str("earliest")
+	res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{cfg}
+	ia.Resources = []kmsg.IncrementalAlterConfigsRequestResource{res}
+	if ir, err := ia.RequestWith(ctx, a); err != nil || ir.Resources[0].ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs share.auto.offset.reset: %v %v", err, kerr.ErrorForCode(ir.Resources[0].ErrorCode))
+	}
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}}
+	}
+	produceSync(t, a, recs)
+
 	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
 	hb.GroupID, hb.MemberID, hb.MemberEpoch, hb.SubscribedTopicNames = group, member, 0, []string{topic}
 	hr, err := hb.RequestWith(ctx, a)
@@ -64,17 +81,11 @@ func TestShareSessionAcrossConnections(t *testing.T) {
 		}
 		return r
 	}
-	// epoch 0 opens the session (and the share-partition at the log end: nothing to read yet)
-	fetch(0, 0)
-	recs := make([]*kgo.Record, n)
-	for i := range recs {
-		recs[i] = &kgo.Record{Topic: topic, Value: []byte{byte('a' + i)}}
-	}
-	produceSync(t, a, recs)
+	// epoch 0 opens the session, the next ones acquire the records
 	acquired := 0
-	epoch := int32(1)
+	epoch := int32(0)
 	for deadline := time.Now().Add(30 * time.Second); acquired < n && time.Now().Before(deadline); epoch++ {
-		for _, ft := range fetch(epoch, 1000).Topics {
+		for _, ft := range fetch(epoch, 500).Topics {
 			for _, p := range ft.Partitions {
 				for _, ar := range p.AcquiredRecords {
 					acquired += int(ar.LastOffset - ar.FirstOffset + 1)
