@@ -18,6 +18,7 @@ typedef enum KpQuotaKind
 	KP_QUOTA_PRODUCE,			/* producer_byte_rate */
 	KP_QUOTA_CONSUME,			/* consumer_byte_rate */
 	KP_QUOTA_REQUEST,			/* request_percentage */
+	KP_QUOTA_MUTATION,			/* controller_mutation_rate (a token bucket) */
 	KP_QUOTA_KINDS
 } KpQuotaKind;
 
