@@ -253,8 +253,9 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		if (ctx->version >= 6 && kp_handler_topic(out->name, NULL) == NULL &&
 			kp_quota_mutation_refused(ctx))
 		{
+			/* no message: Kafka's ApiError drops the code's own one */
 			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
-			out->error_message = pstrdup("The throttling quota has been exceeded.");
+			out->error_message = NULL;
 			continue;
 		}
 		code = kp_handler_try(create_topic_fn, &arg, &msg);
@@ -389,8 +390,9 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		/* controller_mutation_rate (KIP-599): strict since v5 */
 		if (ctx->version >= 5 && kp_quota_mutation_refused(ctx))
 		{
+			/* no message: Kafka's ApiError drops the code's own one */
 			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
-			out->error_message = pstrdup("The throttling quota has been exceeded.");
+			out->error_message = NULL;
 			continue;
 		}
 		out->error_code = kp_handler_try(delete_topic_fn, out->name, &msg);
@@ -509,8 +511,9 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		/* controller_mutation_rate (KIP-599): strict since v3 */
 		if (ctx->version >= 3 && kp_quota_mutation_refused(ctx))
 		{
+			/* no message: Kafka's ApiError drops the code's own one */
 			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
-			out->error_message = pstrdup("The throttling quota has been exceeded.");
+			out->error_message = NULL;
 			continue;
 		}
 		arg.name = out->name;

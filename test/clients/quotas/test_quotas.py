@@ -357,7 +357,7 @@ def check_mutation_rate():
     # ... then, with the bucket about 5 below zero, the next topic is refused (strict since v6)
     c = create_topic(client, "mut-c-" + RUN, 1, 7)
     check("... the next topic is THROTTLING_QUOTA_EXCEEDED with a throttle time of ~5 s",
-          c[1] == 89 and 3000 <= c[0] <= 6000 and c[2] == "The throttling quota has been exceeded.",
+          c[1] == 89 and 3000 <= c[0] <= 6000 and c[2] is None,
           repr(c))
     # older versions are permissive: created, and told the throttle time it earned
     d = create_topic(client, "mut-d-" + RUN, 1, 4)
