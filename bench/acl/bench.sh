@@ -67,24 +67,24 @@ acls() { # acls few|1000
 declare -A vals
 record() { vals["$1|$2"]+="$3 "; }
 
-# the listener workers' CPU time (user + system, ms) so far: a figure the other load on a shared
-# machine disturbs far less than wall-clock rates (the clients' CPU is not in it)
+# the listener workers' CPU time so far (ms, from the scheduler's ns count in /proc/PID/schedstat):
+# a figure the other load on a shared machine disturbs far less than wall-clock rates (the
+# clients' CPU is not in it)
 pm=$(kp_postmaster_pid "$data")
-tck=$(getconf CLK_TCK)
-listener_cpu_ms() {
+listener_cpu_ns() {
 	local pid total=0 f
 	for pid in $(pgrep -P "$pm"); do
 		grep -q 'kafka_pg listener' "/proc/$pid/cmdline" 2>/dev/null || continue
-		read -ra f <"/proc/$pid/stat" || continue
-		# fields 14 and 15 (utime, stime); the command name (field 2) has no spaces here
-		total=$((total + f[13] + f[14]))
+		read -ra f <"/proc/$pid/schedstat" || continue
+		total=$((total + f[0]))
 	done
-	echo $((total * 1000 / tck))
+	echo "$total"
 }
+cpu_ms_since() { awk -v a="$1" -v b="$(listener_cpu_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 
 produce() { # produce CASE USER TOPIC
 	local out line cpu0
-	cpu0=$(listener_cpu_ms)
+	cpu0=$(listener_cpu_ns)
 	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic "$3" --num-records "$N" \
 		--record-size 100 --throughput -1 --command-config "$work/$2.properties" \
 		--producer-props bootstrap.servers="127.0.0.1:$kport" acks=1 enable.idempotence=false 2>&1)
@@ -92,17 +92,17 @@ produce() { # produce CASE USER TOPIC
 	echo "$out" >>"$LOG"
 	line=$(grep -E "^$N records sent" <<<"$out" | tail -1)
 	record "$1" "produce records/s" "$([ -n "$line" ] && sed -E 's/.* records sent, ([0-9.]+) records\/sec.*/\1/' <<<"$line" || echo fail)"
-	record "$1" "produce listener CPU ms" "$(($(listener_cpu_ms) - cpu0))"
+	record "$1" "produce listener CPU ms" "$(cpu_ms_since "$cpu0")"
 	[ -n "$line" ] || say "  $1: produce failed: $(grep -iE 'error|exception' <<<"$out" | head -2)"
 }
 
 consume() { # consume CASE USER TOPIC
 	local out line cpu0
-	cpu0=$(listener_cpu_ms)
+	cpu0=$(listener_cpu_ns)
 	out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-consumer-perf-test --bootstrap-server "127.0.0.1:$kport" \
 		--topic "$3" --messages "$N" --timeout 30000 --group "$3-g" \
 		--command-config "$work/$2.properties" 2>&1)
-	record "$1" "fetch listener CPU ms" "$(($(listener_cpu_ms) - cpu0))"
+	record "$1" "fetch listener CPU ms" "$(cpu_ms_since "$cpu0")"
 	echo "== consume $1 $3" >>"$LOG"
 	echo "$out" >>"$LOG"
 	line=$(grep -E '^[0-9]{4}-' <<<"$out" | tail -1)
@@ -153,8 +153,9 @@ if [ -n "$perf_pid" ]; then
 	echo
 	echo "listener CPU in the authorization checks (perf, inclusive, all cases together):"
 	perf report -i "$work/perf.data" --children --sort symbol --stdio -g none 2>/dev/null |
-		grep -E ' (kp_authz|kp_authz_topic|kp_authz_cluster|kp_acl_authorize|kp_acl_allows_everything|kp_handle_fetch|kp_handle_produce|kp_dispatch_frame)$' |
-		sed -E 's/^ +/  /'
+		awk '/^# Samples:/ { print "  " $0 }
+			$4 ~ /^(kp_authz|kp_authz_topic|kp_authz_cluster|kp_acl_authorize|kp_acl_allows_everything|kp_handle_fetch|kp_handle_produce|kp_dispatch_frame)$/ {
+				printf "  %-26s %8s of the listener samples (self %s)\n", $4, $1, $2 }'
 	echo
 fi
 printf '| %-20s | %-12s | %-24s | %-12s |\n' "figure" "case" "median (min-max)" "/ superuser"
