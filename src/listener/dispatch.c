@@ -661,6 +661,7 @@ respond:
 
 		throttle_ms = kp_quota_record(c, hdr.request_api_key == KP_API_PRODUCE ? len : 0, 0,
 									  elapsed_ms(started), exempt, kp_listener_now_ms());
+		throttle_ms = Max(throttle_ms, ctx.mutation_throttle_ms);
 		if (throttle_ms > 0)
 			kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) throttle_ms);
 	}

@@ -18,6 +18,7 @@ typedef enum KpQuotaKind
 	KP_QUOTA_PRODUCE,			/* producer_byte_rate */
 	KP_QUOTA_CONSUME,			/* consumer_byte_rate */
 	KP_QUOTA_REQUEST,			/* request_percentage */
+	KP_QUOTA_MUTATION,			/* controller_mutation_rate (a token bucket) */
 	KP_QUOTA_KINDS
 } KpQuotaKind;
 
@@ -148,6 +149,9 @@ extern void kp_quota_init(void);
 extern Size kp_quota_shmem_size(void);
 extern void kp_quota_request_locks(void);
 extern void kp_quota_shmem_init(void);
+extern Size kp_share_sessions_shmem_size(void);
+extern void kp_share_sessions_request_locks(void);
+extern void kp_share_sessions_shmem_init(void);
 extern int64 kp_quota_prepare(KpConn *c, const char *client_id);
 extern int64 kp_quota_record(KpConn *c, double produce_bytes, double fetch_bytes,
 							 double request_ms, bool exempt, int64 now);
