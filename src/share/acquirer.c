@@ -401,6 +401,8 @@ kp_share_acquirer_main(Datum arg)
 			SetLatch(slot->latch);
 			served = true;
 		}
+		/* what the transactions did, for autovacuum (at most once a second) */
+		pgstat_report_stat(!served);
 		if (!served)
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
 							 PG_WAIT_EXTENSION);
