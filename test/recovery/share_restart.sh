@@ -13,6 +13,8 @@
 # Last line: "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
+# the share acquirer (which kafka.share_acquire hands its work to) serves kafka.database
+export KP_KAFKA_DB=postgres
 . test/lib/cluster.sh
 
 passed=0
