@@ -11,8 +11,8 @@
 # with a primary key (the "processing") and acknowledges them, and commits:
 #   kafka_pg   BEGIN; kafka.share_acquire(group, topic, 100) -> INSERT -> kafka.share_acknowledge
 #              (accept, per run of offsets); COMMIT - BENCH_CLIENTS (8) sessions, topic of 2 partitions
-#   SKIP LOCKED  DELETE FROM queue WHERE id IN (SELECT id ... ORDER BY id LIMIT 100 FOR UPDATE
-#              SKIP LOCKED) RETURNING -> INSERT; 8 sessions
+#   SKIP LOCKED  WITH s AS MATERIALIZED (SELECT id ... ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+#              DELETE ... USING s RETURNING -> INSERT; 8 sessions
 #   PgQ        pgq.next_batch -> pgq.get_batch_events -> INSERT -> pgq.finish_batch; ONE session:
 #              a PgQ consumer reads its batches in order, so sessions of one consumer would all get
 #              the same batch (PgQ's cooperative consumers are not in the Debian package); ticks
@@ -99,9 +99,12 @@ CREATE FUNCTION bench_kp(n int) RETURNS int LANGUAGE sql AS \$\$
 			   GROUP BY partition, run)
 	SELECT coalesce(sum(c), 0)::int FROM k
 \$\$;
+-- the usual SKIP LOCKED consumer; the ids chosen first (MATERIALIZED): written as
+-- DELETE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED) the planner may rescan the locking
+-- subquery for each row once the table is large, and the queue stalls
 CREATE FUNCTION bench_sl(n int) RETURNS int LANGUAGE sql AS \$\$
-	WITH d AS (DELETE FROM sl_queue WHERE id IN (SELECT id FROM sl_queue ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED)
-			   RETURNING id, payload),
+	WITH s AS MATERIALIZED (SELECT id FROM sl_queue ORDER BY id LIMIT n FOR UPDATE SKIP LOCKED),
+		 d AS (DELETE FROM sl_queue q USING s WHERE q.id = s.id RETURNING q.id, q.payload),
 		 i AS (INSERT INTO res_sl SELECT id, payload FROM d RETURNING 1)
 	SELECT count(*)::int FROM i
 \$\$;
