@@ -7,11 +7,15 @@
  *	  say about share groups.  The rules are src/share's (src/share/README).
  *
  * Share sessions (the ShareSessionEpoch of ShareFetch and
- * ShareAcknowledge) live in this worker's memory, keyed by group and member:
- * epoch 0 opens one with the request's partitions, the next epoch adds and
- * forgets partitions, -1 closes it and releases what the member acquired.
- * A request carrying an epoch for a session this worker does not know gets
- * SHARE_SESSION_NOT_FOUND, and the client opens a new session.
+ * ShareAcknowledge) are keyed by group and member: epoch 0 opens one with the
+ * request's partitions, the next epoch adds and forgets partitions, -1 closes
+ * it and releases what the member acquired.  Which sessions exist and their
+ * next epoch are in shared memory, as Kafka's share session cache is the
+ * broker's: a client sends ShareFetch and ShareAcknowledge on connections
+ * that different listener workers may serve (franz-go: its fetch connection
+ * and its other one).  The session's partitions stay in the memory of the
+ * worker that serves its ShareFetch; a ShareFetch reaching another worker
+ * gets SHARE_SESSION_NOT_FOUND, and the client opens a new session.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,12 +23,17 @@
 
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "common/hashfn.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
+#include "listener/listener_int.h"
 #include "protocol/errors.h"
 #include "share/share.h"
 
@@ -45,7 +54,7 @@ typedef struct ShareSession
 {
 	char	   *group_id;
 	char	   *member_id;
-	int32		epoch;			/* the next one expected */
+	uint64		id;				/* the shared session this one belongs to */
 	int			n;
 	int			cap;
 	SessionPart *parts;
@@ -56,11 +65,194 @@ typedef struct ShareSession
 static List *sessions = NIL;
 
 /*
- * Kafka's group.share.max.share.sessions default, per listener worker here.
- * Sessions unused for longer than a member's session timeout (their member
- * is gone: killed, or its connection moved) make room first.
+ * Kafka's group.share.max.share.sessions default, for the broker (the shared
+ * table) and per listener worker (the partition lists).  Sessions unused for
+ * longer than a member's session timeout (their member is gone: killed, or
+ * its connection moved) make room first.
  */
 #define MAX_SHARE_SESSIONS 2000
+
+/*
+ * The shared part of a session: that it exists, its next epoch, and an id
+ * that tells a worker whether the partitions it keeps belong to this session
+ * or to an earlier one of the same member.  Keyed by two independent 64-bit
+ * hashes of "group\0member" (group ids have no length limit).
+ */
+typedef struct SharedSessionKey
+{
+	uint64		h[2];
+} SharedSessionKey;
+
+typedef struct SharedSession
+{
+	SharedSessionKey key;
+	uint64		id;
+	int32		epoch;			/* the next one expected */
+	TimestampTz last_used;
+} SharedSession;
+
+typedef struct SharedSessions
+{
+	LWLock	   *lock;
+	uint64		next_id;
+} SharedSessions;
+
+static SharedSessions *shared_sessions = NULL;
+static HTAB *shared_session_hash = NULL;
+
+typedef enum
+{
+	SESSION_OK,
+	SESSION_NOT_FOUND,
+	SESSION_BAD_EPOCH
+} SessionCheck;
+
+Size
+kp_share_sessions_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(SharedSessions)),
+					hash_estimate_size(MAX_SHARE_SESSIONS, sizeof(SharedSession)));
+}
+
+void
+kp_share_sessions_request_locks(void)
+{
+	RequestNamedLWLockTranche("kafka_pg share sessions", 1);
+}
+
+/* called with AddinShmemInitLock held */
+void
+kp_share_sessions_shmem_init(void)
+{
+	HASHCTL		info;
+	bool		found;
+
+	shared_sessions = ShmemInitStruct("kafka_pg share sessions", sizeof(SharedSessions), &found);
+	if (!found)
+	{
+		shared_sessions->lock = &(GetNamedLWLockTranche("kafka_pg share sessions"))->lock;
+		shared_sessions->next_id = 1;
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SharedSessionKey);
+	info.entrysize = sizeof(SharedSession);
+	shared_session_hash = ShmemInitHash("kafka_pg share session epochs", MAX_SHARE_SESSIONS,
+										MAX_SHARE_SESSIONS, &info, HASH_ELEM | HASH_BLOBS);
+}
+
+static SharedSessionKey
+shared_key(const char *group_id, const char *member_id)
+{
+	SharedSessionKey k;
+	size_t		gl = strlen(group_id);
+	size_t		ml = strlen(member_id);
+	char	   *buf = palloc(gl + ml + 1);
+
+	memcpy(buf, group_id, gl);
+	buf[gl] = '\0';
+	memcpy(buf + gl + 1, member_id, ml);
+	k.h[0] = hash_bytes_extended((const unsigned char *) buf, (int) (gl + ml + 1), 0);
+	k.h[1] = hash_bytes_extended((const unsigned char *) buf, (int) (gl + ml + 1),
+								 UINT64CONST(0x9e3779b97f4a7c15));
+	pfree(buf);
+	return k;
+}
+
+/*
+ * Open a session (epoch 0): replaces the member's previous one.  Returns its
+ * id, or 0 when the broker's table is full of sessions in use.
+ */
+static uint64
+shared_open(const char *group_id, const char *member_id)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+	TimestampTz now = GetCurrentTimestamp();
+	SharedSession *e;
+	bool		found;
+	uint64		id = 0;
+
+	LWLockAcquire(shared_sessions->lock, LW_EXCLUSIVE);
+	e = hash_search(shared_session_hash, &k, HASH_FIND, NULL);
+	if (e == NULL && hash_get_num_entries(shared_session_hash) >= MAX_SHARE_SESSIONS)
+	{
+		TimestampTz cutoff = now - (TimestampTz) kp_share_session_timeout_ms * 1000;
+		HASH_SEQ_STATUS seq;
+		SharedSession *o;
+
+		hash_seq_init(&seq, shared_session_hash);
+		while ((o = hash_seq_search(&seq)) != NULL)
+			if (o->last_used < cutoff)
+				hash_search(shared_session_hash, &o->key, HASH_REMOVE, NULL);
+	}
+	if (e != NULL || hash_get_num_entries(shared_session_hash) < MAX_SHARE_SESSIONS)
+	{
+		e = hash_search(shared_session_hash, &k, HASH_ENTER_NULL, &found);
+		if (e != NULL)
+		{
+			e->id = id = shared_sessions->next_id++;
+			e->epoch = 1;
+			e->last_used = now;
+		}
+	}
+	LWLockRelease(shared_sessions->lock);
+	return id;
+}
+
+/*
+ * A request with epoch > 0 or -1: the session must exist and a positive
+ * epoch must be the next one, which then moves on.  *id gets the session's
+ * id, *expected the epoch it expected.
+ */
+static SessionCheck
+shared_check(const char *group_id, const char *member_id, int32 epoch, uint64 *id,
+			 int32 *expected)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+	SharedSession *e;
+	SessionCheck r = SESSION_OK;
+
+	LWLockAcquire(shared_sessions->lock, LW_EXCLUSIVE);
+	e = hash_search(shared_session_hash, &k, HASH_FIND, NULL);
+	if (e == NULL)
+		r = SESSION_NOT_FOUND;
+	else
+	{
+		*id = e->id;
+		*expected = e->epoch;
+		e->last_used = GetCurrentTimestamp();
+		if (epoch != -1 && epoch != e->epoch)
+			r = SESSION_BAD_EPOCH;
+		else if (epoch != -1)
+			e->epoch = e->epoch == PG_INT32_MAX ? 1 : e->epoch + 1;
+	}
+	LWLockRelease(shared_sessions->lock);
+	return r;
+}
+
+/* does the session this worker's partitions belong to still exist? */
+static bool
+shared_alive(const char *group_id, const char *member_id, uint64 local_id)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+	SharedSession *e;
+	bool		alive;
+
+	LWLockAcquire(shared_sessions->lock, LW_SHARED);
+	e = hash_search(shared_session_hash, &k, HASH_FIND, NULL);
+	alive = e != NULL && e->id == local_id;
+	LWLockRelease(shared_sessions->lock);
+	return alive;
+}
+
+static void
+shared_close(const char *group_id, const char *member_id)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+
+	LWLockAcquire(shared_sessions->lock, LW_EXCLUSIVE);
+	hash_search(shared_session_hash, &k, HASH_REMOVE, NULL);
+	LWLockRelease(shared_sessions->lock);
+}
 
 static ShareSession *
 session_find(const char *group_id, const char *member_id)
@@ -155,6 +347,41 @@ session_forget(ShareSession *s, const KpUuid *topic_id, int32 partition)
 			s->n--;
 			return;
 		}
+}
+
+/*
+ * A session whose earlier ShareFetches another worker served: its partitions
+ * are in that worker's memory, so start from the member's assignment (every
+ * partition of the topics it subscribes to, what the clients put in their
+ * sessions); the request then adds and forgets as usual.
+ */
+static void
+session_adopt_assignment(ShareSession *s, const char *group_id, const char *member_id)
+{
+	KpShareGroupInfo info;
+	int			m;
+	int			i;
+
+	kp_share_describe(group_id, &info);
+	for (m = 0; m < info.nmembers; m++)
+	{
+		KpShareMemberInfo *mi = &info.members[m];
+
+		if (strcmp(mi->member_id, member_id) != 0)
+			continue;
+		for (i = 0; i < mi->nassigned; i++)
+		{
+			const KpTopic *t = kp_handler_topic(mi->assigned_topics[i], NULL);
+
+			if (t)
+			{
+				KpUuid		id;
+
+				memcpy(id.b, t->topic_uuid.data, 16);
+				session_add(s, &id, mi->assigned_partitions[i]);
+			}
+		}
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -321,6 +548,7 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 
 		if (s)
 			session_drop(s);
+		shared_close(req->group_id, req->member_id);
 	}
 }
 
@@ -560,6 +788,8 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		any_acks = fetch_has_acks(req);
 		if (epoch == 0)
 		{
+			uint64		id;
+
 			if (any_acks)
 			{
 				resp->error_code = KP_ERR_INVALID_REQUEST;
@@ -568,30 +798,55 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			}
 			if (s)
 				session_drop(s);
-			s = session_new(req->group_id, req->member_id);
+			id = shared_open(req->group_id, req->member_id);
+			s = id != 0 ? session_new(req->group_id, req->member_id) : NULL;
 			if (s == NULL)
 			{
+				if (id != 0)
+					shared_close(req->group_id, req->member_id);
 				resp->error_code = KP_ERR_SHARE_SESSION_LIMIT_REACHED;
 				resp->error_message = pstrdup("The limit of share sessions of this broker was reached.");
 				return;
 			}
-			s->epoch = 1;
+			s->id = id;
 		}
-		else if (s == NULL)
+		else
 		{
-			resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
-			resp->error_message = pstrdup("The share session was not found.");
-			return;
+			int32		expected = 0;
+			uint64		id = 0;
+			SessionCheck r = shared_check(req->group_id, req->member_id, epoch, &id, &expected);
+
+			if (r == SESSION_NOT_FOUND)
+			{
+				if (s)
+					session_drop(s);
+				resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
+				resp->error_message = pstrdup("The share session was not found.");
+				return;
+			}
+			if (r == SESSION_BAD_EPOCH)
+			{
+				resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
+				resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
+											   epoch, expected);
+				return;
+			}
+			if (s == NULL || s->id != id)
+			{
+				/* opened by a ShareFetch another worker served: adopt it here */
+				if (s)
+					session_drop(s);
+				s = session_new(req->group_id, req->member_id);
+				if (s == NULL)
+				{
+					resp->error_code = KP_ERR_SHARE_SESSION_LIMIT_REACHED;
+					resp->error_message = pstrdup("The limit of share sessions of this broker was reached.");
+					return;
+				}
+				s->id = id;
+				session_adopt_assignment(s, req->group_id, req->member_id);
+			}
 		}
-		else if (epoch != -1 && epoch != s->epoch)
-		{
-			resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
-			resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
-										   epoch, s->epoch);
-			return;
-		}
-		else if (epoch != -1)
-			s->epoch = s->epoch == PG_INT32_MAX ? 1 : s->epoch + 1;
 
 		fetch_acks(ctx, req, &out);
 		if (epoch == -1)
@@ -599,6 +854,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			/* the final request: acknowledgements only, then the session ends */
 			kp_share_release_member(req->group_id, req->member_id);
 			session_drop(s);
+			shared_close(req->group_id, req->member_id);
 			fetch_respond(resp, &out);
 			return;
 		}
@@ -617,9 +873,11 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			return;
 		}
 	}
-	else if (s == NULL)
+	else if (s == NULL || !shared_alive(req->group_id, req->member_id, s->id))
 	{
 		/* the session ended while this request waited */
+		if (s)
+			session_drop(s);
 		fetch_respond(resp, &out);
 		return;
 	}
@@ -727,21 +985,27 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 		resp->error_message = pstrdup("ShareAcknowledge cannot open a share session.");
 		return;
 	}
-	if (s == NULL)
+	/* the session may be one whose ShareFetch another worker serves */
 	{
-		resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
-		resp->error_message = pstrdup("The share session was not found.");
-		return;
+		int32		expected = 0;
+		uint64		id = 0;
+		SessionCheck r = shared_check(req->group_id, req->member_id, req->share_session_epoch,
+									  &id, &expected);
+
+		if (r == SESSION_NOT_FOUND)
+		{
+			resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
+			resp->error_message = pstrdup("The share session was not found.");
+			return;
+		}
+		if (r == SESSION_BAD_EPOCH)
+		{
+			resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
+			resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
+										   req->share_session_epoch, expected);
+			return;
+		}
 	}
-	if (req->share_session_epoch != -1 && req->share_session_epoch != s->epoch)
-	{
-		resp->error_code = KP_ERR_INVALID_SHARE_SESSION_EPOCH;
-		resp->error_message = psprintf("The share session epoch %d is not the expected %d.",
-									   req->share_session_epoch, s->epoch);
-		return;
-	}
-	if (req->share_session_epoch != -1)
-		s->epoch = s->epoch == PG_INT32_MAX ? 1 : s->epoch + 1;
 
 	resp->n_responses = Max(req->n_topics, 0);
 	resp->responses = palloc0(sizeof(KpShareAcknowledgeResponseShareAcknowledgeTopicResponse) *
@@ -781,7 +1045,9 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 	if (req->share_session_epoch == -1)
 	{
 		kp_share_release_member(req->group_id, req->member_id);
-		session_drop(s);
+		if (s)
+			session_drop(s);
+		shared_close(req->group_id, req->member_id);
 	}
 }
 

@@ -105,7 +105,7 @@ kp_listener_shmem_size(void)
 {
 	return add_size(add_size(MAXALIGN(sizeof(KpConnShared)),
 							 hash_estimate_size(KP_CONN_ADDRESSES, sizeof(KpAddrCount))),
-					kp_quota_shmem_size());
+					add_size(kp_quota_shmem_size(), kp_share_sessions_shmem_size()));
 }
 
 void
@@ -113,6 +113,7 @@ kp_listener_request_locks(void)
 {
 	RequestNamedLWLockTranche("kafka_pg listener connections", 1);
 	kp_quota_request_locks();
+	kp_share_sessions_request_locks();
 }
 
 void
@@ -135,6 +136,7 @@ kp_listener_shmem_init(void)
 							  KP_CONN_ADDRESSES, KP_CONN_ADDRESSES, &info,
 							  HASH_ELEM | HASH_BLOBS);
 	kp_quota_shmem_init();
+	kp_share_sessions_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
