@@ -29,6 +29,8 @@ PACKAGES=(
 	patroni etcd-server etcd-client
 	# Patroni's etcd client library (a dependency of patroni, named so a fresh machine is checked for it)
 	python3-etcd
+	# bench/share/queue.sh compares the SQL queue with PgQ
+	postgresql-15-pgq3
 )
 
 if [ "$(id -u)" != 0 ]; then

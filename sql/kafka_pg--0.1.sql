@@ -211,7 +211,9 @@ CREATE TABLE kafka.share_partitions (
 );
 -- The in-flight records of [start_offset, end_offset) that were acquired at
 -- least once; state is Kafka's RecordState: 0 available, 1 acquired,
--- 2 acknowledged, 4 archived.
+-- 2 acknowledged, 4 archived.  acq_xid: the SQL transaction a record acquired
+-- in SQL is held for (src/share/README): once it aborted, the record is
+-- available again.
 CREATE TABLE kafka.share_records (
 	group_id		text NOT NULL,
 	topic			text NOT NULL,
@@ -221,9 +223,12 @@ CREATE TABLE kafka.share_records (
 	delivery_count	smallint NOT NULL DEFAULT 0,
 	member_id		text,
 	lock_until		timestamptz,
+	acq_xid			xid8,
 	PRIMARY KEY (group_id, topic, partition, "offset")
-);
-CREATE INDEX ON kafka.share_records (group_id, member_id) WHERE state = 1;
+) WITH (fillfactor = 70);
+-- No other index, and room left on each page: a record's changes of state
+-- (acquired, acknowledged, released) are HOT updates, which write no index
+-- entries.  Releasing a member's records scans its group's window.
 
 -- The transaction coordinator's state (Kafka's __transaction_state), one row
 -- per transactional id: written only by src/catalog/transactions.c, under
@@ -550,9 +555,10 @@ CREATE VIEW kafka.consumer_group_members AS
 
 -- Share groups (KIP-932) in SQL: docs/share-groups.md.  kafka.share_acquire
 -- acquires up to max_records records of a share group for this session (the
--- records other consumers hold, wire or SQL, are skipped), in the caller's
--- transaction: kafka.share_acknowledge with 'accept' takes effect at COMMIT,
--- and a ROLLBACK makes the records available again.
+-- records other consumers hold, wire or SQL, are skipped), committed at once
+-- by the share acquirer and held for the caller's transaction:
+-- kafka.share_acknowledge with 'accept' takes effect at COMMIT, and a
+-- ROLLBACK makes the records available again (their delivery counted).
 CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
 									 OUT partition integer, OUT "offset" bigint,
 									 OUT delivery_count integer)
@@ -598,8 +604,8 @@ CREATE VIEW kafka.share_group_status AS
 	FROM kafka.share_partitions sp
 	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
 	LEFT JOIN LATERAL (
-		SELECT count(*) FILTER (WHERE s.state = 1) AS acquired,
-			   count(*) FILTER (WHERE s.state = 0) AS available,
+		SELECT count(*) FILTER (WHERE s.state = 1 AND pg_xact_status(s.acq_xid) IS DISTINCT FROM 'aborted') AS acquired,
+			   count(*) FILTER (WHERE s.state = 0 OR (s.state = 1 AND pg_xact_status(s.acq_xid) = 'aborted')) AS available,
 			   count(*) FILTER (WHERE s.state IN (2, 4)) AS done
 		FROM kafka.share_records s
 		WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition

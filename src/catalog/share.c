@@ -5,7 +5,9 @@
  *	  is src/share's business (src/share/README); this file only reads and
  *	  writes them.  Every statement that could meet a row another
  *	  transaction holds takes it with FOR UPDATE SKIP LOCKED, so nothing
- *	  here waits for a SQL caller's long transaction.
+ *	  here waits for a SQL caller's long transaction (the one wait, the
+ *	  share acquirer's on a share-partition row, is on short transactions
+ *	  only: src/share/README).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +17,7 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/xid8.h"
 
 #include "catalog/share_catalog.h"
 
@@ -62,6 +65,21 @@ arg_int8(Args *a, int64 v)
 {
 	a->types[a->n] = INT8OID;
 	a->values[a->n++] = Int64GetDatum(v);
+}
+
+/* The acquiring SQL transaction (a FullTransactionId), NULL when 0. */
+static void
+arg_xid(Args *a, uint64 xid)
+{
+	a->types[a->n] = XID8OID;
+	if (xid == 0)
+	{
+		a->values[a->n] = (Datum) 0;
+		a->nulls[a->n] = 'n';
+	}
+	else
+		a->values[a->n] = FullTransactionIdGetDatum(FullTransactionIdFromU64(xid));
+	a->n++;
 }
 
 static void
@@ -386,7 +404,7 @@ kp_cat_share_release_member(const char *group_id, const char *member_id)
 	arg_text(&a, group_id);
 	arg_text(&a, member_id);
 	connect();
-	exec("UPDATE kafka.share_records r SET state = 0, member_id = NULL, lock_until = NULL"
+	exec("UPDATE kafka.share_records r SET state = 0, member_id = NULL, lock_until = NULL, acq_xid = NULL"
 		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records"
 		 "   WHERE group_id = $1 AND member_id = $2 AND state = 1 FOR UPDATE SKIP LOCKED))", &a);
 	SPI_finish();
@@ -410,7 +428,7 @@ args_sp(Args *a, const char *group_id, const char *topic, int32 partition)
 
 bool
 kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
-							int32 topic_id, int64 init_offset,
+							int32 topic_id, int64 init_offset, bool wait,
 							int64 *start_offset, int64 *end_offset)
 {
 	Args		a;
@@ -421,7 +439,10 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 	connect();
 	for (attempt = 0; attempt < 2 && !got; attempt++)
 	{
-		exec("SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
+		exec(wait ?
+			 "SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
+			 " FOR UPDATE" :
+			 "SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
 			 " FOR UPDATE SKIP LOCKED", &a);
 		if (SPI_processed > 0)
 		{
@@ -474,9 +495,11 @@ kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, in
 	arg_int4(&a, delivery_limit);
 	connect();
 	exec("WITH x AS (UPDATE kafka.share_records r"
-		 "  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL, lock_until = NULL"
+		 "  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL, lock_until = NULL,"
+		 "  acq_xid = NULL"
 		 "  WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
-		 "    AND ((state = 1 AND lock_until < clock_timestamp()) OR (state = 0 AND delivery_count >= $4))"
+		 "    AND ((state = 1 AND (lock_until < clock_timestamp() OR pg_xact_status(acq_xid) = 'aborted'))"
+		 "      OR (state = 0 AND delivery_count >= $4))"
 		 "    FOR UPDATE SKIP LOCKED)) RETURNING r.state)"
 		 " SELECT count(*) FILTER (WHERE state = 4) FROM x", &a);
 	if (SPI_processed > 0)
@@ -487,7 +510,7 @@ kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, in
 
 int
 kp_cat_share_take_available(const char *group_id, const char *topic, int32 partition,
-							const char *member_id, int32 lock_ms, int max,
+							const char *member_id, uint64 holder_xid, int32 lock_ms, int max,
 							int64 **offsets, int16 **delivery_counts)
 {
 	MemoryContext cxt = CurrentMemoryContext;
@@ -499,9 +522,10 @@ kp_cat_share_take_available(const char *group_id, const char *topic, int32 parti
 	arg_text(&a, member_id);
 	arg_int4(&a, lock_ms);
 	arg_int4(&a, max);
+	arg_xid(&a, holder_xid);
 	connect();
 	exec("UPDATE kafka.share_records r SET state = 1, delivery_count = r.delivery_count + 1,"
-		 " member_id = $4, lock_until = clock_timestamp() + make_interval(secs => $5 / 1000.0)"
+		 " member_id = $4, lock_until = clock_timestamp() + make_interval(secs => $5 / 1000.0), acq_xid = $7"
 		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
 		 "   AND state = 0 ORDER BY \"offset\" LIMIT $6 FOR UPDATE SKIP LOCKED))"
 		 " RETURNING r.\"offset\", r.delivery_count", &a);
@@ -519,7 +543,7 @@ kp_cat_share_take_available(const char *group_id, const char *topic, int32 parti
 
 void
 kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
-					  const char *member_id, int32 lock_ms, int64 first, int64 last)
+					  const char *member_id, uint64 holder_xid, int32 lock_ms, int64 first, int64 last)
 {
 	Args		a;
 
@@ -528,10 +552,11 @@ kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 	arg_int4(&a, lock_ms);
 	arg_int8(&a, first);
 	arg_int8(&a, last);
+	arg_xid(&a, holder_xid);
 	connect();
 	exec("INSERT INTO kafka.share_records (group_id, topic, partition, \"offset\", state, delivery_count,"
-		 " member_id, lock_until) SELECT $1, $2, $3, o, 1, 1, $4,"
-		 " clock_timestamp() + make_interval(secs => $5 / 1000.0) FROM generate_series($6::bigint, $7::bigint) o",
+		 " member_id, lock_until, acq_xid) SELECT $1, $2, $3, o, 1, 1, $4,"
+		 " clock_timestamp() + make_interval(secs => $5 / 1000.0), $8 FROM generate_series($6::bigint, $7::bigint) o",
 		 &a);
 	SPI_finish();
 }
@@ -587,10 +612,12 @@ kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partitio
 	exec("WITH c AS (SELECT ctid, CASE WHEN cardinality($7) = 1 THEN $7[1]"
 		 "   ELSE $7[(\"offset\" - $5 + 1)::int] END AS t"
 		 "   FROM kafka.share_records WHERE" WHERE_SP
-		 "   AND \"offset\" BETWEEN $5 AND $6 AND state = 1 AND member_id = $4 FOR UPDATE SKIP LOCKED)"
+		 "   AND \"offset\" BETWEEN $5 AND $6 AND state = 1 AND member_id = $4"
+		 "   AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted') FOR UPDATE SKIP LOCKED)"
 		 " UPDATE kafka.share_records r SET"
 		 "  state = CASE c.t WHEN 0 THEN 2 WHEN 1 THEN 2 WHEN 2 THEN 0 WHEN 3 THEN 4 ELSE 1 END,"
 		 "  member_id = CASE WHEN c.t = 4 THEN r.member_id END,"
+		 "  acq_xid = CASE WHEN c.t = 4 THEN r.acq_xid END,"
 		 "  lock_until = CASE WHEN c.t = 4 THEN clock_timestamp() + make_interval(secs => $8 / 1000.0) END"
 		 " FROM c WHERE r.ctid = c.ctid AND c.t IN (0, 1, 2, 3, 4)", &a);
 	n = (int64) SPI_processed;

@@ -63,19 +63,21 @@ extern int	kp_cat_share_groups_list(char ***group_ids, int32 **epochs);
 extern void kp_cat_share_release_member(const char *group_id, const char *member_id);
 
 /*
- * Lock a share-partition (FOR UPDATE SKIP LOCKED), creating it at
+ * Lock a share-partition (FOR UPDATE SKIP LOCKED; with wait, FOR UPDATE:
+ * only for callers that hold no other share lock), creating it at
  * init_offset when it does not exist (unless init_offset < 0).  false when
- * someone else holds it or it does not exist.  State left by a topic of
+ * someone else holds it (not with wait) or it does not exist.  State left by a topic of
  * the same name that was deleted (another topic_id; -1: do not check) is
  * dropped and the share-partition starts over at init_offset.
  */
 extern bool kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
-										int32 topic_id, int64 init_offset,
+										int32 topic_id, int64 init_offset, bool wait,
 										int64 *start_offset, int64 *end_offset);
 
 /*
- * Under the share-partition's lock: expired locks back to available, and
- * available records at the delivery limit archived; returns how many were
+ * Under the share-partition's lock: expired locks, and records held by a
+ * SQL transaction that aborted (acq_xid), back to available; available
+ * records at the delivery limit archived; returns how many were
  * archived.
  */
 extern int64 kp_cat_share_expire(const char *group_id, const char *topic, int32 partition,
@@ -83,15 +85,18 @@ extern int64 kp_cat_share_expire(const char *group_id, const char *topic, int32 
 
 /*
  * Under the lock: take up to max available records, lowest offsets first
- * (returns how many; offsets and delivery counts palloc'd).
+ * (returns how many; offsets and delivery counts palloc'd).  holder_xid:
+ * the SQL transaction the records are acquired for (a FullTransactionId;
+ * 0 for the wire), kept in acq_xid.
  */
 extern int	kp_cat_share_take_available(const char *group_id, const char *topic, int32 partition,
-										const char *member_id, int32 lock_ms, int max,
+										const char *member_id, uint64 holder_xid, int32 lock_ms, int max,
 										int64 **offsets, int16 **delivery_counts);
 
 /* Under the lock: records [first, last] acquired for the first time. */
 extern void kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
-								  const char *member_id, int32 lock_ms, int64 first, int64 last);
+								  const char *member_id, uint64 holder_xid, int32 lock_ms,
+								  int64 first, int64 last);
 
 /*
  * Under the lock: SPEO becomes end_offset (and SPSO at least min_start:
@@ -105,7 +110,8 @@ extern void kp_cat_share_partition_advance(const char *group_id, const char *top
  * Acknowledge [first, last] for member: types has ntypes entries (1: the
  * whole range; else one per offset), Kafka's AcknowledgeType (0 gap,
  * 1 accept, 2 release, 3 reject, 4 renew).  Only records acquired by the
- * member and not locked by someone else change; returns how many did.
+ * member (and not held for a SQL transaction that aborted) and not locked
+ * by someone else change; returns how many did.
  */
 extern int64 kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 									  const char *member_id, int64 first, int64 last,

@@ -461,7 +461,7 @@ ack_partition(KpRequestContext *ctx, const char *group_id, const char *member_id
 	for (i = 0; i < nbatches; i++)
 	{
 		int16		c = kp_share_acknowledge(group_id, t->name, partition, member_id,
-											 firsts[i], lasts[i], ntypes[i], types[i]);
+											 firsts[i], lasts[i], ntypes[i], types[i], true);
 
 		if (code == KP_ERR_NONE)
 			code = c;
@@ -912,7 +912,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
-									records_left, req->share_acquire_mode == 1, &acq);
+									records_left, req->share_acquire_mode == 1, 0, false, &acq);
 			if (code != KP_ERR_NONE)
 			{
 				op = out_part(&out, &sp->topic_id, sp->partition);

@@ -54,6 +54,7 @@ kp_shmem_request(void)
 	kp_store_request_locks();
 	RequestAddinShmemSpace(kp_cleaner_shmem_size());
 	kp_cleaner_request_locks();
+	RequestAddinShmemSpace(kp_share_acquirer_shmem_size());
 }
 
 static void
@@ -64,6 +65,7 @@ kp_shmem_startup(void)
 	kp_store_shmem_init();
 	kp_listener_shmem_init();
 	kp_cleaner_shmem_init();
+	kp_share_acquirer_shmem_init();
 }
 
 static void
@@ -189,6 +191,8 @@ _PG_init(void)
 	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
 	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);
 	kp_listener_init();
+	/* after the listener's: if max_worker_processes is short, these go first */
+	kp_share_acquirer_register();
 
 	/* last: every kafka.* setting must be defined before this */
 	MarkGUCPrefixReserved("kafka");

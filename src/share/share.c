@@ -440,7 +440,7 @@ cmp_acquired(const void *a, const void *b)
 int16
 kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 				 const char *member_id, int max_records, bool record_limit,
-				 KpShareAcquired *out)
+				 uint64 holder_xid, bool wait, KpShareAcquired *out)
 {
 	ShareConfigs c;
 	KpLogOffsets off;
@@ -464,7 +464,7 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	load_configs(group_id, &c);
 	kp_log_offsets(partition_id, &off);
 	if (!kp_cat_share_partition_lock(group_id, topic->name, partition, topic->topic_id,
-									 c.earliest ? off.log_start_offset : off.log_end_offset,
+									 c.earliest ? off.log_start_offset : off.log_end_offset, wait,
 									 &spso, &speo))
 	{
 		out->busy = true;
@@ -473,8 +473,8 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	archived = kp_cat_share_expire(group_id, topic->name, partition, c.delivery_limit);
 
 	/* redeliveries first */
-	n = kp_cat_share_take_available(group_id, topic->name, partition, member_id, c.lock_ms,
-									max_records, &offsets, &counts);
+	n = kp_cat_share_take_available(group_id, topic->name, partition, member_id, holder_xid,
+									c.lock_ms, max_records, &offsets, &counts);
 	cap = Max(n, 16);
 	{
 		int64	   *o2 = palloc(sizeof(int64) * cap);
@@ -517,7 +517,8 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 			}
 			if (record_limit && last - first + 1 > max_records - n)
 				last = first + (max_records - n) - 1;
-			kp_cat_share_take_new(group_id, topic->name, partition, member_id, c.lock_ms, first, last);
+			kp_cat_share_take_new(group_id, topic->name, partition, member_id, holder_xid, c.lock_ms,
+								  first, last);
 			for (o = first; o <= last; o++)
 			{
 				if (n == cap)
@@ -597,7 +598,7 @@ kp_share_read_batches(int64 partition_id, const KpShareAcquired *acq, int64 max_
 int16
 kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 					 const char *member_id, int64 first, int64 last,
-					 int ntypes, const int8 *types)
+					 int ntypes, const int8 *types, bool move_start)
 {
 	int64		done;
 	int64		start;
@@ -617,7 +618,8 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	 * move SPSO now if the share-partition is free (else at the next
 	 * acquisition)
 	 */
-	if (kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, &start, &end))
+	if (move_start &&
+		kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, false, &start, &end))
 		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;

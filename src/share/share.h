@@ -89,11 +89,14 @@ typedef struct KpShareAcquired
 /*
  * Acquire up to max_records records of one partition for member_id
  * (record_limit: exactly at most max_records; else whole batches, at least
- * max_records when there are that many).
+ * max_records when there are that many).  holder_xid: the SQL transaction
+ * the records are acquired for (0: none, the wire); wait: wait for the
+ * share-partition's row lock rather than skip the partition (only for a
+ * caller holding no other share lock: the share acquirer).
  */
 extern int16 kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 							  const char *member_id, int max_records, bool record_limit,
-							  KpShareAcquired *out);
+							  uint64 holder_xid, bool wait, KpShareAcquired *out);
 
 /*
  * The batches of a partition that hold the acquired offsets (sorted), as
@@ -113,11 +116,32 @@ extern void kp_share_read_batches(int64 partition_id, const KpShareAcquired *acq
 /*
  * Acknowledge [first, last]: types has ntypes entries (1: for all).
  * INVALID_RECORD_STATE when a record of the range is not acquired by
- * member_id (what was acquired by it is acknowledged anyway).
+ * member_id (what was acquired by it is acknowledged anyway).  move_start:
+ * move SPSO now if the share-partition is free; a SQL caller's transaction,
+ * which may last, must not (it would hold the share-partition's row lock).
  */
 extern int16 kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 								  const char *member_id, int64 first, int64 last,
-								  int ntypes, const int8 *types);
+								  int ntypes, const int8 *types, bool move_start);
+
+/* ---------- the share acquirer: SQL acquisitions committed on their own ---------- */
+
+/* The most records one request to the share acquirer returns. */
+#define KP_SHARE_ACQUIRER_MAX_RECORDS 500
+#define KP_SHARE_ACQUIRERS 2
+
+extern Size kp_share_acquirer_shmem_size(void);
+extern void kp_share_acquirer_shmem_init(void);
+extern void kp_share_acquirer_register(void);
+
+/*
+ * Acquire up to max_records (at most KP_SHARE_ACQUIRER_MAX_RECORDS) records
+ * of one partition for member_id and this backend's transaction, in a
+ * transaction of the share acquirer's own that commits before this returns.
+ * Raises an ERROR when the acquirer fails or is not running.
+ */
+extern int16 kp_share_acquire_for_sql(const char *group_id, const char *topic, int32 partition,
+									  const char *member_id, int max_records, KpShareAcquired *out);
 
 /* Release every record member_id holds (its share session ended). */
 extern void kp_share_release_member(const char *group_id, const char *member_id);

@@ -64,9 +64,10 @@ check_group(const char *group_id)
 }
 
 /*
- * Acquire in a subtransaction per partition: when nothing was acquired the
- * subtransaction is rolled back, which lets go of the share-partition's row
- * lock at once instead of at the end of the caller's transaction.
+ * Acquire partition after partition, each through the share acquirer
+ * (src/share/acquirer.c): the acquisition commits on its own before this
+ * returns, stamped with this transaction's id, so other consumers skip the
+ * records at once and nobody waits for this transaction.
  */
 Datum
 kp_sql_share_acquire(PG_FUNCTION_ARGS)
@@ -99,38 +100,34 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 	for (i = 0; i < partition_count && left > 0; i++)
 	{
 		int32		p = (start + i) % partition_count;
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
-		KpShareAcquired acq;
-		int16		code;
-		int			k;
 
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		topic = kp_topic_open(topic_copy, AccessShareLock, false);
-		code = kp_share_acquire(group_id, topic, p, member, left, true, &acq);
-		if (code != KP_ERR_NONE || acq.n == 0)
-			RollbackAndReleaseCurrentSubTransaction();
-		else
-			ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (code != KP_ERR_NONE)
-			ereport(ERROR,
-					(errcode(KAFKA_SQLSTATE(code)),
-					 errmsg("cannot acquire records of partition %d of topic \"%s\": Kafka error %d",
-							p, topic_copy, code)));
-		for (k = 0; k < acq.n; k++)
+		for (;;)
 		{
-			Datum		values[3];
-			bool		nulls[3] = {false, false, false};
+			int			ask = Min(left, KP_SHARE_ACQUIRER_MAX_RECORDS);
+			KpShareAcquired acq;
+			int16		code;
+			int			k;
 
-			values[0] = Int32GetDatum(p);
-			values[1] = Int64GetDatum(acq.offsets[k]);
-			values[2] = Int32GetDatum(acq.delivery_counts[k]);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			code = kp_share_acquire_for_sql(group_id, topic_copy, p, member, ask, &acq);
+			if (code != KP_ERR_NONE)
+				ereport(ERROR,
+						(errcode(KAFKA_SQLSTATE(code)),
+						 errmsg("cannot acquire records of partition %d of topic \"%s\": Kafka error %d",
+								p, topic_copy, code)));
+			for (k = 0; k < acq.n; k++)
+			{
+				Datum		values[3];
+				bool		nulls[3] = {false, false, false};
+
+				values[0] = Int32GetDatum(p);
+				values[1] = Int64GetDatum(acq.offsets[k]);
+				values[2] = Int32GetDatum(acq.delivery_counts[k]);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+			left -= acq.n;
+			if (acq.n < ask || left == 0)
+				break;
 		}
-		left -= acq.n;
 	}
 	return (Datum) 0;
 }
@@ -183,7 +180,9 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid offset range %lld to %lld", (long long) first, (long long) last)));
-	code = kp_share_acknowledge(group_id, topic->name, partition, session_member(), first, last, 1, &type);
+	/* SPSO moves at the next acquisition: not under this transaction's lock */
+	code = kp_share_acknowledge(group_id, topic->name, partition, session_member(), first, last, 1, &type,
+								false);
 	if (code == KP_ERR_INVALID_RECORD_STATE)
 		ereport(ERROR,
 				(errcode(KAFKA_SQLSTATE(code)),

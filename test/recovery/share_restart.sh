@@ -13,6 +13,8 @@
 # Last line: "N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
+# the share acquirer (which kafka.share_acquire hands its work to) serves kafka.database
+export KP_KAFKA_DB=postgres
 . test/lib/cluster.sh
 
 passed=0
@@ -54,10 +56,18 @@ rm -f "$DATA/postmaster.pid"
 kp_start "$DATA" || exit 1
 kp_wait_ready "$PORT" 60 || exit 1
 
-status=$(sql "SELECT start_offset, end_offset, acquired, available FROM kafka.share_group_status WHERE group_id = 'g'")
-check "after the crash: start offset 5, end 10, 4 acquired, 1 available" "$([ "$status" = "5|10|4|1" ] && echo 1)" "(got $status)"
-first=$(sql "SELECT string_agg(\"offset\" || ':' || delivery_count, ',') FROM kafka.share_acquire('g', 'jobs', 10)")
+# SQL acknowledgements move the start offset at the next acquisition
+status=$(sql "SELECT end_offset, acquired, available FROM kafka.share_group_status WHERE group_id = 'g'")
+check "after the crash: end offset 10, 4 acquired, 1 available" "$([ "$status" = "10|4|1" ] && echo 1)" "(got $status)"
+# The released record comes back; it is accepted at once, in the same session: left acquired,
+# its own lock (8 s from now) could expire before the next acquisition below and bring it
+# back a third time - which is what Kafka does too, and what made this test flaky once.
+first=$(kp_psql "$PORT" postgres -At \
+	-c "SELECT string_agg(\"offset\" || ':' || delivery_count, ',') FROM kafka.share_acquire('g', 'jobs', 10)" \
+	-c "SELECT kafka.share_acknowledge('g', 'jobs', 0, 5)" | sed -n 1p)
 elapsed_ms=$((($(date +%s%N) - acquired_at) / 1000000))
+start=$(sql "SELECT start_offset FROM kafka.share_group_status WHERE group_id = 'g'")
+check "the acquisition moved the start offset past the done records 0-4" "$([ "$start" = 5 ] && echo 1)" "(got $start)"
 if [ "$elapsed_ms" -lt 7000 ]; then
 	check "while the locks last: only the released record, delivered a second time" "$([ "$first" = "5:2" ] && echo 1)" "(got $first)"
 	sleep $(((8500 - elapsed_ms) / 1000 + 1))

@@ -8,6 +8,12 @@ record must be processed exactly once: in the table once (a second insert would 
 or printed by a console consumer, never both, none missing.  Then the in-flight window is empty and
 kafka.share_group_status shows no lag.
 
+Before that, two checks of their own: several SQL sessions hold records of the same partition at
+once (each acquires while the others' transactions are open, without waiting for them, and gets
+other records; what the ones that roll back held comes back with its delivery counted), and a
+poison record - one that makes every transaction that gets it roll back - is archived after
+share.delivery.count.limit deliveries while the other records are processed.
+
 kafka_pg only.  Usage: PGDATABASE=... share_sql.py HOST:PORT.  Last line: "N passed, M failed".
 """
 import os
@@ -33,6 +39,116 @@ def connect():
     return psycopg2.connect("")    # PGHOST, PGPORT, PGUSER, PGDATABASE
 
 
+def same_partition_at_once(cur, suffix):
+    """Four SQL sessions with open transactions hold records of one partition at the same time."""
+    topic = f"share-sql-one-{suffix}"
+    group = f"share-sql-one-g-{suffix}"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    cur.execute("SELECT count(*) FROM kafka.produce_batch(%s, NULL::text[],"
+                " (SELECT array_agg('r' || i) FROM generate_series(0, 39) i))", (topic,))
+    cur.execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest')", (group,))
+    sessions = [connect() for _ in range(4)]
+    held = []
+    slowest = 0.0
+    for c in sessions:    # each transaction stays open while the next one acquires
+        t0 = time.time()
+        cu = c.cursor()
+        cu.execute("SELECT partition, \"offset\", delivery_count FROM kafka.share_acquire(%s, %s, 5)", (group, topic))
+        held.append(cu.fetchall())
+        slowest = max(slowest, time.time() - t0)
+    offsets = [o for rows in held for (_, o, _) in rows]
+    check("4 open SQL transactions hold 5 records each of the same partition at once",
+          all(len(rows) == 5 for rows in held) and all(p == 0 for rows in held for (p, _, _) in rows),
+          f"got {[len(r) for r in held]}")
+    check("no record held by two of them", len(offsets) == len(set(offsets)) == 20, f"{sorted(offsets)}")
+    check(f"no acquisition waited for another's open transaction (slowest {slowest:.2f} s)", slowest < 5)
+    cur.execute("SELECT acquired FROM kafka.share_group_status WHERE group_id = %s", (group,))
+    check("the status view shows the 20 records acquired", cur.fetchone()[0] == 20)
+    # two accept and commit, two roll back
+    for k, c in enumerate(sessions):
+        cu = c.cursor()
+        if k < 2:
+            for (p, o, _) in held[k]:
+                cu.execute("SELECT kafka.share_acknowledge(%s, %s, %s, %s)", (group, topic, p, o))
+            c.commit()
+        else:
+            c.rollback()
+    c = sessions[0]
+    cu = c.cursor()
+    cu.execute("SELECT \"offset\", delivery_count FROM kafka.share_acquire(%s, %s, 10)", (group, topic))
+    again = cu.fetchall()
+    c.rollback()
+    rolled_back = sorted(o for rows in held[2:] for (_, o, _) in rows)
+    check("the rolled-back records come back first, their delivery counted",
+          sorted(o for (o, _) in again) == rolled_back and all(d == 2 for (_, d) in again), f"{again}")
+    for c in sessions:
+        c.close()
+    cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+    cur.execute("DELETE FROM kafka.group_configs WHERE group_id = %s", (group,))
+
+
+def poison_archived(cur, suffix):
+    """A record that always makes its transaction roll back is archived after the delivery limit."""
+    topic = f"share-sql-poison-{suffix}"
+    group = f"share-sql-poison-g-{suffix}"
+    table = f"share_poison_{suffix}"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    cur.execute("SELECT count(*) FROM kafka.produce_batch(%s, NULL::text[],"
+                " ARRAY['ok-0', 'ok-1', 'poison', 'ok-3', 'ok-4', 'ok-5'])", (topic,))
+    cur.execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest'),"
+                " (%s, 'share.delivery.count.limit', '3')", (group, group))
+    cur.execute(f"CREATE TABLE {table} (\"offset\" bigint PRIMARY KEY, value text)")
+    seen = []
+    errors = []
+
+    def worker():
+        try:
+            c = connect()
+            cu = c.cursor()
+            idle = 0
+            while idle < 20:
+                cu.execute("SELECT \"offset\", delivery_count, convert_from(value, 'UTF8')"
+                           " FROM kafka.share_acquire(%s, %s, 1)", (group, topic))
+                rows = cu.fetchall()
+                if not rows:
+                    c.rollback()
+                    idle += 1
+                    time.sleep(0.05)
+                    continue
+                idle = 0
+                (o, d, v) = rows[0]
+                seen.append((o, d))
+                cu.execute(f"INSERT INTO {table} VALUES (%s, %s)", (o, v))
+                if v == "poison":
+                    c.rollback()     # processing it fails, every time
+                    continue
+                cu.execute("SELECT kafka.share_acknowledge(%s, %s, 0, %s)", (group, topic, o))
+                c.commit()
+            c.close()
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    cur.execute(f"SELECT value FROM {table} ORDER BY \"offset\"")
+    values = [r[0] for r in cur.fetchall()]
+    check("poison: no SQL worker failed", not errors, "; ".join(errors[:3]))
+    check("poison: the other records processed once", values == ["ok-0", "ok-1", "ok-3", "ok-4", "ok-5"],
+          f"{values}")
+    poison_deliveries = sorted(d for (o, d) in seen if o == 2)
+    check("poison: delivered 3 times (share.delivery.count.limit), each rollback counted",
+          poison_deliveries == [1, 2, 3], f"{poison_deliveries}")
+    cur.execute("SELECT archived, acquired, available FROM kafka.share_group_status WHERE group_id = %s", (group,))
+    row = cur.fetchone()
+    check("poison: archived, nothing left in flight", row == (1, 0, 0), f"{row}")
+    cur.execute(f"DROP TABLE {table}")
+    cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+    cur.execute("DELETE FROM kafka.group_configs WHERE group_id = %s", (group,))
+
+
 def main():
     bootstrap = sys.argv[1]
     suffix = uuid.uuid4().hex[:8]
@@ -48,7 +164,13 @@ def main():
                 " FROM generate_series(0, %s - 1) i) x", (topic, N))
     cur.execute(f"CREATE TABLE {table} (partition int, \"offset\" bigint, value text, worker int,"
                 " PRIMARY KEY (partition, \"offset\"))")
-    cur.execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest')", (group,))
+    # every rollback counts a delivery: with the largest limit, and no transaction rolled back
+    # once one of its records was delivered 4 times, nothing is archived here
+    cur.execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest'),"
+                " (%s, 'share.delivery.count.limit', '10')", (group, group))
+
+    same_partition_at_once(cur, suffix)
+    poison_archived(cur, suffix)
 
     # the Java share consumers, if the Kafka tools are there
     consoles = []
@@ -83,7 +205,7 @@ def main():
             cu = c.cursor()
             idle_since = None
             while not stop.is_set():
-                cu.execute("SELECT partition, \"offset\", convert_from(value, 'UTF8')"
+                cu.execute("SELECT partition, \"offset\", convert_from(value, 'UTF8'), delivery_count"
                            " FROM kafka.share_acquire(%s, %s, 10)", (group, topic))
                 rows = cu.fetchall()
                 if not rows:
@@ -94,7 +216,7 @@ def main():
                     time.sleep(0.05)
                     continue
                 idle_since = None
-                for (p, o, v) in rows:
+                for (p, o, v, _) in rows:
                     cu.execute("SAVEPOINT s")
                     try:
                         cu.execute(f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", (p, o, v, w))
@@ -104,7 +226,7 @@ def main():
                         with lock:
                             stats["duplicates"] += 1
                     cu.execute("SELECT kafka.share_acknowledge(%s, %s, %s, %s)", (group, topic, p, o))
-                if rnd.random() < 1 / 3:
+                if rnd.random() < 1 / 3 and max(r[3] for r in rows) < 4:
                     c.rollback()
                     with lock:
                         stats["rollbacks"] += 1
