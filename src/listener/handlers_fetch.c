@@ -283,6 +283,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	bool		any_error = false;
 	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
 	bool		follower_denied;
+	int32		epoch = kp_leader_epoch();
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -358,6 +359,20 @@ kp_handle_fetch(KpRequestContext *ctx)
 				any_error = true;
 				continue;
 			}
+
+			/*
+			 * The client's leader epoch (KIP-320), as Kafka checks it: older
+			 * than ours, the client missed a failover; newer, we did (a
+			 * standby behind the primary's kafka.leader row).
+			 */
+			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
+			{
+				op->error_code = rp->current_leader_epoch < epoch ?
+					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
 			kp_topic_partition(t, rp->partition, &ref);
 			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
 							read_committed, &budget);
@@ -379,8 +394,12 @@ kp_handle_fetch(KpRequestContext *ctx)
 	{
 		ctx->park = true;
 		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
-		/* records are there, not yet on every in-sync replica */
-		ctx->park_on_isr = budget.below_hw;
+
+		/*
+		 * records are there, not yet on every in-sync replica; or a hot
+		 * standby, whose replay sets no latch: woken when it replays more
+		 */
+		ctx->park_on_isr = budget.below_hw || RecoveryInProgress();
 	}
 }
 
@@ -395,6 +414,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 	KpListOffsetsRequest *req = ctx->request;
 	KpListOffsetsResponse *resp = ctx->response;
 	bool		read_committed = (req->isolation_level == 1);
+	int32		epoch = kp_leader_epoch();
 	int			i;
 
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
@@ -434,6 +454,12 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
+			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
+			{
+				op->error_code = rp->current_leader_epoch < epoch ?
+					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+				continue;
+			}
 			kp_topic_partition(t, rp->partition_index, &ref);
 			kp_log_offsets(ref.partition_id, &off);
 			off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
@@ -465,7 +491,14 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			op->error_code = KP_ERR_NONE;
 			op->offset = offset;
 			op->timestamp = found_ts;
-			op->leader_epoch = offset >= 0 ? 0 : -1;
+
+			/*
+			 * the epoch of the batch holding the offset (the current one at
+			 * the end)
+			 */
+			op->leader_epoch = offset < 0 ? -1 :
+				offset >= off.high_watermark ? epoch :
+				kp_log_epoch_at(ref.partition_id, offset, epoch);
 		}
 	}
 }

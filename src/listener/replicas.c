@@ -260,3 +260,36 @@ kp_replicas_now(KpReplicas *out)
 			out->offline[out->n_offline++] = rn->node_id;
 	}
 }
+
+/*
+ * The standbys of kafka.replica_nodes that stream now, with their
+ * advertised listeners: the brokers besides this one that Metadata lists
+ * (a standby's listener serves reads; one not streaming is likely down,
+ * and a Kafka broker that stopped heartbeating is not listed either).
+ */
+int
+kp_replica_brokers(KpBroker **out)
+{
+	KpIsrStandby *streaming = NULL;
+	int			nstreaming;
+	int			nlisted = replica_list ? replica_list->n : 0;
+	int			n = 0;
+	int			i;
+
+	*out = palloc(sizeof(KpBroker) * Max(nlisted, 1));
+	if (nlisted == 0 || RecoveryInProgress())
+		return 0;
+	nstreaming = kp_replica_standbys(&streaming);
+	for (i = 0; i < nlisted; i++)
+	{
+		const ReplicaNode *rn = &replica_list->nodes[i];
+
+		if (rn->node_id == kp_node_id || !listed_in(rn, streaming, nstreaming))
+			continue;
+		(*out)[n].node_id = rn->node_id;
+		(*out)[n].host = pstrdup(rn->host);
+		(*out)[n].port = rn->port;
+		n++;
+	}
+	return n;
+}

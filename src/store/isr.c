@@ -19,6 +19,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
@@ -53,9 +54,16 @@ void
 kp_isr_position(KpIsrPosition *pos)
 {
 	memset(pos, 0, sizeof(*pos));
+	if (RecoveryInProgress())
+	{
+		/* a hot standby: what it has is what it replayed */
+		pos->flushed = GetXLogReplayRecPtr(NULL);
+		pos->confirmed = pos->flushed;
+		return;
+	}
 	pos->flushed = GetFlushRecPtr(NULL);
 	pos->confirmed = pos->flushed;
-	if (RecoveryInProgress() || !SyncRepRequested() || WalSndCtl == NULL)
+	if (!SyncRepRequested() || WalSndCtl == NULL)
 		return;
 
 	LWLockAcquire(SyncRepLock, LW_SHARED);

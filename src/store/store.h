@@ -310,6 +310,15 @@ extern int64 kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *fo
 extern int64 kp_log_max_timestamp(int64 partition_id, int64 *max_ts);
 
 /*
+ * Leader epochs (docs/replication.md): every batch is stamped with the epoch
+ * of the leader that appended it.  The epoch of the batch holding offset
+ * (current when none does), and the end offset of an epoch: the first
+ * offset of a later one, else log_end_offset.
+ */
+extern int32 kp_log_epoch_at(int64 partition_id, int64 offset, int32 current);
+extern int64 kp_log_epoch_end_offset(int64 partition_id, int32 epoch, int64 log_end_offset);
+
+/*
  * The producers a partition knows (DescribeProducers, KIP-664): the
  * idempotent producers it tracks with their last batch, and the producers of
  * the transactions open in it (SQL ones included).  Returns how many;
