@@ -58,8 +58,9 @@ CREATE TABLE kafka.leader (
 	node_id			integer NOT NULL,
 	host			text NOT NULL,
 	port			integer NOT NULL,
+	rack			text,			-- its kafka.broker_rack, NULL if none
 	leader_epoch	integer NOT NULL,
-	brokers			text NOT NULL,	-- 'node_id@host:port, ...' besides the leader
+	brokers			text NOT NULL,	-- 'node_id@host:port[/rack], ...' besides the leader
 	replicas		integer[] NOT NULL,
 	isr				integer[] NOT NULL,
 	offline			integer[] NOT NULL,

@@ -71,7 +71,7 @@ kp_catalog_read_leader(KpLeaderRow *out)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SELECT node_id, host, port, leader_epoch, brokers, replicas::text, "
-					"isr::text, offline::text FROM kafka.leader", true, 1) != SPI_OK_SELECT)
+					"isr::text, offline::text, rack FROM kafka.leader", true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.leader");
 	if (SPI_processed == 1)
 	{
@@ -88,6 +88,9 @@ kp_catalog_read_leader(KpLeaderRow *out)
 		out->replicas = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 6));
 		out->isr = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 7));
 		out->offline = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 8));
+		out->rack = SPI_getvalue(tup, desc, 9);
+		if (out->rack)
+			out->rack = MemoryContextStrdup(caller, out->rack);
 		found = true;
 	}
 	SPI_finish();
@@ -103,8 +106,10 @@ kp_catalog_read_leader(KpLeaderRow *out)
 void
 kp_catalog_write_leader(const KpLeaderRow *row)
 {
-	Oid			types[8] = {INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[8];
+	Oid			types[9] = {INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	TEXTOID};
+	Datum		values[9];
+	char		nulls[9] = "        ";
 
 	values[0] = Int32GetDatum(row->node_id);
 	values[1] = CStringGetTextDatum(row->host);
@@ -114,19 +119,22 @@ kp_catalog_write_leader(const KpLeaderRow *row)
 	values[5] = CStringGetTextDatum(row->replicas);
 	values[6] = CStringGetTextDatum(row->isr);
 	values[7] = CStringGetTextDatum(row->offline);
+	values[8] = row->rack ? CStringGetTextDatum(row->rack) : (Datum) 0;
+	nulls[8] = row->rack ? ' ' : 'n';
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SET LOCAL synchronous_commit = local", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "kafka_pg: could not set synchronous_commit");
 	if (SPI_execute_with_args("INSERT INTO kafka.leader AS l (node_id, host, port, leader_epoch, "
-							  "brokers, replicas, isr, offline) "
-							  "VALUES ($1, $2, $3, $4, $5, $6::int[], $7::int[], $8::int[]) "
+							  "brokers, replicas, isr, offline, rack) "
+							  "VALUES ($1, $2, $3, $4, $5, $6::int[], $7::int[], $8::int[], $9) "
 							  "ON CONFLICT (one) DO UPDATE SET node_id = excluded.node_id, "
 							  "host = excluded.host, port = excluded.port, "
 							  "leader_epoch = excluded.leader_epoch, brokers = excluded.brokers, "
 							  "replicas = excluded.replicas, isr = excluded.isr, "
-							  "offline = excluded.offline, published_at = now()",
-							  8, types, values, NULL, false, 0) != SPI_OK_INSERT)
+							  "offline = excluded.offline, rack = excluded.rack, "
+							  "published_at = now()",
+							  9, types, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: could not write kafka.leader");
 	SPI_finish();
 }

@@ -308,7 +308,7 @@ extern void kp_catalog_record_store_directory(Oid relnode);
 /*
  * kafka.leader, the leader as its listener last published it (one row):
  * the arrays are in PostgreSQL's text form ('{0,1}'), brokers is
- * 'node_id@host:port, ...'.  Reading gives false when there is no row.
+ * 'node_id@host:port[/rack], ...'.  Reading gives false when there is no row.
  * Writing does not wait for synchronous standbys (synchronous_commit local).
  */
 typedef struct KpLeaderRow
@@ -316,6 +316,7 @@ typedef struct KpLeaderRow
 	int32		node_id;
 	char	   *host;
 	int32		port;
+	char	   *rack;			/* NULL: none */
 	int32		leader_epoch;
 	char	   *brokers;
 	char	   *replicas;

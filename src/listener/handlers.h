@@ -242,10 +242,15 @@ typedef struct KpBroker
 	int32		node_id;
 	char	   *host;
 	int32		port;
+	char	   *rack;			/* NULL: none */
 } KpBroker;
 
 /* The listed standbys streaming now, as brokers (replicas.c). */
 extern int	kp_replica_brokers(KpBroker **out);
+
+/* KIP-392: the standby a consumer of that rack reads from, or -1 (replicas.c) */
+extern int32 kp_preferred_read_replica(const char *client_rack);
+extern char *kp_broker_rack;
 
 /*
  * Who leads and what every server reports (leader.c): on the primary its

@@ -142,7 +142,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 		resp->brokers[i].node_id = view.brokers[i].node_id;
 		resp->brokers[i].host = view.brokers[i].host;
 		resp->brokers[i].port = view.brokers[i].port;
-		resp->brokers[i].rack = NULL;
+		resp->brokers[i].rack = view.brokers[i].rack;
 	}
 	resp->cluster_id = pstrdup(kp_cluster_id());
 	resp->controller_id = view.leader_id;
@@ -306,7 +306,7 @@ kp_handle_describe_cluster(KpRequestContext *ctx)
 		resp->brokers[i].broker_id = view.brokers[i].node_id;
 		resp->brokers[i].host = view.brokers[i].host;
 		resp->brokers[i].port = view.brokers[i].port;
-		resp->brokers[i].rack = NULL;
+		resp->brokers[i].rack = view.brokers[i].rack;
 	}
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
 		kp_authz_operations(ctx, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME) : PG_INT32_MIN;

@@ -284,6 +284,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
 	bool		follower_denied;
 	int32		epoch = kp_leader_epoch();
+	int32		preferred = -1;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -302,6 +303,13 @@ kp_handle_fetch(KpRequestContext *ctx)
 		kp_isr_position(&pos);
 		ctx->isr_seen = pos.confirmed;
 	}
+	/*
+	 * KIP-392: a consumer in another rack than the leader's is sent to a
+	 * standby of its rack (replicas.c), as by Kafka's
+	 * RackAwareReplicaSelector: no records, the replica to read from
+	 */
+	if (ctx->version >= 11 && replica < 0 && !RecoveryInProgress())
+		preferred = kp_preferred_read_replica(req->rack_id);
 	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
 	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
@@ -374,6 +382,17 @@ kp_handle_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition, &ref);
+			if (preferred >= 0)
+			{
+				KpLogOffsets off;
+
+				kp_log_offsets(ref.partition_id, &off);
+				op->preferred_read_replica = preferred;
+				op->high_watermark = off.high_watermark;
+				op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+				op->log_start_offset = off.log_start_offset;
+				continue;
+			}
 			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
 							read_committed, &budget);
 			if (op->error_code != KP_ERR_NONE)
@@ -389,7 +408,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	 * partition's answer back forever (Kafka's DelayedFetch keeps one
 	 * deadline too).
 	 */
-	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
+	if (!any_error && preferred < 0 && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
 		ctx->park = true;

@@ -94,7 +94,7 @@ parse_int_array(const char *s, int32 *out, int max)
 	return n;
 }
 
-/* 'id@host:port, ...' -> brokers appended to v */
+/* 'id@host:port[/rack], ...' -> brokers appended to v */
 static void
 parse_brokers(const char *s, KpClusterView *v, int max)
 {
@@ -104,6 +104,8 @@ parse_brokers(const char *s, KpClusterView *v, int max)
 		const char *colon;
 		const char *end;
 		const char *q;
+		const char *slash;
+		const char *host_end;
 		char	   *num_end;
 		long		id;
 		long		port;
@@ -117,8 +119,10 @@ parse_brokers(const char *s, KpClusterView *v, int max)
 		if (end == NULL)
 			end = s + strlen(s);
 		at = memchr(s, '@', end - s);
+		slash = at ? memchr(at, '/', end - at) : NULL;
+		host_end = slash ? slash : end;
 		colon = NULL;
-		for (q = end - 1; at && q > at; q--)
+		for (q = host_end - 1; at && q > at; q--)
 			if (*q == ':')
 			{
 				colon = q;
@@ -132,12 +136,13 @@ parse_brokers(const char *s, KpClusterView *v, int max)
 		b->node_id = (int32) id;
 		b->host = pnstrdup(at + 1, colon - at - 1);
 		b->port = (int32) port;
+		b->rack = slash && end - slash > 1 ? pnstrdup(slash + 1, end - slash - 1) : NULL;
 		s = end;
 	}
 }
 
 static void
-add_broker(KpClusterView *v, int32 id, const char *host, int32 port)
+add_broker(KpClusterView *v, int32 id, const char *host, int32 port, const char *rack)
 {
 	int			i;
 
@@ -147,6 +152,7 @@ add_broker(KpClusterView *v, int32 id, const char *host, int32 port)
 	v->brokers[v->n_brokers].node_id = id;
 	v->brokers[v->n_brokers].host = pstrdup(host);
 	v->brokers[v->n_brokers].port = port;
+	v->brokers[v->n_brokers].rack = rack && rack[0] ? pstrdup(rack) : NULL;
 	v->n_brokers++;
 }
 
@@ -167,9 +173,10 @@ kp_cluster_view(KpClusterView *v)
 		v->leader_epoch = (int32) GetWALInsertionTimeLine() - 1;
 		kp_replicas_now(&v->reps);
 		v->brokers = palloc(sizeof(KpBroker) * (n + 1));
-		add_broker(v, v->leader_id, v->leader_host, v->leader_port);
+		add_broker(v, v->leader_id, v->leader_host, v->leader_port, kp_broker_rack);
 		for (i = 0; i < n; i++)
-			add_broker(v, streaming[i].node_id, streaming[i].host, streaming[i].port);
+			add_broker(v, streaming[i].node_id, streaming[i].host, streaming[i].port,
+					   streaming[i].rack);
 	}
 	else
 	{
@@ -182,7 +189,8 @@ kp_cluster_view(KpClusterView *v)
 			v->leader_id = -1;
 			v->leader_epoch = -1;
 			v->brokers = palloc(sizeof(KpBroker));
-			add_broker(v, kp_node_id, kp_advertised_host_name(), kp_advertised_port_number());
+			add_broker(v, kp_node_id, kp_advertised_host_name(), kp_advertised_port_number(),
+					   kp_broker_rack);
 			v->reps.replicas = palloc(sizeof(int32));
 			v->reps.isr = palloc(sizeof(int32));
 			v->reps.offline = palloc(sizeof(int32));
@@ -195,10 +203,11 @@ kp_cluster_view(KpClusterView *v)
 		v->leader_epoch = row.leader_epoch;
 		max = strlen(row.brokers) / 4 + 2;
 		v->brokers = palloc(sizeof(KpBroker) * max);
-		add_broker(v, row.node_id, row.host, row.port);
+		add_broker(v, row.node_id, row.host, row.port, row.rack);
 		parse_brokers(row.brokers, v, max - 1);
 		/* this standby serves Kafka clients even if the primary lists it not */
-		add_broker(v, kp_node_id, kp_advertised_host_name(), kp_advertised_port_number());
+		add_broker(v, kp_node_id, kp_advertised_host_name(), kp_advertised_port_number(),
+				   kp_broker_rack);
 		max = strlen(row.replicas) + 1;
 		v->reps.replicas = palloc(sizeof(int32) * max);
 		v->reps.n_replicas = parse_int_array(row.replicas, v->reps.replicas, max);
@@ -233,6 +242,9 @@ int_array_text(const int32 *a, int n)
 static bool
 same_row(const KpLeaderRow *a, const KpLeaderRow *b)
 {
+	if ((a->rack == NULL) != (b->rack == NULL) ||
+		(a->rack && strcmp(a->rack, b->rack) != 0))
+		return false;
 	return a->node_id == b->node_id && a->port == b->port &&
 		a->leader_epoch == b->leader_epoch &&
 		strcmp(a->host, b->host) == 0 && strcmp(a->brokers, b->brokers) == 0 &&
@@ -270,11 +282,14 @@ kp_leader_publish(void)
 			kp_cluster_view(&v);
 			initStringInfo(&brokers);
 			for (i = 1; i < v.n_brokers; i++)
-				appendStringInfo(&brokers, "%s%d@%s:%d", i > 1 ? ", " : "",
-								 v.brokers[i].node_id, v.brokers[i].host, v.brokers[i].port);
+				appendStringInfo(&brokers, "%s%d@%s:%d%s%s", i > 1 ? ", " : "",
+								 v.brokers[i].node_id, v.brokers[i].host, v.brokers[i].port,
+								 v.brokers[i].rack ? "/" : "",
+								 v.brokers[i].rack ? v.brokers[i].rack : "");
 			now.node_id = v.leader_id;
 			now.host = v.leader_host;
 			now.port = v.leader_port;
+			now.rack = v.brokers[0].rack;
 			now.leader_epoch = v.leader_epoch;
 			now.brokers = brokers.data;
 			now.replicas = int_array_text(v.reps.replicas, v.reps.n_replicas);

@@ -96,7 +96,7 @@ def wait_for(what, fn, timeout=60):
 
 
 def metadata(c, topic):
-    """Metadata v7: (brokers [(id, port)], controller, partition 0's (err, leader, epoch, replicas, isr))."""
+    """Metadata v7: (brokers [(id, port, rack)], controller, partition 0's (err, leader, epoch, replicas, isr))."""
     r = c.call(3, 7, array([string(topic)]) + i8(0))
     if r is None:
         return None
@@ -111,7 +111,7 @@ def metadata(c, topic):
         r.array(r.i32)
         return err, leader, epoch, reps, isr
     topics = r.array(lambda: (r.i16(), r.string(), r.i8(), r.array(part)))
-    return sorted((b[0], b[2]) for b in brokers), controller, topics[0][3][0]
+    return sorted((b[0], b[2], b[3] and b[3].decode()) for b in brokers), controller, topics[0][3][0]
 
 
 def produce(c, topic, acks, value=b"v"):
@@ -131,11 +131,12 @@ def produce(c, topic, acks, value=b"v"):
     return r.array(lambda: (r.string(), r.array(part)))[0][1][0]
 
 
-def fetch(c, topic, offset, epoch=-1, max_wait_ms=0, timeout=30):
-    """Fetch v11, partition 0: (error, high watermark, [(offset, batch leader epoch)])."""
+def fetch(c, topic, offset, epoch=-1, max_wait_ms=0, timeout=30, rack="", preferred=None):
+    """Fetch v11, partition 0: (error, high watermark, [(offset, batch leader epoch)]);
+    preferred, a list, gets the preferred read replica."""
     body = (i32(-1) + i32(max_wait_ms) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
             + array([string(topic) + array([i32(0) + i32(epoch) + i64(offset) + i64(-1) + i32(1 << 20)])])
-            + array([]) + string(""))
+            + array([]) + string(rack))
     r = c.call(1, 11, body, timeout=timeout)
     if r is None:
         return None
@@ -145,7 +146,9 @@ def fetch(c, topic, offset, epoch=-1, max_wait_ms=0, timeout=30):
         p, err, hw, lso = r.i32(), r.i16(), r.i64(), r.i64()
         r.i64()
         r.array(lambda: (r.i64(), r.i64()))
-        r.i32()
+        pref = r.i32()
+        if preferred is not None:
+            preferred.append(pref)
         recs = r.nbytes() or b""
         out = []
         for b in kc.batches(recs):
@@ -269,14 +272,37 @@ def rd_consume(port, topic, group, want, timeout=40):
     return got, committed
 
 
+def rd_consume_rack(port, topic, group, want, rack, timeout=40):
+    """A group member of client.rack rack: (values, the broker librdkafka fetched the partition from)."""
+    import json
+    from confluent_kafka import Consumer
+    stats = {}
+    c = Consumer({"bootstrap.servers": "127.0.0.1:%d" % port, "group.id": group, "client.rack": rack,
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                  "statistics.interval.ms": 200, "stats_cb": lambda j: stats.update(json.loads(j))})
+    c.subscribe([topic])
+    got = []
+    fetch_broker = None
+    t0 = time.time()
+    while time.time() - t0 < timeout and (len(got) < want or fetch_broker is None):
+        m = c.poll(0.3)
+        if m is not None and not m.error():
+            got.append(m.value())
+        p = stats.get("topics", {}).get(topic, {}).get("partitions", {}).get("0")
+        if p and len(got) >= want:
+            fetch_broker = p.get("broker")
+    c.close()
+    return got, fetch_broker
+
+
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
     pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
     sport = int(kafkapg.pgcluster("free-port", pport + 1))
     kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport))
     kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
-    nodes = "kafka.replica_nodes = 's1=1@127.0.0.1:%d'" % kp2
-    env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": nodes}
+    nodes = "kafka.replica_nodes = 's1=1@127.0.0.1:%d/rack-b'" % kp2
+    env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": nodes + "\nkafka.broker_rack = 'rack-a'"}
     started = []
     try:
         kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
@@ -293,7 +319,8 @@ def run(root):
 
         kafkapg.pgcluster("basebackup", pport, sdata)
         kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\n" + nodes))
+                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\n"
+                                   "kafka.broker_rack = 'rack-b'\n" + nodes))
         kafkapg.pgcluster("start", sdata)
         started.append(sdata)
         stby = kafkapg.connect(sport, DB)
@@ -310,8 +337,9 @@ def run(root):
         wait_for("the standby to know the leader", lambda: (metadata(b, "fol") or (0, 0, (1, -1)))[2][1] == 0, 30)
         mp = wait_for("the primary to list s1", lambda: (lambda m: m if m and len(m[0]) == 2 else None)(metadata(a, "fol")), 30)
         ms = wait_for("the standby to list both", lambda: (lambda m: m if m and m[2][3] == mp[2][3] else None)(metadata(b, "fol")), 30)
-        check("Metadata on the primary: leader 0 at epoch 0, controller 0, brokers 0 and 1 with their ports",
-              mp[2][:3] == (0, 0, 0) and mp[1] == 0 and mp[0] == [(0, kp1), (1, kp2)], "(%s)" % (mp,))
+        check("Metadata on the primary: leader 0 at epoch 0, controller 0, brokers 0 and 1 with their ports and racks",
+              mp[2][:3] == (0, 0, 0) and mp[1] == 0 and mp[0] == [(0, kp1, "rack-a"), (1, kp2, "rack-b")],
+              "(%s)" % (mp,))
         check("Metadata on the standby says the same (leader, epoch, brokers, replicas, ISR)",
               ms == mp, "(standby %s, primary %s)" % (ms, mp))
         check("... replicas [0, 1]", mp[2][3] == [0, 1], "(%s)" % (mp[2],))
@@ -348,6 +376,22 @@ def run(root):
               waiting and f and f[0] == 0 and [o for o, _ in f[2]] == [5, 6, 7] and f[1] == 8
               and time.time() - t_resume < 10,
               "(waited %s, %s in %.1fs)" % (waiting, f, got.get("dt", -1)))
+
+        # KIP-392: a consumer of rack-b is sent to s1
+        pref = []
+        f = fetch(conn(kp1), "fol", 0, rack="rack-b", preferred=pref)
+        check("Fetch v11 to the primary from a consumer of rack-b: preferred read replica 1, no records",
+              f and f[0] == 0 and not f[2] and f[1] == 8 and pref == [1], "(%s, preferred %s)" % (f, pref))
+        pref = []
+        f = fetch(conn(kp1), "fol", 0, rack="rack-a", preferred=pref)
+        check("... of rack-a (the leader's): no preferred replica, the records",
+              f and f[0] == 0 and len(f[2]) == 8 and pref == [-1], "(%s, preferred %s)" % (f, pref))
+        pref = []
+        f = fetch(conn(kp1), "fol", 0, rack="rack-c", preferred=pref)
+        check("... of rack-c (no replica there): the leader", f and len(f[2]) == 8 and pref == [-1], "(%s)" % (pref,))
+        vals, broker = rd_consume_rack(kp1, "fol", "rackb", 8, "rack-b")
+        check("librdkafka consumer with client.rack=rack-b, bootstrapped at the primary: reads all 8 from s1 (node 1)",
+              len(vals) == 8 and broker == 1, "(%d records, fetched from broker %s)" % (len(vals), broker))
 
         # 4. writes are refused, as a Kafka follower refuses them
         leo = sql(stby, "SELECT log_end_offset FROM kafka.partition_status WHERE topic = 'fol'")[0][0]
