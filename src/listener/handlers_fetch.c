@@ -303,6 +303,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 		kp_isr_position(&pos);
 		ctx->isr_seen = pos.confirmed;
 	}
+
 	/*
 	 * KIP-392: a consumer in another rack than the leader's is sent to a
 	 * standby of its rack (replicas.c), as by Kafka's

@@ -404,8 +404,8 @@ standby_refusal(KpRequestContext *ctx, bool *close)
 
 			/*
 			 * A consumer's fetch from a follower (KIP-392): Kafka serves it
-			 * from version 11 on (the request says the client's rack);
-			 * older ones, and a replica's, only the leader does
+			 * from version 11 on (the request says the client's rack); older
+			 * ones, and a replica's, only the leader does
 			 * (FetchParams.fetchOnlyLeader).
 			 */
 		case KP_API_FETCH:
@@ -419,10 +419,10 @@ standby_refusal(KpRequestContext *ctx, bool *close)
 			}
 
 			/*
-			 * ListOffsets and OffsetForLeaderEpoch: only the leader answers
-			 * a client (Kafka: fetchOnlyFromLeader unless the debugging
-			 * replica id -2), since a follower's end offsets lag and a
-			 * consumer would take the difference for a truncation.
+			 * ListOffsets and OffsetForLeaderEpoch: only the leader answers a
+			 * client (Kafka: fetchOnlyFromLeader unless the debugging replica
+			 * id -2), since a follower's end offsets lag and a consumer would
+			 * take the difference for a truncation.
 			 */
 		case KP_API_LIST_OFFSETS:
 			return ((KpListOffsetsRequest *) ctx->request)->replica_id == -2 ? -1 :
