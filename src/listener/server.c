@@ -616,7 +616,7 @@ run_parked(bool data_arrived)
 			/* on a hot standby: what it replayed (nothing to flush) */
 			if (!RecoveryInProgress())
 			{
-				XLogRecPtr	insert = GetXLogInsertRecPtr();
+				XLogRecPtr	insert = kp_xlog_insert_end();
 
 				if (insert > GetFlushRecPtr(NULL))
 					XLogFlush(insert);

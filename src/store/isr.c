@@ -19,6 +19,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
@@ -48,6 +49,26 @@ static bool
 standby_names_set(void)
 {
 	return SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
+}
+
+/*
+ * Everything inserted into the WAL so far, as a position XLogFlush accepts.
+ * GetXLogInsertRecPtr() gives the next record's start: on a page boundary
+ * that is past the next page's header, which is not generated yet, and
+ * XLogFlush of it fails ("xlog flush request ... is not satisfied", an
+ * ERROR that ends a listener worker).  The end of what was inserted is then
+ * the page boundary itself.
+ */
+XLogRecPtr
+kp_xlog_insert_end(void)
+{
+	XLogRecPtr	p = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(p, wal_segment_size) == SizeOfXLogLongPHD)
+		return p - SizeOfXLogLongPHD;
+	if (p % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		return p - SizeOfXLogShortPHD;
+	return p;
 }
 
 void

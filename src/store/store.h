@@ -183,6 +183,9 @@ typedef struct KpIsrPosition
 
 extern void kp_isr_position(KpIsrPosition *pos);
 
+/* Everything inserted into the WAL so far, as a position XLogFlush accepts. */
+extern XLogRecPtr kp_xlog_insert_end(void);
+
 /* A streaming standby (its walsender). */
 typedef struct KpIsrStandby
 {

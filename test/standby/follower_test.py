@@ -33,6 +33,11 @@ kafka.replica_nodes naming s1 on both (docs/replication.md, "Followers"):
    epoch 0 answers where epoch 0 ends on the new leader, below the position
    the consumer reached on the old one: the truncation a client detects.
 7. Neither server log shows a PANIC or a crash.
+
+`follower_test.py --against 127.0.0.1:PORT` runs the leader-epoch checks of a single leader at epoch
+0 (Fetch, ListOffsets and OffsetForLeaderEpoch with current leader epochs 0 and 1, the end offset of
+epochs 0 and 1) against another broker, e.g. Apache Kafka 4.4 (test/clients/kafka/kafka.sh), which
+the test also runs against kafka_pg's primary.
 """
 
 import os
@@ -50,6 +55,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
 
+ARGS = sys.argv[1:]
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import
 import conformance as kc  # noqa: E402
 from tap import check, finish  # noqa: E402
@@ -295,6 +301,39 @@ def rd_consume_rack(port, topic, group, want, rack, timeout=40):
     return got, fetch_broker
 
 
+def check_leader_epochs(port, topic, ns=""):
+    """A leader at epoch 0 with 3 records (kafka_pg's primary, or Apache Kafka 4.4 with a new topic):
+    the epoch checks of Fetch, ListOffsets and OffsetForLeaderEpoch (--against runs them on Kafka)."""
+    c = conn(port)
+    if ns:
+        check("CreateTopics %s" % topic, kc.create_topic(c, topic) == 0)
+        time.sleep(1)
+    for i in range(3):
+        res = produce(c, topic, -1, b"e%d" % i)
+        assert res and res[0] == 0, res
+    f = fetch(c, topic, 0, epoch=0)
+    check("%sleader: Fetch with current leader epoch 0 returns the records stamped with epoch 0" % ns,
+          f and f[0] == 0 and f[2] == [(0, 0), (1, 0), (2, 0)], "(%s)" % (f,))
+    f = fetch(c, topic, 0, epoch=1)
+    check("%sleader: Fetch with current leader epoch 1: UNKNOWN_LEADER_EPOCH" % ns,
+          f and f[0] == UNKNOWN_EPOCH and not f[2], "(%s)" % (f,))
+    lo = list_offsets(c, topic, epoch=1)
+    check("%sleader: ListOffsets with current leader epoch 1: UNKNOWN_LEADER_EPOCH" % ns,
+          lo and lo[0] == UNKNOWN_EPOCH, "(%s)" % (lo,))
+    lo, le = list_offsets(c, topic, epoch=0), list_offsets(c, topic, ts=-2, epoch=0)
+    check("%sleader: ListOffsets LATEST 3 at epoch 0, EARLIEST 0 at epoch 0" % ns,
+          lo == (0, 3, 0) and le == (0, 0, 0), "(%s, %s)" % (lo, le))
+    eo = end_offset(c, topic, 0, current=0)
+    check("%sleader: OffsetForLeaderEpoch of epoch 0 (the current): the log end, 3" % ns, eo == (0, 0, 3), "(%s)" % (eo,))
+    eo = end_offset(c, topic, 1)
+    check("%sleader: OffsetForLeaderEpoch of epoch 1 (later than ours): no answer, -1 -1" % ns,
+          eo == (0, -1, -1), "(%s)" % (eo,))
+    eo = end_offset(c, topic, 0, current=1)
+    check("%sleader: OffsetForLeaderEpoch with current leader epoch 1: UNKNOWN_LEADER_EPOCH" % ns,
+          eo and eo[0] == UNKNOWN_EPOCH, "(%s)" % (eo,))
+    c.close()
+
+
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
     pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
@@ -312,6 +351,8 @@ def run(root):
         prim = kafkapg.connect(pport, DB)
         prim.autocommit = True
         sql(prim, "SELECT kafka.create_topic('fol', 1)")
+        sql(prim, "SELECT kafka.create_topic('fol_epochs', 1)")
+        check_leader_epochs(kp1, "fol_epochs")
         a = conn(kp1)
         for i in range(5):
             err, _ = produce(a, "fol", -1, b"p%d" % i)
@@ -512,6 +553,12 @@ def run(root):
 
 def main():
     signal.signal(signal.SIGTERM, lambda *a: sys.exit("follower test: terminated (timeout?)"))
+    if len(ARGS) == 2 and ARGS[0] == "--against":
+        host, port = ARGS[1].rsplit(":", 1)
+        assert host == "127.0.0.1"
+        check_leader_epochs(int(port), "fol_epochs_%d" % int(time.time()), ns="kafka: ")
+        finish()
+        return
     root = kafkapg.make_tmp("follower")
     try:
         run(root)
