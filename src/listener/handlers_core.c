@@ -132,9 +132,12 @@ kp_handle_metadata(KpRequestContext *ctx)
 
 	/* the leader's view: the same on every server (leader.c) */
 	kp_cluster_view(&view);
-	/* a hot standby creates nothing: the topic is unknown until it is */
-	if (view.standby)
-		allow_create = false;
+
+	/*
+	 * A hot standby creates nothing; a topic the leader would create is
+	 * LEADER_NOT_AVAILABLE there, Kafka's answer while a creation is under
+	 * way, so that the client asks again (the leader creates it).
+	 */
 	resp->n_brokers = view.n_brokers;
 	resp->brokers = palloc0(sizeof(KpMetadataResponseBroker) * Max(view.n_brokers, 1));
 	for (i = 0; i < view.n_brokers; i++)
@@ -205,6 +208,12 @@ kp_handle_metadata(KpRequestContext *ctx)
 			!kp_authz_topic(ctx, rt->name, NULL, KP_ACL_OP_CREATE))
 		{
 			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			out->name = pstrdup(rt->name);
+			continue;
+		}
+		if (t == NULL && rt->name && rt->name[0] && allow_create && view.standby)
+		{
+			out->error_code = KP_ERR_LEADER_NOT_AVAILABLE;
 			out->name = pstrdup(rt->name);
 			continue;
 		}

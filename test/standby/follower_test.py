@@ -117,7 +117,9 @@ def metadata(c, topic):
         r.array(r.i32)
         return err, leader, epoch, reps, isr
     topics = r.array(lambda: (r.i16(), r.string(), r.i8(), r.array(part)))
-    return sorted((b[0], b[2], b[3] and b[3].decode()) for b in brokers), controller, topics[0][3][0]
+    parts = topics[0][3]
+    p0 = parts[0] if parts else (topics[0][0], -1, -1, [], [])  # a topic error: no partitions
+    return sorted((b[0], b[2], b[3] and b[3].decode()) for b in brokers), controller, p0
 
 
 def produce(c, topic, acks, value=b"v"):
@@ -445,6 +447,9 @@ def run(root):
         closed = c0.recv(timeout=5) is None
         check("Produce acks=0 to the standby: the connection is closed (Kafka's answer)", closed)
         check("CreateTopics on the standby: NOT_CONTROLLER", kc.create_topic(b, "fol_new") == NOT_CONTROLLER)
+        mn = metadata(b, "fol_auto")
+        check("Metadata of a missing topic on the standby (auto-creation on): LEADER_NOT_AVAILABLE, not created",
+              mn and mn[2][0] == 5, "(%s)" % (mn,))
         check("OffsetCommit on the standby: NOT_COORDINATOR",
               kc.offset_commit(b, "g1", "fol", 1, "m") == NOT_COORDINATOR)
         of = offset_fetch_error(b, "g1", "fol")
@@ -471,7 +476,7 @@ def run(root):
         time.sleep(0.5)
         check("nothing was written on the standby's behalf",
               sql(prim, "SELECT log_end_offset FROM kafka.partition_status WHERE topic = 'fol'")[0][0] == leo
-              and not sql(prim, "SELECT 1 FROM kafka.topics WHERE name = 'fol_new'"))
+              and not sql(prim, "SELECT 1 FROM kafka.topics WHERE name IN ('fol_new', 'fol_auto')"))
 
         # 5. real clients bootstrapped with the standby only find the leader
         errs = rd_produce(kp2, "fol", 4, b"rd")
