@@ -11,17 +11,22 @@ numbers and asserts nothing.  Environment knobs:
   BENCH_REPS      repetitions of the batch/fetch parts (default 5)
   BENCH_PGB_REPS  repetitions of each pgbench run  (default 3)
   BENCH_PGB_SECS  seconds per pgbench run          (default 20)
-  BENCH_PARTS     comma list of parts: batch,fetch,single,profile
-                  (default batch,fetch,single; profile = perf record of one
-                  produce_batch, written to bench/out/)
+  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile
+                  (default batch,fetch,single,bulk; profile = perf record of
+                  one produce_batch, written to bench/out/; bulk = COPY into
+                  a topic's foreign table and kafka.produce_agg beside COPY
+                  and INSERT ... SELECT into a table, issue 13)
   BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
+  BENCH_KAFKA_PORT  first port to try for the wire listener (default
+                  BENCH_PORT + 1000)
   BENCH_KEEP      1 = keep the temporary directory
 """
 
 import os
 import re
 import shutil
+import io
 import signal
 import socket
 import statistics
@@ -38,8 +43,9 @@ VSIZE = int(os.environ.get("BENCH_VALUE", "100"))
 REPS = int(os.environ.get("BENCH_REPS", "5"))
 PGB_REPS = int(os.environ.get("BENCH_PGB_REPS", "3"))
 PGB_SECS = int(os.environ.get("BENCH_PGB_SECS", "20"))
-PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single").split(",")
+PARTS = os.environ.get("BENCH_PARTS", "batch,fetch,single,bulk").split(",")
 PORT0 = int(os.environ.get("BENCH_PORT", "56432"))
+KAFKA_PORT0 = int(os.environ.get("BENCH_KAFKA_PORT", "0"))
 KEEP = os.environ.get("BENCH_KEEP") == "1"
 PROFILE_RUNS = int(os.environ.get("BENCH_PROFILE_RUNS", "3"))
 
@@ -124,7 +130,7 @@ class Cluster:
             "shared_preload_libraries = 'kafka_pg'",
             "kafka.database = 'postgres'",
             # the wire listener (if built) must not take the shared default 9092
-            "kafka.port = %d" % free_port(self.port + 1000),
+            "kafka.port = %d" % free_port(KAFKA_PORT0 or self.port + 1000),
             "log_min_messages = warning",
             "log_checkpoints = on",
             "lc_messages = 'C'",
@@ -422,6 +428,157 @@ def part_fetch(cl, conn, cur):
     return res
 
 
+def part_bulk(cl, conn, cur, binfile):
+    """Issue 13: bulk SQL the PostgreSQL way.  (a) a client sends the rows
+    with binary COPY FROM STDIN: into a topic's foreign table against into
+    a plain table; (b) a query over a table: kafka.produce_agg and INSERT
+    INTO foreign_table SELECT against INSERT INTO plain SELECT."""
+    out()
+    out("## 4. Bulk SQL the PostgreSQL way: %s records of %d bytes (null keys)" % ("{:,}".format(N), VSIZE))
+    with open(binfile, "rb") as f:
+        data = f.read()
+    cur.execute("CREATE FOREIGN TABLE IF NOT EXISTS ft_b (key bytea, value bytea) "
+                "SERVER kafka_pg OPTIONS (topic 'b')")
+
+    def client_copy(target, stream=None):
+        t0 = time.perf_counter()
+        w0 = wal_lsn(cur)
+        cur.copy_expert("COPY %s FROM STDIN WITH (FORMAT binary)" % target,
+                        io.BytesIO(data if stream is None else stream), size=1 << 20)
+        return time.perf_counter() - t0, wal_lsn(cur) - w0
+
+    def check_topic(parts, what):
+        """after the timing: every row is in the log (its end offsets count the
+        records and at most one COMMIT marker per partition)"""
+        cur.execute("SELECT kafka.flush_markers()")
+        n = q1(cur, "SELECT sum(log_end_offset) FROM kafka.partition_status WHERE topic = 'b'")[0]
+        if n < N or n > N + parts:
+            raise SystemExit("topic b holds %s offsets after %s of %d rows" % (n, what, N))
+
+    keyfile = os.path.join(cl.tmp, "staging_keyed.bin")
+    cur.execute("COPY (SELECT substr(v, 1, 8), v FROM staging) TO %s WITH (FORMAT binary)",
+                (keyfile,))
+    with open(keyfile, "rb") as f:
+        keyed = f.read()
+    res_c = Results()
+    res_q = Results()
+    res_kc = Results()
+    res_kq = Results()
+    for rep in range(REPS):
+        log("bulk rep %d/%d" % (rep + 1, REPS))
+        # (a) client -> server, binary COPY FROM STDIN
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = client_copy("plain (k, v)")
+        res_c.add("client binary COPY -> plain table (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = client_copy("ft_b (key, value)")
+            check_topic(parts, "COPY")
+            res_c.add("client binary COPY -> foreign table, %dp" % parts, t, w)
+        # (b) a query over a table
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO plain SELECT NULL, v FROM staging")
+        res_q.add("INSERT INTO plain SELECT FROM staging (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, "SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging")
+            check_topic(parts, "produce_agg")
+            res_q.add("SELECT kafka.produce_agg('b', NULL, v) FROM staging, %dp" % parts, t, w)
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging")
+            check_topic(parts, "INSERT INTO ft_b SELECT")
+            res_q.add("INSERT INTO foreign table SELECT FROM staging, %dp" % parts, t, w)
+        # (c) keyed: 8-byte keys (the first bytes of the value), 6 partitions by murmur2
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = client_copy("plain (k, v)", keyed)
+        res_kc.add("client binary COPY -> plain table, keyed (baseline)", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = client_copy("ft_b (key, value)", keyed)
+        check_topic(6, "keyed COPY")
+        res_kc.add("client binary COPY -> foreign table, keyed, 6p", t, w)
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging")
+        res_kq.add("INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = timed(cur, "SELECT kafka.produce_agg('b', substr(v, 1, 8), v) FROM staging")
+        check_topic(6, "keyed produce_agg")
+        res_kq.add("SELECT kafka.produce_agg('b', substr(v, 1, 8), v) FROM staging, 6p", t, w)
+        recreate_topic(cur, "b", 6)
+        checkpoint(cur)
+        t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT substr(v, 1, 8), v FROM staging")
+        check_topic(6, "keyed INSERT INTO ft_b SELECT")
+        res_kq.add("INSERT INTO foreign table SELECT substr(v, 1, 8), v FROM staging, 6p", t, w)
+    # (e) reading back what the last run left in topic b (keyed, 6 partitions)
+    # and plain: a streaming foreign scan against a seq scan and kafka.fetch
+    cur.execute("VACUUM (FREEZE) plain")
+    cur.execute("SELECT kafka.flush_markers()")
+    reads = [
+        ("seq scan: SELECT count(*), sum(length(v)) FROM plain (baseline)",
+         "SELECT count(*), sum(length(v)) FROM plain"),
+        ("foreign table: SELECT count(*), sum(length(value)) FROM ft_b",
+         "SELECT count(*), sum(length(value)) FROM ft_b"),
+        ("kafka.fetch, one call per partition",
+         "SELECT count(*), sum(length(f.value)) FROM generate_series(0, 5) p, "
+         "kafka.fetch('b', p, 0, %d) f" % N),
+    ]
+    res_r = Results()
+    for name, q in reads:  # warm-up
+        q1(cur, q)
+    for rep in range(REPS):
+        for name, q in reads:
+            t0 = time.perf_counter()
+            n, b = q1(cur, q)
+            t = time.perf_counter() - t0
+            if n != N or b != N * VSIZE:
+                raise SystemExit("%s read %s records, %s bytes" % (name, n, b))
+            res_r.add(name, t)
+    cur.execute("TRUNCATE plain")
+    common = [
+        "Every timing ends with the statement's COMMIT (autocommit, synchronous_commit=on); a "
+        "CHECKPOINT precedes each one and the target is empty (TRUNCATE, or the topic deleted "
+        "and created again).  Client wall time.",
+        "WAL MB: pg_current_wal_insert_lsn() difference over the timed statement.",
+        "Ratios are throughput / baseline throughput: > 1 is faster than the baseline; 'per "
+        "repetition' pairs each run with the baseline run of the same repetition.",
+    ]
+    print_table("4a. From a client: binary COPY FROM STDIN, %d repetitions" % REPS, res_c,
+                "client binary COPY -> plain table (baseline)", N, N * VSIZE, [
+                    "Both: psycopg2 copy_expert of the same %d MB binary COPY stream (the rows of "
+                    "staging, key NULL) from client memory over loopback, 1 MB writes.  "
+                    "Baseline: `COPY plain (k, v) FROM STDIN (FORMAT binary)`; kafka_pg: "
+                    "`COPY ft_b (key, value) FROM STDIN (FORMAT binary)` into a foreign table of "
+                    "topic b (kafka_pg_fdw)." % (len(data) // 1000000)] + common)
+    print_table("4b. From a query over a table, %d repetitions" % REPS, res_q,
+                "INSERT INTO plain SELECT FROM staging (baseline)", N, N * VSIZE, [
+                    "Baseline: `INSERT INTO plain SELECT NULL, v FROM staging`; kafka_pg: "
+                    "`SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging` and "
+                    "`INSERT INTO ft_b (key, value) SELECT NULL, v FROM staging`."] + common)
+    print_table("4c. Keyed, from a client: binary COPY FROM STDIN, %d repetitions" % REPS, res_kc,
+                "client binary COPY -> plain table, keyed (baseline)", N, N * VSIZE, [
+                    "As 4a with an 8-byte key per row (the value's first 8 bytes, so ~1M distinct "
+                    "keys), into a 6-partition topic: murmur2 spreads the rows over the "
+                    "partitions, one open batch each."] + common)
+    print_table("4d. Keyed, from a query over a table, %d repetitions" % REPS, res_kq,
+                "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", N,
+                N * VSIZE, ["As 4b with the key substr(v, 1, 8) on both sides, 6 partitions."]
+                + common)
+    print_table("4e. Reading them back, %d repetitions (warm)" % REPS, res_r, reads[0][0], N,
+                N * VSIZE, ["The rows of the last keyed run (6 partitions) and of plain; "
+                            "aggregates in the server, every value materialised.  The foreign "
+                            "scan streams (no tuplestore); kafka.fetch materialises each call's "
+                            "rows first."])
+    return res_c, res_q
+
+
 def pgbench(cl, script, clients, secs):
     cmd = [BIN + "/pgbench", "-n", "-M", "prepared", "-h", "127.0.0.1", "-p", str(cl.port),
            "-U", "postgres", "-T", str(secs), "-c", str(clients), "-j", str(min(clients, 2)),
@@ -641,7 +798,7 @@ def main():
                     "AND name ~ 'port' AND vartype = 'integer'")[0]
         if g and "kafka.port" not in g.split(","):
             for name in g.split(","):
-                cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(cl.port + 1000)))
+                cur.execute("ALTER SYSTEM SET %s = %d" % (name, free_port(KAFKA_PORT0 or cl.port + 1000)))
             conn.close()
             cl.stop()
             cl.start()
@@ -682,6 +839,8 @@ def main():
             part_fetch(cl, conn, cur)
         if "single" in PARTS:
             part_single(cl, conn, cur)
+        if "bulk" in PARTS:
+            part_bulk(cl, conn, cur, binfile)
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
         conn.close()

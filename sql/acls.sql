@@ -124,8 +124,9 @@ SELECT principal, pattern_type, resource_name, operation
  ORDER BY 1, 2, 3, 4;
 
 -- user-facing functions pin search_path; internal ones are not for PUBLIC
+-- (aggregates take no settings: their support functions are internal ones)
 SELECT count(*) AS unpinned FROM pg_proc
- WHERE pronamespace = 'kafka'::regnamespace AND proname !~ '^_'
+ WHERE pronamespace = 'kafka'::regnamespace AND proname !~ '^_' AND prokind = 'f'
    AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, kafka' = ANY (proconfig));
 SELECT proname FROM pg_proc
  WHERE pronamespace = 'kafka'::regnamespace AND proname ~ '^_'

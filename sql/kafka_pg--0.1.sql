@@ -836,3 +836,97 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+------------------------------------------------------------------------------
+-- Bulk SQL (issue 13): the streaming aggregate kafka.produce_agg and topics
+-- as foreign tables (kafka_pg_fdw, server kafka_pg).  Both produce through
+-- one streaming producer (src/sqlapi/bulk.c): one open record batch per
+-- partition, appended when full, the rest at the end; the batches belong to
+-- the calling transaction, as kafka.produce's.  docs/sql-api.md.
+------------------------------------------------------------------------------
+
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea, integer) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea, integer, kafka.header[], timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, text) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, text, integer) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, text, integer, kafka.header[], timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb, integer) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb, integer, kafka.header[], timestamptz) RETURNS internal
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_sfunc' LANGUAGE C VOLATILE;
+CREATE FUNCTION kafka._produce_agg_final(internal) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'kp_sql_produce_agg_final' LANGUAGE C VOLATILE;
+
+-- SELECT kafka.produce_agg('topic', key, value) FROM src: every row a record,
+-- streamed into record batches (no array); returns the records produced.
+-- With partition (NULL: by key), headers and timestamp (NULL: now) too.
+CREATE AGGREGATE kafka.produce_agg(topic text, key bytea, value bytea) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key bytea, value bytea, partition integer) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key bytea, value bytea, partition integer, headers kafka.header[], "timestamp" timestamptz) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value text) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value text, partition integer) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value text, partition integer, headers kafka.header[], "timestamp" timestamptz) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value jsonb) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value jsonb, partition integer) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+CREATE AGGREGATE kafka.produce_agg(topic text, key text, value jsonb, partition integer, headers kafka.header[], "timestamp" timestamptz) (
+	SFUNC = kafka._produce_agg_sfunc, STYPE = internal,
+	FINALFUNC = kafka._produce_agg_final, FINALFUNC_MODIFY = READ_WRITE);
+
+-- CREATE AGGREGATE marks every aggregate immutable (pg_proc.provolatile 'i':
+-- "not needed for aggregates"), but the planner reads it: it would drop a
+-- produce_agg whose result nobody uses, and compute two equal calls once.
+-- produce_agg has effects, so it is marked volatile.
+UPDATE pg_catalog.pg_proc SET provolatile = 'v'
+ WHERE pronamespace = 'kafka'::regnamespace AND proname = 'produce_agg';
+
+-- Topics as foreign tables: CREATE FOREIGN TABLE t (key text, value jsonb)
+-- SERVER kafka_pg OPTIONS (topic 'orders'), or IMPORT FOREIGN SCHEMA topics
+-- FROM SERVER kafka_pg INTO s.  INSERT and COPY FROM produce; SELECT reads
+-- (read_committed), partition and "offset" conditions pushed down.  The
+-- Kafka ACLs of current_user decide (WRITE to insert, READ to select), so
+-- every role may use the server.
+CREATE FUNCTION kafka._fdw_handler() RETURNS fdw_handler
+	AS 'MODULE_PATHNAME', 'kp_fdw_handler' LANGUAGE C STRICT;
+CREATE FUNCTION kafka._fdw_validator(text[], oid) RETURNS void
+	AS 'MODULE_PATHNAME', 'kp_fdw_validator' LANGUAGE C STRICT;
+CREATE FOREIGN DATA WRAPPER kafka_pg_fdw
+	HANDLER kafka._fdw_handler VALIDATOR kafka._fdw_validator;
+CREATE SERVER kafka_pg FOREIGN DATA WRAPPER kafka_pg_fdw;
+GRANT USAGE ON FOREIGN SERVER kafka_pg TO PUBLIC;
+
+REVOKE ALL ON FUNCTION kafka._fdw_handler(), kafka._fdw_validator(text[], oid),
+	kafka._produce_agg_final(internal) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, bytea, bytea, integer, kafka.header[], timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, text, integer, kafka.header[], timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION kafka._produce_agg_sfunc(internal, text, text, jsonb, integer, kafka.header[], timestamptz) FROM PUBLIC;

@@ -45,8 +45,8 @@ PG_FUNCTION_INFO_V1(kp_sql_produce_batch);
 static uint32 next_unkeyed = 0;
 static bool next_unkeyed_set = false;
 
-static int32
-next_round_robin(int32 partitions)
+int32
+kp_sql_round_robin(int32 partitions)
 {
 	if (!next_unkeyed_set)
 	{
@@ -64,20 +64,20 @@ choose_partition(const KpTopic *topic, bool has_partition, int32 partition,
 		return partition;
 	if (key != NULL)
 		return kp_partition_for_key(key, key_len, topic->partition_count);
-	return next_round_robin(topic->partition_count);
+	return kp_sql_round_robin(topic->partition_count);
 }
 
 /* The compression the topic asks for; "producer" means none from SQL. */
-static KpCompression
-topic_compression(const KpTopic *topic)
+KpCompression
+kp_sql_topic_compression(const KpTopic *topic)
 {
 	return topic->config.compression < 0 ? KP_COMPRESSION_NONE :
 		(KpCompression) topic->config.compression;
 }
 
 /* kafka.header[] to KpHeader[]; keys must not be null. */
-static KpHeader *
-headers_from_array(ArrayType *arr, int *nheaders)
+KpHeader *
+kp_sql_headers_from_array(ArrayType *arr, int *nheaders)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -133,10 +133,14 @@ headers_from_array(ArrayType *arr, int *nheaders)
 	return out;
 }
 
-/* Append one finished batch on behalf of the current transaction. */
-static void
-append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
-			 int64 producer_id, KpAppendResult *res)
+/*
+ * Append one finished batch on behalf of the current transaction: the one
+ * path every SQL producer (produce, produce_batch, produce_agg, the foreign
+ * tables) appends through.
+ */
+void
+kp_sql_append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
+					int64 producer_id, KpAppendResult *res)
 {
 	KpPartitionRef ref;
 
@@ -146,13 +150,9 @@ append_batch(const KpTopic *topic, int32 partition, char *batch, size_t len,
 	kp_txn_note_write(ref.partition_id, producer_id);
 }
 
-/*
- * The single-record produce shared by the bytea, text and jsonb forms.
- * Arguments 3.. are headers, partition, timestamp.
- */
 /* Produce needs a primary: say so before anything asks for a transaction id. */
-static void
-check_not_in_recovery(void)
+void
+kp_sql_check_not_in_recovery(void)
 {
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -161,6 +161,10 @@ check_not_in_recovery(void)
 				 errhint("Produce on the primary; a standby serves reads.")));
 }
 
+/*
+ * The single-record produce shared by the bytea, text and jsonb forms.
+ * Arguments 3.. are headers, partition, timestamp.
+ */
 static Datum
 produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 			const char *value, int value_len)
@@ -182,13 +186,13 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	check_not_in_recovery();
+	kp_sql_check_not_in_recovery();
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
 	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (!PG_ARGISNULL(3))
-		headers = headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
+		headers = kp_sql_headers_from_array(PG_GETARG_ARRAYTYPE_P(3), &nheaders);
 	if (!PG_ARGISNULL(5))
 	{
 		ts = KpTimestampTzToMs(PG_GETARG_TIMESTAMPTZ(5));
@@ -204,11 +208,11 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	}
 
 	producer_id = kp_txn_sql_producer_id();
-	kp_batch_builder_init(&b, topic_compression(topic), producer_id, 0,
+	kp_batch_builder_init(&b, kp_sql_topic_compression(topic), producer_id, 0,
 						  KP_NO_SEQUENCE, true);
 	kp_batch_builder_add(&b, ts, key, key_len, value, value_len, headers, nheaders);
 	batch = kp_batch_builder_finish(&b, &len);
-	append_batch(topic, partition, batch, len, producer_id, &res);
+	kp_sql_append_batch(topic, partition, batch, len, producer_id, &res);
 	kp_sql_as_caller(&owner);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -257,49 +261,32 @@ kp_sql_produce_jsonb(PG_FUNCTION_ARGS)
 					   json, json ? (int) strlen(json) : -1);
 }
 
-/* One partition's batch under construction in produce_batch. */
-typedef struct PendingBatch
-{
-	bool		started;
-	KpBatchBuilder builder;
-} PendingBatch;
-
+/* produce_batch's result: a row per batch appended */
 static void
-flush_pending(const KpTopic *topic, int32 partition, PendingBatch *pb,
-			  int64 producer_id, ReturnSetInfo *rsinfo)
+batch_appended(void *arg, int32 partition, int64 base_offset, int32 count)
 {
-	char	   *batch;
-	size_t		len;
-	KpAppendResult res;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
-	int32		count = pb->builder.count;
-
-	if (!pb->started || count == 0)
-		return;
-	batch = kp_batch_builder_finish(&pb->builder, &len);
-	append_batch(topic, partition, batch, len, producer_id, &res);
-	pfree(batch);
-	pb->started = false;
 
 	values[0] = Int32GetDatum(partition);
-	values[1] = Int64GetDatum(res.base_offset);
+	values[1] = Int64GetDatum(base_offset);
 	values[2] = Int32GetDatum(count);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 /*
  * kafka.produce_batch(topic, keys[], values[], partition): many records in
- * one call, one record batch per partition per max.message.bytes.  keys may
- * be NULL (all unkeyed); otherwise keys and values pair up by position.
+ * one call, through the streaming producer of bulk.c (one open record batch
+ * per partition, appended when it reaches max.message.bytes); a row per
+ * batch appended.  keys may be NULL (all unkeyed); otherwise keys and
+ * values pair up by position.
  */
 Datum
 kp_sql_produce_batch(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *topic_name = kp_arg_text(fcinfo, 0, "topic");
-	const KpTopic *topic;
-	KpSqlOwner	owner;
 	Oid			arrtype = get_fn_expr_argtype(fcinfo->flinfo, 2);
 	Oid			elemtype = (arrtype == TEXTARRAYOID) ? TEXTOID : BYTEAOID;
 	Datum	   *keys = NULL;
@@ -310,28 +297,25 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	int			nvals;
 	bool		has_partition = !PG_ARGISNULL(3);
 	int32		fixed_partition = has_partition ? PG_GETARG_INT32(3) : 0;
-	PendingBatch *pending;
-	int64		producer_id;
-	int64		now;
-	int32		sticky = -1;
-	size_t		max_bytes;
+	KpBulkProducer *bp;
+	KpBulkTopic *bt;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	check_not_in_recovery();
+	kp_sql_check_not_in_recovery();
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("values must not be null"),
 				 errhint("A null element is a tombstone; the array itself must be given.")));
-	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
-	kp_sql_as_owner(&owner);
-	topic = kp_topic_open(topic_name, AccessShareLock, false);
+	bp = kp_bulk_begin();
+	kp_bulk_set_append_callback(bp, batch_appended, rsinfo);
+	bt = kp_bulk_topic(bp, topic_name, strlen(topic_name)); /* WRITE, then open */
 	if (has_partition)
 	{
 		KpPartitionRef ref;
 
-		kp_topic_partition(topic, fixed_partition, &ref);
+		kp_topic_partition(kp_bulk_topic_info(bt), fixed_partition, &ref);
 	}
 
 	deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), elemtype, -1, false, TYPALIGN_INT,
@@ -346,16 +330,6 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 					 errmsg("keys has %d elements and values has %d", nkeys, nvals),
 					 errhint("Pass NULL as keys for unkeyed records.")));
 	}
-	if (nvals == 0)
-	{
-		kp_sql_as_caller(&owner);
-		return (Datum) 0;
-	}
-
-	producer_id = kp_txn_sql_producer_id();
-	now = KpTimestampTzToMs(GetCurrentTimestamp());
-	pending = palloc0(sizeof(PendingBatch) * topic->partition_count);
-	max_bytes = (size_t) topic->config.log.max_message_bytes;
 
 	for (i = 0; i < nvals; i++)
 	{
@@ -363,9 +337,6 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 		int			key_len = -1;
 		const char *value = NULL;
 		int			value_len = -1;
-		int32		partition;
-		PendingBatch *pb;
-		size_t		rec_size;
 
 		CHECK_FOR_INTERRUPTS();
 		if (keys && !key_nulls[i])
@@ -378,47 +349,9 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 			value = VARDATA_ANY(DatumGetPointer(vals[i]));
 			value_len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
 		}
-		(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
-
-		if (has_partition)
-			partition = fixed_partition;
-		else if (key != NULL)
-			partition = kp_partition_for_key(key, key_len, topic->partition_count);
-		else
-		{
-			if (sticky < 0)
-				sticky = next_round_robin(topic->partition_count);
-			partition = sticky;
-		}
-		pb = &pending[partition];
-
-		rec_size = kp_record_encoded_size(0, pb->started ? pb->builder.count : 0,
-										  key_len, value_len, NULL, 0) + 10;
-		if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > max_bytes)
-		{
-			flush_pending(topic, partition, pb, producer_id, rsinfo);
-			/* the sticky partitioner moves on when a batch is full */
-			if (!has_partition && key == NULL)
-			{
-				sticky = next_round_robin(topic->partition_count);
-				partition = sticky;
-				pb = &pending[partition];
-				if (pb->started &&
-					KpBatchBuilderSize(&pb->builder) + rec_size > max_bytes)
-					flush_pending(topic, partition, pb, producer_id, rsinfo);
-			}
-		}
-		if (!pb->started)
-		{
-			kp_batch_builder_init(&pb->builder, topic_compression(topic), producer_id, 0,
-								  KP_NO_SEQUENCE, true);
-			pb->started = true;
-		}
-		kp_batch_builder_add(&pb->builder, now, key, key_len, value, value_len, NULL, 0);
+		(void) kp_bulk_add(bp, bt, key, key_len, value, value_len, NULL, 0,
+						   has_partition, fixed_partition, false, 0);
 	}
-
-	for (i = 0; i < topic->partition_count; i++)
-		flush_pending(topic, i, &pending[i], producer_id, rsinfo);
-	kp_sql_as_caller(&owner);
+	(void) kp_bulk_finish(bp);
 	return (Datum) 0;
 }

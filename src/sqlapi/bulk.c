@@ -1,0 +1,432 @@
+/*-------------------------------------------------------------------------
+ *
+ * bulk.c
+ *	  A streaming producer, and kafka.produce_agg on top of it.
+ *
+ * kafka.produce_batch takes arrays: a million records are a million-element
+ * array in memory first.  The streaming producer takes records one at a
+ * time and keeps one open record batch per partition, appending a batch as
+ * soon as it is full (the topic's max.message.bytes) or the open batches
+ * together reach the memory bound (work_mem, at least 1 MB); the rest is
+ * appended at the end.  Batches go through produce.c's kp_sql_append_batch
+ * as transactional batches of the calling (sub)transaction, exactly as
+ * kafka.produce's: visible at COMMIT, never after ROLLBACK.  Partitioning is
+ * produce_batch's: explicit partition, else murmur2 of the key, else the
+ * sticky round-robin of KIP-480 (a new partition when a batch is full).
+ *
+ * Users: the aggregate kafka.produce_agg (below) and the foreign tables of
+ * fdw.c (INSERT, COPY FROM).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "catalog/kafka_catalog.h"
+#include "codec/codec.h"
+#include "common/kafka_errors.h"
+#include "sqlapi/sqlapi.h"
+#include "store/store.h"
+#include "txn/txn.h"
+
+/* One partition's open batch. */
+typedef struct BulkPending
+{
+	bool		started;
+	KpBatchBuilder builder;
+	int64		last_offset;	/* of the last batch appended, -1: none */
+} BulkPending;
+
+struct KpBulkTopic
+{
+	char	   *name;
+	int			name_len;
+	const KpTopic *topic;		/* a copy in the producer's context */
+	BulkPending *pending;		/* [partition_count] */
+	int32		sticky;			/* unkeyed records go here; -1: not chosen */
+	size_t		max_bytes;		/* max.message.bytes */
+	KpCompression compression;
+};
+
+struct KpBulkProducer
+{
+	MemoryContext cxt;
+	KpBulkTopic **topics;
+	int			ntopics;
+	int			maxtopics;
+	KpBulkTopic *last;			/* the topic of the previous record */
+	int64		now_ms;
+	size_t		buffered;		/* bytes in the open batches */
+	size_t		max_buffered;
+	int64		records;
+	KpBulkAppendCallback on_append;
+	void	   *on_append_arg;
+};
+
+KpBulkProducer *
+kp_bulk_begin(void)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg bulk producer",
+											  ALLOCSET_DEFAULT_SIZES);
+	KpBulkProducer *bp = MemoryContextAllocZero(cxt, sizeof(KpBulkProducer));
+
+	kp_sql_check_not_in_recovery();
+	bp->cxt = cxt;
+	bp->now_ms = KpTimestampTzToMs(GetCurrentTimestamp());
+	bp->max_buffered = Max((size_t) work_mem * 1024, (size_t) 1024 * 1024);
+	return bp;
+}
+
+void
+kp_bulk_set_append_callback(KpBulkProducer *bp, KpBulkAppendCallback cb, void *arg)
+{
+	bp->on_append = cb;
+	bp->on_append_arg = arg;
+}
+
+int64
+kp_bulk_now_ms(KpBulkProducer *bp)
+{
+	return bp->now_ms;
+}
+
+const KpTopic *
+kp_bulk_topic_info(KpBulkTopic *bt)
+{
+	return bt->topic;
+}
+
+KpBulkTopic *
+kp_bulk_topic(KpBulkProducer *bp, const char *name, int name_len)
+{
+	KpBulkTopic *bt;
+	MemoryContext old;
+	KpSqlOwner	owner;
+	int			i;
+
+	if (bp->last && bp->last->name_len == name_len &&
+		memcmp(bp->last->name, name, name_len) == 0)
+		return bp->last;
+	for (i = 0; i < bp->ntopics; i++)
+	{
+		bt = bp->topics[i];
+		if (bt->name_len == name_len && memcmp(bt->name, name, name_len) == 0)
+		{
+			bp->last = bt;
+			return bt;
+		}
+	}
+
+	old = MemoryContextSwitchTo(bp->cxt);
+	bt = palloc0(sizeof(KpBulkTopic));
+	bt->name = pnstrdup(name, name_len);
+	bt->name_len = name_len;
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, bt->name, KP_ACL_OP_WRITE);
+	kp_sql_as_owner(&owner);
+	bt->topic = kp_topic_open(bt->name, AccessShareLock, false);
+	kp_sql_as_caller(&owner);
+	bt->pending = palloc0(sizeof(BulkPending) * bt->topic->partition_count);
+	for (i = 0; i < bt->topic->partition_count; i++)
+		bt->pending[i].last_offset = -1;
+	bt->sticky = -1;
+	bt->max_bytes = (size_t) bt->topic->config.log.max_message_bytes;
+	bt->compression = kp_sql_topic_compression(bt->topic);
+	if (bp->ntopics == bp->maxtopics)
+	{
+		bp->maxtopics = bp->maxtopics ? bp->maxtopics * 2 : 4;
+		bp->topics = bp->topics ? repalloc(bp->topics, sizeof(KpBulkTopic *) * bp->maxtopics) :
+			palloc(sizeof(KpBulkTopic *) * bp->maxtopics);
+	}
+	bp->topics[bp->ntopics++] = bt;
+	MemoryContextSwitchTo(old);
+	bp->last = bt;
+	return bt;
+}
+
+int64
+kp_bulk_flush_partition(KpBulkProducer *bp, KpBulkTopic *bt, int32 partition)
+{
+	BulkPending *pb = &bt->pending[partition];
+	MemoryContext old;
+	KpSqlOwner	owner;
+	KpAppendResult res;
+	char	   *batch;
+	size_t		len;
+	int64		producer_id;
+	int32		count = pb->builder.count;
+
+	if (!pb->started || count == 0)
+		return -1;
+	producer_id = pb->builder.producer_id;
+	if (producer_id != kp_txn_sql_producer_id())
+		elog(ERROR, "kafka_pg: a record batch outlived the subtransaction that started it");
+	bp->buffered -= Min(bp->buffered, (size_t) pb->builder.records.len);
+	old = MemoryContextSwitchTo(bp->cxt);
+	batch = kp_batch_builder_finish(&pb->builder, &len);
+	pb->started = false;
+	kp_sql_as_owner(&owner);
+	kp_sql_append_batch(bt->topic, partition, batch, len, producer_id, &res);
+	kp_sql_as_caller(&owner);
+	pfree(batch);
+	MemoryContextSwitchTo(old);
+	pb->last_offset = res.last_offset;
+	if (bp->on_append)
+		bp->on_append(bp->on_append_arg, partition, res.base_offset, count);
+	return res.base_offset;
+}
+
+int64
+kp_bulk_last_offset(KpBulkTopic *bt, int32 partition)
+{
+	return bt->pending[partition].last_offset;
+}
+
+int32
+kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
+			const char *key, int key_len, const char *value, int value_len,
+			const KpHeader *headers, int nheaders,
+			bool has_partition, int32 partition,
+			bool has_timestamp, int64 timestamp_ms)
+{
+	const KpTopic *topic = bt->topic;
+	BulkPending *pb;
+	size_t		rec_size;
+	int64		ts = has_timestamp ? timestamp_ms : bp->now_ms;
+	bool		sticky = false;
+
+	if (key == NULL)
+		key_len = -1;
+	if (value == NULL)
+		value_len = -1;
+	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
+	if (has_timestamp)
+		(void) kp_topic_check_timestamp(topic, ts, bp->now_ms, true, NULL);
+	if (has_partition)
+	{
+		if (partition < 0 || partition >= topic->partition_count)
+		{
+			KpPartitionRef ref;
+
+			kp_topic_partition(topic, partition, &ref); /* KP003 */
+		}
+	}
+	else if (key != NULL)
+		partition = kp_partition_for_key(key, key_len, topic->partition_count);
+	else
+	{
+		if (bt->sticky < 0)
+			bt->sticky = kp_sql_round_robin(topic->partition_count);
+		partition = bt->sticky;
+		sticky = true;
+	}
+	pb = &bt->pending[partition];
+
+	rec_size = kp_record_encoded_size(0, pb->started ? pb->builder.count : 0,
+									  key_len, value_len, headers, nheaders) + 10;
+	if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > bt->max_bytes)
+	{
+		(void) kp_bulk_flush_partition(bp, bt, partition);
+		/* the sticky partitioner moves on when a batch is full */
+		if (sticky)
+		{
+			bt->sticky = kp_sql_round_robin(topic->partition_count);
+			partition = bt->sticky;
+			pb = &bt->pending[partition];
+			if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > bt->max_bytes)
+				(void) kp_bulk_flush_partition(bp, bt, partition);
+		}
+	}
+	if (!pb->started)
+	{
+		MemoryContext old = MemoryContextSwitchTo(bp->cxt);
+
+		kp_batch_builder_init(&pb->builder, bt->compression, kp_txn_sql_producer_id(), 0,
+							  KP_NO_SEQUENCE, true);
+		/* a batch grows to max.message.bytes: start big, double less often */
+		enlargeStringInfo(&pb->builder.records,
+						  (int) Min(bt->max_bytes, (size_t) 64 * 1024));
+		pb->started = true;
+		MemoryContextSwitchTo(old);
+	}
+	{
+		size_t		before = pb->builder.records.len;
+
+		kp_batch_builder_add(&pb->builder, ts, key, key_len, value, value_len,
+							 headers, nheaders);
+		bp->buffered += pb->builder.records.len - before;
+	}
+	bp->records++;
+
+	/* the memory bound: append this partition's batch now */
+	if (bp->buffered > bp->max_buffered)
+		(void) kp_bulk_flush_partition(bp, bt, partition);
+	return partition;
+}
+
+int64
+kp_bulk_finish(KpBulkProducer *bp)
+{
+	int			i;
+	int32		p;
+
+	for (i = 0; i < bp->ntopics; i++)
+	{
+		KpBulkTopic *bt = bp->topics[i];
+
+		for (p = 0; p < bt->topic->partition_count; p++)
+			(void) kp_bulk_flush_partition(bp, bt, p);
+		bt->sticky = -1;
+	}
+	return bp->records;
+}
+
+
+/* ---------------------------------------------------------------------
+ * kafka.produce_agg(topic, key, value [, partition [, headers, timestamp]])
+ *
+ * An aggregate whose state is a streaming producer: every row fed to it is
+ * produced, and the final function appends what is still open and returns
+ * how many records the group produced.  Rows of a group that is never
+ * finalised (a LIMIT above a grouped aggregate) are appended when the
+ * executor shuts the aggregate down, so every row that went in is
+ * produced.  Not a window function.
+ * ---------------------------------------------------------------------
+ */
+
+PG_FUNCTION_INFO_V1(kp_sql_produce_agg_sfunc);
+PG_FUNCTION_INFO_V1(kp_sql_produce_agg_final);
+
+typedef struct ProduceAggState
+{
+	KpBulkProducer *bp;
+	bool		finished;
+	Oid			key_type;
+	Oid			value_type;
+} ProduceAggState;
+
+/* The aggregate is shut down (end of the query, or a rescan). */
+static void
+produce_agg_shutdown(Datum arg)
+{
+	ProduceAggState *st = (ProduceAggState *) DatumGetPointer(arg);
+
+	if (!st->finished)
+	{
+		st->finished = true;
+		(void) kp_bulk_finish(st->bp);
+	}
+}
+
+/* key or value bytes of an argument of type bytea, text or jsonb */
+static const char *
+agg_arg_bytes(FunctionCallInfo fcinfo, int argno, Oid type, int *len)
+{
+	if (PG_ARGISNULL(argno))
+	{
+		*len = -1;
+		return NULL;
+	}
+	if (type == JSONBOID)
+	{
+		Jsonb	   *jb = PG_GETARG_JSONB_P(argno);
+		char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+
+		*len = (int) strlen(s);
+		return s;
+	}
+	else
+	{
+		struct varlena *v = PG_GETARG_VARLENA_PP(argno);
+
+		*len = VARSIZE_ANY_EXHDR(v);
+		return VARDATA_ANY(v);
+	}
+}
+
+/*
+ * (state, topic, key, value [, partition [, headers, timestamp]]); the
+ * per-row allocations live in the aggregate's per-row memory, which the
+ * executor resets.
+ */
+Datum
+kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	ProduceAggState *st;
+	text	   *topic;
+	KpBulkTopic *bt;
+	const char *key;
+	const char *value;
+	int			key_len;
+	int			value_len;
+	KpHeader   *headers = NULL;
+	int			nheaders = 0;
+	int			nargs = PG_NARGS();
+	bool		has_partition = nargs > 4 && !PG_ARGISNULL(4);
+	bool		has_ts = nargs > 6 && !PG_ARGISNULL(6);
+
+	if (AggCheckCallContext(fcinfo, &aggcxt) != AGG_CONTEXT_AGGREGATE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kafka.produce_agg can only be called as an aggregate"),
+				 errhint("It cannot be a window function: use it in a plain or grouped SELECT.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("topic must not be null")));
+
+	if (PG_ARGISNULL(0))
+	{
+		MemoryContext old = MemoryContextSwitchTo(aggcxt);
+
+		st = palloc0(sizeof(ProduceAggState));
+		st->bp = kp_bulk_begin();
+		st->key_type = get_fn_expr_argtype(fcinfo->flinfo, 2);
+		st->value_type = get_fn_expr_argtype(fcinfo->flinfo, 3);
+		MemoryContextSwitchTo(old);
+		AggRegisterCallback(fcinfo, produce_agg_shutdown, PointerGetDatum(st));
+	}
+	else
+		st = (ProduceAggState *) PG_GETARG_POINTER(0);
+	if (st->finished)
+		elog(ERROR, "kafka.produce_agg: transition after the final function");
+
+	topic = PG_GETARG_TEXT_PP(1);
+	bt = kp_bulk_topic(st->bp, VARDATA_ANY(topic), VARSIZE_ANY_EXHDR(topic));
+	key = agg_arg_bytes(fcinfo, 2, st->key_type, &key_len);
+	value = agg_arg_bytes(fcinfo, 3, st->value_type, &value_len);
+	if (nargs > 5 && !PG_ARGISNULL(5))
+		headers = kp_sql_headers_from_array(PG_GETARG_ARRAYTYPE_P(5), &nheaders);
+
+	CHECK_FOR_INTERRUPTS();
+	(void) kp_bulk_add(st->bp, bt, key, key_len, value, value_len, headers, nheaders,
+					   has_partition, has_partition ? PG_GETARG_INT32(4) : 0,
+					   has_ts, has_ts ? KpTimestampTzToMs(PG_GETARG_TIMESTAMPTZ(6)) : 0);
+	PG_RETURN_POINTER(st);
+}
+
+/* Append what is open; the number of records this group produced. */
+Datum
+kp_sql_produce_agg_final(PG_FUNCTION_ARGS)
+{
+	ProduceAggState *st;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_INT64(0);
+	if (AggCheckCallContext(fcinfo, NULL) != AGG_CONTEXT_AGGREGATE)
+		elog(ERROR, "kafka.produce_agg's final function called outside an aggregate");
+	st = (ProduceAggState *) PG_GETARG_POINTER(0);
+	if (!st->finished)
+	{
+		st->finished = true;
+		(void) kp_bulk_finish(st->bp);
+	}
+	PG_RETURN_INT64(st->bp->records);
+}
