@@ -515,7 +515,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		if (r < 0)
 		{
 			ereport(DEBUG1,
-					(errmsg("kafka_pg listener: closing connection from %s: %s with acks=0 to a hot standby",
+					(errmsg("kafka_pg listener: closing connection from %s without answering its %s: this server is a hot standby (an acks=0 Produce, or no primary streams to it)",
 							c->peer, api->name)));
 			ok = false;
 			goto done;

@@ -37,6 +37,8 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/extension.h"
+#include "replication/walreceiver.h"
+#include "storage/spin.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -495,16 +497,43 @@ standby_refusal(KpRequestContext *ctx, bool *close)
 }
 
 /*
+ * Whether this standby's WAL receiver streams from a primary now.  One that
+ * does not (its primary died, it waits to be rewound or repointed, it
+ * replays from an archive) does not know who leads: the kafka.leader row it
+ * has may name a dead primary at an old epoch, and a client that keeps its
+ * connection to it (the Java client asks an idle connected node for
+ * metadata first) would be told so again and again.
+ */
+static bool
+standby_streaming(void)
+{
+	WalRcvState state;
+
+	if (WalRcv == NULL)
+		return false;
+	SpinLockAcquire(&WalRcv->mutex);
+	state = WalRcv->walRcvState;
+	SpinLockRelease(&WalRcv->mutex);
+	return state == WALRCV_STREAMING;
+}
+
+/*
  * On a hot standby, before the handler: 0 when the standby serves the
  * request; 1 when it answered it here (ctx->response filled with the error
- * for every entry); -1 when the connection is to be closed unanswered.
+ * for every entry); -1 when the connection is to be closed unanswered: a
+ * Produce with acks=0, and every request while no primary streams to this
+ * standby (standby_streaming), so that the client tries another server, as
+ * it would a broker that is down.
  */
 int
 kp_standby_answer(KpRequestContext *ctx)
 {
 	bool		close;
-	int16		code = standby_refusal(ctx, &close);
+	int16		code;
 
+	if (!standby_streaming())
+		return -1;
+	code = standby_refusal(ctx, &close);
 	if (close)
 		return -1;
 	if (code < 0)

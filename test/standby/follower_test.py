@@ -101,9 +101,9 @@ def wait_for(what, fn, timeout=60):
     raise RuntimeError("timed out waiting for %s" % what)
 
 
-def metadata(c, topic):
+def metadata(c, topic, allow_create=False):
     """Metadata v7: (brokers [(id, port, rack)], controller, partition 0's (err, leader, epoch, replicas, isr))."""
-    r = c.call(3, 7, array([string(topic)]) + i8(0))
+    r = c.call(3, 7, array([string(topic)]) + i8(1 if allow_create else 0))
     if r is None:
         return None
     r.i32()
@@ -447,7 +447,7 @@ def run(root):
         closed = c0.recv(timeout=5) is None
         check("Produce acks=0 to the standby: the connection is closed (Kafka's answer)", closed)
         check("CreateTopics on the standby: NOT_CONTROLLER", kc.create_topic(b, "fol_new") == NOT_CONTROLLER)
-        mn = metadata(b, "fol_auto")
+        mn = metadata(b, "fol_auto", allow_create=True)
         check("Metadata of a missing topic on the standby (auto-creation on): LEADER_NOT_AVAILABLE, not created",
               mn and mn[2][0] == 5, "(%s)" % (mn,))
         check("OffsetCommit on the standby: NOT_COORDINATOR",
@@ -504,7 +504,9 @@ def run(root):
         kafkapg.pgcluster("start", sdata)
         started.append(sdata)
         b = wait_for("the standby's listener", lambda: connect_when_up(kp2), 60)
-        md = wait_for("its Metadata", lambda: metadata(b, "fol"), 60)
+        md = metadata(b, "fol")
+        check("a standby to which no primary streams (its primary is down) answers nothing and closes "
+              "the connection: it does not know who leads", md is None, "(%s)" % (md,))
         stby = kafkapg.connect(sport, DB)
         stby.autocommit = True
         sql(stby, "SELECT pg_promote()")
