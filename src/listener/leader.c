@@ -46,6 +46,7 @@
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "store/store.h"
 
 /* ---------------------------------------------------------------------
  * The leader epoch
@@ -335,7 +336,7 @@ kp_leader_publish(void)
 
 /* 2026-01-01 in PostgreSQL's epoch (2000-01-01), milliseconds */
 #define STANDBY_PID_CLOCK_START INT64CONST(820540800000)
-#define STANDBY_PID_COUNTER_BITS 40
+#define STANDBY_PID_COUNTER_BITS 39
 
 /*
  * An idempotent producer's id, on a hot standby.  A Kafka broker hands
@@ -343,9 +344,10 @@ kp_leader_publish(void)
  * from kafka.producer_id_seq (it writes nothing), and a client that asked
  * it would ask it again (librdkafka keeps asking the broker it is
  * connected to), so it hands them out from a range of its own, disjoint
- * from the sequence's and from every other server's and worker's: bit 62
- * set, then the node id (16 bits), the worker (6 bits), and a counter (40
- * bits) that starts at the milliseconds since 2026-01-01 and grows by one
+ * from the sequence's and from every other server's and worker's: bit 61
+ * set (bit 62 marks the SQL transactions' producer ids, KP_SQL_PID_FLAG),
+ * then the node id (16 bits), the worker (6 bits), and a counter (39 bits,
+ * 17 years) that starts at the milliseconds since 2026-01-01 and grows by one
  * per id, so that ids are not handed out twice across restarts as long as
  * the clock does not go back and the worker handed out fewer than one per
  * millisecond on average.  The producer then writes to the leader, which
@@ -359,8 +361,10 @@ kp_standby_producer_id(void)
 	int64		mask = (INT64CONST(1) << STANDBY_PID_COUNTER_BITS) - 1;
 
 	last = Max(last + 1, now);
-	return (INT64CONST(1) << 62) |
-		((int64) (kp_node_id & 0xFFFF) << 46) |
+	StaticAssertStmt(KP_SQL_PID_FLAG == (INT64CONST(1) << 62),
+					 "the standby's producer ids must stay clear of the SQL flag");
+	return (INT64CONST(1) << 61) |
+		((int64) (kp_node_id & 0xFFFF) << 45) |
 		((int64) (Max(kp_listener_worker_index, 0) & 0x3F) << STANDBY_PID_COUNTER_BITS) |
 		(last & mask);
 }

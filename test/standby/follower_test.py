@@ -455,8 +455,9 @@ def run(root):
         of = offset_fetch_error(b, "g1", "fol")
         check("OffsetFetch on the standby: NOT_COORDINATOR", of == NOT_COORDINATOR, "(%s)" % (of,))
         ip = init_producer_id(b)
-        check("InitProducerId (idempotent) on the standby: an id from the standby's own range (bit 62, node 1)",
-              ip and ip[0] == 0 and ip[1] >> 62 == 1 and (ip[1] >> 46) & 0xFFFF == 1 and ip[2] == 0, "(%s)" % (ip,))
+        check("InitProducerId (idempotent) on the standby: an id from the standby's own range (bit 61, node 1; "
+              "not bit 62, the SQL transactions' flag)",
+              ip and ip[0] == 0 and ip[1] >> 61 == 1 and (ip[1] >> 45) & 0xFFFF == 1 and ip[2] == 0, "(%s)" % (ip,))
         ip2 = init_producer_id(b)
         check("... a second one is another id", ip2 and ip2[0] == 0 and ip2[1] != ip[1], "(%s, %s)" % (ip, ip2))
         lo = list_offsets(b, "fol")
