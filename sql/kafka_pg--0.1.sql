@@ -91,12 +91,13 @@ CREATE TABLE kafka.client_quotas (
 	client_id		text,
 	client_id_default boolean NOT NULL DEFAULT false,
 	quota_key		text NOT NULL
-					CHECK (quota_key IN ('producer_byte_rate', 'consumer_byte_rate', 'request_percentage')),
+					CHECK (quota_key IN ('producer_byte_rate', 'consumer_byte_rate', 'request_percentage',
+										 'controller_mutation_rate')),
 	value			double precision NOT NULL CHECK (value > 0 AND value < 'Infinity'),
 	CHECK (NOT (user_default AND user_name IS NOT NULL)),
 	CHECK (NOT (client_id_default AND client_id IS NOT NULL)),
 	CHECK (user_name IS NOT NULL OR user_default OR client_id IS NOT NULL OR client_id_default),
-	CHECK (quota_key = 'request_percentage' OR value = trunc(value)),
+	CHECK (quota_key IN ('request_percentage', 'controller_mutation_rate') OR value = trunc(value)),
 	UNIQUE NULLS NOT DISTINCT (user_name, user_default, client_id, client_id_default, quota_key)
 );
 
@@ -167,6 +168,8 @@ CREATE TABLE kafka.group_members (
 	rack_id			text,
 	subscribed_topics text[],
 	subscribed_regex text,					-- SubscribedTopicRegex (KIP-848), whole topic names
+	authz_role		oid,					-- the principal of its latest heartbeat: the regex
+	authz_host		text NOT NULL DEFAULT '',	-- matches only topics it may DESCRIBE (host ACLs)
 	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
 	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
 	owned			text NOT NULL DEFAULT '',	-- what the member last said it owns

@@ -551,7 +551,7 @@ kp_acl_authorize(Oid role, const char *host, int type, const char *name, int op)
 	e = role_entry(role);
 	if (e->flags & ROLE_ALL)
 		return true;
-	MemSet(key, 0, sizeof(key));
+	/* a string key (HASH_STRINGS hashes, compares and copies up to its NUL) */
 	len = snprintf(key, sizeof(key), "%d|%d|%s|%s", type, op, host ? host : "", name);
 	if (len >= (int) sizeof(key))
 		return decide(e, host, type, name, op); /* too long a name to keep */

@@ -102,6 +102,8 @@ col_int64(int row, int col, int64 if_null)
 			return DatumGetInt32(d);
 		case INT2OID:
 			return DatumGetInt16(d);
+		case OIDOID:
+			return DatumGetObjectId(d);
 		default:
 			return DatumGetInt64(d);
 	}
@@ -409,7 +411,8 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 	run("SELECT member_id, group_instance_id, client_id, client_host, session_timeout_ms, "
 		"  rebalance_timeout_ms, join_round, protocol_names, protocol_metadata, assignment, "
 		"  (extract(epoch FROM last_heartbeat) * 1000)::bigint, "
-		"  member_epoch, rack_id, subscribed_topics, assigned, target, owned, subscribed_regex "
+		"  member_epoch, rack_id, subscribed_topics, assigned, target, owned, subscribed_regex, "
+		"  authz_role, authz_host "
 		"FROM kafka.group_members WHERE group_id = $1 ORDER BY member_id",
 		1, types, values, NULL);
 	n = (int) SPI_processed;
@@ -451,6 +454,10 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 		m[i].target = col_text(i, 16);
 		m[i].owned = col_text(i, 17);
 		m[i].subscribed_regex = col_text(i, 18);
+		m[i].authz_role = (Oid) col_int64(i, 19, InvalidOid);
+		m[i].authz_host = col_text(i, 20);
+		if (m[i].authz_host == NULL)
+			m[i].authz_host = pstrdup("");
 	}
 	MemoryContextSwitchTo(old);
 	SPI_finish();
@@ -584,6 +591,21 @@ kp_cat_members_default_assignments(const char *group_id)
 {
 	run_texts("UPDATE kafka.group_members SET assignment = '' WHERE group_id = $1 AND assignment IS NULL",
 			  1, group_id, NULL, NULL);
+}
+
+/* The principal a member's regex is resolved for (its latest heartbeat's). */
+void
+kp_cat_member_set_authz(const char *group_id, const char *member_id, Oid role, const char *host)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, OIDOID, TEXTOID};
+	Datum		values[4] = {CStringGetTextDatum(group_id), CStringGetTextDatum(member_id),
+	ObjectIdGetDatum(role), CStringGetTextDatum(host ? host : "")};
+
+	begin();
+	run("UPDATE kafka.group_members SET authz_role = $3, authz_host = $4 "
+		"WHERE group_id = $1 AND member_id = $2",
+		4, types, values, NULL);
+	SPI_finish();
 }
 
 void

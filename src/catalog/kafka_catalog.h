@@ -385,6 +385,10 @@ typedef struct KpMemberRow
 	int			nsubscribed;
 	char	  **subscribed;
 	char	   *subscribed_regex;	/* NULL: none */
+	Oid			authz_role;		/* principal of its latest heartbeat
+								 * (InvalidOid: none) */
+	char	   *authz_host;		/* its client address, for host ACLs ("" on
+								 * SQL) */
 	char	   *assigned;
 	char	   *target;
 	char	   *owned;
@@ -456,6 +460,8 @@ extern void kp_cat_member_set_subscription(const char *group_id, const char *mem
 										   const char *subscribed_regex);
 extern void kp_cat_member_set_target(const char *group_id, const char *member_id,
 									 const char *target);
+extern void kp_cat_member_set_authz(const char *group_id, const char *member_id,
+									Oid role, const char *host);
 extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
 										int32 member_epoch, const char *assigned,
 										const char *target, const char *owned);

@@ -63,6 +63,8 @@ typedef struct CMember
 	int			nnames;			/* SubscribedTopicNames */
 	char	  **names;
 	char	   *regex;			/* SubscribedTopicRegex; NULL: none */
+	Oid			authz_role;		/* its topics are those this role may DESCRIBE */
+	char	   *authz_host;
 	int			nsubscribed;	/* names and matched topics */
 	char	  **subscribed;
 	KpTPSet		assigned;		/* what it was told it owns */
@@ -78,6 +80,17 @@ typedef struct CMember
  * regular expressions (advanced, ARE), which agree with RE2 on the syntax
  * topic patterns use (classes, repetition, alternation, (?i)).  As Java's
  * Matcher.matches(), a pattern must match the whole topic name.
+ *
+ * A pattern matches only the topics the member's principal may DESCRIBE
+ * (Kafka's GroupMetadataManager.filterTopicDescribeAuthorizedTopics), so a
+ * regex reveals no topic its member could not list with Metadata.  The
+ * principal is the one of the member's latest heartbeat (its row's
+ * authz_role and authz_host), checked whenever the pattern is matched
+ * again: an ACL granted or revoked moves the topic in or out at the next
+ * heartbeat of any member of the group.  Kafka resolves a group's pattern
+ * once for all its members, with the context of whichever member's
+ * heartbeat triggered the refresh; here each member's topics are its own
+ * principal's.
  * ---------------------------------------------------------------------
  */
 
@@ -157,7 +170,9 @@ resolve_subscription(CMember *m, RegexMatches *cache, int *ncache)
 
 		for (k = 0; k < m->nnames && !named; k++)
 			named = strcmp(m->names[k], rm->topics[i]) == 0;
-		if (!named)
+		if (!named &&
+			kp_acl_authorize(m->authz_role, m->authz_host, KP_ACL_RESOURCE_TOPIC, rm->topics[i],
+							 KP_ACL_OP_DESCRIBE))
 			m->subscribed[m->nsubscribed++] = rm->topics[i];
 	}
 }
@@ -180,6 +195,8 @@ load_cmembers(const char *group_id, CMember **out)
 		m[i].nnames = rows[i].nsubscribed;
 		m[i].names = rows[i].subscribed;
 		m[i].regex = rows[i].subscribed_regex;
+		m[i].authz_role = rows[i].authz_role;
+		m[i].authz_host = rows[i].authz_host;
 		resolve_subscription(&m[i], cache, &ncache);
 		kp_tps_parse(rows[i].assigned, &m[i].assigned);
 		kp_tps_parse(rows[i].target, &m[i].target);
@@ -425,6 +442,31 @@ heartbeat_member(Heartbeat *hb)
 }
 
 /*
+ * The principal of this heartbeat becomes the member's: its pattern is
+ * matched again with that principal's DESCRIBE rights.
+ */
+static void
+note_principal(Heartbeat *hb)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+	CMember    *me = hb->me;
+	const char *host = a->authz_host ? a->authz_host : "";
+
+	if (me->authz_role == a->authz_role && strcmp(me->authz_host ? me->authz_host : "", host) == 0)
+		return;
+	kp_cat_member_set_authz(a->group_id, me->member_id, a->authz_role, host);
+	me->authz_role = a->authz_role;
+	me->authz_host = pstrdup(host);
+	if (me->regex)
+	{
+		RegexMatches cache;
+		int			ncache = 0;
+
+		resolve_subscription(me, &cache, &ncache);
+	}
+}
+
+/*
  * What the member says it owns now; what it no longer owns (and is not in
  * its target) leaves its assignment too.
  */
@@ -603,6 +645,7 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		join(&hb);
 	else if ((code = heartbeat_member(&hb)) != KP_ERR_NONE)
 		return code;
+	note_principal(&hb);
 	kp_cat_member_touch(a->group_id, hb.me->member_id);
 
 	note_owned(&hb);

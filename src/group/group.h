@@ -201,6 +201,10 @@ typedef struct KpCgHeartbeatArgs
 	int32	   *owned_partitions;
 	const char *client_id;
 	const char *client_host;
+	/* who asks: a regex matches only topics this role may DESCRIBE */
+	Oid			authz_role;		/* a superuser for "allowed everything" */
+	const char *authz_host;		/* the client address for host ACLs; NULL:
+								 * none */
 } KpCgHeartbeatArgs;
 
 typedef struct KpCgHeartbeatResult

@@ -20,6 +20,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
+
 #include "listener/handlers.h"
 #include "listener/listener_int.h"
 
@@ -90,6 +92,22 @@ kp_authz_any(KpRequestContext *ctx, int resource_type, int op)
 	if (ctx->authz_all)
 		return true;
 	return kp_acl_authorize_any(ctx->authz_role, ctx->authz_host, resource_type, op);
+}
+
+/*
+ * The role the request is authorized as, for code outside the listener
+ * that checks later on its own (the group coordinator matching a regex):
+ * a role allowed everything by the anonymous rule is the bootstrap
+ * superuser (whom it stands for); *host the client's address.
+ */
+Oid
+kp_authz_principal(KpRequestContext *ctx, const char **host)
+{
+	resolve(ctx);
+	*host = ctx->authz_host;
+	if (ctx->authz_all && !OidIsValid(ctx->authz_role))
+		return BOOTSTRAP_SUPERUSERID;
+	return ctx->authz_role;
 }
 
 int32

@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
@@ -25,6 +26,8 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
 #include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -39,6 +42,7 @@
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
 #include "listener/tls.h"
+#include "store/store.h"
 
 typedef struct KpHandlerEntry
 {
@@ -117,12 +121,72 @@ static MemoryContext request_cxt = NULL;
 static MemoryContext listener_cxt = NULL;
 static char cluster_id[32];
 
+/*
+ * The commits of the listener's transactions do not wait for the synchronous
+ * standbys inside COMMIT (core's SyncRepWaitForLSN would block the worker and
+ * every connection on it while no synchronous standby is connected).  The
+ * commit is local, and its response waits on its connection until the
+ * in-sync replicas have the commit record, as a Produce acks=all does
+ * (kp_conn_wait_commit, server.c run_acks).
+ *
+ * xact_callback makes it so: at PRE_COMMIT, if a commit would wait for
+ * synchronous standbys, synchronous_commit is lowered to local for this
+ * commit only (restored at COMMIT or ABORT; RecordTransactionCommit, which
+ * runs between the two, is the only reader in between), and at COMMIT the
+ * end of the commit record of a transaction with an XID is kept in
+ * frame_commit_lsn: the furthest of the request's commits (EndTxn commits
+ * twice).  The synchronous_commit variable is set directly rather than
+ * through the GUC machinery: this runs for every request, and a SET LOCAL
+ * costs a lookup, a parse and a GUC stack entry each time; nothing reads the
+ * setting between the two callbacks but the commit itself.
+ */
+static XLogRecPtr frame_commit_lsn = InvalidXLogRecPtr;
+static bool commit_lowered = false;
+static int	commit_saved_mode = SYNCHRONOUS_COMMIT_ON;
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (!commit_lowered && SyncRepRequested())
+			{
+				commit_saved_mode = synchronous_commit;
+				synchronous_commit = SYNCHRONOUS_COMMIT_LOCAL_FLUSH;
+				commit_lowered = true;
+			}
+			break;
+		case XACT_EVENT_COMMIT:
+			if (commit_lowered)
+			{
+				synchronous_commit = commit_saved_mode;
+				commit_lowered = false;
+				/* what SyncRepWaitForLSN would have waited for */
+				if (TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+					XactLastCommitEnd > frame_commit_lsn)
+					frame_commit_lsn = XactLastCommitEnd;
+			}
+			break;
+		case XACT_EVENT_ABORT:
+			if (commit_lowered)
+			{
+				synchronous_commit = commit_saved_mode;
+				commit_lowered = false;
+			}
+			break;
+		default:
+			break;
+	}
+}
+
 void
 kp_dispatch_init(MemoryContext parent)
 {
 	listener_cxt = parent;
 	request_cxt = AllocSetContextCreate(parent, "kafka_pg request",
 										ALLOCSET_DEFAULT_SIZES);
+	RegisterXactCallback(xact_callback, NULL);
 }
 
 void
@@ -356,8 +420,10 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	int64		throttle_ms = 0;
 	instr_time	started;
 	MemoryContext cxt = request_cxt;
+	XLogRecPtr	commit_lsn = InvalidXLogRecPtr;
 
 	INSTR_TIME_SET_CURRENT(started);
+	frame_commit_lsn = InvalidXLogRecPtr;
 
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 
@@ -563,13 +629,15 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 respond:
 
 	/*
-	 * A wait for the synchronous standbys (SyncRepWaitForLSN: acks=all, or a
-	 * commit in the handler's transaction) ends without an error when the
-	 * postmaster dies or the worker is told to terminate: it sets
-	 * ProcDiePending and returns.  What it waited for may then be on no
-	 * standby, and a failover loses it: answer nothing (a backend would not
-	 * either: the wait sets whereToSendOutput = DestNone) and exit; the
-	 * client retries elsewhere (test/ha/failover.py).
+	 * A wait for the synchronous standbys in SyncRepWaitForLSN ends without
+	 * an error when the postmaster dies or the worker is told to terminate:
+	 * it sets ProcDiePending and returns.  What it waited for may then be on
+	 * no standby, and a failover loses it: answer nothing (a backend would
+	 * not either: the wait sets whereToSendOutput = DestNone) and exit; the
+	 * client retries elsewhere (test/ha/failover.py).  The listener no longer
+	 * waits there (acks=all and the request's commits wait on the connection,
+	 * xact_callback), but a request must not be answered after postmaster
+	 * death either way.
 	 */
 	if (ProcDiePending || !PostmasterIsAlive())
 		ereport(FATAL,
@@ -577,9 +645,18 @@ respond:
 				 errmsg("kafka_pg listener: terminating without answering a %s request from %s: the server is shutting down or the postmaster died, and what the request waited for may not be on the synchronous standbys",
 						api->name, c->peer)));
 
+	/*
+	 * The request's commits (xact_callback): its answer waits for them too. A
+	 * request that parks keeps what it committed so far for its last run (a
+	 * JoinGroup writes its member, then waits for the group).
+	 */
+	commit_lsn = Max(frame_commit_lsn, c->park_commit_lsn);
+	c->park_commit_lsn = InvalidXLogRecPtr;
+
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
 	{
+		c->park_commit_lsn = commit_lsn;
 		/* the time of this run counts; the bytes once it answers */
 		if (handled)
 			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
@@ -600,6 +677,7 @@ respond:
 
 		throttle_ms = kp_quota_record(c, hdr.request_api_key == KP_API_PRODUCE ? len : 0, 0,
 									  elapsed_ms(started), exempt, kp_listener_now_ms());
+		throttle_ms = Max(throttle_ms, ctx.mutation_throttle_ms);
 		if (throttle_ms > 0)
 			kp_quota_set_throttle(api, ctx.version, ctx.response, (int32) throttle_ms);
 	}
@@ -607,9 +685,17 @@ respond:
 	{
 		/*
 		 * acks=all: the connection keeps the response (its throttle time set
-		 * above) until the ISR has it
+		 * above) until the ISR has it, and what the request committed
 		 */
 		Assert(cxt != request_cxt);
+		if (commit_lsn > ctx.ack_lsn)
+		{
+			int			i;
+
+			ctx.ack_lsn = commit_lsn;
+			for (i = 0; i < ctx.ack_wait->n; i++)
+				ctx.ack_wait->parts[i].lsn = Max(ctx.ack_wait->parts[i].lsn, commit_lsn);
+		}
 		kp_conn_wait_ack(c, cxt, ctx.response, ctx.ack_wait, ctx.ack_lsn,
 						 ctx.ack_until_ms, hdr.correlation_id, ctx.version);
 		cxt = NULL;
@@ -657,6 +743,23 @@ respond:
 		out->data[start + 1] = (char) (size >> 16);
 		out->data[start + 2] = (char) (size >> 8);
 		out->data[start + 3] = (char) size;
+
+		/*
+		 * The request committed locally: the response waits on the connection
+		 * until the in-sync replicas have the commit
+		 */
+		if (!XLogRecPtrIsInvalid(commit_lsn))
+		{
+			KpIsrPosition pos;
+
+			kp_isr_position(&pos);
+			if (commit_lsn > pos.confirmed)
+			{
+				kp_conn_wait_commit(c, out->data + start, out->len - start, commit_lsn);
+				out->len = start;
+				out->data[start] = '\0';
+			}
+		}
 	}
 	if (ctx.close_after_response)
 		c->closing = true;		/* once the answer is sent */

@@ -68,6 +68,13 @@ typedef struct KpRequestContext
 	bool		park_on_isr;
 	XLogRecPtr	isr_seen;
 
+	/*
+	 * controller_mutation_rate (throttle.c, KIP-599): the throttle time a
+	 * CreateTopics, CreatePartitions or DeleteTopics earned; the dispatcher
+	 * sets it in the response and mutes the connection.
+	 */
+	int64		mutation_throttle_ms;
+
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
 	int64		received_ms;	/* when the request first arrived: a parked
@@ -138,6 +145,17 @@ extern void kp_handle_list_partition_reassignments(KpRequestContext *ctx);
 extern void kp_handle_describe_quorum(KpRequestContext *ctx);
 extern void kp_handle_list_config_resources(KpRequestContext *ctx);
 
+/*
+ * throttle.c: controller_mutation_rate (KIP-599) for the partitions a
+ * request creates or deletes.  Strict (the request versions since KIP-599):
+ * kp_quota_mutation_refused says whether the client's token bucket is
+ * already empty (the entry then gets THROTTLING_QUOTA_EXCEEDED); after a
+ * mutation that went ahead, kp_quota_mutation_record takes its partitions
+ * from the bucket (permissive, for older versions: only a throttle time).
+ */
+extern bool kp_quota_mutation_refused(KpRequestContext *ctx);
+extern void kp_quota_mutation_record(KpRequestContext *ctx, double partitions, bool strict);
+
 /* handlers_quotas.c */
 extern void kp_handle_describe_client_quotas(KpRequestContext *ctx);
 extern void kp_handle_alter_client_quotas(KpRequestContext *ctx);
@@ -186,6 +204,9 @@ extern bool kp_authz_cluster(KpRequestContext *ctx, int op);
 
 /* op allowed on some resource of the type (Kafka's authorizeByResourceType) */
 extern bool kp_authz_any(KpRequestContext *ctx, int resource_type, int op);
+
+/* the request's role (a superuser when allowed everything), *host its address */
+extern Oid	kp_authz_principal(KpRequestContext *ctx, const char **host);
 
 /* the topic named, or t's name when asked by id (no topic: true) */
 extern bool kp_authz_topic(KpRequestContext *ctx, const char *name, const KpTopic *t, int op);

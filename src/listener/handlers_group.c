@@ -808,6 +808,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	a.server_assignor = req->server_assignor;
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
 	a.client_host = kp_peer_host(ctx->peer);
+	a.authz_role = kp_authz_principal(ctx, &a.authz_host);
 	a.nowned = -1;
 	if (req->n_topic_partitions >= 0)
 	{

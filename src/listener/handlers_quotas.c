@@ -7,16 +7,16 @@
  *
  * Entities and keys are Kafka's: a user part, a client-id part or both, each
  * a name or <default> (null name); keys producer_byte_rate and
- * consumer_byte_rate (bytes per second, integral) and request_percentage
- * (percent of one request thread), each > 0.  The rules follow Kafka's
+ * consumer_byte_rate (bytes per second, integral), request_percentage
+ * (percent of one request thread) and controller_mutation_rate (partitions
+ * created or deleted per second), each > 0.  The rules follow Kafka's
  * ClientQuotaControlManager (alter) and ClientQuotasImage (describe),
- * messages included.  kafka_pg refuses, each with INVALID_REQUEST and a
- * message that says so, what it does not enforce: the ip entity
- * (connection_creation_rate) and controller_mutation_rate.
+ * messages included.  kafka_pg refuses, with INVALID_REQUEST and a message
+ * that says so, what it does not enforce: the ip entity
+ * (connection_creation_rate).
  *
- * Who may call them: like every admin API, whoever the listener admits;
- * Kafka's CLUSTER ALTER_CONFIGS / DESCRIBE_CONFIGS checks belong to the ACL
- * work (issue 10).
+ * Who may call them: CLUSTER ALTER_CONFIGS / DESCRIBE_CONFIGS, checked
+ * before the handler runs (authz.c, kp_authz_admit).
  *
  *-------------------------------------------------------------------------
  */
@@ -38,7 +38,8 @@ known_key(const char *key, bool *integral)
 	if (strcmp(key, "producer_byte_rate") == 0 || strcmp(key, "consumer_byte_rate") == 0)
 		return true;
 	*integral = false;
-	return strcmp(key, "request_percentage") == 0;
+	return strcmp(key, "request_percentage") == 0 ||
+		strcmp(key, "controller_mutation_rate") == 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -324,8 +325,6 @@ check_entry(const KpAlterClientQuotasRequestEntryData *in, KpQuotaEntity *e)
 		const char *key = op->key ? op->key : "";
 		bool		integral;
 
-		if (strcmp(key, "controller_mutation_rate") == 0)
-			return pstrdup("kafka_pg does not enforce controller_mutation_rate (a one-node cluster has no controller queue to protect)");
 		if (!known_key(key, &integral))
 			return psprintf("Invalid configuration key %s", key);
 		if (op->remove)

@@ -246,6 +246,18 @@ kp_handle_create_topics(KpRequestContext *ctx)
 			arg.configs[j].value = t->configs[j].value;
 		}
 
+		/*
+		 * controller_mutation_rate (KIP-599): strict since v6, for a topic
+		 * that would be created (an existing one is TOPIC_ALREADY_EXISTS)
+		 */
+		if (ctx->version >= 6 && kp_handler_topic(out->name, NULL) == NULL &&
+			kp_quota_mutation_refused(ctx))
+		{
+			/* no message: Kafka's ApiError drops the code's own one */
+			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
+			out->error_message = NULL;
+			continue;
+		}
 		code = kp_handler_try(create_topic_fn, &arg, &msg);
 		out->error_code = code;
 		if (code != KP_ERR_NONE)
@@ -253,6 +265,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 			out->error_message = msg;
 			continue;
 		}
+		kp_quota_mutation_record(ctx, arg.partitions, ctx->version >= 6);
 		out->error_message = NULL;
 		out->topic_id = arg.topic_id;
 		out->num_partitions = arg.partitions;
@@ -316,6 +329,7 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		KpUuid		id;
 		const KpTopic *t;
 		char	   *msg = NULL;
+		int32		partitions;
 
 		memset(&id, 0, sizeof(id));
 		if (by_state)
@@ -372,8 +386,19 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		}
 		out->name = pstrdup(t->name);
 		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
+		partitions = t->partition_count;
+		/* controller_mutation_rate (KIP-599): strict since v5 */
+		if (ctx->version >= 5 && kp_quota_mutation_refused(ctx))
+		{
+			/* no message: Kafka's ApiError drops the code's own one */
+			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
+			out->error_message = NULL;
+			continue;
+		}
 		out->error_code = kp_handler_try(delete_topic_fn, out->name, &msg);
 		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+		if (out->error_code == KP_ERR_NONE)
+			kp_quota_mutation_record(ctx, partitions, ctx->version >= 5);
 	}
 }
 
@@ -483,10 +508,20 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 			}
 		}
 
+		/* controller_mutation_rate (KIP-599): strict since v3 */
+		if (ctx->version >= 3 && kp_quota_mutation_refused(ctx))
+		{
+			/* no message: Kafka's ApiError drops the code's own one */
+			out->error_code = KP_ERR_THROTTLING_QUOTA_EXCEEDED;
+			out->error_message = NULL;
+			continue;
+		}
 		arg.name = out->name;
 		arg.count = t->count;
 		arg.validate_only = req->validate_only;
 		out->error_code = kp_handler_try(add_partitions_fn, &arg, &msg);
 		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
+		if (out->error_code == KP_ERR_NONE)
+			kp_quota_mutation_record(ctx, t->count - current, ctx->version >= 3);
 	}
 }

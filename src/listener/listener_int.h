@@ -18,6 +18,7 @@ typedef enum KpQuotaKind
 	KP_QUOTA_PRODUCE,			/* producer_byte_rate */
 	KP_QUOTA_CONSUME,			/* consumer_byte_rate */
 	KP_QUOTA_REQUEST,			/* request_percentage */
+	KP_QUOTA_MUTATION,			/* controller_mutation_rate (a token bucket) */
 	KP_QUOTA_KINDS
 } KpQuotaKind;
 
@@ -53,15 +54,21 @@ typedef struct KpConn
 	char		park_cookie[128];	/* the handler's note for its next call */
 	bool		park_on_isr;	/* ... and when the ISR's position passes */
 	XLogRecPtr	park_isr_seen;	/* this one (a Fetch below the log end) */
+	XLogRecPtr	park_commit_lsn;	/* what its earlier runs committed */
 
 	/*
 	 * A Produce acks=all answered but not yet sent: its response waits in
 	 * ack_cxt until the in-sync replicas have the WAL up to ack_lsn, or
 	 * ack_until_ms (server.c, run_acks).  Like a parked request it holds back
-	 * the connection's later requests.
+	 * the connection's later requests.  Any other request whose transaction
+	 * committed (an OffsetCommit, a JoinGroup, CreateTopics...) waits the
+	 * same way for its commit record, already encoded (ack_bytes), with no
+	 * deadline (kp_conn_wait_commit).
 	 */
 	MemoryContext ack_cxt;		/* NULL: nothing waits */
 	void	   *ack_response;	/* KpProduceResponse, in ack_cxt */
+	char	   *ack_bytes;		/* or the encoded response, in ack_cxt */
+	int			ack_bytes_len;
 	struct KpAckWait *ack_wait; /* in ack_cxt */
 	XLogRecPtr	ack_lsn;
 	int64		ack_until_ms;
@@ -106,6 +113,13 @@ extern int64 kp_listener_now_ms(void);
 extern void kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response,
 							 struct KpAckWait *wait, XLogRecPtr lsn, int64 until_ms,
 							 int32 correlation_id, int16 version);
+
+/*
+ * Keep an encoded response (len bytes, its size first) until the in-sync
+ * replicas have lsn, the end of the commit record of the request's
+ * transaction.
+ */
+extern void kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn);
 
 /* Encode a response (after its 4-byte size) into the connection's output. */
 extern void kp_conn_put_response(KpConn *c, int16 api_key, int16 version,

@@ -747,11 +747,28 @@ kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response, KpAckWait *wait,
 	MemoryContextSetParent(cxt, listener_cxt);
 	c->ack_cxt = cxt;
 	c->ack_response = response;
+	c->ack_bytes = NULL;
 	c->ack_wait = wait;
 	c->ack_lsn = lsn;
 	c->ack_until_ms = until_ms;
 	c->ack_correlation_id = correlation_id;
 	c->ack_version = version;
+	nacks_waiting++;
+}
+
+void
+kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn)
+{
+	Assert(c->ack_cxt == NULL);
+	c->ack_cxt = AllocSetContextCreate(listener_cxt, "kafka_pg commit wait",
+									   ALLOCSET_SMALL_SIZES);
+	c->ack_bytes = MemoryContextAlloc(c->ack_cxt, len);
+	memcpy(c->ack_bytes, bytes, len);
+	c->ack_bytes_len = len;
+	c->ack_response = NULL;
+	c->ack_wait = NULL;
+	c->ack_lsn = lsn;
+	c->ack_until_ms = PG_INT64_MAX; /* as long as a COMMIT would wait */
 	nacks_waiting++;
 }
 
@@ -768,8 +785,19 @@ ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 	KpAckWait  *w = c->ack_wait;
 	int			in_sync = -1;
 	int			i;
-	MemoryContext old = MemoryContextSwitchTo(c->ack_cxt);
+	MemoryContext old;
 
+	if (c->ack_bytes)
+	{
+		/* a committed request's response (kp_conn_wait_commit) */
+		kp_conn_send(c, c->ack_bytes, c->ack_bytes_len);
+		MemoryContextDelete(c->ack_cxt);
+		c->ack_cxt = NULL;
+		c->ack_bytes = NULL;
+		nacks_waiting--;
+		return;
+	}
+	old = MemoryContextSwitchTo(c->ack_cxt);
 	for (i = 0; expired && i < w->n; i++)
 	{
 		KpAckPartition *ap = &w->parts[i];

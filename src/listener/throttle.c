@@ -5,11 +5,13 @@
  *	  client-id), throttle times as Kafka's ClientQuotaManager computes
  *	  them, and the connection muted for that time (KIP-219).
  *
- * Three quota kinds, each resolved on its own: producer_byte_rate (the
+ * Four quota kinds, each resolved on its own: producer_byte_rate (the
  * bytes of Produce requests), consumer_byte_rate (the bytes of Fetch
- * responses) and request_percentage (the time the listener spends on a
+ * responses), request_percentage (the time the listener spends on a
  * client's requests, as a percentage of one second per second; ApiVersions
- * and the SASL requests are exempt).
+ * and the SASL requests are exempt) and controller_mutation_rate
+ * (partitions created or deleted per second, a token bucket: see
+ * "controller_mutation_rate" below).
  *
  * Resolution is Kafka's DefaultQuotaCallback: for a connection of user U
  * (the principal, ANONYMOUS without authentication) and client id C, the
@@ -115,7 +117,7 @@ static Oid	quotas_relid = InvalidOid;
 static uint64 quotas_generation = 1;
 
 static const char *const kind_keys[KP_QUOTA_KINDS] = {
-	"producer_byte_rate", "consumer_byte_rate", "request_percentage"
+	"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"
 };
 
 static void
@@ -348,7 +350,7 @@ window_ms(Sensor *s, int64 now, double *total)
 }
 
 static Sensor *
-sensor_for(const SensorKey *key, int64 now)
+sensor_for(const SensorKey *key, int64 now, bool *isnew)
 {
 	bool		found;
 	Sensor	   *s = hash_search(sensors, key, HASH_ENTER_NULL, &found);
@@ -380,6 +382,8 @@ sensor_for(const SensorKey *key, int64 now)
 		s->current = 0;
 		s->start_ms[0] = now;
 	}
+	if (isnew)
+		*isnew = !found;
 	return s;
 }
 
@@ -408,7 +412,7 @@ record(KpConn *c, int kind, double value, int64 now, bool check)
 	key.client_hash = st->tag_client_hash[kind];
 
 	LWLockAcquire(quota_shared->lock, LW_EXCLUSIVE);
-	s = sensor_for(&key, now);
+	s = sensor_for(&key, now, NULL);
 	if (s == NULL)
 	{
 		LWLockRelease(quota_shared->lock);
@@ -484,6 +488,116 @@ kp_quota_unrecord_fetch(KpConn *c, double fetch_bytes, int64 now)
 {
 	if (c->quota.active && fetch_bytes > 0)
 		(void) record(c, KP_QUOTA_CONSUME, -fetch_bytes, now, false);
+}
+
+/* ---------------------------------------------------------------------
+ * controller_mutation_rate (KIP-599)
+ *
+ * Kafka's ControllerMutationQuotaManager: a TokenBucket per sensor (the same
+ * user / client-id resolution as the other kinds), holding at most
+ * bound * quota.window.num * quota.window.size.seconds tokens (the burst),
+ * refilled at bound tokens per second, one token per partition created or
+ * deleted (CreateTopics: the topic's partitions; CreatePartitions: the new
+ * ones; DeleteTopics: the topic's partitions).  Requests at the versions
+ * since KIP-599 (CreateTopics >= 6, CreatePartitions >= 3, DeleteTopics
+ * >= 5) are strict: a topic asked for while the bucket is below zero gets
+ * THROTTLING_QUOTA_EXCEEDED and the response the time until the bucket is
+ * back at zero, -tokens / bound seconds; a topic asked for with tokens
+ * left goes ahead whole, even if that takes the bucket below zero (a burst).
+ * Older versions are permissive: everything goes ahead and the response
+ * carries the throttle time the mutations earned.  Either way the
+ * connection is then muted for that time (dispatch.c), as for the other
+ * kinds.  The bucket is the sensor's value[0], its last refill start_ms[0].
+ * ---------------------------------------------------------------------
+ */
+
+/* The bucket's tokens now (refilled), under the quota lock. */
+static double
+bucket_refill(Sensor *s, double bound, bool isnew, int64 now)
+{
+	double		burst = bound * kp_quota_window_num * kp_quota_window_size_seconds;
+
+	if (isnew)
+		s->value[0] = burst;	/* Kafka's starts full */
+	else
+		s->value[0] = Min(burst, s->value[0] + bound * (double) (now - s->start_ms[0]) / 1000.0);
+	s->start_ms[0] = now;
+	s->last_record_ms = now;
+	return s->value[0];
+}
+
+/*
+ * Take partitions from the connection's bucket (0: only look); returns
+ * false when it has no controller_mutation_rate (or no sensor could be
+ * had), else the tokens left in *tokens.
+ */
+static bool
+bucket_take(KpConn *c, double partitions, double *tokens)
+{
+	KpQuotaState *st = &c->quota;
+	double		bound = st->bound[KP_QUOTA_MUTATION];
+	int64		now = kp_listener_now_ms();
+	SensorKey	key;
+	Sensor	   *s;
+	bool		isnew;
+
+	if (!st->active || bound <= 0)
+		return false;
+	memset(&key, 0, sizeof(key));
+	key.kind = KP_QUOTA_MUTATION;
+	strlcpy(key.user, st->tag_user[KP_QUOTA_MUTATION], NAMEDATALEN);
+	key.client_hash = st->tag_client_hash[KP_QUOTA_MUTATION];
+	LWLockAcquire(quota_shared->lock, LW_EXCLUSIVE);
+	s = sensor_for(&key, now, &isnew);
+	if (s == NULL)
+	{
+		LWLockRelease(quota_shared->lock);
+		return false;
+	}
+	*tokens = bucket_refill(s, bound, isnew, now);
+	if (partitions > 0)
+	{
+		double		burst = bound * kp_quota_window_num * kp_quota_window_size_seconds;
+
+		s->value[0] = Min(burst, s->value[0] - partitions);
+		*tokens = s->value[0];
+	}
+	LWLockRelease(quota_shared->lock);
+	return true;
+}
+
+/* The throttle time of a bucket at tokens (< 0): until it is back at zero. */
+static int64
+bucket_throttle_ms(KpConn *c, double tokens)
+{
+	double		ms = -tokens / c->quota.bound[KP_QUOTA_MUTATION] * 1000.0;
+
+	return tokens < 0 ? (int64) Min(llround(ms), (double) PG_INT32_MAX) : 0;
+}
+
+bool
+kp_quota_mutation_refused(KpRequestContext *ctx)
+{
+	double		tokens;
+
+	if (!bucket_take(ctx->conn, 0, &tokens) || tokens >= 0)
+		return false;
+	ctx->mutation_throttle_ms = Max(ctx->mutation_throttle_ms,
+									bucket_throttle_ms(ctx->conn, tokens));
+	return true;
+}
+
+void
+kp_quota_mutation_record(KpRequestContext *ctx, double partitions, bool strict)
+{
+	double		tokens;
+
+	if (partitions <= 0 || !bucket_take(ctx->conn, partitions, &tokens))
+		return;
+	/* strict: a mutation that went ahead earns no throttle time itself */
+	if (!strict && tokens < 0)
+		ctx->mutation_throttle_ms = Max(ctx->mutation_throttle_ms,
+										bucket_throttle_ms(ctx->conn, tokens));
 }
 
 /*

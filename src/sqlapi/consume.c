@@ -241,6 +241,8 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 	kp_acl_check(KP_ACL_RESOURCE_GROUP, a.group_id, KP_ACL_OP_READ);
 	for (i = 0; i < a.nsubscribed; i++)
 		kp_acl_check(KP_ACL_RESOURCE_TOPIC, a.subscribed[i], KP_ACL_OP_DESCRIBE);
+	a.authz_role = GetUserId(); /* the caller, before the switch */
+	a.authz_host = NULL;
 	kp_sql_as_owner(&owner);
 	a.nowned = -1;
 	a.client_id = "postgres";

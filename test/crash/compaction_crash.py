@@ -30,9 +30,6 @@ Last line: "compaction crash test: PASSED" or "FAILED".
 """
 import os
 import random
-import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -47,16 +44,9 @@ DB = "postgres"
 TOPIC = "cc"
 PARTS = 2
 KEYS = 20
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-
-def info(msg):
-    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+failures = kafkapg.Failures()
+fail = failures.fail
+info = kafkapg.info
 
 
 def producer(port, acked, aborted, stop):
@@ -164,26 +154,21 @@ def check(port, acked, aborted, label):
 
 
 def run():
-    root = kafkapg.make_tmp("compaction_crash")
-    data = os.path.join(root, "data")
-    port = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "56542")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "29542"), port))
+    cluster = kafkapg.ScratchCluster("compaction_crash", 56542, 29542)
+    port = cluster.port
     env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": "kafka.log_cleaner_backoff_ms = 20"}
     loops = int(os.environ.get("KP_COMPACTION_CRASH_LOOPS", "5"))
     acked = []
     aborted = set()
     cleans = 0
     try:
-        kafkapg.pgcluster("init", data, port, kport, env=env)
-        kafkapg.pgcluster("start", data)
-        kafkapg.pgcluster("create-extension", port, DB)
+        cluster.start(DB, env)
         conn = kafkapg.connect(port, DB)
         conn.cursor().execute("SELECT kafka.create_topic(%s, %s, %s)",
                               (TOPIC, PARTS, '{"cleanup.policy": "compact", "segment.ms": "20", '
                                '"min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "300", '
                                '"file.delete.delay.ms": "1000"}'))
         conn.close()
-        log = kafkapg.pgcluster("logfile", data)
         for loop in range(1, loops + 1):
             label = "loop %d" % loop
             stop = threading.Event()
@@ -203,22 +188,15 @@ def run():
             except psycopg2.Error:
                 pass
             time.sleep(random.uniform(0.0, 0.5))
-            with open(os.path.join(data, "postmaster.pid")) as f:
-                pm = int(f.readline())
-            os.kill(pm, signal.SIGKILL)
+            pm = cluster.kill_postmaster()
             stop.set()
             th.join(60)
             rd.join(60)
             for e in errors[:5]:
                 fail("%s: a reader during the cleans: %s" % (label, e))
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                r = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True)
-                if not r.stdout.strip() and not os.path.exists("/proc/%d" % pm):
-                    break
-                time.sleep(0.2)
+            kafkapg.wait_gone(pm)
             time.sleep(1)
-            kafkapg.pgcluster("start", data)
+            kafkapg.pgcluster("start", cluster.data)
             info("%s: killed the postmaster %d while compaction ran; restarted (%d cleans so far)"
                  % (label, pm, cleans))
             check(port, acked, aborted, label)
@@ -230,26 +208,14 @@ def run():
             check(port, acked, aborted, label + " after one more pass")
         if cleans == 0:
             fail("the log cleaner never compacted the topic: the test tested nothing")
-        problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
-        for line in problems.splitlines()[:20]:
+        for line in cluster.log_problems().splitlines()[:20]:
             fail("server log: %s" % line)
     finally:
-        try:
-            kafkapg.pgcluster("stop", data)
-        except Exception:  # noqa: BLE001
-            pass
-        if failures:
-            kafkapg.tail(kafkapg.pgcluster("logfile", data), 40)
-        shutil.rmtree(root, ignore_errors=True)
+        kafkapg.crash_test_cleanup(cluster, failures)
 
 
 def main():
-    try:
-        run()
-    except (subprocess.CalledProcessError, psycopg2.Error, RuntimeError) as e:
-        fail("harness: %s %s" % (e, getattr(e, "stderr", "") or ""))
-    print("compaction crash test: %s" % ("FAILED (%d problems)" % len(failures) if failures else "PASSED"))
-    sys.exit(1 if failures else 0)
+    kafkapg.crash_test_main(run, failures, "compaction crash test")
 
 
 if __name__ == "__main__":

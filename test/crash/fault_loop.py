@@ -48,7 +48,6 @@ import json
 import multiprocessing as mp
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -58,6 +57,7 @@ import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import kafka_clients  # noqa: E402
 import kafkapg  # noqa: E402
 
 DB = "postgres"
@@ -66,12 +66,8 @@ GROUP = "fault_g"
 PARTS = 3
 PRODUCERS = 2
 FAULTS = ["postmaster", "listener", "resolver", "client", "sockets"]
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, flush=True)
+failures = kafkapg.Failures()
+fail = failures.fail
 
 
 def info(msg):
@@ -79,84 +75,19 @@ def info(msg):
 
 
 # ---------------------------------------------------------------------------
-# client processes
+# client processes (test/lib/kafka_clients.py)
 
 
-def producer_proc(pid_label, kport, path, stop):
+def producer_proc(label, kport, path, stop):
     """Idempotent producer: values "<label>-<n>", keys spread over partitions."""
-    from confluent_kafka import Producer
-    out = open(path, "a")
-    p = Producer({"bootstrap.servers": "127.0.0.1:%d" % kport, "enable.idempotence": True,
-                  "acks": "all", "linger.ms": 5, "message.timeout.ms": 600000,
-                  "socket.timeout.ms": 10000, "reconnect.backoff.max.ms": 1000,
-                  "retry.backoff.ms": 100})
-
-    def cb(err, msg):
-        if err is None:
-            out.write(json.dumps({"t": "ack", "p": msg.partition(), "o": msg.offset(),
-                                  "v": msg.value().decode()}) + "\n")
-        elif err.fatal():
-            out.write(json.dumps({"t": "fatal", "msg": str(err)}) + "\n")
-        else:
-            out.write(json.dumps({"t": "nack", "v": msg.value().decode(), "msg": str(err)}) + "\n")
-        out.flush()
-
-    n = 0
-    rnd = random.Random(pid_label)
-    while not stop.is_set():
-        n += 1
-        v = "%s-%d" % (pid_label, n)
-        try:
-            p.produce(TOPIC, key=b"k%d" % rnd.randint(0, 999), value=v.encode() + b"." * rnd.randint(10, 400),
-                      on_delivery=cb)
-        except BufferError:
-            n -= 1
-            p.poll(0.1)
-            continue
-        p.poll(0)
-        if n % 20 == 0:
-            time.sleep(0.05)  # ~400 records/s per producer: the log stays readable each cycle
-    p.flush(120)
-    out.close()
+    kafka_clients.producer_proc(label, "127.0.0.1:%d" % kport, path, stop, TOPIC,
+                                conf={"socket.timeout.ms": 10000})
 
 
 def consumer_proc(label, kport, path, stop):
     """Consumer group member: process (note + fsync), then commit synchronously."""
-    from confluent_kafka import Consumer, KafkaException
-    out = open(path, "a")
-    c = Consumer({"bootstrap.servers": "127.0.0.1:%d" % kport, "group.id": GROUP,
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed", "session.timeout.ms": 10000,
-                  "socket.timeout.ms": 10000, "reconnect.backoff.max.ms": 1000})
-    c.subscribe([TOPIC])
-    while not stop.is_set():
-        msgs = c.consume(200, 0.5)
-        if not msgs:
-            continue
-        batch = []
-        for m in msgs:
-            if m.error():
-                continue
-            batch.append({"t": "proc", "p": m.partition(), "o": m.offset(),
-                          "v": m.value().decode().rstrip(".")})
-        for d in batch:
-            out.write(json.dumps(d) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-        try:
-            res = c.commit(asynchronous=False)
-            for tp in res or []:
-                if tp.error is None and tp.offset >= 0:
-                    out.write(json.dumps({"t": "commit", "p": tp.partition, "o": tp.offset}) + "\n")
-            out.flush()
-        except KafkaException as e:
-            out.write(json.dumps({"t": "commitfail", "msg": str(e)}) + "\n")
-            out.flush()
-    try:
-        c.close()
-    except Exception:  # noqa: BLE001
-        pass
-    out.close()
+    kafka_clients.consumer_proc(label, "127.0.0.1:%d" % kport, path, stop, TOPIC, GROUP,
+                                conf={"socket.timeout.ms": 10000})
 
 
 class Clients:
@@ -214,20 +145,11 @@ def worker_pid(conn_port, backend_type):
         return None
 
 
-def wait_gone(pm):
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        r = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True)
-        if not r.stdout.strip() and not os.path.exists("/proc/%d" % pm):
-            return
-        time.sleep(0.2)
-
-
 def inject(fault, data, port, kport, clients):
     if fault == "postmaster":
         pm = int(kafkapg.pgcluster("postmaster-pid", data))
         os.kill(pm, signal.SIGKILL)
-        wait_gone(pm)
+        kafkapg.wait_gone(pm)
         time.sleep(random.uniform(0.5, 3.0))
         kafkapg.pgcluster("start", data)
         return "killed the postmaster %d, restarted it" % pm
@@ -396,10 +318,8 @@ def verify(root, port, label, state):
 
 
 def run():
-    root = kafkapg.make_tmp("fault_loop")
-    data = os.path.join(root, "data")
-    port = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "56632")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "29632"), port))
+    cluster = kafkapg.ScratchCluster("fault_loop", 56632, 29632)
+    root, data, port, kport = cluster.root, cluster.data, cluster.port, cluster.kport
     cycles = int(os.environ.get("KP_FAULT_CYCLES", "20"))
     budget = float(os.environ.get("KP_FAULT_SECONDS", "900"))
     t0 = time.time()
@@ -407,13 +327,10 @@ def run():
     state = {"committed": {}}
     clients = None
     try:
-        kafkapg.pgcluster("init", data, port, kport, env=env)
-        kafkapg.pgcluster("start", data)
-        kafkapg.pgcluster("create-extension", port, DB)
+        cluster.start(DB, env)
         conn = kafkapg.connect(port, DB)
         kafkapg.create_topic_small_segments(conn, TOPIC, PARTS)
         conn.close()
-        log = kafkapg.pgcluster("logfile", data)
         clients = Clients(root, kport)
         for _ in range(PRODUCERS):
             clients.start("prod")
@@ -443,28 +360,16 @@ def run():
                                                time.time() - t0))
         if n_acks == 0 or n_procs == 0:
             fail("the clients made no progress (%d acknowledged, %d processed)" % (n_acks, n_procs))
-        problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
-        for line in problems.splitlines()[:20]:
+        for line in cluster.log_problems().splitlines()[:20]:
             fail("server log: %s" % line)
     finally:
         if clients is not None:
             clients.stop_all()
-        try:
-            kafkapg.pgcluster("stop", data)
-        except Exception:  # noqa: BLE001
-            pass
-        if failures:
-            kafkapg.tail(kafkapg.pgcluster("logfile", data), 40)
-        shutil.rmtree(root, ignore_errors=True)
+        kafkapg.crash_test_cleanup(cluster, failures)
 
 
 def main():
-    try:
-        run()
-    except (subprocess.CalledProcessError, psycopg2.Error, RuntimeError) as e:
-        fail("harness: %s %s" % (e, getattr(e, "stderr", "") or ""))
-    print("fault loop: %s" % ("FAILED (%d problems)" % len(failures) if failures else "PASSED"))
-    sys.exit(1 if failures else 0)
+    kafkapg.crash_test_main(run, failures, "fault loop")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ Last line: "retention crash test: PASSED" or "FAILED".
 """
 import os
 import random
-import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -39,16 +36,9 @@ import kafkapg  # noqa: E402
 DB = "postgres"
 TOPIC = "rc"
 PARTS = 2
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-
-def info(msg):
-    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+failures = kafkapg.Failures()
+fail = failures.fail
+info = kafkapg.info
 
 
 def producer(port, acked, stop):
@@ -113,64 +103,40 @@ def verify(port, acked, starts, label):
 
 
 def run():
-    root = kafkapg.make_tmp("retention_crash")
-    data = os.path.join(root, "data")
-    port = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "56532")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "29532"), port))
+    cluster = kafkapg.ScratchCluster("retention_crash", 56532, 29532)
+    port = cluster.port
     env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": "kafka.log_retention_check_interval_ms = 50"}
     loops = int(os.environ.get("KP_RETENTION_CRASH_LOOPS", "5"))
     acked = []
     starts = {}
     try:
-        kafkapg.pgcluster("init", data, port, kport, env=env)
-        kafkapg.pgcluster("start", data)
-        kafkapg.pgcluster("create-extension", port, DB)
+        cluster.start(DB, env)
         conn = kafkapg.connect(port, DB)
         conn.cursor().execute("SELECT kafka.create_topic(%s, %s, %s)",
                               (TOPIC, PARTS, '{"segment.ms": "20", "retention.ms": "4000", "file.delete.delay.ms": "0"}'))
         conn.close()
-        log = kafkapg.pgcluster("logfile", data)
         for loop in range(1, loops + 1):
             label = "loop %d" % loop
             stop = threading.Event()
             th = threading.Thread(target=producer, args=(port, acked, stop))
             th.start()
             time.sleep(random.uniform(3.0, 6.0))
-            with open(os.path.join(data, "postmaster.pid")) as f:
-                pm = int(f.readline())
-            os.kill(pm, signal.SIGKILL)
+            pm = cluster.kill_postmaster()
             stop.set()
             th.join(60)
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                r = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True)
-                if not r.stdout.strip() and not os.path.exists("/proc/%d" % pm):
-                    break
-                time.sleep(0.2)
+            kafkapg.wait_gone(pm)
             time.sleep(1)
-            kafkapg.pgcluster("start", data)
+            kafkapg.pgcluster("start", cluster.data)
             info("%s: killed the postmaster %d while retention ran; restarted" % (label, pm))
             verify(port, acked, starts, label)
-        problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
-        for line in problems.splitlines()[:20]:
+        for line in cluster.log_problems().splitlines()[:20]:
             fail("server log: %s" % line)
     finally:
-        try:
-            kafkapg.pgcluster("stop", data)
-        except Exception:  # noqa: BLE001
-            pass
-        if failures:
-            kafkapg.tail(kafkapg.pgcluster("logfile", data), 40)
-        shutil.rmtree(root, ignore_errors=True)
+        kafkapg.crash_test_cleanup(cluster, failures)
 
 
 def main():
-    try:
-        run()
-    except (subprocess.CalledProcessError, psycopg2.Error, RuntimeError) as e:
-        fail("harness: %s %s" % (e, getattr(e, "stderr", "") or ""))
-    print("retention crash test: %s" % ("FAILED (%d problems)" % len(failures) if failures else "PASSED"))
-    sys.exit(1 if failures else 0)
+    kafkapg.crash_test_main(run, failures, "retention crash test")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "crash"))
+import kafka_clients  # noqa: E402
 import kafkapg  # noqa: E402
 import fault_loop  # noqa: E402  (its checks: verify, read_log, read_committed)
 
@@ -77,10 +78,7 @@ KILL = os.environ.get("KP_HA_KILL", "postmaster")
 fault_loop.TOPIC, fault_loop.GROUP, fault_loop.PARTS, fault_loop.DB = TOPIC, GROUP, PARTS, DB
 failures = fault_loop.failures
 fail = fault_loop.fail
-
-
-def info(msg):
-    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+info = kafkapg.info
 
 
 # ---------------------------------------------------------------------------
@@ -204,85 +202,16 @@ def port_open(port):
 
 
 # ---------------------------------------------------------------------------
-# librdkafka clients (confluent-kafka), as test/crash/fault_loop.py's, with the
-# bootstrap list and the time of each acknowledgement
+# librdkafka clients (test/lib/kafka_clients.py, as test/crash/fault_loop.py's), with the
+# bootstrap list; each acknowledgement's time is noted ("ts")
 
 
 def rd_producer(label, bootstrap, path, stop):
-    from confluent_kafka import Producer
-    out = open(path, "a")
-    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
-                  "acks": "all", "linger.ms": 5, "message.timeout.ms": 600000,
-                  "reconnect.backoff.max.ms": 1000, "retry.backoff.ms": 100})
-
-    def cb(err, msg):
-        ts = int(time.time() * 1000)
-        if err is None:
-            out.write(json.dumps({"t": "ack", "p": msg.partition(), "o": msg.offset(),
-                                  "v": msg.value().decode(), "ts": ts}) + "\n")
-        elif err.fatal():
-            out.write(json.dumps({"t": "fatal", "msg": str(err), "ts": ts}) + "\n")
-        else:
-            out.write(json.dumps({"t": "nack", "v": msg.value().decode(), "msg": str(err), "ts": ts}) + "\n")
-        out.flush()
-
-    n = 0
-    rnd = random.Random(label)
-    t0 = time.time()
-    while not stop.is_set():
-        n += 1
-        v = "%s-%d" % (label, n)
-        try:
-            p.produce(TOPIC, key=b"k%d" % rnd.randint(0, 999), value=v.encode() + b"." * rnd.randint(10, 400),
-                      on_delivery=cb)
-        except BufferError:
-            n -= 1
-            p.poll(0.1)
-            continue
-        p.poll(0)
-        wait = t0 + n / 200.0 - time.time()  # 200 records/s
-        if wait > 0:
-            p.poll(wait)
-    p.flush(120)
-    out.close()
+    kafka_clients.producer_proc(label, bootstrap, path, stop, TOPIC, rate=200)
 
 
 def rd_consumer(label, bootstrap, path, stop):
-    from confluent_kafka import Consumer, KafkaException
-    out = open(path, "a")
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed", "session.timeout.ms": 10000,
-                  "reconnect.backoff.max.ms": 1000})
-    c.subscribe([TOPIC])
-    while not stop.is_set():
-        msgs = c.consume(200, 0.5)
-        if not msgs:
-            continue
-        batch = []
-        for m in msgs:
-            if m.error():
-                continue
-            batch.append({"t": "proc", "p": m.partition(), "o": m.offset(),
-                          "v": m.value().decode().rstrip(".")})
-        for d in batch:
-            out.write(json.dumps(d) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-        try:
-            res = c.commit(asynchronous=False)
-            for tp in res or []:
-                if tp.error is None and tp.offset >= 0:
-                    out.write(json.dumps({"t": "commit", "p": tp.partition, "o": tp.offset}) + "\n")
-            out.flush()
-        except KafkaException as e:
-            out.write(json.dumps({"t": "commitfail", "msg": str(e)}) + "\n")
-            out.flush()
-    try:
-        c.close()
-    except Exception:  # noqa: BLE001
-        pass
-    out.close()
+    kafka_clients.consumer_proc(label, bootstrap, path, stop, TOPIC, GROUP)
 
 
 # ---------------------------------------------------------------------------

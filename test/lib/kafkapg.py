@@ -1,4 +1,4 @@
-"""test/lib/kafkapg.py: Python side of the test harness (crash and standby tests).
+"""test/lib/kafkapg.py: Python side of the test harness (crash, recovery and standby tests).
 
 Thin wrappers over test/lib/pgcluster (which wraps test/lib/cluster.sh), so
 that clusters are made, started and stopped the same way from every test.
@@ -7,8 +7,13 @@ that clusters are made, started and stopped the same way from every test.
 import json
 import os
 import pwd
+import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 
 import psycopg2
 
@@ -68,3 +73,161 @@ def create_topic_small_segments(conn, topic, partitions, configs=None, want=6553
             if size == 1048576 or "segment.bytes" not in str(e):
                 raise
             print("note: segment.bytes=%d refused (%s); using 1048576" % (size, str(e).strip().splitlines()[0]), flush=True)
+
+
+def info(msg):
+    """A progress line, with the time."""
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def wait_gone(pm, seconds=60):
+    """Wait (at most seconds) until the killed postmaster pm and its children have exited."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        r = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True)
+        if not r.stdout.strip() and not os.path.exists("/proc/%d" % pm):
+            return
+        time.sleep(0.2)
+
+
+class ScratchCluster:
+    """A throwaway one-server cluster for one test: a fresh directory (make_tmp(name)), the first free
+    ports from $KP_NEXT_PORT / $KAFKA_NEXT_PORT (set by test/run-tests), else from port / kport."""
+
+    def __init__(self, name, port, kport):
+        self.root = make_tmp(name)
+        self.data = os.path.join(self.root, "data")
+        self.port = int(pgcluster("free-port", os.environ.get("KP_NEXT_PORT", str(port))))
+        self.kport = int(pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", str(kport)), self.port))
+
+    def start(self, db, env):
+        """initdb with env (KP_KAFKA_DB, KP_EXTRA_CONF...), start, CREATE EXTENSION in db."""
+        pgcluster("init", self.data, self.port, self.kport, env=env)
+        pgcluster("start", self.data)
+        pgcluster("create-extension", self.port, db)
+
+    def stop(self):
+        """Stop the server if it runs (an error stopping it is not the test's)."""
+        try:
+            pgcluster("stop", self.data)
+        except Exception:  # noqa: BLE001
+            pass
+
+    def log(self):
+        return pgcluster("logfile", self.data)
+
+    def log_problems(self):
+        """PANICs, assertion failures and crashes in the server log (test/lib/cluster.sh), or ""."""
+        log = self.log()
+        return pgcluster("log-problems", log) if os.path.exists(log) else ""
+
+    def kill_postmaster(self):
+        """SIGKILL the postmaster; returns its pid (wait_gone(pid) waits for it and its children)."""
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            pm = int(f.readline())
+        os.kill(pm, signal.SIGKILL)
+        return pm
+
+    def remove(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the crash tests' verdict
+
+
+class Failures(list):
+    """The problems a crash test found; fail() notes and prints one."""
+
+    def fail(self, msg):
+        self.append(msg)
+        print("FAIL: " + msg, flush=True)
+
+
+def crash_test_main(run, failures, title):
+    """Run run(); a harness error is a failure.  Prints "<title>: PASSED" or "FAILED (n problems)"
+    and exits 1 if anything failed."""
+    try:
+        run()
+    except (subprocess.CalledProcessError, psycopg2.Error, RuntimeError) as e:
+        failures.fail("harness: %s %s" % (e, getattr(e, "stderr", "") or ""))
+    print("%s: %s" % (title, "FAILED (%d problems)" % len(failures) if failures else "PASSED"))
+    sys.exit(1 if failures else 0)
+
+
+def crash_test_cleanup(cluster, failures):
+    """The end of a crash test: stop the server, show its log's tail if anything failed, remove it."""
+    cluster.stop()
+    if failures:
+        tail(cluster.log(), 40)
+    cluster.remove()
+
+
+# ---------------------------------------------------------------- TAP-style tests
+
+
+class Tap:
+    """ok / not ok lines and the closing "N passed, M failed" (the recovery tests)."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print("ok - " + name, flush=True)
+        else:
+            self.failed += 1
+            print("not ok - %s %s" % (name, detail), flush=True)
+        return ok
+
+    def main(self, run):
+        """Run run(); an exception is a failed check.  Prints the counts; exits 1 if any failed."""
+        try:
+            run()
+        except Exception as e:  # noqa: BLE001
+            self.check("the test ran to the end", False, "(%s: %s)" % (type(e).__name__, e))
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)
+
+    def cleanup(self, cluster):
+        """The end of a TAP test's cluster: stop it, check its log, show the log's tail if anything
+        failed (or KP_KEEP_TMP=1, which also keeps the directory), remove it."""
+        cluster.stop()
+        log = cluster.log()
+        problems = cluster.log_problems()
+        self.check("no PANIC or crash in the server log", problems == "", problems)
+        if self.failed or os.environ.get("KP_KEEP_TMP") == "1":
+            print("--- %s" % log)
+            tail(log, 40)
+        if os.environ.get("KP_KEEP_TMP") != "1":
+            cluster.remove()
+
+
+class Session(threading.Thread):
+    """Runs one statement on its own connection in the background: rows, or the error."""
+
+    def __init__(self, conn, sql):
+        super().__init__(daemon=True)
+        self.conn, self.sql = conn, sql
+        self.rows, self.error = None, None
+
+    def run(self):
+        try:
+            cur = self.conn.cursor()
+            cur.execute(self.sql)
+            self.rows = cur.fetchall()
+        except psycopg2.Error as e:
+            self.error = e
+
+
+def wait_for(conn, sql, args, seconds):
+    """Poll sql until it returns a true first column; return whether it did within seconds."""
+    cur = conn.cursor()
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        cur.execute(sql, args)
+        row = cur.fetchone()
+        if row and row[0]:
+            return True
+        time.sleep(0.05)
+    return False

@@ -30,12 +30,8 @@ Last line: "N passed, M failed".
 """
 
 import os
-import shutil
 import sys
-import threading
 import time
-
-import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -45,35 +41,9 @@ DB = "dd"  # not kafka.database: the cleaner worker does not run passes here
 PAUSE_KEY = 4242
 PER_SEGMENT = 1000  # 1000-byte records, 1 MiB segments: ~1000 records a segment
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok - " + name, flush=True)
-    else:
-        failed += 1
-        print("not ok - %s %s" % (name, detail), flush=True)
-
-
-class Session(threading.Thread):
-    """Runs one statement on its own connection in the background."""
-
-    def __init__(self, conn, sql):
-        super().__init__(daemon=True)
-        self.conn, self.sql = conn, sql
-        self.rows, self.error = None, None
-
-    def run(self):
-        try:
-            cur = self.conn.cursor()
-            cur.execute(self.sql)
-            self.rows = cur.fetchall()
-        except psycopg2.Error as e:
-            self.error = e
+tap = kafkapg.Tap()
+check = tap.check
+Session = kafkapg.Session
 
 
 def q(conn, sql, args=None):
@@ -83,13 +53,7 @@ def q(conn, sql, args=None):
 
 
 def wait_for(conn, sql, args, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        row = q(conn, sql, args)
-        if row and row[0][0]:
-            return True
-        time.sleep(0.05)
-    return False
+    return kafkapg.wait_for(conn, sql, args, seconds)
 
 
 def produce(conn, topic, nbatches):
@@ -144,16 +108,10 @@ def paused_read(port, mon, topic, change):
 
 
 def run():
-    root = kafkapg.make_tmp("delayed_drop")
-    data = os.path.join(root, "data")
-    port = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "58432")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "49092"), port))
-    started = False
+    cluster = kafkapg.ScratchCluster("delayed_drop", 58432, 49092)
+    data, port = cluster.data, cluster.port
     try:
-        kafkapg.pgcluster("init", data, port, kport, env={"KP_KAFKA_DB": "postgres"})
-        kafkapg.pgcluster("start", data)
-        started = True
-        kafkapg.pgcluster("create-extension", port, DB)
+        cluster.start(DB, {"KP_KAFKA_DB": "postgres"})
         conn = kafkapg.connect(port, DB)
         mon = kafkapg.connect(port, DB)
         q(conn, "SELECT kafka.create_topic('dr', 1, '{\"segment.bytes\": \"1048576\", "
@@ -271,22 +229,8 @@ def run():
               len(before) >= 2 and all(s is None for s in sizes), "(%r %r)" % (before, sizes))
         conn.close()
     finally:
-        if started:
-            kafkapg.pgcluster("stop", data)
-        log = kafkapg.pgcluster("logfile", data)
-        problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
-        check("no PANIC or crash in the server log", problems == "", problems)
-        if failed or os.environ.get("KP_KEEP_TMP") == "1":
-            print("--- %s" % log)
-            kafkapg.tail(log, 40)
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+        tap.cleanup(cluster)
 
 
 if __name__ == "__main__":
-    try:
-        run()
-    except Exception as e:  # noqa: BLE001
-        check("the test ran to the end", False, "(%s: %s)" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    tap.main(run)

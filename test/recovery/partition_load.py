@@ -27,12 +27,7 @@ Last line: "N passed, M failed".
 """
 
 import os
-import shutil
 import sys
-import threading
-import time
-
-import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -42,35 +37,9 @@ DB = "pl"  # not kafka.database (postgres): its partitions load at first use
 LOAD_LOCK_CLASS = 0x4B50  # KP_LOCKTAG_CLASS_PARTITION_LOAD, src/store/partition.c
 RECORDS = 200
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok - " + name, flush=True)
-    else:
-        failed += 1
-        print("not ok - %s %s" % (name, detail), flush=True)
-
-
-class Session(threading.Thread):
-    """Runs one statement on its own connection in the background."""
-
-    def __init__(self, conn, sql):
-        super().__init__(daemon=True)
-        self.conn, self.sql = conn, sql
-        self.rows, self.error = None, None
-
-    def run(self):
-        try:
-            cur = self.conn.cursor()
-            cur.execute(self.sql)
-            self.rows = cur.fetchall()
-        except psycopg2.Error as e:
-            self.error = e
+tap = kafkapg.Tap()
+check = tap.check
+Session = kafkapg.Session
 
 
 def pid(conn):
@@ -80,16 +49,7 @@ def pid(conn):
 
 
 def wait_for(conn, sql, args, seconds=20):
-    """Poll sql until it returns a true first column; return whether it did."""
-    cur = conn.cursor()
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        cur.execute(sql, args)
-        row = cur.fetchone()
-        if row and row[0]:
-            return True
-        time.sleep(0.05)
-    return False
+    return kafkapg.wait_for(conn, sql, args, seconds)
 
 
 def waits_for_load_lock(mon, p):
@@ -101,16 +61,10 @@ FETCH = "SELECT count(*) FROM kafka.fetch('pl', 0, 0, 100000)"
 
 
 def run():
-    root = kafkapg.make_tmp("partition_load")
-    data = os.path.join(root, "data")
-    port = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "58432")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "49092"), port))
-    started = False
+    cluster = kafkapg.ScratchCluster("partition_load", 58432, 49092)
+    data, port = cluster.data, cluster.port
     try:
-        kafkapg.pgcluster("init", data, port, kport, env={"KP_KAFKA_DB": "postgres"})
-        kafkapg.pgcluster("start", data)
-        started = True
-        kafkapg.pgcluster("create-extension", port, DB)
+        cluster.start(DB, {"KP_KAFKA_DB": "postgres"})
         conn = kafkapg.connect(port, DB)
         cur = conn.cursor()
         cur.execute("SELECT kafka.create_topic('pl', 1)")
@@ -179,22 +133,8 @@ def run():
         for s in (mon, b_conn, c_conn):
             s.close()
     finally:
-        if started:
-            kafkapg.pgcluster("stop", data)
-        log = kafkapg.pgcluster("logfile", data)
-        problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
-        check("no PANIC or crash in the server log", problems == "", problems)
-        if failed or os.environ.get("KP_KEEP_TMP") == "1":
-            print("--- %s" % log)
-            kafkapg.tail(log, 40)
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+        tap.cleanup(cluster)
 
 
 if __name__ == "__main__":
-    try:
-        run()
-    except Exception as e:  # noqa: BLE001
-        check("the test ran to the end", False, "(%s: %s)" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    tap.main(run)

@@ -25,7 +25,11 @@ replicas [0, 1]; ISR [0] and offline [1] while s1 is not streaming, ISR
    one with a long timeout is answered with no error once the standby is
    back.  Meanwhile an acks=1 record is stored but the high watermark (Fetch,
    ListOffsets) stays below it, and a Fetch parked there is answered once s1
-   has it.
+   has it.  The listener's own commits are local and their answers wait: an
+   OffsetCommit and a CreateTopics (each on a connection of the same worker)
+   stay unanswered, though the commit is there, while Metadata, Fetch and an
+   acks=1 Produce on another connection are answered; both are answered once
+   s1 is back, and OffsetFetch returns the offset.
 4. Neither server log shows a PANIC or a crash.
 
 Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
@@ -317,6 +321,9 @@ def run(root):
         check("librdkafka acks=all to min.insync.replicas=2 with the standby: delivered",
               len(errs) == 3 and all(e is None for e in errs), "(%s)" % errs)
 
+        g, h = kc.Conn(), kc.Conn()  # for the commits of 3
+        check("FindCoordinator for the group of 3", kc.find_coordinator(g, "r_group") == 0)
+
         # 3. the standby goes away; synchronous_standby_names stays
         kafkapg.pgcluster("stop", sdata)
         started.remove(sdata)
@@ -362,6 +369,31 @@ def run(root):
               r is not None and r.corr == corr and err == REQUEST_TIMED_OUT and 2.8 <= dt < 10,
               "(error %s after %.1fs)" % (err, dt))
 
+        # the listener's own commits (an offset commit, a topic creation) are local and their
+        # answers wait for the synchronous standby, without blocking the worker
+        t_commit = time.time()
+        corr_commit = g.send(8, 5, kc.string("r_group") + kc.i32(-1) + kc.string("")
+                             + kc.array([kc.string("r_plain") + kc.array([kc.i32(0) + kc.i64(x) + kc.string("m")])]))
+        corr_create = h.send(19, 4, kc.array([kc.string("r_created") + kc.i32(1) + kc.i16(1) + kc.array([])
+                                              + kc.array([])]) + kc.i32(30000) + kc.i8(0))
+        time.sleep(0.5)
+        t1 = time.time()
+        md = metadata(b, "r_plain", timeout=5)
+        fr = b.call(1, 11, kc.fetch_body([("r_plain", 0)], 0), timeout=5)
+        err1, off1 = produce(b, "r_plain", 1, timeout_ms=5000)
+        dt_other = time.time() - t1
+        check("standby gone: while an OffsetCommit and a CreateTopics wait, Metadata, Fetch and an acks=1 Produce "
+              "on another connection of the worker are answered",
+              md is not None and fr is not None and err1 == 0 and dt_other < 2,
+              "(metadata %s, fetch %s, produce error %s, %.2fs)" % (md is not None, fr is not None, err1, dt_other))
+        early_commit = g.recv(timeout=2)
+        early_create = h.recv(timeout=0.1)
+        check("... the OffsetCommit and the CreateTopics stay unanswered while the synchronous standby is away",
+              early_commit is None and early_create is None,
+              "(answered after %.1fs)" % (time.time() - t_commit))
+        committed = sql(prim, "SELECT count(*) FROM kafka.committed_offsets WHERE group_id = 'r_group'")
+        check("... (the commit itself is done on the primary)", committed and committed[0][0] == 1, "(%s)" % committed)
+
         # answered once the standby is back
         result = {}
 
@@ -396,6 +428,23 @@ def run(root):
               waited and err == 0 and base is not None,
               "(waited %s, error %s, base %s, %.1fs after the standby started)"
               % (waited, err, base, time.time() - back))
+        r = g.recv(timeout=60)
+        ok = r is not None and r.corr == corr_commit
+        if ok:
+            r.i32()
+            ok = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))[0][1][0][1] == 0
+        check("... the OffsetCommit is answered (no error) once the standby is back", ok,
+              "(%.1fs after the standby started)" % (time.time() - back))
+        of = kc.offset_fetch(g, "r_group", "r_plain")
+        check("... and OffsetFetch returns the committed offset", of and of[0] == 0 and of[1] == x, "(%s)" % (of,))
+        r = h.recv(timeout=60)
+        ok = r is not None and r.corr == corr_create
+        if ok:
+            r.i32()
+            ok = r.array(lambda: (r.string(), r.i16(), r.string()))[0][1] == 0
+        check("... the CreateTopics is answered (no error) too", ok)
+        g.close()
+        h.close()
         a.close()
         b.close()
         prim.close()

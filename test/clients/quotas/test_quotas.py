@@ -4,8 +4,11 @@
 - kafka-configs.sh --alter / --describe of user, client-id, user+client-id and <default>
   quotas; --delete-config;
 - AlterClientQuotas on the wire: validate_only changes nothing; an unknown key, a value <= 0, a
-  fractional byte rate and an empty entity are INVALID_REQUEST (kafka_pg also refuses ip and
-  controller_mutation_rate, with a message saying so);
+  fractional byte rate and an empty entity are INVALID_REQUEST (kafka_pg also refuses ip quotas,
+  with a message saying so);
+- controller_mutation_rate (KIP-599): CreateTopics v7 takes partitions from a token bucket (a burst
+  beyond it goes ahead, the next topic is THROTTLING_QUOTA_EXCEEDED with the time until the bucket
+  is back at zero); v4 is permissive (created, throttled); other client ids are not affected;
 - DescribeClientQuotas filters: exact, default, any (specified), strict;
 - a producer (librdkafka, client.id quota-p) under producer_byte_rate = 100 KB/s holds about that
   rate (measured after the first window burst, over 28 s: within [0.5x, 1.5x]) and is told
@@ -281,11 +284,89 @@ def check_wire_rules():
     err, found = describe_quotas([("user", 0, "ok-" + RUN)])
     check("AlterClientQuotas remove: the entity is gone", found == {}, repr(found))
     if KAFKA_PG:
-        res = alter_quotas([([("ip", "127.0.0.1")], [("connection_creation_rate", 10.0, False)]),
-                            ([("user", "x")], [("controller_mutation_rate", 10.0, False)])])
-        check("kafka_pg: ip quotas and controller_mutation_rate are refused, saying why",
-              len(res) == 2 and all(c == 42 and "does not enforce" in (m or "") for c, m in res.values()),
+        res = alter_quotas([([("ip", "127.0.0.1")], [("connection_creation_rate", 10.0, False)])])
+        check("kafka_pg: ip quotas (connection_creation_rate) are refused, saying why",
+              len(res) == 1 and all(c == 42 and "does not enforce" in (m or "") for c, m in res.values()),
               repr(res))
+
+
+def uvarint(v):
+    out = b""
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def cstring(v):
+    b = v.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def create_topic(client_id, topic, partitions, version):
+    """CreateTopics of one topic (v4: classic, permissive under KIP-599; v7: flexible, strict) on a
+    connection of its own -> (throttle_time_ms, error_code, error_message)."""
+    c = Conn()
+    if version >= 5:
+        body = uvarint(2) + cstring(topic) + struct.pack(">ih", partitions, 1) + uvarint(1) + uvarint(1) + \
+            b"\0" + struct.pack(">i?", 30000, False) + b"\0"
+        # request header v2: client id (classic string), then its tagged fields
+        c.corr += 1
+        msg = struct.pack(">hhi", 19, version, c.corr) + string(client_id) + b"\0" + body
+        c.s.sendall(s32(len(msg)) + msg)
+        r = c.recv()
+        r.take(">b")  # response header v1 tagged fields
+        throttle = r.take(">i")
+        r.take(">b")  # one topic (compact array length 2)
+        n = r.take(">b") - 1
+        r.p += n  # name
+        r.p += 16  # topic id
+        code = r.take(">h")
+        n = r.take(">b") - 1
+        msg = r.b[r.p:r.p + n].decode() if n > 0 else None
+    else:
+        body = array([string(topic) + struct.pack(">ih", partitions, 1) + array([]) + array([])]) + \
+            struct.pack(">i?", 30000, False)
+        r = c.call_as(19, version, body, client_id)
+        throttle = r.take(">i")
+        r.take(">i")
+        r.string()
+        code = r.take(">h")
+        msg = r.string()
+    c.s.close()
+    return throttle, code, msg
+
+
+def check_mutation_rate():
+    """controller_mutation_rate (KIP-599): a token bucket of rate x 11 windows x 1 s partitions."""
+    client = "mut-" + RUN
+    rc, out = configs("--alter", "--entity-type", "clients", "--entity-name", client,
+                      "--add-config", "controller_mutation_rate=1")
+    rc2, out2 = configs("--describe", "--entity-type", "clients", "--entity-name", client)
+    check("kafka-configs --alter/--describe clients controller_mutation_rate=1",
+          rc == 0 and rc2 == 0 and "controller_mutation_rate=1.0" in out2, (out + out2)[-300:])
+    time.sleep(3)  # Kafka applies quotas through its metadata log
+    # the bucket holds 11 tokens: 8 + 8 partitions go ahead (a burst may take it below zero) ...
+    a = create_topic(client, "mut-a-" + RUN, 8, 7)
+    b = create_topic(client, "mut-b-" + RUN, 8, 7)
+    check("CreateTopics v7 under controller_mutation_rate=1: 8 then 8 partitions are created, "
+          "no throttle", a[:2] == (0, 0) and b[:2] == (0, 0), repr((a, b)))
+    # ... then, with the bucket about 5 below zero, the next topic is refused (strict since v6)
+    c = create_topic(client, "mut-c-" + RUN, 1, 7)
+    check("... the next topic is THROTTLING_QUOTA_EXCEEDED with a throttle time of ~5 s",
+          c[1] == 89 and 3000 <= c[0] <= 6000 and c[2] is None,
+          repr(c))
+    # older versions are permissive: created, and told the throttle time it earned
+    d = create_topic(client, "mut-d-" + RUN, 1, 4)
+    check("CreateTopics v4 (before KIP-599) over the quota: created, with a throttle time",
+          d[1] == 0 and d[0] >= 2000, repr(d))
+    f = create_topic("free-" + RUN, "mut-f-" + RUN, 8, 7)
+    check("a client id without the quota creates 8 partitions unthrottled", f[:2] == (0, 0), repr(f))
+    configs("--alter", "--entity-type", "clients", "--entity-name", client,
+            "--delete-config", "controller_mutation_rate")
 
 
 def stats_throttle(box):
@@ -454,6 +535,7 @@ def check_enforcement():
 
 check_configs_cli()
 check_wire_rules()
+check_mutation_rate()
 check_enforcement()
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -8,7 +8,8 @@ kafka_pg's kafka_admin role), alice and dan (no rights of their own).  admin gra
 the admin client (CreateAcls); alice's and dan's requests are then allowed or denied with
 Kafka's error codes: Produce, Fetch, consumer groups, Metadata (only what one may describe),
 CreateTopics, DeleteTopics, DescribeConfigs, InitProducerId (idempotent and transactional),
-CreateAcls; DENY beats ALLOW; DeleteAcls takes a right away at once.
+CreateAcls; a KIP-848 regex subscription matches only topics the member may describe; DENY beats
+ALLOW; DeleteAcls takes a right away at once.
 
 With --kafka_pg (psql on PGPORT, database PGDB, as postgres) also what only PostgreSQL has: a
 grant to a group role covers its members, and taking the membership away takes the right away
@@ -270,6 +271,46 @@ for tid, want in (("tx-alice-" + run, 0), ("tx-other-" + run, TXN_AUTH)):
     except KafkaException as e:
         code = code_of(e)
     check("alice: InitProducerId for %s is %s" % (tid.split("-")[1], want or "allowed"), code == want, code)
+
+# KIP-848 regex subscriptions: the pattern matches only topics the member may DESCRIBE (Kafka's
+# GroupMetadataManager filters the resolved topics by the member's DESCRIBE authorization)
+def regex_assignment(user, group, pattern):
+    """The topics assigned to a consumer-protocol member subscribed to pattern, once settled."""
+    c = Consumer(conf(user, **{"group.id": group, "group.protocol": "consumer",
+                               "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    c.subscribe([pattern])
+    topics, err, settled = set(), None, 0
+    deadline = time.time() + 40
+    while time.time() < deadline and settled < 6:
+        m = c.poll(0.5)
+        if m is not None and m.error() and m.error().code() != KafkaError._PARTITION_EOF:
+            err = m.error().code()
+        now = {tp.topic for tp in c.assignment()}
+        # settled: the same non-empty assignment for 3 s (a later heartbeat could add a topic)
+        settled = settled + 1 if now and now == topics else 0
+        topics = now
+    # kafka_pg: the pattern reached the coordinator (SubscribedTopicRegex), not topic names the
+    # client resolved itself from Metadata (which would not show what the check is about)
+    regex = psql("SELECT subscribed_regex FROM kafka.group_members WHERE group_id = '%s'" % group).strip() \
+        if is_pg else pattern
+    c.close()
+    return topics, err, regex
+
+
+rx_ok, rx_no = "rx-%s-ok" % run, "rx-%s-no" % run
+fs = admin.create_topics([NewTopic(t, 1, 1) for t in (rx_ok, rx_no)])
+check("admin creates two topics matching one pattern", all(future_code(f) == 0 for f in fs.values()))
+fs = admin.create_acls([acl("User:alice", ResourceType.TOPIC, rx_ok, AclOperation.READ),
+                        acl("User:alice", ResourceType.GROUP, "g-rx-", AclOperation.READ,
+                            pattern=ResourcePatternType.PREFIXED)])
+check("admin grants alice READ on one of them", all(future_code(f) == 0 for f in fs.values()))
+time.sleep(1)
+topics, err, regex = regex_assignment("admin", "g-rx-admin-" + run, "^rx-%s-.*" % run)
+check("admin: a regex subscription (group.protocol=consumer) gets both matching topics",
+      topics == {rx_ok, rx_no} and regex, (topics, err, regex))
+topics, err, regex = regex_assignment("alice", "g-rx-alice-" + run, "^rx-%s-.*" % run)
+check("alice: the same regex gets only the topic she may describe (no topic name leaks)",
+      topics == {rx_ok} and regex, (topics, err, regex))
 
 # DeleteAcls takes the right away
 fs = admin.delete_acls([AclBindingFilter(ResourceType.TOPIC, "acl-", ResourcePatternType.PREFIXED,
