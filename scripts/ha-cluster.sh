@@ -16,8 +16,8 @@
 # Node N (1..3) uses PostgreSQL port HA_PG_PORT+N-1, Kafka port HA_KAFKA_PORT+N-1 (advertised as
 # 127.0.0.1 and that port), Patroni REST port HA_REST_PORT+N-1; etcd listens on HA_ETCD_PORT
 # (clients) and HA_ETCD_PORT+1 (peers).  Kafka clients bootstrap with all three listeners
-# (`env` prints HA_BOOTSTRAP): only the primary's listener runs, a standby's starts when Patroni
-# promotes it.
+# (`env` prints HA_BOOTSTRAP): every node's listener runs; a standby's serves reads and names the
+# primary as leader, and serves writes once Patroni promotes it (docs/replication.md, "Followers").
 #
 # Settings (environment):
 #   HA_DIR=/tmp/kafka_pg_ha        everything: etcd's data, each node's data dir, Patroni configs, logs

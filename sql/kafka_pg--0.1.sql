@@ -46,6 +46,27 @@ CREATE TABLE kafka.store (
 	directory_relfilenode oid NOT NULL
 );
 
+-- The leader as its listener last published it (docs/replication.md): the
+-- primary's node id, advertised host and port, leader epoch (its timeline
+-- less one), the brokers serving Kafka clients and the replicas, ISR and
+-- offline replicas it reports.  One row, written by the primary's listener
+-- when it starts, after a promotion and when that view changes; a hot
+-- standby replays it, and its listener answers Metadata, FindCoordinator
+-- and DescribeCluster from it.  Owner: src/catalog/cluster.c.
+CREATE TABLE kafka.leader (
+	one				boolean PRIMARY KEY DEFAULT true CHECK (one),
+	node_id			integer NOT NULL,
+	host			text NOT NULL,
+	port			integer NOT NULL,
+	rack			text,			-- its kafka.broker_rack, NULL if none
+	leader_epoch	integer NOT NULL,
+	brokers			text NOT NULL,	-- 'node_id@host:port[/rack], ...' besides the leader
+	replicas		integer[] NOT NULL,
+	isr				integer[] NOT NULL,
+	offline			integer[] NOT NULL,
+	published_at	timestamptz NOT NULL DEFAULT now()
+);
+
 -- Dynamic broker configs (AlterConfigs / IncrementalAlterConfigs of the
 -- BROKER resource) that have no kafka_pg setting: kept and described as
 -- Kafka keeps them, without effect (docs/wire-protocol.md lists them).
@@ -798,7 +819,7 @@ GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA kafka TO kafka_admin;
 -- members change credentials over the wire (AlterUserScramCredentials),
 -- which refuses them a superuser's.
 REVOKE ALL ON kafka.scram_credentials FROM kafka_admin;
-GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, kafka.store,
+GRANT SELECT ON kafka.topics, kafka.partitions, kafka.topic_config_overrides, kafka.store, kafka.leader,
 	kafka.transactions, kafka.transaction_partitions
 	TO kafka_read_all_data, kafka_write_all_data;
 GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.consumer_groups, kafka.group_members,

@@ -305,6 +305,28 @@ extern int64 kp_catalog_next_producer_id(void);
 /* Record the segment directory's relfilenode in kafka.store. */
 extern void kp_catalog_record_store_directory(Oid relnode);
 
+/*
+ * kafka.leader, the leader as its listener last published it (one row):
+ * the arrays are in PostgreSQL's text form ('{0,1}'), brokers is
+ * 'node_id@host:port[/rack], ...'.  Reading gives false when there is no row.
+ * Writing does not wait for synchronous standbys (synchronous_commit local).
+ */
+typedef struct KpLeaderRow
+{
+	int32		node_id;
+	char	   *host;
+	int32		port;
+	char	   *rack;			/* NULL: none */
+	int32		leader_epoch;
+	char	   *brokers;
+	char	   *replicas;
+	char	   *isr;
+	char	   *offline;
+} KpLeaderRow;
+
+extern bool kp_catalog_read_leader(KpLeaderRow *out);
+extern void kp_catalog_write_leader(const KpLeaderRow *row);
+
 /* ====================================================================
  * Consumer groups (groups.c, offsets.c): the only code that reads or
  * writes kafka.consumer_groups, kafka.group_members and

@@ -195,6 +195,13 @@ kp_batch_set_base_offset(char *batch, int64 base_offset)
 	kp_put_int64(batch + OFF_BASE_OFFSET, base_offset);
 }
 
+/* partitionLeaderEpoch: outside the CRC, the leader stamps it (KIP-101) */
+void
+kp_batch_set_leader_epoch(char *batch, int32 epoch)
+{
+	kp_put_int32(batch + OFF_LEADER_EPOCH, epoch);
+}
+
 void
 kp_batch_update_crc(char *batch, size_t len)
 {

@@ -210,6 +210,7 @@ extern KpCodecError kp_batch_validate_produced(const char *buf, size_t len,
 
 /* Overwrite the baseOffset field (outside the CRC, so no re-checksum). */
 extern void kp_batch_set_base_offset(char *batch, int64 base_offset);
+extern void kp_batch_set_leader_epoch(char *batch, int32 epoch);
 
 /* Recompute and store the CRC after changing fields it covers. */
 extern void kp_batch_update_crc(char *batch, size_t len);

@@ -573,6 +573,23 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	kp_init_struct(api->response, ctx.response);
 
+	/* a hot standby serves reads; the rest goes to the leader (leader.c) */
+	if (RecoveryInProgress())
+	{
+		int			r = kp_standby_answer(&ctx);
+
+		if (r < 0)
+		{
+			ereport(DEBUG1,
+					(errmsg("kafka_pg listener: closing connection from %s without answering its %s: this server is a hot standby (an acks=0 Produce, or no primary streams to it)",
+							c->peer, api->name)));
+			ok = false;
+			goto done;
+		}
+		if (r > 0)
+			goto respond;
+	}
+
 	/* run the handler in a transaction of its own */
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -269,6 +269,45 @@ typedef struct KpReplicas
 
 extern void kp_replicas_now(KpReplicas *out);
 
+/* A broker serving Kafka clients: node id and advertised listener. */
+typedef struct KpBroker
+{
+	int32		node_id;
+	char	   *host;
+	int32		port;
+	char	   *rack;			/* NULL: none */
+} KpBroker;
+
+/* The listed standbys streaming now, as brokers (replicas.c). */
+extern int	kp_replica_brokers(KpBroker **out);
+
+/* KIP-392: the standby a consumer of that rack reads from, or -1 (replicas.c) */
+extern int32 kp_preferred_read_replica(const char *client_rack);
+extern char *kp_broker_rack;
+
+/*
+ * Who leads and what every server reports (leader.c): on the primary its
+ * own view, on a hot standby the primary's as published in kafka.leader.
+ */
+typedef struct KpClusterView
+{
+	bool		standby;		/* this server is a hot standby */
+	int32		leader_id;		/* -1: none known (a standby, no row yet) */
+	char	   *leader_host;
+	int32		leader_port;
+	int32		leader_epoch;	/* the primary's timeline less one */
+	KpReplicas	reps;
+	int			n_brokers;		/* the leader first */
+	KpBroker   *brokers;
+} KpClusterView;
+
+extern void kp_cluster_view(KpClusterView *v);
+extern int32 kp_leader_epoch(void);
+extern void kp_leader_publish(void);
+extern int	kp_standby_answer(KpRequestContext *ctx);
+extern int64 kp_standby_producer_id(void);
+extern int	kp_listener_worker_index;
+
 /* The replicas of every partition: this server and the standbys listed. */
 extern int	kp_replication_factor(void);
 extern void kp_replicas_define_settings(void);

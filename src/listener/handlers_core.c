@@ -5,9 +5,11 @@
  *	  client asks first.  Produce is in handlers_produce.c, Fetch and
  *	  ListOffsets in handlers_fetch.c.
  *
- * The broker (node id kafka.node_id) leads every partition at leader epoch
- * 0; the replicas and ISR are itself and the standbys kafka.replica_nodes
- * names (replicas.c, docs/replication.md).  Produce
+ * The primary (node id kafka.node_id) leads every partition at the leader
+ * epoch of its timeline; the replicas and ISR are itself and the standbys
+ * kafka.replica_nodes names (replicas.c, docs/replication.md).  A hot
+ * standby reports the primary's view, as published in kafka.leader
+ * (leader.c).  Produce
  * and Fetch go through the same store calls as kafka.produce and
  * kafka.fetch (src/store), so records written by either front door are
  * read by the other.
@@ -73,8 +75,10 @@ kp_handle_api_versions(KpRequestContext *ctx)
 
 static void
 fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const KpTopic *t,
-					bool with_ops, const KpReplicas *reps)
+					bool with_ops, const KpClusterView *view)
 {
+	const KpReplicas *reps = &view->reps;
+
 	int			p;
 
 	out->error_code = KP_ERR_NONE;
@@ -87,10 +91,11 @@ fill_topic_metadata(KpRequestContext *ctx, KpMetadataResponseTopic *out, const K
 	{
 		KpMetadataResponsePartition *mp = &out->partitions[p];
 
-		mp->error_code = KP_ERR_NONE;
+		/* a standby that knows no primary yet: Kafka's leaderless partition */
+		mp->error_code = view->leader_id < 0 ? KP_ERR_LEADER_NOT_AVAILABLE : KP_ERR_NONE;
 		mp->partition_index = p;
-		mp->leader_id = kp_node_id;
-		mp->leader_epoch = 0;
+		mp->leader_id = view->leader_id;
+		mp->leader_epoch = view->leader_epoch;
 		/* the arrays are only read by the encoder: shared by the partitions */
 		mp->n_replica_nodes = reps->n_replicas;
 		mp->replica_nodes = reps->replicas;
@@ -123,17 +128,27 @@ kp_handle_metadata(KpRequestContext *ctx)
 	bool		allow_create = kp_auto_create_topics_enable &&
 	(ctx->version < 4 || req->allow_auto_topic_creation);
 	int			i;
-	KpReplicas	reps;
+	KpClusterView view;
 
-	kp_replicas_now(&reps);
-	resp->n_brokers = 1;
-	resp->brokers = palloc0(sizeof(KpMetadataResponseBroker));
-	resp->brokers[0].node_id = kp_node_id;
-	resp->brokers[0].host = pstrdup(kp_advertised_host_name());
-	resp->brokers[0].port = kp_advertised_port_number();
-	resp->brokers[0].rack = NULL;
+	/* the leader's view: the same on every server (leader.c) */
+	kp_cluster_view(&view);
+
+	/*
+	 * A hot standby creates nothing; a topic the leader would create is
+	 * LEADER_NOT_AVAILABLE there, Kafka's answer while a creation is under
+	 * way, so that the client asks again (the leader creates it).
+	 */
+	resp->n_brokers = view.n_brokers;
+	resp->brokers = palloc0(sizeof(KpMetadataResponseBroker) * Max(view.n_brokers, 1));
+	for (i = 0; i < view.n_brokers; i++)
+	{
+		resp->brokers[i].node_id = view.brokers[i].node_id;
+		resp->brokers[i].host = view.brokers[i].host;
+		resp->brokers[i].port = view.brokers[i].port;
+		resp->brokers[i].rack = view.brokers[i].rack;
+	}
 	resp->cluster_id = pstrdup(kp_cluster_id());
-	resp->controller_id = kp_node_id;
+	resp->controller_id = view.leader_id;
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
 		kp_authz_operations(ctx, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME) : PG_INT32_MIN;
 
@@ -158,7 +173,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 			if (!kp_authz_topic(ctx, t->name, t, KP_ACL_OP_DESCRIBE))
 				continue;
 			fill_topic_metadata(ctx, &resp->topics[resp->n_topics], t,
-								req->include_topic_authorized_operations, &reps);
+								req->include_topic_authorized_operations, &view);
 			resp->n_topics++;
 		}
 		return;
@@ -196,6 +211,12 @@ kp_handle_metadata(KpRequestContext *ctx)
 			out->name = pstrdup(rt->name);
 			continue;
 		}
+		if (t == NULL && rt->name && rt->name[0] && allow_create && view.standby)
+		{
+			out->error_code = KP_ERR_LEADER_NOT_AVAILABLE;
+			out->name = pstrdup(rt->name);
+			continue;
+		}
 		if (t == NULL && rt->name && rt->name[0] && allow_create)
 		{
 			AutoCreateArg arg = {rt->name};
@@ -219,7 +240,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}
-		fill_topic_metadata(ctx, out, t, req->include_topic_authorized_operations, &reps);
+		fill_topic_metadata(ctx, out, t, req->include_topic_authorized_operations, &view);
 	}
 }
 
@@ -261,7 +282,9 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 		resp->error_code = KP_ERR_NONE;
 		return;
 	}
-	resp->producer_id = kp_catalog_next_producer_id();
+	/* a hot standby writes nothing: an id from its own range (leader.c) */
+	resp->producer_id = RecoveryInProgress() ? kp_standby_producer_id() :
+		kp_catalog_next_producer_id();
 	resp->producer_epoch = 0;
 	resp->error_code = KP_ERR_NONE;
 }
@@ -276,17 +299,24 @@ kp_handle_describe_cluster(KpRequestContext *ctx)
 {
 	KpDescribeClusterRequest *req = ctx->request;
 	KpDescribeClusterResponse *resp = ctx->response;
+	KpClusterView view;
+	int			i;
 
+	kp_cluster_view(&view);
 	resp->error_code = KP_ERR_NONE;
 	resp->endpoint_type = req->endpoint_type;
 	resp->cluster_id = pstrdup(kp_cluster_id());
-	resp->controller_id = kp_node_id;
-	resp->n_brokers = 1;
-	resp->brokers = palloc0(sizeof(KpDescribeClusterResponseDescribeClusterBroker));
-	resp->brokers[0].broker_id = kp_node_id;
-	resp->brokers[0].host = pstrdup(kp_advertised_host_name());
-	resp->brokers[0].port = kp_advertised_port_number();
-	resp->brokers[0].rack = NULL;
+	resp->controller_id = view.leader_id;
+	resp->n_brokers = view.n_brokers;
+	resp->brokers = palloc0(sizeof(KpDescribeClusterResponseDescribeClusterBroker) *
+							Max(view.n_brokers, 1));
+	for (i = 0; i < view.n_brokers; i++)
+	{
+		resp->brokers[i].broker_id = view.brokers[i].node_id;
+		resp->brokers[i].host = view.brokers[i].host;
+		resp->brokers[i].port = view.brokers[i].port;
+		resp->brokers[i].rack = view.brokers[i].rack;
+	}
 	resp->cluster_authorized_operations = req->include_cluster_authorized_operations ?
 		kp_authz_operations(ctx, KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME) : PG_INT32_MIN;
 }

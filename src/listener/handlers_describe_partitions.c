@@ -84,9 +84,11 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 	int			n = 0;
 	int			i;
 	int64		remaining;
+	KpClusterView view;
 	KpReplicas	reps;
 
-	kp_replicas_now(&reps);
+	kp_cluster_view(&view);		/* the leader's, on every server (leader.c) */
+	reps = view.reps;
 	if (cursor_topic == NULL)
 		cursor_topic = "";
 
@@ -208,10 +210,10 @@ kp_handle_describe_topic_partitions(KpRequestContext *ctx)
 		{
 			KpDescribeTopicPartitionsResponsePartition *mp = &out->partitions[out->n_partitions++];
 
-			mp->error_code = KP_ERR_NONE;
+			mp->error_code = view.leader_id < 0 ? KP_ERR_LEADER_NOT_AVAILABLE : KP_ERR_NONE;
 			mp->partition_index = (int32) p;
-			mp->leader_id = kp_node_id;
-			mp->leader_epoch = 0;
+			mp->leader_id = view.leader_id;
+			mp->leader_epoch = view.leader_epoch;
 			mp->n_replica_nodes = reps.n_replicas;
 			mp->replica_nodes = reps.replicas;
 			mp->n_isr_nodes = reps.n_isr;

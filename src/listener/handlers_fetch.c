@@ -284,6 +284,8 @@ kp_handle_fetch(KpRequestContext *ctx)
 	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
 	bool		follower_denied;
 	int			nlisted = 0;
+	int32		epoch = kp_leader_epoch();
+	int32		preferred = -1;
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -308,6 +310,14 @@ kp_handle_fetch(KpRequestContext *ctx)
 		kp_isr_position(&pos);
 		ctx->isr_seen = pos.confirmed;
 	}
+
+	/*
+	 * KIP-392: a consumer in another rack than the leader's is sent to a
+	 * standby of its rack (replicas.c), as by Kafka's
+	 * RackAwareReplicaSelector: no records, the replica to read from
+	 */
+	if (ctx->version >= 11 && replica < 0 && !RecoveryInProgress())
+		preferred = kp_preferred_read_replica(req->rack_id);
 	/* Kafka: a follower's fetch (a replica id) needs CLUSTER_ACTION */
 	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
@@ -365,11 +375,36 @@ kp_handle_fetch(KpRequestContext *ctx)
 				any_error = true;
 				continue;
 			}
+
+			/*
+			 * The client's leader epoch (KIP-320), as Kafka checks it: older
+			 * than ours, the client missed a failover; newer, we did (a
+			 * standby behind the primary's kafka.leader row).
+			 */
+			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
+			{
+				op->error_code = rp->current_leader_epoch < epoch ?
+					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+				op->high_watermark = -1;
+				any_error = true;
+				continue;
+			}
 			kp_topic_partition(t, rp->partition, &ref);
 			/* the bucket's count before the partition is read */
 			ctx->park_keys[ctx->park_nkeys] = kp_log_wait_bucket(ref.partition_id);
 			ctx->park_seen[ctx->park_nkeys] = kp_log_wait_bucket_changes(ctx->park_keys[ctx->park_nkeys]);
 			ctx->park_nkeys++;
+			if (preferred >= 0)
+			{
+				KpLogOffsets off;
+
+				kp_log_offsets(ref.partition_id, &off);
+				op->preferred_read_replica = preferred;
+				op->high_watermark = off.high_watermark;
+				op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+				op->log_start_offset = off.log_start_offset;
+				continue;
+			}
 			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
 							read_committed, &budget);
 			if (op->error_code != KP_ERR_NONE)
@@ -385,14 +420,18 @@ kp_handle_fetch(KpRequestContext *ctx)
 	 * quiet one's answer back forever (Kafka's DelayedFetch keeps one
 	 * deadline too).
 	 */
-	if (!any_error && !ctx->final_attempt && req->max_wait_ms > 0 &&
+	if (!any_error && preferred < 0 && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
 		ctx->park = true;
 		ctx->park_keyed = true;
 		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
-		/* records are there, not yet on every in-sync replica */
-		ctx->park_on_isr = budget.below_hw;
+
+		/*
+		 * records are there, not yet on every in-sync replica; or a hot
+		 * standby, whose replay sets no latch: woken when it replays more
+		 */
+		ctx->park_on_isr = budget.below_hw || RecoveryInProgress();
 	}
 }
 
@@ -407,6 +446,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 	KpListOffsetsRequest *req = ctx->request;
 	KpListOffsetsResponse *resp = ctx->response;
 	bool		read_committed = (req->isolation_level == 1);
+	int32		epoch = kp_leader_epoch();
 	int			i;
 
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
@@ -446,6 +486,12 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
+			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
+			{
+				op->error_code = rp->current_leader_epoch < epoch ?
+					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+				continue;
+			}
 			kp_topic_partition(t, rp->partition_index, &ref);
 			kp_log_offsets(ref.partition_id, &off);
 			off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
@@ -477,7 +523,14 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			op->error_code = KP_ERR_NONE;
 			op->offset = offset;
 			op->timestamp = found_ts;
-			op->leader_epoch = offset >= 0 ? 0 : -1;
+
+			/*
+			 * the epoch of the batch holding the offset (the current one at
+			 * the end)
+			 */
+			op->leader_epoch = offset < 0 ? -1 :
+				offset >= off.high_watermark ? epoch :
+				kp_log_epoch_at(ref.partition_id, offset, epoch);
 		}
 	}
 }

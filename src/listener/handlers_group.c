@@ -79,7 +79,10 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 	KpFindCoordinatorRequest *req = ctx->request;
 	KpFindCoordinatorResponse *resp = ctx->response;
 	int			i;
+	KpClusterView view;
 
+	/* the primary coordinates every group and transaction (leader.c) */
+	kp_cluster_view(&view);
 	if (ctx->version < 4)
 	{
 		resp->error_code = coordinator_key_code(ctx, req->key_type, req->key);
@@ -90,10 +93,18 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 			resp->port = -1;
 			return;
 		}
-		resp->node_id = kp_node_id;
-		resp->host = pstrdup(kp_advertised_host_name());
-		resp->port = kp_advertised_port_number();
-		/* groups (0) and transactional ids (1) alike: this node */
+		if (view.leader_id < 0)
+		{
+			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+			resp->node_id = -1;
+			resp->host = pstrdup("");
+			resp->port = -1;
+			return;
+		}
+		resp->node_id = view.leader_id;
+		resp->host = pstrdup(view.leader_host);
+		resp->port = view.leader_port;
+		/* groups (0) and transactional ids (1) alike: the leader */
 		return;
 	}
 	resp->n_coordinators = req->n_coordinator_keys < 0 ? 0 : req->n_coordinator_keys;
@@ -112,9 +123,17 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 			c->port = -1;
 			continue;
 		}
-		c->node_id = kp_node_id;
-		c->host = pstrdup(kp_advertised_host_name());
-		c->port = kp_advertised_port_number();
+		if (view.leader_id < 0)
+		{
+			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+			c->node_id = -1;
+			c->host = pstrdup("");
+			c->port = -1;
+			continue;
+		}
+		c->node_id = view.leader_id;
+		c->host = pstrdup(view.leader_host);
+		c->port = view.leader_port;
 	}
 }
 

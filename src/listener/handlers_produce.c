@@ -432,7 +432,7 @@ kp_handle_produce(KpRequestContext *ctx)
 				 * not be flushed yet; everything inserted so far covers it.
 				 */
 				if (res.status == KP_APPEND_DUPLICATE)
-					part_lsn = Max(part_lsn, GetXLogInsertRecPtr());
+					part_lsn = Max(part_lsn, kp_xlog_insert_end());
 			}
 			pr->error_code = code;
 			if (code != KP_ERR_NONE)

@@ -118,7 +118,9 @@ kp_handle_delete_records(KpRequestContext *ctx)
 typedef struct EndOffsetArg
 {
 	int64		partition_id;
-	int64		log_end_offset; /* out */
+	int32		epoch;			/* the epoch asked about */
+	int32		current;		/* ours */
+	int64		end_offset;		/* out */
 } EndOffsetArg;
 
 static void
@@ -128,14 +130,20 @@ end_offset_fn(void *varg)
 	KpLogOffsets off;
 
 	kp_log_offsets(arg->partition_id, &off);
-	arg->log_end_offset = off.log_end_offset;
+	arg->end_offset = arg->epoch == arg->current ? off.log_end_offset :
+		kp_log_epoch_end_offset(arg->partition_id, arg->epoch, off.log_end_offset);
 }
 
 /*
- * One node, one leader epoch (0) for every partition, ever: the end offset
- * of any epoch >= 0 is the log end offset (KIP-101/KIP-320).  A client that
- * says it knows a newer leader epoch than ours gets UNKNOWN_LEADER_EPOCH,
- * as from a Kafka leader that is behind it.
+ * The end offset of a leader epoch (KIP-101/KIP-320): the current epoch
+ * (the primary's timeline less one) ends at the log end offset; an older
+ * one where the first batch stamped with a later epoch starts (the batches
+ * are stamped when appended: the store's leader-epoch map is the log
+ * itself, src/store/reader.c).  A client whose current leader epoch is
+ * older than ours is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, as
+ * Kafka's leader answers; an epoch newer than ours has no end offset
+ * (-1/-1, as Kafka's LeaderEpochFileCache).  Only the leader answers: a
+ * hot standby refuses it before it gets here (leader.c).
  */
 void
 kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
@@ -145,6 +153,7 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 	const KpStructDesc *tdesc = child_desc(ctx->api->response->root, "Topics");
 	const KpStructDesc *pdesc = child_desc(tdesc, "Partitions");
 	int			n = ArrayLen(req->n_topics);
+	int32		epoch = kp_leader_epoch();
 	int			i;
 
 	resp->throttle_time_ms = 0;
@@ -192,19 +201,23 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
-			if (rp->current_leader_epoch > 0)
+			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
 			{
-				po->error_code = KP_ERR_UNKNOWN_LEADER_EPOCH;
+				po->error_code = rp->current_leader_epoch < epoch ?
+					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
 				continue;
 			}
-			if (rp->leader_epoch < 0)
-				continue;		/* UNDEFINED_EPOCH: no answer, no error */
+			if (rp->leader_epoch < 0 || rp->leader_epoch > epoch)
+				continue;		/* UNDEFINED_EPOCH, or later than ours: no
+								 * answer */
 			arg.partition_id = part_ids[rp->partition];
+			arg.epoch = rp->leader_epoch;
+			arg.current = epoch;
 			po->error_code = kp_handler_try(end_offset_fn, &arg, NULL);
 			if (po->error_code == KP_ERR_NONE)
 			{
-				po->leader_epoch = 0;
-				po->end_offset = arg.log_end_offset;
+				po->leader_epoch = rp->leader_epoch;
+				po->end_offset = arg.end_offset;
 			}
 		}
 	}

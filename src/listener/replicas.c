@@ -33,6 +33,7 @@
 #include "store/store.h"
 
 char	   *kp_replica_nodes = NULL;
+char	   *kp_broker_rack = NULL;
 
 typedef struct ReplicaNode
 {
@@ -40,6 +41,7 @@ typedef struct ReplicaNode
 	int32		node_id;
 	char		host[256];
 	int			port;
+	char		rack[64];		/* "" when the entry names none */
 } ReplicaNode;
 
 #define MAX_REPLICA_NODES 64
@@ -64,6 +66,8 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 		const char *at;
 		const char *colon;
 		const char *end;
+		const char *slash;
+		const char *rack_end;
 		char	   *num_end;
 		long		id;
 		long		port;
@@ -82,6 +86,20 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 			end--;
 		eq = memchr(start, '=', end - start);
 		at = eq ? memchr(eq, '@', end - eq) : NULL;
+		/* an optional /rack after the port (the standby's broker.rack) */
+		slash = at ? memchr(at, '/', end - at) : NULL;
+		if (slash)
+		{
+			if (end - slash - 1 <= 0 || end - slash - 1 >= 64)
+			{
+				*why = psprintf("bad rack in \"%.*s\"", (int) (end - start), start);
+				return false;
+			}
+			rack_end = end;
+			end = slash;
+		}
+		else
+			rack_end = NULL;
 		colon = NULL;
 		if (at)
 		{
@@ -97,7 +115,7 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 		if (eq == NULL || at == NULL || colon == NULL || eq == start ||
 			eq - start >= NAMEDATALEN || colon - at - 1 <= 0 || colon - at - 1 >= 256)
 		{
-			*why = psprintf("\"%.*s\" is not application_name=node_id@host:port",
+			*why = psprintf("\"%.*s\" is not application_name=node_id@host:port[/rack]",
 							(int) (end - start), start);
 			return false;
 		}
@@ -126,6 +144,12 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 		memcpy(rn->host, at + 1, colon - at - 1);
 		rn->host[colon - at - 1] = '\0';
 		rn->port = (int) port;
+		rn->rack[0] = '\0';
+		if (slash)
+		{
+			memcpy(rn->rack, slash + 1, rack_end - slash - 1);
+			rn->rack[rack_end - slash - 1] = '\0';
+		}
 		for (i = 0; i < out->n; i++)
 			if (out->nodes[i].node_id == rn->node_id || strcmp(out->nodes[i].name, rn->name) == 0)
 			{
@@ -174,8 +198,13 @@ assign_replica_nodes(const char *newval, void *extra)
 void
 kp_replicas_define_settings(void)
 {
+	DefineCustomStringVariable("kafka.broker_rack",
+							   "This server's rack (Kafka's broker.rack): in Metadata, and for KIP-392 fetch from follower.",
+							   "Set on the primary, a consumer whose client.rack differs is sent to a streaming standby of its rack.",
+							   &kp_broker_rack, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("kafka.replica_nodes",
-							   "The standbys that are Kafka replicas: application_name=node_id@host:port, comma-separated.",
+							   "The standbys that are Kafka replicas: application_name=node_id@host:port[/rack], comma-separated.",
 							   "Metadata reports them as replicas of every partition, in sync while PostgreSQL counts them as synchronous.",
 							   &kp_replica_nodes, "",
 							   PGC_SIGHUP, 0,
@@ -259,4 +288,83 @@ kp_replicas_now(KpReplicas *out)
 		else if (!listed_in(rn, streaming, nstreaming))
 			out->offline[out->n_offline++] = rn->node_id;
 	}
+}
+
+/*
+ * The standbys of kafka.replica_nodes that stream now, with their
+ * advertised listeners: the brokers besides this one that Metadata lists
+ * (a standby's listener serves reads; one not streaming is likely down,
+ * and a Kafka broker that stopped heartbeating is not listed either).
+ */
+int
+kp_replica_brokers(KpBroker **out)
+{
+	KpIsrStandby *streaming = NULL;
+	int			nstreaming;
+	int			nlisted = replica_list ? replica_list->n : 0;
+	int			n = 0;
+	int			i;
+
+	*out = palloc(sizeof(KpBroker) * Max(nlisted, 1));
+	if (nlisted == 0 || RecoveryInProgress())
+		return 0;
+	nstreaming = kp_replica_standbys(&streaming);
+	for (i = 0; i < nlisted; i++)
+	{
+		const ReplicaNode *rn = &replica_list->nodes[i];
+
+		if (rn->node_id == kp_node_id || !listed_in(rn, streaming, nstreaming))
+			continue;
+		(*out)[n].node_id = rn->node_id;
+		(*out)[n].host = pstrdup(rn->host);
+		(*out)[n].port = rn->port;
+		(*out)[n].rack = rn->rack[0] ? pstrdup(rn->rack) : NULL;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * KIP-392: the replica a consumer of rack client_rack should fetch from,
+ * or -1 (the leader).  As Kafka's RackAwareReplicaSelector: the leader when
+ * it is in the consumer's rack (or either rack is unknown), else the
+ * replica of that rack that is most caught up: here the listed standby of
+ * that rack streaming now whose flushed WAL is furthest.  On the primary
+ * only.
+ */
+int32
+kp_preferred_read_replica(const char *client_rack)
+{
+	KpIsrStandby *streaming = NULL;
+	int			nstreaming;
+	int			nlisted = replica_list ? replica_list->n : 0;
+	int32		best = -1;
+	XLogRecPtr	best_flush = InvalidXLogRecPtr;
+	int			i;
+	int			j;
+
+	if (client_rack == NULL || client_rack[0] == '\0' || kp_broker_rack == NULL ||
+		kp_broker_rack[0] == '\0' || strcmp(client_rack, kp_broker_rack) == 0 ||
+		nlisted == 0 || RecoveryInProgress())
+		return -1;
+	nstreaming = kp_replica_standbys(&streaming);
+	for (i = 0; i < nlisted; i++)
+	{
+		const ReplicaNode *rn = &replica_list->nodes[i];
+
+		if (rn->node_id == kp_node_id || strcmp(rn->rack, client_rack) != 0)
+			continue;
+		for (j = 0; j < nstreaming; j++)
+		{
+			const char *name = walsender_name(streaming[j].pid);
+
+			if (name && strcmp(name, rn->name) == 0 &&
+				(best < 0 || streaming[j].flush > best_flush))
+			{
+				best = rn->node_id;
+				best_flush = streaming[j].flush;
+			}
+		}
+	}
+	return best;
 }

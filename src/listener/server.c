@@ -70,6 +70,7 @@ int			kp_connections_max_idle_ms = 600000;
 bool		kp_auto_create_topics_enable = true;
 int			kp_num_partitions = 1;
 int			kp_node_id = 0;
+int			kp_listener_worker_index = -1;	/* this worker's number */
 
 #define MAX_EVENTS			64
 #define READ_CHUNK			65536
@@ -92,7 +93,7 @@ static uint32 *bucket_refs = NULL;	/* per wait bucket (src/store/waiters.c):
 static int64 accept_paused_until_ms = 0;
 static bool accept_failure_logged = false;
 
-static bool open_listen_socket(int elevel);
+static bool open_listen_socket(int elevel, bool do_listen);
 static void park_unwatch(int nkeys, const int *keys);
 
 void
@@ -149,7 +150,7 @@ kp_listener_init(void)
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
-	if (!open_listen_socket(WARNING))
+	if (!open_listen_socket(WARNING, false))
 		ereport(WARNING,
 				(errmsg("kafka_pg: the Kafka listener will try to bind port %d again when its workers restart",
 						kp_port)));
@@ -161,7 +162,8 @@ kp_listener_init(void)
 		snprintf(worker.bgw_name, BGW_MAXLEN, "kafka_pg listener %d", i);
 		snprintf(worker.bgw_type, BGW_MAXLEN, "kafka_pg listener");
 		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		/* on a hot standby too: it serves reads (leader.c) */
+		worker.bgw_start_time = BgWorkerStart_ConsistentState;
 		worker.bgw_restart_time = 2;
 		snprintf(worker.bgw_library_name, BGW_MAXLEN, "kafka_pg");
 		snprintf(worker.bgw_function_name, BGW_MAXLEN, "kp_listener_main");
@@ -526,10 +528,14 @@ accept_connections(void)
  * listener worker inherits the socket across fork(): the workers share one
  * accept queue, and a second cluster on the same machine cannot silently
  * share the port (SO_REUSEPORT would let it, and the kernel would spread
- * clients over two different brokers).
+ * clients over two different brokers).  The postmaster only binds; the
+ * workers listen() once they run, so until then (recovery before a
+ * consistent state, a standby with hot_standby off) a client's connection
+ * is refused at once instead of being accepted by the kernel and never
+ * answered (a Java client would wait request.timeout.ms on it).
  */
 static bool
-open_listen_socket(int elevel)
+open_listen_socket(int elevel, bool do_listen)
 {
 	struct addrinfo hints;
 	struct addrinfo *res;
@@ -559,7 +565,8 @@ open_listen_socket(int elevel)
 		return false;
 	}
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(listen_fd, res->ai_addr, res->ai_addrlen) < 0 || listen(listen_fd, 1024) < 0)
+	if (bind(listen_fd, res->ai_addr, res->ai_addrlen) < 0 ||
+		(do_listen && listen(listen_fd, 1024) < 0))
 	{
 		ereport(elevel,
 				(errmsg("kafka_pg listener: could not listen on %s:%d: %m", kp_listen_address, kp_port),
@@ -674,11 +681,16 @@ run_parked(bool woken)
 	{
 		if (c->parked_frame && c->park_on_isr)
 		{
-			XLogRecPtr	insert = GetXLogInsertRecPtr();
 			KpIsrPosition pos;
 
-			if (insert > GetFlushRecPtr(NULL))
-				XLogFlush(insert);
+			/* on a hot standby: what it replayed (nothing to flush) */
+			if (!RecoveryInProgress())
+			{
+				XLogRecPtr	insert = kp_xlog_insert_end();
+
+				if (insert > GetFlushRecPtr(NULL))
+					XLogFlush(insert);
+			}
 			kp_isr_position(&pos);
 			confirmed = pos.confirmed;
 			break;
@@ -798,10 +810,15 @@ next_timeout(void)
 	 */
 	if (nacks_waiting > 0 && soonest > now + 1)
 		soonest = now + 1;
-	/* ... and so do fetches parked at a high watermark below the log end */
+
+	/*
+	 * ... and so do fetches parked at a high watermark below the log end, or
+	 * on a hot standby for more replay (every 5 ms there: replay sets no
+	 * latch of ours either)
+	 */
 	for (c = connections; c && soonest > now + 1; c = c->next)
 		if (c->parked_frame && c->park_on_isr)
-			soonest = now + 1;
+			soonest = Min(soonest, now + (RecoveryInProgress() ? 5 : 1));
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
 	return (long) Max(0, soonest - now);
@@ -984,6 +1001,8 @@ kp_listener_main(Datum arg)
 	struct epoll_event events[MAX_EVENTS];
 	int64		last_idle_check = 0;
 
+	kp_listener_worker_index = worker;
+
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -993,9 +1012,15 @@ kp_listener_main(Datum arg)
 										 ALLOCSET_DEFAULT_SIZES);
 	kp_dispatch_init(listener_cxt);
 	bucket_refs = MemoryContextAllocZero(listener_cxt, sizeof(uint32) * KP_FETCH_WAIT_BUCKETS);
-	if (listen_fd < 0 && !open_listen_socket(LOG))
+	if (listen_fd < 0 && !open_listen_socket(LOG, true))
 	{
 		/* the postmaster could not bind it either: try again after a pause */
+		proc_exit(1);
+	}
+	if (listen(listen_fd, 1024) < 0)
+	{
+		ereport(LOG, (errmsg("kafka_pg listener: could not listen on %s:%d: %m",
+							 kp_listen_address, kp_port)));
 		proc_exit(1);
 	}
 	epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1014,9 +1039,10 @@ kp_listener_main(Datum arg)
 	kp_conn_limits_worker_start(worker);
 
 	ereport(LOG,
-			(errmsg("kafka_pg listener %d serving Kafka clients on %s:%d (database \"%s\", advertised as %s:%d)",
+			(errmsg("kafka_pg listener %d serving Kafka clients on %s:%d (database \"%s\", advertised as %s:%d)%s",
 					worker, kp_listen_address, kp_port, kp_database,
-					kp_advertised_host_name(), kp_advertised_port_number())));
+					kp_advertised_host_name(), kp_advertised_port_number(),
+					RecoveryInProgress() ? ", read-only: this server is a hot standby" : "")));
 
 	for (;;)
 	{
@@ -1088,6 +1114,9 @@ kp_listener_main(Datum arg)
 			close_idle_connections(now);
 			last_idle_check = now;
 			pgstat_report_stat(false);
+			/* the primary's view, for the standbys to report (leader.c) */
+			if (worker == 0)
+				kp_leader_publish();
 		}
 	}
 }

@@ -136,6 +136,8 @@ kp_append_locked(KpPartitionState *state, const KpLogConfig *config,
 		result->last_offset = result->base_offset + hdr.last_offset_delta;
 		result->log_append_time = -1;
 		kp_batch_set_base_offset(batch, result->base_offset);
+		/* the leader epoch: the timeline less one (docs/replication.md) */
+		kp_batch_set_leader_epoch(batch, (int32) GetWALInsertionTimeLine() - 1);
 		if (config->log_append_time && !KpBatchIsControl(&hdr))
 		{
 			/* message.timestamp.type=LogAppendTime: the broker stamps it */

@@ -19,6 +19,8 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
@@ -49,13 +51,40 @@ standby_names_set(void)
 	return SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
 }
 
+/*
+ * Everything inserted into the WAL so far, as a position XLogFlush accepts.
+ * GetXLogInsertRecPtr() gives the next record's start: on a page boundary
+ * that is past the next page's header, which is not generated yet, and
+ * XLogFlush of it fails ("xlog flush request ... is not satisfied", an
+ * ERROR that ends a listener worker).  The end of what was inserted is then
+ * the page boundary itself.
+ */
+XLogRecPtr
+kp_xlog_insert_end(void)
+{
+	XLogRecPtr	p = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(p, wal_segment_size) == SizeOfXLogLongPHD)
+		return p - SizeOfXLogLongPHD;
+	if (p % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		return p - SizeOfXLogShortPHD;
+	return p;
+}
+
 void
 kp_isr_position(KpIsrPosition *pos)
 {
 	memset(pos, 0, sizeof(*pos));
+	if (RecoveryInProgress())
+	{
+		/* a hot standby: what it has is what it replayed */
+		pos->flushed = GetXLogReplayRecPtr(NULL);
+		pos->confirmed = pos->flushed;
+		return;
+	}
 	pos->flushed = GetFlushRecPtr(NULL);
 	pos->confirmed = pos->flushed;
-	if (RecoveryInProgress() || !SyncRepRequested() || WalSndCtl == NULL)
+	if (!SyncRepRequested() || WalSndCtl == NULL)
 		return;
 
 	LWLockAcquire(SyncRepLock, LW_SHARED);

@@ -771,3 +771,69 @@ kp_log_segment_stats(int64 partition_id, int *nsegs)
 	pfree(copy);
 	return out;
 }
+
+/*
+ * The leader epoch of the batch holding offset (unstamped batches: 0), or
+ * current when no batch holds it.
+ */
+int32
+kp_log_epoch_at(int64 partition_id, int64 offset, int32 current)
+{
+	KpLogReader *r = kp_log_reader_open(partition_id, offset);
+	const char *batch;
+	size_t		len;
+	int32		epoch = current;
+
+	if (kp_log_reader_next(r, &batch, &len))
+	{
+		KpBatchHeader hdr;
+
+		if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK &&
+			hdr.base_offset <= offset)
+			epoch = Max(hdr.partition_leader_epoch, 0);
+	}
+	kp_log_reader_close(r);
+	return epoch;
+}
+
+/*
+ * The end offset of leader epoch epoch (KIP-101, Kafka's
+ * LeaderEpochFileCache.endOffsetFor): the first offset of the first batch
+ * of a later epoch, or log_end_offset when none is later.  From the last
+ * segment back to the one whose first batch is not later, then a binary
+ * search inside it (kp_segment_epoch_end).
+ */
+int64
+kp_log_epoch_end_offset(int64 partition_id, int32 epoch, int64 log_end_offset)
+{
+	int			nsegs;
+	const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
+	KpSegInfo  *segs;
+	int64		end = log_end_offset;
+	int			i;
+
+	if (nsegs == 0)
+		return end;
+	segs = palloc(sizeof(KpSegInfo) * nsegs);
+	memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
+	for (i = nsegs - 1; i >= 0; i--)
+	{
+		Relation	rel = kp_segment_open(segs[i].relnode);
+		int64		found;
+
+		if (kp_segment_data_size(rel) == 0)
+		{
+			kp_segment_close(rel);
+			continue;			/* an empty cleaned segment */
+		}
+		found = kp_segment_epoch_end(rel, epoch, end);
+		kp_segment_close(rel);
+		if (found < 0)
+			break;				/* nothing later in this one: end stands */
+		end = found;
+		if (found > segs[i].base_offset)
+			break;				/* the epoch ends inside this segment */
+	}
+	pfree(segs);
+	return end;
+}

@@ -768,6 +768,69 @@ kp_segment_seek_offset(Relation rel, int64 offset)
 	return best;
 }
 
+/* A batch's leader epoch; unstamped ones (-1) count as epoch 0. */
+static int32
+batch_epoch(const KpBatchHeader *hdr)
+{
+	return Max(hdr->partition_leader_epoch, 0);
+}
+
+/* The header of the batch at stream position pos; false past the data. */
+static bool
+read_header_at(Relation rel, int64 pos, KpBatchHeader *hdr)
+{
+	char		buf[KP_BATCH_HEADER_SIZE];
+
+	return kp_segment_read(rel, pos, buf, KP_BATCH_HEADER_SIZE) &&
+		kp_batch_parse_header(buf, KP_BATCH_HEADER_SIZE, hdr) == KP_CODEC_OK;
+}
+
+/*
+ * The base offset of the segment's first batch whose leader epoch is above
+ * epoch, among the batches below end_offset; -1 if none.  Epochs never go
+ * down along the log (every batch is stamped with its leader's epoch when
+ * appended), so a binary search over the pages' cover batches finds the
+ * page, and a walk of its batches the batch.  O(log pages) page reads.
+ */
+int64
+kp_segment_epoch_end(Relation rel, int32 epoch, int64 end_offset)
+{
+	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber lo = 1;
+	BlockNumber hi;
+	int64		pos = 0;
+	KpBatchHeader hdr;
+
+	if (nblocks <= 1)
+		return -1;
+	hi = nblocks - 1;
+	while (lo <= hi)
+	{
+		BlockNumber mid = lo + (hi - lo) / 2;
+		KpSegPageOpaque op;
+
+		if (read_opaque(rel, mid, &op) && op.cover_offset < end_offset &&
+			read_header_at(rel, op.cover_pos, &hdr) && batch_epoch(&hdr) <= epoch)
+		{
+			pos = op.cover_pos;
+			lo = mid + 1;
+		}
+		else
+		{
+			if (mid == 1)
+				break;
+			hi = mid - 1;
+		}
+	}
+	while (read_header_at(rel, pos, &hdr) && hdr.base_offset < end_offset)
+	{
+		if (batch_epoch(&hdr) > epoch)
+			return hdr.base_offset;
+		pos += KpBatchTotalSize(&hdr);
+	}
+	return -1;
+}
+
 /*
  * Where to start looking for the first record with timestamp >= ts: the
  * cover batch of the first page whose running max timestamp reaches ts

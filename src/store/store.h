@@ -199,6 +199,9 @@ typedef struct KpIsrPosition
 
 extern void kp_isr_position(KpIsrPosition *pos);
 
+/* Everything inserted into the WAL so far, as a position XLogFlush accepts. */
+extern XLogRecPtr kp_xlog_insert_end(void);
+
 /* A streaming standby (its walsender). */
 typedef struct KpIsrStandby
 {
@@ -324,6 +327,15 @@ extern int64 kp_log_offset_for_timestamp(int64 partition_id, int64 ts, int64 *fo
 
 /* Largest timestamp in the log and its offset (ListOffsets -3); -1 if empty. */
 extern int64 kp_log_max_timestamp(int64 partition_id, int64 *max_ts);
+
+/*
+ * Leader epochs (docs/replication.md): every batch is stamped with the epoch
+ * of the leader that appended it.  The epoch of the batch holding offset
+ * (current when none does), and the end offset of an epoch: the first
+ * offset of a later one, else log_end_offset.
+ */
+extern int32 kp_log_epoch_at(int64 partition_id, int64 offset, int32 current);
+extern int64 kp_log_epoch_end_offset(int64 partition_id, int32 epoch, int64 log_end_offset);
 
 /*
  * The producers a partition knows (DescribeProducers, KIP-664): the

@@ -254,6 +254,9 @@ extern KpSegBatchStatus kp_segment_read_batch(Relation rel, BlockNumber *nblocks
  */
 extern int64 kp_segment_seek_offset(Relation rel, int64 offset);
 
+/* The first batch of the segment above leader epoch epoch, below end_offset; -1 if none. */
+extern int64 kp_segment_epoch_end(Relation rel, int32 epoch, int64 end_offset);
+
 /* Stream position to start scanning for the first timestamp >= ts, or -1. */
 extern int64 kp_segment_seek_timestamp(Relation rel, int64 ts);
 
