@@ -31,6 +31,21 @@ def pgcluster(*args, env=None):
     return r.stdout.strip()
 
 
+def stop_clusters(datadirs):
+    """Stop the servers of datadirs, the last started first; a server already gone is no error."""
+    for d in reversed(datadirs):
+        try:
+            pgcluster("stop", d)
+        except Exception:
+            pass
+
+
+def log_problems(datadir):
+    """(server log path, its PANIC/crash lines as pgcluster log-problems reports them, "" if none)."""
+    log = pgcluster("logfile", datadir)
+    return log, (pgcluster("log-problems", log) if os.path.exists(log) else "")
+
+
 def connect(port, db="postgres", **kw):
     conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname=db, connect_timeout=10, **kw)
     conn.autocommit = True

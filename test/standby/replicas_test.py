@@ -449,14 +449,9 @@ def run(root):
         b.close()
         prim.close()
     finally:
-        for d in reversed(started):
-            try:
-                kafkapg.pgcluster("stop", d)
-            except Exception:
-                pass
+        kafkapg.stop_clusters(started)
         for d in (pdata, sdata):
-            log = kafkapg.pgcluster("logfile", d)
-            problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
+            log, problems = kafkapg.log_problems(d)
             check("%s log: no PANIC or crash" % os.path.basename(d), not problems, problems[:500])
             if os.environ.get("KP_KEEP_TMP") == "1":
                 print("# --- %s" % log)

@@ -523,14 +523,9 @@ def run():
             fail("no segment rolled on the promoted standby")
         stby.close()
     finally:
-        for d in reversed(started):
-            try:
-                kafkapg.pgcluster("stop", d)
-            except Exception:
-                pass
+        kafkapg.stop_clusters(started)
         for d in (pdata, sdata):
-            log = kafkapg.pgcluster("logfile", d)
-            problems = kafkapg.pgcluster("log-problems", log) if os.path.exists(log) else ""
+            log, problems = kafkapg.log_problems(d)
             for line in problems.splitlines()[:20]:
                 fail("%s log: %s" % (os.path.basename(d), line))
             if failures or os.environ.get("KP_KEEP_TMP") == "1":
