@@ -171,6 +171,19 @@ kp_wait_ready() {
 	return 1
 }
 
+# kp_wait_kafka KAFKA_PORT [SECONDS]: wait until the Kafka listener on 127.0.0.1:KAFKA_PORT accepts
+# connections.  Its workers listen() only once they run, and a worker started before its database
+# (kafka.database) was created exits and is started again after 2 s: until then connections are
+# refused.
+kp_wait_kafka() {
+	local kport=$1 t=${2:-60} i=0
+	while [ $i -lt $((t * 5)) ]; do
+		(exec 3<>"/dev/tcp/127.0.0.1/$kport") 2>/dev/null && return 0
+		sleep 0.2; i=$((i + 1))
+	done
+	return 1
+}
+
 # kp_kafka_port_guc PORT: the name of the GUC that sets the listener port, if any.
 kp_kafka_port_guc() {
 	kp_psql "$1" postgres -At -c "SELECT name FROM pg_settings WHERE name LIKE 'kafka.%' AND name ~ 'port' AND vartype = 'integer' ORDER BY name = 'kafka.port' DESC, name LIMIT 1" 2>/dev/null
