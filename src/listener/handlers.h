@@ -280,6 +280,9 @@ typedef struct KpBroker
 
 /* The listed standbys streaming now, as brokers (replicas.c). */
 extern int	kp_replica_brokers(KpBroker **out);
+extern const char *kp_parse_broker_entry(const char *s, const char *end, int32 *node_id,
+										 const char **host, int *host_len, int32 *port,
+										 const char **rack, int *rack_len);
 
 /* KIP-392: the standby a consumer of that rack reads from, or -1 (replicas.c) */
 extern int32 kp_preferred_read_replica(const char *client_rack);

@@ -97,21 +97,19 @@ parse_int_array(const char *s, int32 *out, int max)
 	return n;
 }
 
-/* 'id@host:port[/rack], ...' -> brokers appended to v */
+/* 'id@host:port[/rack], ...' -> brokers appended to v (kp_parse_broker_entry) */
 static void
 parse_brokers(const char *s, KpClusterView *v, int max)
 {
 	while (s && *s && v->n_brokers < max)
 	{
-		const char *at;
-		const char *colon;
 		const char *end;
-		const char *q;
-		const char *slash;
-		const char *host_end;
-		char	   *num_end;
-		long		id;
-		long		port;
+		const char *host;
+		const char *rack;
+		int			host_len;
+		int			rack_len;
+		int32		id;
+		int32		port;
 		KpBroker   *b;
 
 		while (*s == ' ' || *s == ',')
@@ -121,25 +119,13 @@ parse_brokers(const char *s, KpClusterView *v, int max)
 		end = strchr(s, ',');
 		if (end == NULL)
 			end = s + strlen(s);
-		at = memchr(s, '@', end - s);
-		slash = at ? memchr(at, '/', end - at) : NULL;
-		host_end = slash ? slash : end;
-		colon = NULL;
-		for (q = host_end - 1; at && q > at; q--)
-			if (*q == ':')
-			{
-				colon = q;
-				break;
-			}
-		if (at == NULL || colon == NULL)
+		if (kp_parse_broker_entry(s, end, &id, &host, &host_len, &port, &rack, &rack_len) != NULL)
 			break;
-		id = strtol(s, &num_end, 10);
-		port = strtol(colon + 1, NULL, 10);
 		b = &v->brokers[v->n_brokers++];
-		b->node_id = (int32) id;
-		b->host = pnstrdup(at + 1, colon - at - 1);
-		b->port = (int32) port;
-		b->rack = slash && end - slash > 1 ? pnstrdup(slash + 1, end - slash - 1) : NULL;
+		b->node_id = id;
+		b->host = pnstrdup(host, host_len);
+		b->port = port;
+		b->rack = rack_len > 0 ? pnstrdup(rack, rack_len) : NULL;
 		s = end;
 	}
 }

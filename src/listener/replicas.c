@@ -52,6 +52,52 @@ typedef struct ReplicaList
 	ReplicaNode nodes[MAX_REPLICA_NODES];
 } ReplicaList;
 
+/*
+ * Parse one "node_id@host:port[/rack]" lying between s and end, the form of a
+ * kafka.replica_nodes entry after its "application_name=" and of the brokers
+ * the primary publishes in kafka.leader.  NULL when it parses (host and rack
+ * point into the string; *rack_len 0: no rack), else what is wrong with it.
+ */
+const char *
+kp_parse_broker_entry(const char *s, const char *end, int32 *node_id,
+					  const char **host, int *host_len, int32 *port,
+					  const char **rack, int *rack_len)
+{
+	const char *at = memchr(s, '@', end - s);
+	const char *slash = at ? memchr(at, '/', end - at) : NULL;
+	const char *host_end = slash ? slash : end;
+	const char *colon = NULL;
+	const char *q;
+	char	   *num_end;
+	long		id;
+	long		p;
+
+	for (q = host_end - 1; at && q > at; q--)
+		if (*q == ':')
+		{
+			colon = q;
+			break;
+		}
+	if (at == NULL || colon == NULL || colon - at - 1 <= 0)
+		return "is not node_id@host:port[/rack]";
+	if (slash && end - slash - 1 <= 0)
+		return "has an empty rack";
+	errno = 0;
+	id = strtol(s, &num_end, 10);
+	if (num_end != at || s == at || errno != 0 || id < 0 || id > PG_INT32_MAX)
+		return "has a bad node id";
+	p = strtol(colon + 1, &num_end, 10);
+	if (num_end != host_end || colon + 1 == host_end || p < 1 || p > 65535)
+		return "has a bad port";
+	*node_id = (int32) id;
+	*host = at + 1;
+	*host_len = colon - at - 1;
+	*port = (int32) p;
+	*rack = slash ? slash + 1 : NULL;
+	*rack_len = slash ? end - slash - 1 : 0;
+	return NULL;
+}
+
 /* Parse the setting; false with *why on a malformed entry. */
 static bool
 parse_replica_nodes(const char *value, ReplicaList *out, char **why)
@@ -63,14 +109,14 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 	{
 		const char *start;
 		const char *eq;
-		const char *at;
-		const char *colon;
 		const char *end;
-		const char *slash;
-		const char *rack_end;
-		char	   *num_end;
-		long		id;
-		long		port;
+		const char *host;
+		const char *rack;
+		const char *bad;
+		int			host_len;
+		int			rack_len;
+		int32		id;
+		int32		port;
 		ReplicaNode *rn;
 		int			i;
 
@@ -85,38 +131,20 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
 			end--;
 		eq = memchr(start, '=', end - start);
-		at = eq ? memchr(eq, '@', end - eq) : NULL;
-		/* an optional /rack after the port (the standby's broker.rack) */
-		slash = at ? memchr(at, '/', end - at) : NULL;
-		if (slash)
-		{
-			if (end - slash - 1 <= 0 || end - slash - 1 >= 64)
-			{
-				*why = psprintf("bad rack in \"%.*s\"", (int) (end - start), start);
-				return false;
-			}
-			rack_end = end;
-			end = slash;
-		}
-		else
-			rack_end = NULL;
-		colon = NULL;
-		if (at)
-		{
-			const char *q;
-
-			for (q = end - 1; q > at; q--)
-				if (*q == ':')
-				{
-					colon = q;
-					break;
-				}
-		}
-		if (eq == NULL || at == NULL || colon == NULL || eq == start ||
-			eq - start >= NAMEDATALEN || colon - at - 1 <= 0 || colon - at - 1 >= 256)
+		if (eq == NULL || eq == start || eq - start >= NAMEDATALEN)
 		{
 			*why = psprintf("\"%.*s\" is not application_name=node_id@host:port[/rack]",
 							(int) (end - start), start);
+			return false;
+		}
+		bad = kp_parse_broker_entry(eq + 1, end, &id, &host, &host_len, &port, &rack, &rack_len);
+		if (bad == NULL && host_len >= 256)
+			bad = "has a host name of 256 bytes or more";
+		if (bad == NULL && rack_len >= 64)
+			bad = "has a rack name of 64 bytes or more";
+		if (bad)
+		{
+			*why = psprintf("\"%.*s\" %s", (int) (end - start), start, bad);
 			return false;
 		}
 		if (out->n == MAX_REPLICA_NODES)
@@ -124,32 +152,15 @@ parse_replica_nodes(const char *value, ReplicaList *out, char **why)
 			*why = psprintf("at most %d standbys", MAX_REPLICA_NODES);
 			return false;
 		}
-		errno = 0;
-		id = strtol(eq + 1, &num_end, 10);
-		if (num_end != at || eq + 1 == at || errno != 0 || id < 0 || id > PG_INT32_MAX)
-		{
-			*why = psprintf("bad node id in \"%.*s\"", (int) (end - start), start);
-			return false;
-		}
-		port = strtol(colon + 1, &num_end, 10);
-		if (num_end != end || colon + 1 == end || port < 1 || port > 65535)
-		{
-			*why = psprintf("bad port in \"%.*s\"", (int) (end - start), start);
-			return false;
-		}
 		rn = &out->nodes[out->n];
 		memcpy(rn->name, start, eq - start);
 		rn->name[eq - start] = '\0';
-		rn->node_id = (int32) id;
-		memcpy(rn->host, at + 1, colon - at - 1);
-		rn->host[colon - at - 1] = '\0';
-		rn->port = (int) port;
-		rn->rack[0] = '\0';
-		if (slash)
-		{
-			memcpy(rn->rack, slash + 1, rack_end - slash - 1);
-			rn->rack[rack_end - slash - 1] = '\0';
-		}
+		rn->node_id = id;
+		memcpy(rn->host, host, host_len);
+		rn->host[host_len] = '\0';
+		rn->port = port;
+		memcpy(rn->rack, rack ? rack : "", rack_len);
+		rn->rack[rack_len] = '\0';
 		for (i = 0; i < out->n; i++)
 			if (out->nodes[i].node_id == rn->node_id || strcmp(out->nodes[i].name, rn->name) == 0)
 			{
