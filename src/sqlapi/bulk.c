@@ -188,6 +188,8 @@ kp_bulk_last_offset(KpBulkTopic *bt, int32 partition)
 	return bt->pending[partition].last_offset;
 }
 
+static void flush_all(KpBulkProducer *bp, bool end_of_statement);
+
 int32
 kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 			const char *key, int key_len, const char *value, int value_len,
@@ -264,14 +266,19 @@ kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 	}
 	bp->records++;
 
-	/* the memory bound: append this partition's batch now */
+	/*
+	 * The memory bound: append every open batch now.  Flushing only this
+	 * record's partition would leave the others' bytes counted, and every
+	 * later record would then go out as a batch of its own.
+	 */
 	if (bp->buffered > bp->max_buffered)
-		(void) kp_bulk_flush_partition(bp, bt, partition);
+		flush_all(bp, false);
 	return partition;
 }
 
-int64
-kp_bulk_finish(KpBulkProducer *bp)
+/* Append every open batch of every topic; end_of_statement: forget the sticky partitions too */
+static void
+flush_all(KpBulkProducer *bp, bool end_of_statement)
 {
 	int			i;
 	int32		p;
@@ -282,8 +289,15 @@ kp_bulk_finish(KpBulkProducer *bp)
 
 		for (p = 0; p < bt->topic->partition_count; p++)
 			(void) kp_bulk_flush_partition(bp, bt, p);
-		bt->sticky = -1;
+		if (end_of_statement)
+			bt->sticky = -1;
 	}
+}
+
+int64
+kp_bulk_finish(KpBulkProducer *bp)
+{
+	flush_all(bp, true);
 	return bp->records;
 }
 

@@ -186,7 +186,6 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	kp_sql_check_not_in_recovery();
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
 	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
