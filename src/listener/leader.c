@@ -159,7 +159,7 @@ kp_cluster_view(KpClusterView *v)
 		v->leader_id = kp_node_id;
 		v->leader_host = pstrdup(kp_advertised_host_name());
 		v->leader_port = kp_advertised_port_number();
-		v->leader_epoch = (int32) GetWALInsertionTimeLine() - 1;
+		v->leader_epoch = kp_leader_epoch();
 		kp_replicas_now(&v->reps);
 		v->brokers = palloc(sizeof(KpBroker) * (n + 1));
 		add_broker(v, v->leader_id, v->leader_host, v->leader_port, kp_broker_rack);
