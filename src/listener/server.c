@@ -57,6 +57,7 @@
 #include "listener/sasl.h"
 #include "listener/tls.h"
 #include "common/settings.h"
+#include "common/workers.h"
 #include "store/store.h"
 
 /* settings */
@@ -156,19 +157,12 @@ kp_listener_init(void)
 						kp_port)));
 	for (i = 0; i < kp_listener_workers; i++)
 	{
-		BackgroundWorker worker;
+		char		name[BGW_MAXLEN];
 
-		memset(&worker, 0, sizeof(worker));
-		snprintf(worker.bgw_name, BGW_MAXLEN, "kafka_pg listener %d", i);
-		snprintf(worker.bgw_type, BGW_MAXLEN, "kafka_pg listener");
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		snprintf(name, sizeof(name), "kafka_pg listener %d", i);
 		/* on a hot standby too: it serves reads (leader.c) */
-		worker.bgw_start_time = BgWorkerStart_ConsistentState;
-		worker.bgw_restart_time = 2;
-		snprintf(worker.bgw_library_name, BGW_MAXLEN, "kafka_pg");
-		snprintf(worker.bgw_function_name, BGW_MAXLEN, "kp_listener_main");
-		worker.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&worker);
+		kp_register_worker(name, "kafka_pg listener", "kp_listener_main",
+						   BgWorkerStart_ConsistentState, 2, Int32GetDatum(i));
 	}
 }
 

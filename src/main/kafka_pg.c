@@ -23,6 +23,7 @@
 #include "utils/guc.h"
 
 #include "common/settings.h"
+#include "common/workers.h"
 #include "catalog/kafka_catalog.h"
 #include "cleaner/cleaner.h"
 #include "group/group.h"
@@ -68,19 +69,21 @@ kp_shmem_startup(void)
 	kp_share_acquirer_shmem_init();
 }
 
-static void
-register_worker(const char *name, const char *function, int restart_secs)
+void
+kp_register_worker(const char *name, const char *type, const char *function,
+				   BgWorkerStartTime start, int restart_secs, Datum arg)
 {
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
 	snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", name);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", type);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = start;
 	worker.bgw_restart_time = restart_secs;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "kafka_pg");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
+	worker.bgw_main_arg = arg;
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -188,8 +191,10 @@ _PG_init(void)
 	kp_acl_init_gucs();
 	kp_share_init_gucs();
 
-	register_worker("kafka_pg resolver", "kp_resolver_main", 1);
-	register_worker("kafka_pg log cleaner", "kp_cleaner_main", 10);
+	kp_register_worker("kafka_pg resolver", "kafka_pg resolver", "kp_resolver_main",
+					   BgWorkerStart_RecoveryFinished, 1, (Datum) 0);
+	kp_register_worker("kafka_pg log cleaner", "kafka_pg log cleaner", "kp_cleaner_main",
+					   BgWorkerStart_RecoveryFinished, 10, (Datum) 0);
 	kp_listener_init();
 	/* after the listener's: if max_worker_processes is short, these go first */
 	kp_share_acquirer_register();

@@ -56,6 +56,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "common/workers.h"
 #include "catalog/kafka_catalog.h"
 #include "protocol/errors.h"
 #include "share/share.h"
@@ -130,21 +131,15 @@ kp_share_acquirer_shmem_init(void)
 void
 kp_share_acquirer_register(void)
 {
-	BackgroundWorker worker;
 	int			i;
 
 	for (i = 0; i < KP_SHARE_ACQUIRERS; i++)
 	{
-		memset(&worker, 0, sizeof(worker));
-		snprintf(worker.bgw_name, BGW_MAXLEN, "kafka_pg share acquirer %d", i);
-		snprintf(worker.bgw_type, BGW_MAXLEN, "kafka_pg share acquirer");
-		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		worker.bgw_restart_time = 5;
-		snprintf(worker.bgw_library_name, BGW_MAXLEN, "kafka_pg");
-		snprintf(worker.bgw_function_name, BGW_MAXLEN, "kp_share_acquirer_main");
-		worker.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&worker);
+		char		name[BGW_MAXLEN];
+
+		snprintf(name, sizeof(name), "kafka_pg share acquirer %d", i);
+		kp_register_worker(name, "kafka_pg share acquirer", "kp_share_acquirer_main",
+						   BgWorkerStart_RecoveryFinished, 5, Int32GetDatum(i));
 	}
 }
 

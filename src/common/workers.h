@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * workers.h
+ *	  Registering kafka_pg's background workers: one function, defined in
+ *	  src/main/kafka_pg.c, for every component that has workers (listener,
+ *	  share acquirer, resolver, log cleaner).  Call it from
+ *	  shared_preload_libraries' _PG_init only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KP_WORKERS_H
+#define KP_WORKERS_H
+
+#include "postmaster/bgworker.h"
+
+/*
+ * A worker connected to kafka.database, running FUNCTION of kafka_pg with
+ * ARG; NAME is its process title, TYPE its pg_stat_activity.backend_type.
+ */
+extern void kp_register_worker(const char *name, const char *type, const char *function,
+							   BgWorkerStartTime start, int restart_secs, Datum arg);
+
+#endif							/* KP_WORKERS_H */
