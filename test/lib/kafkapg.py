@@ -46,6 +46,17 @@ def log_problems(datadir):
     return log, (pgcluster("log-problems", log) if os.path.exists(log) else "")
 
 
+def check_server_logs(datadirs, check, tail_lines=40):
+    """check(name, ok, detail) that no server log of datadirs has a PANIC or crash; with
+    KP_KEEP_TMP=1 print each log's last tail_lines lines."""
+    for d in datadirs:
+        log, problems = log_problems(d)
+        check("%s log: no PANIC or crash" % os.path.basename(d), not problems, problems[:500])
+        if os.environ.get("KP_KEEP_TMP") == "1":
+            print("# --- %s" % log)
+            tail(log, tail_lines)
+
+
 def connect(port, db="postgres", **kw):
     conn = psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname=db, connect_timeout=10, **kw)
     conn.autocommit = True

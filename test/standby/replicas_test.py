@@ -450,12 +450,7 @@ def run(root):
         prim.close()
     finally:
         kafkapg.stop_clusters(started)
-        for d in (pdata, sdata):
-            log, problems = kafkapg.log_problems(d)
-            check("%s log: no PANIC or crash" % os.path.basename(d), not problems, problems[:500])
-            if os.environ.get("KP_KEEP_TMP") == "1":
-                print("# --- %s" % log)
-                kafkapg.tail(log, 30)
+        kafkapg.check_server_logs((pdata, sdata), check, 30)
 
 
 def main():
