@@ -22,8 +22,9 @@
 # kafka_pg's listener CPU (its workers' user+system time, /proc/PID/stat), kafka_pg alone:
 #   - per record during the BENCH_RATE runs (microseconds of listener CPU per record);
 #   - idle for BENCH_IDLE_SECONDS (10) with the synchronous standby attached and no client;
-#   - while one acks=all record waits BENCH_IDLE_SECONDS for a synchronous standby that is
-#     stopped (the standby is stopped for this last step, after every run).
+#   - while one acks=all record (to a topic of min.insync.replicas=1) waits BENCH_IDLE_SECONDS
+#     for a synchronous standby that is stopped (the standby is stopped for this last step,
+#     after every run).
 #
 # Settings: BENCH_REPS (5), BENCH_RECORDS (500000), BENCH_PARTITIONS (6), BENCH_RATE (5000),
 # BENCH_RATE_SECONDS (15), BENCH_PORT (first PostgreSQL port, 56640), BENCH_KP_KAFKA_PORT
@@ -85,6 +86,9 @@ done
 [ "$(psql_p -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = 's1' AND sync_state = 'sync'")" = 1 ] ||
 	{ say "the standby did not become synchronous"; exit 1; }
 psql_p -c "SELECT kafka.create_topic('repl', $PARTS, '{\"min.insync.replicas\": \"2\"}')" >/dev/null || exit 1
+# for the CPU measure while an acks=all waits for the stopped standby: min.insync.replicas=1, so
+# that it is appended and waits rather than being refused with NOT_ENOUGH_REPLICAS
+psql_p -c "SELECT kafka.create_topic('repl_wait', 1)" >/dev/null || exit 1
 KP_BS=127.0.0.1:$kp
 
 # ---------------------------------------------------------------- Apache Kafka, two brokers
@@ -210,7 +214,7 @@ sleep "$IDLE_S"
 idle_pct=$(awk -v d=$(($(lcpu) - c0)) -v hz="$HZ" -v s="$IDLE_S" 'BEGIN { printf "%.2f", d / hz * 100 / s }')
 pgc stop "$work/standby" fast >/dev/null 2>&1
 sleep 1
-"$K" cli kafka-producer-perf-test --topic repl --num-records 1 --record-size 100 --throughput -1 \
+"$K" cli kafka-producer-perf-test --topic repl_wait --num-records 1 --record-size 100 --throughput -1 \
 	--producer-props bootstrap.servers="$KP_BS" acks=all enable.idempotence=true \
 	request.timeout.ms=$(((IDLE_S + 15) * 1000)) delivery.timeout.ms=$(((IDLE_S + 17) * 1000)) >>"$LOG" 2>&1 &
 wpid=$!
