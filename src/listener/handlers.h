@@ -62,11 +62,12 @@ typedef struct KpRequestContext
 
 	/*
 	 * A parked Fetch that stopped at a high watermark below the log end: also
-	 * run again once the in-sync replicas' position passes isr_seen (what it
-	 * was when the handler started).
+	 * run again once the in-sync replicas' position reaches isr_wait_lsn (the
+	 * WAL end of the oldest append that moves one of its high watermarks; on
+	 * a hot standby, any replay past what it saw).
 	 */
 	bool		park_on_isr;
-	XLogRecPtr	isr_seen;
+	XLogRecPtr	isr_wait_lsn;
 
 	/*
 	 * A parked Fetch waits by partition (src/store/waiters.c): it is run
