@@ -411,6 +411,57 @@ def share_fetch_flex(c, topic_id):
     return top, parts[0][0] if parts else None, parts[0][1] if parts else None, eps
 
 
+def share_ack_flex(c, topic_id):
+    """ShareAcknowledge v1 of offset 0 of partition 0: (top error, partition error, current_leader, node_endpoints)."""
+    body = (cstring("sg") + cstring("member-1") + i32(1)
+            + carray([topic_id + carray([i32(0) + carray([i64(0) + i64(0) + carray([i8(1)]) + NOTAGS]) + NOTAGS])
+                      + NOTAGS]) + NOTAGS)
+    r = flex_call(c, 79, 1, body)
+    if r is None:
+        return None
+    r.i32()
+    top = r.i16()
+    r_cstring(r)
+    parts = []
+
+    def part():
+        r.i32()
+        err = r.i16()
+        r_cstring(r)
+        parts.append((err, read_leader_id_epoch(r)))
+        r_tags(r)
+
+    def topic_resp():
+        r.take(16)
+        r_carray(r, part)
+        r_tags(r)
+    r_carray(r, topic_resp)
+    eps = read_node_endpoints(r)
+    return top, parts[0][0] if parts else None, parts[0][1] if parts else None, eps
+
+
+def fetch_replica_error(c, topic, replica):
+    """Fetch v11 of partition 0 from a replica id: the partition's error (None: no partition answered)."""
+    body = (i32(replica) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
+            + array([string(topic) + array([i32(0) + i32(-1) + i64(0) + i64(-1) + i32(1 << 20)])])
+            + array([]) + string(""))
+    r = c.call(1, 11, body)
+    if r is None:
+        return None
+    r.i32(), r.i16(), r.i32()
+    errs = []
+
+    def part():
+        r.i32()
+        errs.append(r.i16())
+        r.i64(), r.i64(), r.i64()
+        r.array(lambda: (r.i64(), r.i64()))
+        r.i32()
+        r.nbytes()
+    r.array(lambda: (r.string(), r.array(part)))
+    return errs[0] if errs else None
+
+
 def find_coordinator(c, group):
     """FindCoordinator v1: (error, node id, port)."""
     r = c.call(10, 1, string(group) + i8(0))
@@ -770,6 +821,12 @@ def run(root):
               "(node 0, epoch 0) and its endpoint; no error for the whole request",
               sf and sf[0] == 0 and sf[1] == NOT_LEADER and sf[2] == (0, 0)
               and sf[3] == [(0, "127.0.0.1", kp1, "rack-a")], "(%s)" % (sf,))
+        sa = share_ack_flex(b, tid)
+        check("ShareAcknowledge v1 to the standby: the same", sa and sa[0] == 0 and sa[1] == NOT_LEADER and sa[2] == (0, 0)
+              and sa[3] == [(0, "127.0.0.1", kp1, "rack-a")], "(%s)" % (sa,))
+        fr = fetch_replica_error(b, "fol", 1)
+        check("Fetch v11 from a replica id (a follower broker's) to the standby: NOT_LEADER_OR_FOLLOWER for the partition",
+              fr == NOT_LEADER, "(%s)" % (fr,))
         fc = find_coordinator(b, "g1")
         check("FindCoordinator on the standby names the primary", fc == (0, 0, kp1), "(%s)" % (fc,))
         lg = list_groups(b)
