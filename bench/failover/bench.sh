@@ -54,7 +54,8 @@ phases() {
 	row "    kill -> leader key taken by the new primary" "$1" phases key_taken
 	row "    kill -> new primary out of recovery" "$1" phases promoted
 	row "    kill -> its kafka.leader row names it" "$1" phases published
-	row "    kill -> the other standby's row names it" "$1" phases standby_row
+	row "    kill -> the other standby streams from it, names it" "$1" phases standby_row
+	row "    kill -> it has a synchronous standby again" "$1" phases sync_standby
 }
 
 {

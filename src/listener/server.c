@@ -815,6 +815,14 @@ next_timeout(void)
 			soonest = Min(soonest, now + (RecoveryInProgress() ? 5 : 1));
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
+
+	/*
+	 * Worker 0 of a hot standby looks for its promotion ten times a second (a
+	 * promotion sets no latch of ours), so that it publishes the new leader
+	 * at once (kp_listener_main).
+	 */
+	if (kp_listener_worker_index == 0 && soonest > now + 100 && RecoveryInProgress())
+		soonest = now + 100;
 	return (long) Max(0, soonest - now);
 }
 
@@ -994,6 +1002,7 @@ kp_listener_main(Datum arg)
 	struct epoll_event ev;
 	struct epoll_event events[MAX_EVENTS];
 	int64		last_idle_check = 0;
+	bool		standby;
 
 	kp_listener_worker_index = worker;
 
@@ -1038,6 +1047,7 @@ kp_listener_main(Datum arg)
 					kp_advertised_host_name(), kp_advertised_port_number(),
 					RecoveryInProgress() ? ", read-only: this server is a hot standby" : "")));
 
+	standby = RecoveryInProgress();
 	for (;;)
 	{
 		WaitEvent	wev[3];
@@ -1102,6 +1112,18 @@ kp_listener_main(Datum arg)
 			ev.data.ptr = NULL;
 			epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
 			accept_paused_until_ms = 0;
+		}
+
+		/*
+		 * Promoted: worker 0 publishes this server as the leader now, not at
+		 * its next idle check, so that a standby that starts streaming from
+		 * it names it (leader.c).
+		 */
+		if (standby && !RecoveryInProgress())
+		{
+			standby = false;
+			if (worker == 0)
+				kp_leader_publish();
 		}
 		if (now - last_idle_check > 1000)
 		{

@@ -373,9 +373,12 @@ class Timeline(threading.Thread):
                         conns[n].autocommit = True
                     cur = conns[n].cursor()
                     cur.execute("SELECT pg_is_in_recovery(), (SELECT node_id || '@' || leader_epoch FROM kafka.leader), "
-                                "(SELECT status FROM pg_stat_wal_receiver)")
-                    rec, row, wal = cur.fetchone()
-                    state = "%s, kafka.leader %s, WAL receiver %s" % ("standby" if rec else "primary", row, wal)
+                                "(SELECT status FROM pg_stat_wal_receiver), "
+                                "current_setting('synchronous_standby_names')")
+                    rec, row, wal, ssn = cur.fetchone()
+                    state = "%s, kafka.leader %s, WAL receiver %s%s" % (
+                        "standby" if rec else "primary", row, wal,
+                        "" if rec else ", synchronous_standby_names '%s'" % ssn)
                 except psycopg2.Error:
                     c = conns.pop(n, None)
                     if c is not None:
@@ -383,7 +386,7 @@ class Timeline(threading.Thread):
                             c.close()
                         except psycopg2.Error:
                             pass
-                    state = rec = row = None
+                    state = rec = row = ssn = None
                 if state != last.get(n):
                     last[n] = state
                     self.events.append((time.time() - self.t_kill, "node%d: %s" % (n, state or "down")))
@@ -393,7 +396,10 @@ class Timeline(threading.Thread):
                     self.mark("promoted")
                     if row and row.startswith("%d@" % n):
                         self.mark("published")
-                elif self.new is not None and n != self.new and row and row.startswith("%d@" % self.new):
+                    if ssn:
+                        self.mark("sync_standby")  # acks=all waits for a standby again
+                elif self.new is not None and n != self.new and row and row.startswith("%d@" % self.new) \
+                        and wal == "streaming":
                     self.mark("standby_row")  # the other standby's Metadata names the new leader
             time.sleep(0.05)
         for c in conns.values():
@@ -411,7 +417,8 @@ PHASES = [("key_gone", "leader key gone from etcd (lease expired or released)"),
           ("key_taken", "leader key taken by the new primary's Patroni"),
           ("promoted", "new primary out of recovery (pg_is_in_recovery false)"),
           ("published", "new primary's kafka.leader row names it"),
-          ("standby_row", "the other standby's kafka.leader names the new primary")]
+          ("standby_row", "the other standby streams from it and its kafka.leader names it"),
+          ("sync_standby", "new primary has a synchronous standby again")]
 
 
 # ---------------------------------------------------------------------------
@@ -499,20 +506,11 @@ def run():
                 fail("%s: producer %s had no record acknowledged within 180 s of the kill" % (label, w))
             for w, s in firsts.items():
                 times.setdefault(w, []).append(s)
-            time.sleep(1)  # the other standby follows the new primary
-            timeline.stop()
-            info("%s: timeline (seconds after the kill): %s" % (
-                label, "; ".join("%.2f %s" % e for e in timeline.events)))
-            info("%s: phases: %s" % (label, ", ".join("%s %.2f s" % (k, timeline.first[k])
-                                                      for k, _ in PHASES if k in timeline.first)))
-            for k, v in timeline.first.items():
-                phases.setdefault(k, []).append(v)
-            if os.path.exists(jlog):  # what the Java producer said meanwhile (its warnings, timed)
+            said = []  # what the Java producer said until then (its warnings, timed)
+            if os.path.exists(jlog):
                 with open(jlog, errors="replace") as f:
                     f.seek(jlog_at)
                     said = [x.rstrip() for x in f if x.startswith("[")]
-                for x in said[:12] + (["... %d more" % (len(said) - 16)] + said[-4:] if len(said) > 16 else said[12:]):
-                    info("%s: Java producer: %s" % (label, x[:300]))
             info("%s: node%d killed (postmaster %d; its processes gone after %.2f s); node%d primary "
                  "with its listener after %.2f s; first acks=all acknowledgement after the kill: %s"
                  % (label, old, pm, t_gone - t_kill, new, t_promoted - t_kill,
@@ -521,7 +519,17 @@ def run():
             if patroni:
                 cluster.ha("start-node", str(old))  # the node is back
             # the killed node rejoins as a standby (Patroni: crash recovery, pg_rewind or reinit)
-            if not cluster.wait_healthy(300):
+            healthy = cluster.wait_healthy(300)
+            timeline.stop()
+            info("%s: timeline (seconds after the kill): %s" % (
+                label, "; ".join("%.2f %s" % e for e in timeline.events)))
+            info("%s: phases: %s" % (label, ", ".join("%s %.2f s" % (k, timeline.first[k])
+                                                      for k, _ in PHASES if k in timeline.first)))
+            for k, v in timeline.first.items():
+                phases.setdefault(k, []).append(v)
+            for x in said[:12] + (["... %d more" % (len(said) - 16)] + said[-4:] if len(said) > 16 else said[12:]):
+                info("%s: Java producer: %s" % (label, x[:300]))
+            if not healthy:
                 fail("%s: node%d did not rejoin within 300 s:\n%s" % (label, old, cluster.status()))
                 break
             time.sleep(3)  # the clients catch up
