@@ -1123,7 +1123,12 @@ kp_listener_main(Datum arg)
 		{
 			standby = false;
 			if (worker == 0)
+			{
 				kp_leader_publish();
+				ereport(LOG,
+						(errmsg("kafka_pg listener: promoted: this server leads every partition now, at leader epoch %d",
+								kp_leader_epoch())));
+			}
 		}
 		if (now - last_idle_check > 1000)
 		{
