@@ -230,24 +230,29 @@ CREATE TABLE kafka.share_partitions (
 	archived_count	bigint NOT NULL DEFAULT 0,	-- records archived after too many deliveries
 	PRIMARY KEY (group_id, topic, partition)
 );
--- The in-flight records of [start_offset, end_offset) that were acquired at
--- least once; state is Kafka's RecordState: 0 available, 1 acquired,
--- 2 acknowledged, 4 archived.  acq_xid: the SQL transaction a record acquired
--- in SQL is held for (src/share/README): once it aborted, the record is
--- available again.
+-- The in-flight window [start_offset, end_offset) as runs of offsets
+-- [first_offset, last_offset] in one state (src/share/README): state is
+-- Kafka's RecordState: 0 available, 1 acquired, 2 acknowledged, 4 archived;
+-- one delivery count, member, lock deadline for the whole run.  acq_xid: the
+-- SQL transaction a run acquired in SQL is held for: once it aborted, the run
+-- is available again.  An acquisition of N new records is one row; an
+-- acknowledgement of part of a run splits it.  Offsets of the window in no
+-- row are done (markers, aborted records under read_committed).
 CREATE TABLE kafka.share_records (
 	group_id		text NOT NULL,
 	topic			text NOT NULL,
 	partition		integer NOT NULL,
-	"offset"		bigint NOT NULL,
+	first_offset	bigint NOT NULL,
+	last_offset		bigint NOT NULL,
 	state			smallint NOT NULL CHECK (state IN (0, 1, 2, 4)),
 	delivery_count	smallint NOT NULL DEFAULT 0,
 	member_id		text,
 	lock_until		timestamptz,
 	acq_xid			xid8,
-	PRIMARY KEY (group_id, topic, partition, "offset")
+	PRIMARY KEY (group_id, topic, partition, first_offset),
+	CHECK (last_offset >= first_offset)
 ) WITH (fillfactor = 70);
--- No other index, and room left on each page: a record's changes of state
+-- No other index, and room left on each page: a run's changes of state
 -- (acquired, acknowledged, released) are HOT updates, which write no index
 -- entries.  Releasing a member's records scans its group's window.
 
@@ -582,29 +587,19 @@ CREATE VIEW kafka.consumer_group_members AS
 -- ROLLBACK makes the records available again (their delivery counted).
 CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
 									 OUT partition integer, OUT "offset" bigint,
-									 OUT delivery_count integer)
+									 OUT delivery_count integer, OUT "timestamp" timestamptz,
+									 OUT key bytea, OUT value bytea, OUT headers kafka.header[])
 	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
 
+-- The records are read from the log by _share_acquire itself (with TOPIC
+-- READ checked as kafka.fetch does); this wrapper only lets PUBLIC see the
+-- name while the rights stay _share_acquire's.
 CREATE FUNCTION kafka.share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
 									OUT partition integer, OUT "offset" bigint,
 									OUT delivery_count integer, OUT "timestamp" timestamptz,
 									OUT key bytea, OUT value bytea, OUT headers kafka.header[])
 	RETURNS SETOF record LANGUAGE sql VOLATILE AS $$
-	WITH a AS MATERIALIZED (
-		SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
-	), ranges AS (
-		SELECT partition, min("offset") AS lo, max("offset") AS hi
-		FROM (SELECT partition, "offset",
-					 "offset" - row_number() OVER (PARTITION BY partition ORDER BY "offset") AS run
-			  FROM a) x
-		GROUP BY partition, run
-	)
-	SELECT f.partition, f."offset", a.delivery_count, f."timestamp", f.key, f.value, f.headers
-	FROM ranges r
-	CROSS JOIN LATERAL kafka.fetch(topic, r.partition, r.lo, (r.hi - r.lo + 1)::integer,
-								   'read_uncommitted') f
-	JOIN a ON a.partition = f.partition AND a."offset" = f."offset"
-	ORDER BY f.partition, f."offset"
+	SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
 $$;
 
 CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition integer,
@@ -625,12 +620,14 @@ CREATE VIEW kafka.share_group_status AS
 	FROM kafka.share_partitions sp
 	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
 	LEFT JOIN LATERAL (
-		SELECT count(*) FILTER (WHERE s.state = 1 AND pg_xact_status(s.acq_xid) IS DISTINCT FROM 'aborted') AS acquired,
-			   count(*) FILTER (WHERE s.state = 0 OR (s.state = 1 AND pg_xact_status(s.acq_xid) = 'aborted')) AS available,
-			   count(*) FILTER (WHERE s.state IN (2, 4)) AS done
-		FROM kafka.share_records s
-		WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
-		  AND s."offset" >= sp.start_offset) r ON true;
+		SELECT sum(x.n) FILTER (WHERE x.state = 1 AND pg_xact_status(x.acq_xid) IS DISTINCT FROM 'aborted')::bigint AS acquired,
+			   sum(x.n) FILTER (WHERE x.state = 0 OR (x.state = 1 AND pg_xact_status(x.acq_xid) = 'aborted'))::bigint AS available,
+			   sum(x.n) FILTER (WHERE x.state IN (2, 4))::bigint AS done
+		FROM (SELECT s.state, s.acq_xid,
+					 s.last_offset - greatest(s.first_offset, sp.start_offset) + 1 AS n
+			  FROM kafka.share_records s
+			  WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
+				AND s.last_offset >= sp.start_offset) x) r ON true;
 
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).
