@@ -585,22 +585,11 @@ CREATE VIEW kafka.consumer_group_members AS
 -- by the share acquirer and held for the caller's transaction:
 -- kafka.share_acknowledge with 'accept' takes effect at COMMIT, and a
 -- ROLLBACK makes the records available again (their delivery counted).
-CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
-									 OUT partition integer, OUT "offset" bigint,
-									 OUT delivery_count integer, OUT "timestamp" timestamptz,
-									 OUT key bytea, OUT value bytea, OUT headers kafka.header[])
-	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
-
--- The records are read from the log by _share_acquire itself (with TOPIC
--- READ checked as kafka.fetch does); this wrapper only lets PUBLIC see the
--- name while the rights stay _share_acquire's.
 CREATE FUNCTION kafka.share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
 									OUT partition integer, OUT "offset" bigint,
 									OUT delivery_count integer, OUT "timestamp" timestamptz,
 									OUT key bytea, OUT value bytea, OUT headers kafka.header[])
-	RETURNS SETOF record LANGUAGE sql VOLATILE AS $$
-	SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
-$$;
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition integer,
 										first_offset bigint, last_offset bigint DEFAULT NULL,
@@ -827,9 +816,9 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_me
 -- Internal functions are not for PUBLIC; every other function pins
 -- search_path, so nothing a caller put on theirs runs inside kafka_pg.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer) FROM PUBLIC;
+	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer)
+	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer)
 	TO kafka_admin, kafka_read_all_data;
 DO $$
 DECLARE

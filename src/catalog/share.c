@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/xid8.h"
 
 #include "catalog/share_catalog.h"
@@ -113,6 +114,7 @@ static int
 exec_cached(SPIPlanPtr *plan, const char *sql, Args *a)
 {
 	int			ret;
+	int			nest;
 
 	if (*plan == NULL)
 	{
@@ -123,7 +125,17 @@ exec_cached(SPIPlanPtr *plan, const char *sql, Args *a)
 		SPI_keepplan(p);
 		*plan = p;
 	}
+
+	/*
+	 * Planned without sequential scans: the statistics of kafka.share_records
+	 * say a few rows (the window), while its heap holds the row versions
+	 * since the last vacuum, and a kept plan would scan them all every time.
+	 */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 	ret = SPI_execute_plan(*plan, a->values, a->nulls, false, 0);
+	AtEOXact_GUC(true, nest);
 	if (ret < 0)
 		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);
 	return ret;

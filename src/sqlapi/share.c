@@ -6,11 +6,10 @@
  *	  wire's KafkaShareConsumers of the same group (src/share/README, "SQL:
  *	  the caller's transaction").
  *
- *	  kafka._share_acquire(group_id, topic, max_records)
+ *	  kafka.share_acquire(group_id, topic, max_records)
  *	      -> (partition, offset, delivery_count, timestamp, key, value,
  *	      headers): the records acquired, read from the log here (TOPIC
- *	      READ checked as kafka.fetch does); kafka.share_acquire is its
- *	      public name.
+ *	      READ checked as kafka.fetch does).
  *	  kafka.share_acknowledge(group_id, topic, partition, first_offset,
  *	      last_offset, type) -> how many records were acknowledged.
  *
