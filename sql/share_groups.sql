@@ -76,6 +76,7 @@ SELECT kafka.share_acknowledge('workers', 'sq', NULL, 0);
 -- a consumer group's id is not a share group's
 SELECT count(*) FROM kafka.consume('classic-readers', 'sq', 1);
 SELECT * FROM kafka.share_acquire('classic-readers', 'sq', 1);
+SELECT kafka.share_acknowledge('classic-readers', 'sq', 0, 0);
 
 -- a topic deleted and created again: the group starts over on the new one
 SELECT kafka.delete_topic('sq');

@@ -55,12 +55,18 @@ session_member(void)
 }
 
 static void
-check_group(const char *group_id)
+check_group_id(const char *group_id)
 {
 	if (group_id[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("group_id must not be empty")));
+}
+
+static void
+check_group(const char *group_id)
+{
+	check_group_id(group_id);
 	if (kp_cat_share_is_other_group(group_id))
 		ereport(ERROR,
 				(errcode(KAFKA_SQLSTATE(KP_ERR_GROUP_ID_NOT_FOUND)),
@@ -264,7 +270,8 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 	first = PG_GETARG_INT64(3);
 	last = PG_ARGISNULL(4) ? first : PG_GETARG_INT64(4);
 	type = ack_type(PG_ARGISNULL(5) ? "accept" : text_to_cstring(PG_GETARG_TEXT_PP(5)));
-	check_group(group_id);
+	/* a classic or consumer group's id: said when the acknowledgement fails */
+	check_group_id(group_id);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	if (partition < 0 || partition >= topic->partition_count)
 		ereport(ERROR,
@@ -277,6 +284,8 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 	/* SPSO moves at the next acquisition: not under this transaction's lock */
 	code = kp_share_acknowledge(group_id, topic->name, partition, session_member(), first, last, 1, &type,
 								false);
+	if (code != KP_ERR_NONE)
+		check_group(group_id);
 	if (code == KP_ERR_INVALID_RECORD_STATE)
 		ereport(ERROR,
 				(errcode(KAFKA_SQLSTATE(code)),
