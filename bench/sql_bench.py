@@ -15,7 +15,8 @@ numbers and asserts nothing.  Environment knobs:
                   (default batch,fetch,single,bulk; profile = perf record of
                   one produce_batch, written to bench/out/; bulk = COPY into
                   a topic's foreign table and kafka.produce_agg beside COPY
-                  and INSERT ... SELECT into a table, issue 13)
+                  and INSERT ... SELECT into a table, and produce_batch of a
+                  prebuilt array beside a server-side COPY, issue 13)
   BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
   BENCH_KAFKA_PORT  first port to try for the wire listener (default
@@ -464,6 +465,7 @@ def part_bulk(cl, conn, cur, binfile):
     res_q = Results()
     res_kc = Results()
     res_kq = Results()
+    res_a = Results()
     for rep in range(REPS):
         log("bulk rep %d/%d" % (rep + 1, REPS))
         # (a) client -> server, binary COPY FROM STDIN
@@ -517,6 +519,19 @@ def part_bulk(cl, conn, cur, binfile):
         t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT substr(v, 1, 8), v FROM staging")
         check_topic(6, "keyed INSERT INTO ft_b SELECT")
         res_kq.add("INSERT INTO foreign table SELECT substr(v, 1, 8), v FROM staging, 6p", t, w)
+        # (d) an array already in the server: produce_batch of a prebuilt array
+        # against a server-side binary COPY of a file of the same rows
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "COPY plain FROM %s WITH (FORMAT binary)", (binfile,))
+        res_a.add("server-side binary COPY plain FROM file (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = prebuilt_produce(conn, cur, "b")
+            check_topic(parts, "produce_batch")
+            res_a.add("kafka.produce_batch('b', NULL, array prebuilt in PL/pgSQL), %dp" % parts,
+                      t, w)
     # (e) reading back what the last run left in topic b (keyed, 6 partitions)
     # and plain: a streaming foreign scan against a seq scan and kafka.fetch
     cur.execute("VACUUM (FREEZE) plain")
@@ -571,7 +586,15 @@ def part_bulk(cl, conn, cur, binfile):
                 "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", N,
                 N * VSIZE, ["As 4b with the key substr(v, 1, 8) on both sides, 6 partitions."]
                 + common)
-    print_table("4e. Reading them back, %d repetitions (warm)" % REPS, res_r, reads[0][0], N,
+    print_table("4e. An array already in the server, %d repetitions" % REPS, res_a,
+                "server-side binary COPY plain FROM file (baseline)", N, N * VSIZE, [
+                    "Baseline: `COPY plain FROM '<file>' (FORMAT binary)` of the rows of staging "
+                    "(key NULL), written once; client wall time.  kafka_pg: a DO block builds "
+                    "`array_agg(v)` into a variable, COMMITs, then times `kafka.produce_batch('b', "
+                    "NULL, a)` plus its COMMIT with clock_timestamp() (the produce path alone); "
+                    "its WAL figure includes the array_agg's transaction, which writes none."]
+                + common)
+    print_table("4f. Reading them back, %d repetitions (warm)" % REPS, res_r, reads[0][0], N,
                 N * VSIZE, ["The rows of the last keyed run (6 partitions) and of plain; "
                             "aggregates in the server, every value materialised.  The foreign "
                             "scan streams (no tuplestore); kafka.fetch materialises each call's "
@@ -770,6 +793,14 @@ def part_profile(cl, conn, cur):
         os.unlink(data)
 
 
+def load_average():
+    """the machine's load: the runs here share it with whatever else runs"""
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
+
+
 def lib_md5():
     try:
         lib = os.path.join(subprocess.check_output(["pg_config", "--pkglibdir"], text=True).strip(),
@@ -833,6 +864,7 @@ def main():
         out("- data dir %s (filesystem of /tmp); records: %s values of %d pseudo-random bytes "
             "(md5 hex decoded), null keys" % (cl.data, "{:,}".format(N), VSIZE))
         out("- medians of %d repetitions (pgbench: %d x %d s)" % (REPS, PGB_REPS, PGB_SECS))
+        out("- load average (1, 5, 15 min) at the start: %s" % ", ".join(load_average()))
         if "batch" in PARTS:
             part_batch(cl, conn, cur, binfile)
         if "fetch" in PARTS:
@@ -843,6 +875,8 @@ def main():
             part_bulk(cl, conn, cur, binfile)
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
+        out()
+        out("- load average (1, 5, 15 min) at the end: %s" % ", ".join(load_average()))
         conn.close()
         if lib_md5() != md5_start:
             out()
