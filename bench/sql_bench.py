@@ -11,9 +11,10 @@ numbers and asserts nothing.  Environment knobs:
   BENCH_REPS      repetitions of the batch/fetch parts (default 5)
   BENCH_PGB_REPS  repetitions of each pgbench run  (default 3)
   BENCH_PGB_SECS  seconds per pgbench run          (default 20)
-  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile
-                  (default batch,fetch,single,bulk; profile = perf record of
-                  one produce_batch, written to bench/out/; bulk = COPY into
+  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile,
+                  profile_bulk (default batch,fetch,single,bulk; profile =
+                  perf record of produce_batch, profile_bulk = of COPY into a
+                  foreign table and of produce_agg; bulk = COPY into
                   a topic's foreign table and kafka.produce_agg beside COPY
                   and INSERT ... SELECT into a table, and produce_batch of a
                   prebuilt array beside a server-side COPY, issue 13)
@@ -801,6 +802,83 @@ def load_average():
         return ["?"] * 3
 
 
+def print_profile(title, script, marker, top_self=20, top_incl=30):
+    total, self_c, incl_c = perf_aggregate(script, marker)
+    out()
+    out("### %s: %d samples" % (title, total))
+    if not total:
+        return
+    out()
+    out("| self % | function [object] |")
+    out("|---|---|")
+    for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:top_self]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+    out()
+    out("| inclusive % | function [object] (kernel frames left out) |")
+    out("|---|---|")
+    user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
+    for k, v in sorted(user, key=lambda kv: -kv[1])[:top_incl]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+
+
+def part_profile_bulk(cl, conn, cur, binfile):
+    """perf record (DWARF call graphs) of the backend during PROFILE_RUNS
+    client binary COPYs into a 1-partition topic's foreign table, then
+    during PROFILE_RUNS `SELECT kafka.produce_agg(...) FROM staging` into it
+    (issue 13's bulk paths); each aggregated under the executor's entry."""
+    outdir = os.path.join(HERE, "out")
+    os.makedirs(outdir, exist_ok=True)
+    with open(binfile, "rb") as f:
+        data = f.read()
+    cur.execute("CREATE FOREIGN TABLE IF NOT EXISTS ft_b (key bytea, value bytea) "
+                "SERVER kafka_pg OPTIONS (topic 'b')")
+    pid = q1(cur, "SELECT pg_backend_pid()")[0]
+
+    def copy():
+        cur.copy_expert("COPY ft_b (key, value) FROM STDIN WITH (FORMAT binary)",
+                        io.BytesIO(data), size=1 << 20)
+
+    def agg():
+        cur.execute("SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging")
+        cur.fetchall()
+
+    out()
+    out("## Profile of the bulk paths: %d x each, %s records of %d bytes into a 1-partition "
+        "topic" % (PROFILE_RUNS, "{:,}".format(N), VSIZE))
+    out()
+    out("perf record -F 1999 --call-graph dwarf of the backend; only samples whose call chain "
+        "holds the named function count; shares are of those samples; inclusive = the function "
+        "or its callees.  Frames without a symbol (static functions of the stripped postgres "
+        "binary) are named after their first named caller.")
+    for name, fn, marker in (("client binary COPY FROM STDIN into the foreign table", copy,
+                              "CopyFrom"),
+                             ("SELECT kafka.produce_agg('b', NULL, v) FROM staging", agg,
+                              "ExecutorRun")):
+        recreate_topic(cur, "b", 1)
+        fn()                       # warm-up, not recorded
+        recreate_topic(cur, "b", 1)
+        checkpoint(cur)
+        perf_data = os.path.join(outdir, "perf-bulk.data")
+        perf = subprocess.Popen(["perf", "record", "-F", "1999", "--call-graph", "dwarf,16384",
+                                 "-o", perf_data, "-p", str(pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1)
+        ts = []
+        for i in range(PROFILE_RUNS):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
+        script = subprocess.run(["perf", "script", "-i", perf_data, "-F",
+                                 "comm,tid,time,ip,sym,dso"],
+                                capture_output=True, text=True).stdout
+        print_profile("%s (median %.3f s under perf), samples under %s" % (name, med(ts), marker),
+                      script, marker)
+        if not KEEP:
+            os.unlink(perf_data)
+
+
 def lib_md5():
     try:
         lib = os.path.join(subprocess.check_output(["pg_config", "--pkglibdir"], text=True).strip(),
@@ -875,6 +953,8 @@ def main():
             part_bulk(cl, conn, cur, binfile)
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
+        if "profile_bulk" in PARTS:
+            part_profile_bulk(cl, conn, cur, binfile)
         out()
         out("- load average (1, 5, 15 min) at the end: %s" % ", ".join(load_average()))
         conn.close()

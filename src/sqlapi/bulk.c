@@ -370,6 +370,10 @@ typedef struct ProduceAggState
 	bool		finished;
 	KpOutForm	key_form;
 	KpOutForm	value_form;
+	bool		topic_stable;	/* the topic argument is the same for every
+								 * row */
+	KpBulkTopic *topic;			/* then: its topic, once the first row opened
+								 * it */
 } ProduceAggState;
 
 /* The aggregate is shut down (end of the query, or a rescan). */
@@ -437,6 +441,7 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 		st->bp = kp_bulk_begin();
 		st->key_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 2));
 		st->value_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 3));
+		st->topic_stable = get_fn_expr_arg_stable(fcinfo->flinfo, 1);
 		MemoryContextSwitchTo(old);
 		AggRegisterCallback(fcinfo, produce_agg_shutdown, PointerGetDatum(st));
 	}
@@ -445,8 +450,19 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 	if (st->finished)
 		elog(ERROR, "kafka.produce_agg: transition after the final function");
 
-	topic = PG_GETARG_TEXT_PP(1);
-	bt = kp_bulk_topic(st->bp, VARDATA_ANY(topic), VARSIZE_ANY_EXHDR(topic));
+	/*
+	 * a constant topic (the usual case) is looked up once, not by name per
+	 * row
+	 */
+	if (st->topic != NULL)
+		bt = st->topic;
+	else
+	{
+		topic = PG_GETARG_TEXT_PP(1);
+		bt = kp_bulk_topic(st->bp, VARDATA_ANY(topic), VARSIZE_ANY_EXHDR(topic));
+		if (st->topic_stable)
+			st->topic = bt;
+	}
 	key = agg_arg_bytes(fcinfo, 2, st->key_form, &key_len);
 	value = agg_arg_bytes(fcinfo, 3, st->value_form, &value_len);
 	if (nargs > 5 && !PG_ARGISNULL(5))
