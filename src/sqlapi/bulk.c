@@ -25,6 +25,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -389,6 +390,24 @@ produce_agg_shutdown(Datum arg)
 	}
 }
 
+/*
+ * Is the aggregate's topic argument the same for every row (a constant or a
+ * query parameter)?  The transition function's own arguments are the
+ * executor's placeholders, so ask the Aggref.
+ */
+static bool
+agg_topic_is_constant(FunctionCallInfo fcinfo)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+	Expr	   *topic;
+
+	if (aggref == NULL || aggref->args == NIL)
+		return false;
+	topic = linitial_node(TargetEntry, aggref->args)->expr;
+	return IsA(topic, Const) ||
+		(IsA(topic, Param) && ((Param *) topic)->paramkind == PARAM_EXTERN);
+}
+
 /* key or value bytes of an argument (bytea, text or jsonb), NULL for null */
 static const char *
 agg_arg_bytes(FunctionCallInfo fcinfo, int argno, KpOutForm form, int *len)
@@ -441,7 +460,7 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 		st->bp = kp_bulk_begin();
 		st->key_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 2));
 		st->value_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 3));
-		st->topic_stable = get_fn_expr_arg_stable(fcinfo->flinfo, 1);
+		st->topic_stable = agg_topic_is_constant(fcinfo);
 		MemoryContextSwitchTo(old);
 		AggRegisterCallback(fcinfo, produce_agg_shutdown, PointerGetDatum(st));
 	}
