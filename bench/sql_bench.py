@@ -724,6 +724,25 @@ def perf_aggregate(script_text, marker):
     return total, self_c, incl_c
 
 
+def print_profile(title, script, marker, top_self=20, top_incl=30):
+    total, self_c, incl_c = perf_aggregate(script, marker)
+    out()
+    out("### %s: %d samples" % (title, total))
+    if not total:
+        return
+    out()
+    out("| self % | function [object] |")
+    out("|---|---|")
+    for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:top_self]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+    out()
+    out("| inclusive % | function [object] (kernel frames left out) |")
+    out("|---|---|")
+    user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
+    for k, v in sorted(user, key=lambda kv: -kv[1])[:top_incl]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+
+
 def part_profile(cl, conn, cur):
     """perf record (DWARF call graphs) of one produce_batch of a prebuilt
     array into a 1-partition topic; only the samples under
@@ -771,22 +790,7 @@ def part_profile(cl, conn, cur):
                           ("CommitTransaction", "in COMMITs (mostly the produce's)"),
                           ("kp_sql_fetch", "inside kafka.fetch('p', 0, from, %d): %d records in "
                            "median %.3f s" % (N, nf, tf))):
-        total, self_c, incl_c = perf_aggregate(script, marker)
-        out()
-        out("### %s: %d samples" % (title, total))
-        if not total:
-            continue
-        out()
-        out("| self % | function [object] |")
-        out("|---|---|")
-        for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:20]:
-            out("| %.1f | %s |" % (100.0 * v / total, k))
-        out()
-        out("| inclusive % | function [object] (kernel frames left out) |")
-        out("|---|---|")
-        user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
-        for k, v in sorted(user, key=lambda kv: -kv[1])[:30]:
-            out("| %.1f | %s |" % (100.0 * v / total, k))
+        print_profile(title, script, marker)
     if KEEP:
         with open(os.path.join(outdir, "perf-script.txt"), "w") as f:
             f.write(script)
@@ -800,25 +804,6 @@ def load_average():
         return open("/proc/loadavg").read().split()[:3]
     except OSError:
         return ["?"] * 3
-
-
-def print_profile(title, script, marker, top_self=20, top_incl=30):
-    total, self_c, incl_c = perf_aggregate(script, marker)
-    out()
-    out("### %s: %d samples" % (title, total))
-    if not total:
-        return
-    out()
-    out("| self % | function [object] |")
-    out("|---|---|")
-    for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:top_self]:
-        out("| %.1f | %s |" % (100.0 * v / total, k))
-    out()
-    out("| inclusive % | function [object] (kernel frames left out) |")
-    out("|---|---|")
-    user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
-    for k, v in sorted(user, key=lambda kv: -kv[1])[:top_incl]:
-        out("| %.1f | %s |" % (100.0 * v / total, k))
 
 
 def part_profile_bulk(cl, conn, cur, binfile):
