@@ -142,7 +142,7 @@ kp_conn_answers_waiting(KpConn *c)
 }
 
 /* Encode a response (after its 4-byte size) into the connection's output. */
-extern void kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
+extern int	kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
 								 int32 correlation_id, void *response);
 
 /* limits.c */
