@@ -14,7 +14,9 @@
  * outside 1..socket.request.max.bytes close the connection before a byte of
  * the body is buffered.  Requests of one connection are handled one at a
  * time in arrival order; a parked fetch (long poll) holds back the requests
- * behind it, so responses always go out in request order.  A connection
+ * behind it, and answers waiting for the WAL flush hold back all but later
+ * Produce requests (whose answers queue behind theirs), so responses always
+ * go out in request order.  A connection
  * whose output backs up is not read until it drains: a slow client slows
  * only itself; one that stops reading is closed when its unsent output
  * passes kafka.connection_output_max_bytes, or when nothing was sent to it
