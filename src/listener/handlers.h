@@ -69,11 +69,11 @@ typedef struct KpRequestContext
 	XLogRecPtr	isr_seen;
 
 	/*
-	 * A parked Fetch waits by partition (src/store/waiters.c): it is run
-	 * again only when the change count of one of these wait buckets moves
-	 * from what the handler read before it read the partition (or at its
-	 * deadline, or for park_on_isr).  Other parked requests (park_keyed
-	 * false) are run again on every wake-up.
+	 * A parked Fetch (or ShareFetch) waits by partition
+	 * (src/store/waiters.c): it is run again only when the change count of
+	 * one of these wait buckets moves from what the handler read before it
+	 * read the partition (or at its deadline, or for park_on_isr).  Other
+	 * parked requests (park_keyed false) are run again on every wake-up.
 	 */
 	bool		park_keyed;
 	int			park_nkeys;

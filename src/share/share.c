@@ -182,6 +182,8 @@ expire_members(const char *group_id)
 
 	for (i = 0; i < n; i++)
 		kp_cat_share_release_member(group_id, gone[i]);
+	if (n > 0)
+		kp_share_wake_group_at_commit(group_id);
 	return n > 0;
 }
 
@@ -239,7 +241,7 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		if (exists)
 		{
 			kp_cat_share_member_delete(a->group_id, a->member_id);
-			kp_cat_share_release_member(a->group_id, a->member_id);
+			kp_share_release_member(a->group_id, a->member_id);
 			changed = true;
 		}
 		if (changed)
@@ -537,6 +539,10 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	}
 	kp_cat_share_partition_advance(group_id, topic->name, partition, Max(from, speo),
 								   off.log_start_offset, archived);
+	/* a parked ShareFetch looks again when these locks expire (wake.c) */
+	if (n > 0)
+		kp_share_note_lock_deadline(partition_id,
+									GetCurrentTimestamp() + (TimestampTz) c.lock_ms * 1000);
 
 	/* by offset, the delivery counts along */
 	if (n > 1)
@@ -603,6 +609,7 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	int64		done;
 	int64		start;
 	int64		end;
+	int32		lock_ms;
 	int			i;
 
 	if (first < 0 || last < first || ntypes <= 0 ||
@@ -611,8 +618,31 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	for (i = 0; i < ntypes; i++)
 		if (types[i] < KP_ACK_GAP || types[i] > KP_ACK_RENEW)
 			return KP_ERR_INVALID_REQUEST;
+	lock_ms = kp_share_lock_duration_ms(group_id);
 	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
-									kp_share_lock_duration_ms(group_id));
+									lock_ms);
+	if (done > 0)
+	{
+		bool		release = false;
+		bool		renew = false;
+
+		for (i = 0; i < ntypes; i++)
+		{
+			release |= types[i] == KP_ACK_RELEASE;
+			renew |= types[i] == KP_ACK_RENEW;
+		}
+		/* released records: the parked ShareFetches may take them (wake.c) */
+		if (release || renew)
+		{
+			int64		partition_id = kp_share_partition_id(topic, partition);
+
+			if (release)
+				kp_share_wake_at_commit(partition_id);
+			if (renew)
+				kp_share_note_lock_deadline(partition_id,
+											GetCurrentTimestamp() + (TimestampTz) lock_ms * 1000);
+		}
+	}
 
 	/*
 	 * move SPSO now if the share-partition is free (else at the next
@@ -630,6 +660,7 @@ void
 kp_share_release_member(const char *group_id, const char *member_id)
 {
 	kp_cat_share_release_member(group_id, member_id);
+	kp_share_wake_group_at_commit(group_id);
 }
 
 int64
