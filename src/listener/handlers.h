@@ -31,7 +31,8 @@ typedef struct KpRequestContext
 	void	   *request;		/* the decoded request struct */
 	void	   *response;		/* the response struct, defaults filled */
 	const char *peer;			/* client address, for logs */
-	struct KpConn *conn;		/* the connection (SASL handlers only) */
+	struct KpConn *conn;		/* the connection (SASL handlers, share
+								 * sessions) */
 	const char *principal;		/* the authenticated role, or "ANONYMOUS" */
 	Oid			principal_oid;	/* its OID; InvalidOid when anonymous */
 

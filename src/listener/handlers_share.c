@@ -34,6 +34,7 @@
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
@@ -73,6 +74,7 @@ typedef struct ShareSession
 	SessionPart *parts;
 	int			next_start;		/* round robin over the partitions */
 	TimestampTz last_used;
+	KpConn	   *conn;			/* the connection that opened it (epoch 0) */
 } ShareSession;
 
 static List *sessions = NIL;
@@ -320,6 +322,19 @@ shared_alive(const char *group_id, const char *member_id, uint64 local_id)
 	return alive;
 }
 
+/* does the member have a share session? */
+static bool
+shared_exists(const char *group_id, const char *member_id)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+	bool		found;
+
+	LWLockAcquire(shared_sessions->lock, LW_SHARED);
+	found = hash_search(shared_session_hash, &k, HASH_FIND, NULL) != NULL;
+	LWLockRelease(shared_sessions->lock);
+	return found;
+}
+
 static void
 shared_close(const char *group_id, const char *member_id)
 {
@@ -460,6 +475,63 @@ session_adopt_assignment(ShareSession *s, const char *group_id, const char *memb
 	}
 }
 
+/*
+ * A connection closed (server.c): the share sessions it opened end, and their
+ * members' records are released, as Kafka's ShareSessionCache does when the
+ * connection that created a session disconnects.  Run outside a transaction,
+ * in one of its own per session.
+ */
+void
+kp_share_conn_closed(struct KpConn *c)
+{
+	List	   *mine = NIL;
+	ListCell   *lc;
+
+	foreach(lc, sessions)
+	{
+		ShareSession *s = lfirst(lc);
+
+		if (s->conn == c)
+			mine = lappend(mine, s);
+	}
+	foreach(lc, mine)
+	{
+		ShareSession *s = lfirst(lc);
+
+		if (!IsTransactionState() && shared_alive(s->group_id, s->member_id, s->id))
+		{
+			MemoryContext old = CurrentMemoryContext;
+
+			PG_TRY();
+			{
+				SetCurrentStatementStartTimestamp();
+				StartTransactionCommand();
+				PushActiveSnapshot(GetTransactionSnapshot());
+				kp_share_release_member(s->group_id, s->member_id);
+				PopActiveSnapshot();
+				CommitTransactionCommand();
+			}
+			PG_CATCH();
+			{
+				ErrorData  *edata;
+
+				MemoryContextSwitchTo(old);
+				edata = CopyErrorData();
+				FlushErrorState();
+				AbortCurrentTransaction();
+				ereport(LOG,
+						(errmsg("kafka_pg listener: could not release the records of share group member \"%s\" of group \"%s\" after its connection closed: %s",
+								s->member_id, s->group_id, edata->message)));
+			}
+			PG_END_TRY();
+			MemoryContextSwitchTo(old);
+			shared_close(s->group_id, s->member_id);
+		}
+		session_drop(s);
+	}
+	list_free(mine);
+}
+
 /* ---------------------------------------------------------------------
  * Authorization (src/listener/authz.c), as Kafka's KafkaApis asks it:
  * GROUP READ to be a member, fetch or acknowledge, DESCRIBE to describe,
@@ -587,6 +659,15 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
 	a.client_host = kp_peer_host(ctx->peer);
 
+	/*
+	 * A member leaving with its share session still open keeps its records
+	 * until the session ends (a close, or its connection closing), as in
+	 * Kafka: clients send their last acknowledgements with the close, which
+	 * may come after the leave (librdkafka sends both at once).
+	 */
+	if (req->member_epoch == -1 && req->group_id && req->member_id)
+		a.keep_records = shared_exists(req->group_id, req->member_id);
+
 	resp->error_code = kp_share_heartbeat(&a, &r);
 	resp->error_message = r.error_message;
 	resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
@@ -617,14 +698,13 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 		as->n_topic_partitions = t;
 		resp->assignment = as;
 	}
-	/* a member that left has no share session any more */
-	if (req->member_epoch == -1 && req->group_id && req->member_id)
+	/* a member that left without a share session: forget a stale one here */
+	if (req->member_epoch == -1 && req->group_id && req->member_id && !a.keep_records)
 	{
 		ShareSession *s = session_find(req->group_id, req->member_id);
 
 		if (s)
 			session_drop(s);
-		shared_close(req->group_id, req->member_id);
 	}
 }
 
@@ -885,6 +965,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				return;
 			}
 			s->id = id;
+			s->conn = ctx->conn;
 		}
 		else
 		{

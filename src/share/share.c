@@ -241,7 +241,8 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		if (exists)
 		{
 			kp_cat_share_member_delete(a->group_id, a->member_id);
-			kp_share_release_member(a->group_id, a->member_id);
+			if (!a->keep_records)
+				kp_share_release_member(a->group_id, a->member_id);
 			changed = true;
 		}
 		if (changed)

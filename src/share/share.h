@@ -31,6 +31,8 @@ typedef struct KpShareHeartbeatArgs
 	char	  **subscribed;
 	const char *client_id;
 	const char *client_host;
+	bool		keep_records;	/* leaving: the member's share session is
+								 * still open, and its end releases them */
 } KpShareHeartbeatArgs;
 
 typedef struct KpShareHeartbeatResult

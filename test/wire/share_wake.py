@@ -6,13 +6,14 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
 1. A parked ShareFetch (MaxWaitMs > 0, nothing acquirable) is answered as soon as records become
    acquirable again, not only when new records are appended (Apache Kafka 4.4 does so for a lock
    that expires; for the others it answers at MaxWaitMs - its acknowledgement completes the
-   delayed share fetches before the release is applied - and a member leaving the group does not
-   release its records until its share session ends: against Kafka those answers are printed for
+   delayed share fetches before the release is applied: against Kafka those answers are printed for
    reference, not checked):
    - another member releases a record (ShareAcknowledge, type release): the redelivery latency to
      the parked consumer is measured over 5 rounds and printed (median, min-max);
    - another member's acquisition lock expires (share.record.lock.duration.ms = 2000);
-   - another member leaves the group (ShareGroupHeartbeat, epoch -1);
+   - another member leaves the group (ShareGroupHeartbeat, epoch -1) with its share session open:
+     its records stay held, as in Kafka (the client's last acknowledgements may come with the
+     session's close), until the connection that opened its session closes;
    - another member closes its share session (ShareAcknowledge, epoch -1);
    - (kafka_pg) a SQL transaction that held the records (kafka.share_acquire) rolls back.
    Each parked fetch waits up to 10 s (5 s in the release rounds); it must get the records
@@ -21,8 +22,8 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
    make room when its session table was full (kafka.group_share_session_timeout_ms lowered to
    1 s for the fill) still releases the member's records.
 3. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
-   kafka.share_partitions raises; the connection is closed) does not use up the session epoch:
-   the same epoch on a new connection is served.
+   kafka.share_partitions raises; its connection, not the one that opened the session, is
+   closed) does not use up the session epoch: the same epoch is served next.
 
 The kafka_pg-only parts need PGDATABASE (and PGHOST, PGPORT, PGUSER) to reach the same server
 through SQL; without it they are skipped.  Usage: share_wake.py HOST:PORT.  Last line:
@@ -519,10 +520,14 @@ def check_leave():
     check("member A acquires the 4 records", len(held) == 4)
     p = Parked(b, 10000)
     time.sleep(0.5)
-    t0 = time.time()
     a.leave()
-    parked_gets("A leaves the group: B's parked ShareFetch gets A's records at once", p, [0, 1, 2, 3], t0)
+    time.sleep(1.5)
+    check("A leaves the group with its share session open: its records stay held (B still waits)",
+          p.is_alive(), f"(B answered {p.result})")
+    t0 = time.time()
     a.c.close()
+    parked_gets("... until A's connection closes: then B's parked ShareFetch gets them at once",
+                p, [0, 1, 2, 3], t0)
     b.close()
 
 
@@ -628,17 +633,17 @@ def check_failed_fetch_keeps_epoch():
                 f"$$BEGIN RAISE EXCEPTION 'share_wake.py: injected failure'; END$$")
     cur.execute(f"CREATE TRIGGER {fn} BEFORE UPDATE ON kafka.share_partitions FOR EACH ROW "
                 f"WHEN (OLD.group_id = '{group}') EXECUTE FUNCTION public.{fn}()")
+    other = Conn()       # not the connection that opened the session: closing it ends nothing
     try:
-        res = share_fetch(a.c, group, a.id, e, tid, 0)
-        check(f"a ShareFetch (epoch {e}) whose transaction fails gets no answer (the connection closes)",
-              res is None, f"(result {res})")
+        res = share_fetch(other, group, a.id, e, tid, 0)
+        check(f"a ShareFetch (epoch {e}, on another connection) whose transaction fails gets no answer "
+              f"(the connection closes)", res is None, f"(result {res})")
     finally:
         cur.execute(f"DROP TRIGGER {fn} ON kafka.share_partitions")
         cur.execute(f"DROP FUNCTION public.{fn}()")
-    a.c.close()
-    a.c = Conn()
+    other.close()
     res = share_fetch(a.c, group, a.id, e, tid, 0)
-    check(f"the same epoch {e} on a new connection is served (the failed request did not use it up)",
+    check(f"the same epoch {e} is served (the failed request did not use it up)",
           res is not None and res[0] == 0 and res[3] == 0, f"(result {res})")
     res = share_fetch(a.c, group, a.id, e + 1, tid, 0)
     check(f"... and then epoch {e + 1}", res is not None and res[0] == 0, f"(result {res})")

@@ -6,7 +6,9 @@
 2. explicit acknowledgement: a released record comes back (delivery count 2), a rejected one
    never does, accepted ones never do;
 3. a consumer that closes holding records it did not acknowledge: they go to another consumer
-   of the group at once (delivery count 2), not after the acquisition lock (30 s).
+   of the group at once (delivery count 2), not after the acquisition lock (30 s);
+4. acceptances still pending at close() are committed with it (librdkafka sends them with the
+   share session's close and the group leave at the same time): none is delivered again.
 
 Usage: confluent_share.py BOOTSTRAP GROUP, where GROUP has share.auto.offset.reset=earliest
 (test/clients/share/run sets it with kafka-configs).  Each part uses a topic of its own.  Prints
@@ -136,7 +138,28 @@ def part_close_releases():
           sorted(got) == [(o, 2) for o in range(5)] and took < 10, f"(got {sorted(got)})")
 
 
-for part in (part_each_once, part_explicit, part_close_releases):
+def part_acks_on_close():
+    topic = f"confluent-share-acks-on-close-{RUN}"
+    topic_with(topic, 5, partitions=1)
+    a = consumer(topic, explicit=True)
+    got = []
+    deadline = time.time() + 60
+    while len(got) < 5 and time.time() < deadline:
+        for m in records(a.poll(0.5)):
+            got.append(m.offset())
+            a.acknowledge(m, AcknowledgeType.ACCEPT)
+    a.close()            # the pending acceptances go with the close (and the leave at the same time)
+    b = consumer(topic)
+    again = []
+    end = time.time() + 5
+    while time.time() < end:
+        again += [(m.offset(), m.delivery_count()) for m in records(b.poll(0.5))]
+    b.close()
+    check("acceptances still pending at close() are committed with it (none delivered again to another consumer)",
+          sorted(got) == list(range(5)) and again == [], f"(got {got}, then again {again})")
+
+
+for part in (part_each_once, part_explicit, part_close_releases, part_acks_on_close):
     try:
         part()
     except Exception as e:
