@@ -189,14 +189,15 @@ kp_dispatch_init(MemoryContext parent)
 	RegisterXactCallback(xact_callback, NULL);
 }
 
-void
+int
 kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_id,
 					 void *response)
 {
 	/*
 	 * Encode straight into the connection's output buffer (which lives in the
 	 * listener's context: appending keeps it there), after a 4-byte size
-	 * filled in at the end.  No copy of the response.
+	 * filled in at the end.  No copy of the response.  Returns where the
+	 * frame starts in the buffer.
 	 */
 	StringInfo	out = kp_conn_output(c);
 	int			start = out->len;
@@ -210,6 +211,7 @@ kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_
 	out->data[start + 1] = (char) (size >> 16);
 	out->data[start + 2] = (char) (size >> 8);
 	out->data[start + 3] = (char) size;
+	return start;
 }
 
 KpHandlerFn
@@ -703,18 +705,10 @@ respond:
 	}
 	else if (!ctx.no_response)
 	{
-		/*
-		 * Encode straight into the connection's output buffer (which lives in
-		 * the listener's context: appending keeps it there), after a 4-byte
-		 * size filled in at the end.  No copy of the response.
-		 */
 		StringInfo	out = kp_conn_output(c);
-		int			start = out->len;
-		int32		size;
+		int			start = kp_conn_put_response(c, hdr.request_api_key, ctx.version,
+												 hdr.correlation_id, ctx.response);
 
-		kp_wire_put_int32(out, 0);
-		kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
-		kp_encode(api->response, ctx.version, ctx.response, out);
 		if (handled && hdr.request_api_key == KP_API_FETCH)
 		{
 			int64		now = kp_listener_now_ms();
@@ -734,16 +728,10 @@ respond:
 				fr->throttle_time_ms = (int32) throttle_ms;
 				fr->n_responses = 0;
 				out->len = start;
-				kp_wire_put_int32(out, 0);
-				kp_encode_response_header(hdr.request_api_key, ctx.version, hdr.correlation_id, out);
-				kp_encode(api->response, ctx.version, ctx.response, out);
+				(void) kp_conn_put_response(c, hdr.request_api_key, ctx.version,
+											hdr.correlation_id, ctx.response);
 			}
 		}
-		size = out->len - start - 4;
-		out->data[start] = (char) (size >> 24);
-		out->data[start + 1] = (char) (size >> 16);
-		out->data[start + 2] = (char) (size >> 8);
-		out->data[start + 3] = (char) size;
 
 		/*
 		 * The request committed locally: the response waits on the connection

@@ -45,7 +45,8 @@
 #include "share/share.h"
 #include "store/store.h"
 
-#define LEADER_EPOCH 0
+/* the primary's leader epoch (leader.c); share requests run on the primary */
+#define LEADER_EPOCH (kp_leader_epoch())
 
 /*
  * A parked ShareFetch that found a share-partition busy with another

@@ -133,7 +133,7 @@ extern void kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response,
 extern void kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn);
 
 /* Encode a response (after its 4-byte size) into the connection's output. */
-extern void kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
+extern int	kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
 								 int32 correlation_id, void *response);
 
 /* limits.c */
