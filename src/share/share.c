@@ -540,10 +540,21 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	}
 	kp_cat_share_partition_advance(group_id, topic->name, partition, Max(from, speo),
 								   off.log_start_offset, archived);
-	/* a parked ShareFetch looks again when these locks expire (wake.c) */
+
+	/*
+	 * A parked ShareFetch looks again when these locks expire; and, as Kafka
+	 * checks its delayed share fetches when a share-partition's fetch lock is
+	 * released, those that found this share-partition busy look again when
+	 * this transaction commits: it took records, more may be left (wake.c).
+	 * Not when it took none: parked fetches would wake each other for
+	 * nothing.
+	 */
 	if (n > 0)
+	{
 		kp_share_note_lock_deadline(partition_id,
 									GetCurrentTimestamp() + (TimestampTz) c.lock_ms * 1000);
+		kp_share_wake_at_commit(partition_id);
+	}
 
 	/* by offset, the delivery counts along */
 	if (n > 1)

@@ -16,6 +16,8 @@
  * - a SQL transaction holding records (kafka.share_acquire) that rolls
  *   back: the backend wakes the partitions it acquired from once its abort
  *   is recorded (the next acquisition then sees the transaction aborted);
+ * - an acquisition that took records committing (others found the
+ *   share-partition busy; records may be left);
  * - an acquisition lock expiring: nobody acts at that moment, so the parked
  *   fetch sets itself a timer.  Every acquisition and lock renewal notes its
  *   lock deadline in a per-bucket hint in shared memory: "next", the
