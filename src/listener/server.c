@@ -55,6 +55,7 @@
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
+#include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
@@ -276,6 +277,7 @@ conn_close(KpConn *c, const char *why)
 								c->peer, c->principal, why)));
 	kp_sasl_conn_free(c);
 	kp_tls_conn_free(c);
+	kp_share_conn_closed(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)

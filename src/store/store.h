@@ -183,6 +183,14 @@ extern int	kp_log_wait_bucket(int64 partition_id);
 extern uint64 kp_log_wait_bucket_changes(int bucket);
 extern uint64 kp_log_watch_wait_bucket(int slot, int bucket, bool watch);
 
+/*
+ * Wake the waiters of a partition's bucket (or of a bucket) without a change
+ * of its offsets: share groups' records that became acquirable again
+ * (src/share/wake.c).
+ */
+extern void kp_log_wake_partition(int64 partition_id);
+extern void kp_log_wake_wait_bucket(int bucket);
+
 /* ---------- the in-sync replicas (isr.c, docs/replication.md) ---------- */
 
 /* What the in-sync replicas have, as a WAL position. */
