@@ -228,8 +228,6 @@ def main():
     admin.autocommit = True
     cur = admin.cursor()
     cur.execute("SELECT kafka.create_topic(%s, 2)", (topic,))
-    cur.execute("SELECT count(*) FROM (SELECT kafka.produce(%s, NULL::text, 'v' || i, partition => i %% 2)"
-                " FROM generate_series(0, %s - 1) i) x", (topic, N))
     cur.execute(f"CREATE TABLE {table} (partition int, \"offset\" bigint, value text, worker int,"
                 " PRIMARY KEY (partition, \"offset\"))")
     # every rollback counts a delivery: with the largest limit, and no transaction rolled back
@@ -311,6 +309,13 @@ def main():
     threads = [threading.Thread(target=worker, args=(w,)) for w in range(WORKERS)]
     for t in threads:
         t.start()
+    # the records arrive while both kinds of consumer wait for them (100 every 50 ms): produced
+    # before, they all went to whichever started first (the Java consumers, woken at once by the
+    # appends, took all 3000 before the SQL sessions began)
+    for first in range(0, N, 100):
+        cur.execute("SELECT count(*) FROM (SELECT kafka.produce(%s, NULL::text, 'v' || i, partition => i %% 2)"
+                    " FROM generate_series(%s, %s) i) x", (topic, first, min(N, first + 100) - 1))
+        time.sleep(0.05)
     deadline = time.time() + 240
     done_at = None
     while time.time() < deadline:
