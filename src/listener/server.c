@@ -278,8 +278,8 @@ conn_flush(KpConn *c)
 		 * ones), unless the worker's allowance for large ones has room: a
 		 * consumer whose Fetch responses are larger (many partitions, up to
 		 * fetch.max.bytes) would otherwise have each one encoded into fresh
-		 * memory, which the kernel faults in and zeroes page by page (most
-		 * of the listener's CPU for such a consumer).
+		 * memory, which the kernel faults in and zeroes page by page (most of
+		 * the listener's CPU for such a consumer).
 		 */
 		if (c->out.maxlen > 16 * 1024 * 1024)
 		{

@@ -96,8 +96,7 @@ struct KpLogReader
 	Relation	rel;			/* open segment, or NULL */
 	BlockNumber nblocks;		/* its block count, cached (segment.c) */
 	Buffer		keep;			/* the page of it read last, pinned (not
-								 * locked) for the next read, or
-								 * InvalidBuffer */
+								 * locked) for the next read, or InvalidBuffer */
 	int64		pos;			/* stream position in it */
 	int64		next_offset;	/* past the last batch returned */
 	StringInfoData buf;			/* kp_log_reader_next's copy of a batch */
