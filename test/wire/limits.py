@@ -12,6 +12,8 @@ sockets, so the same file runs against kafka_pg and against Apache Kafka 4.4
 - a partition listed several times in one Fetch is answered once, at the
   place of its first listing, from the fetch offset of its last one, and a
   topic's partitions are grouped as Kafka groups them;
+- a Fetch whose first batch is larger than its max_bytes gets that batch
+  whole (KIP-74) and no records from the partitions after it;
 - max.connections.per.ip: 5,000 connections attempted from one address
   beside the cap's worth held open are all closed, while a client from
   another address is served.
