@@ -306,6 +306,12 @@ typedef struct KpClusterView
 
 extern void kp_cluster_view(KpClusterView *v);
 extern int32 kp_leader_epoch(void);
+extern bool kp_current_leader(KpBroker *leader, int32 *epoch);
+extern bool kp_epoch_end_offset(int64 partition_id, int32 epoch, int32 current,
+								const struct KpLogOffsets *off, int32 *end_epoch,
+								int64 *end_offset, bool *final);
+extern void kp_leader_define_settings(void);
+extern int	kp_debug_leader_cache_ms;
 extern void kp_leader_publish(void);
 extern int	kp_standby_answer(KpRequestContext *ctx);
 extern int64 kp_standby_producer_id(void);

@@ -325,6 +325,52 @@ merge_fetch_listings(KpFetchRequest *req, bool by_id)
 	pfree(all);
 }
 
+/*
+ * A Fetch's last_fetched_epoch (v12+), as Kafka's Partition.readRecords
+ * checks it for whoever sends it (its followers do; its consumers send -1
+ * and ask OffsetForLeaderEpoch instead): the end of that epoch here
+ * (kp_epoch_end_offset) below the fetch offset, or an earlier epoch ending
+ * there, means the fetcher's log diverged from ours: answered with
+ * diverging_epoch (that epoch and its end) and no records, at once.  An
+ * epoch with no end here, or a fetch offset below the log start, is
+ * OFFSET_OUT_OF_RANGE.  On a hot standby an end that is not final (the
+ * epoch still being written on the primary) is lag, not divergence: the
+ * fetch is served as any other (OFFSET_OUT_OF_RANGE past the replayed
+ * end, and the consumer goes back to the leader).  True when the partition
+ * is answered here.
+ */
+static bool
+fetch_diverged(KpFetchResponsePartitionData *op, int64 partition_id, int64 fetch_offset,
+			   int32 fetched_epoch, int32 current)
+{
+	KpLogOffsets off;
+	int32		end_epoch;
+	int64		end_offset;
+	bool		final;
+	bool		found;
+
+	kp_log_offsets(partition_id, &off);
+	found = kp_epoch_end_offset(partition_id, fetched_epoch, current, &off,
+								&end_epoch, &end_offset, &final);
+	if (found && !final)
+		return false;
+	op->high_watermark = off.high_watermark;
+	op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+	op->log_start_offset = off.log_start_offset;
+	if (!found || fetch_offset < off.log_start_offset)
+	{
+		op->error_code = KP_ERR_OFFSET_OUT_OF_RANGE;
+		return true;
+	}
+	if (end_epoch < fetched_epoch || end_offset < fetch_offset)
+	{
+		op->diverging_epoch.epoch = end_epoch;
+		op->diverging_epoch.end_offset = end_offset;
+		return true;
+	}
+	return false;
+}
+
 void
 kp_handle_fetch(KpRequestContext *ctx)
 {
@@ -338,6 +384,10 @@ kp_handle_fetch(KpRequestContext *ctx)
 	int			nlisted = 0;
 	int32		epoch = kp_leader_epoch();
 	int32		preferred = -1;
+	bool		answer_now = false;
+	KpBroker	leader = {0};
+	int32		leader_epoch = -1;
+	int			leader_known = -1;	/* KIP-951: not looked up yet */
 	int			i;
 
 	/* the broker's fetch.max.bytes caps the request's max_bytes (KIP-541) */
@@ -443,6 +493,21 @@ kp_handle_fetch(KpRequestContext *ctx)
 					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
 				op->high_watermark = -1;
 				any_error = true;
+
+				/*
+				 * KIP-951 (v16+): a fenced client is told the leader and its
+				 * epoch, and the leader's endpoint, as Kafka does
+				 */
+				if (op->error_code == KP_ERR_FENCED_LEADER_EPOCH && ctx->version >= 16)
+				{
+					if (leader_known < 0)
+						leader_known = kp_current_leader(&leader, &leader_epoch) ? 1 : 0;
+					if (leader_known)
+					{
+						op->current_leader.leader_id = leader.node_id;
+						op->current_leader.leader_epoch = leader_epoch;
+					}
+				}
 				continue;
 			}
 			kp_topic_partition(t, rp->partition, &ref);
@@ -459,6 +524,14 @@ kp_handle_fetch(KpRequestContext *ctx)
 				op->high_watermark = off.high_watermark;
 				op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
 				op->log_start_offset = off.log_start_offset;
+				continue;
+			}
+			if (ctx->version >= 12 && rp->last_fetched_epoch >= 0 &&
+				fetch_diverged(op, ref.partition_id, rp->fetch_offset, rp->last_fetched_epoch, epoch))
+			{
+				answer_now = true;
+				if (op->error_code != KP_ERR_NONE)
+					any_error = true;
 				continue;
 			}
 			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
@@ -481,7 +554,16 @@ kp_handle_fetch(KpRequestContext *ctx)
 	 * quiet one's answer back forever (Kafka's DelayedFetch keeps one
 	 * deadline too).
 	 */
-	if (!any_error && preferred < 0 && !ctx->final_attempt && req->max_wait_ms > 0 &&
+	if (leader_known > 0)
+	{
+		resp->n_node_endpoints = 1;
+		resp->node_endpoints = palloc0(sizeof(KpFetchResponseNodeEndpoint));
+		resp->node_endpoints[0].node_id = leader.node_id;
+		resp->node_endpoints[0].host = leader.host;
+		resp->node_endpoints[0].port = leader.port;
+		resp->node_endpoints[0].rack = leader.rack;
+	}
+	if (!any_error && !answer_now && preferred < 0 && !ctx->final_attempt && req->max_wait_ms > 0 &&
 		budget.bytes < Max(req->min_bytes, 1))
 	{
 		ctx->park = true;
@@ -501,6 +583,15 @@ kp_handle_fetch(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * ListOffsets: LATEST is the high watermark (read_committed: the last
+ * stable offset), EARLIEST the log start, a timestamp the first record at
+ * or after it below that bound.  On a hot standby (a consumer's request, or
+ * the debugging replica id -2's: leader.c refuses a replica's) these are
+ * this server's: its replayed end and its log start, as the high watermark
+ * and log start of its Fetch responses; a timestamp with no record in what
+ * it replayed is NOT_LEADER_OR_FOLLOWER for a consumer (docs/replication.md).
+ */
 void
 kp_handle_list_offsets(KpRequestContext *ctx)
 {
@@ -508,6 +599,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 	KpListOffsetsResponse *resp = ctx->response;
 	bool		read_committed = (req->isolation_level == 1);
 	int32		epoch = kp_leader_epoch();
+	bool		standby = RecoveryInProgress();
 	int			i;
 
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
@@ -579,6 +671,20 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 					offset = kp_log_offset_for_timestamp(ref.partition_id, rp->timestamp, &found_ts);
 					if (offset >= (read_committed ? off.last_stable_offset : off.high_watermark))
 						offset = -1;
+
+					/*
+					 * On a hot standby a record found is the first of that
+					 * time in the whole log (the standby's is a prefix of the
+					 * primary's); none found is only true of what it
+					 * replayed: a consumer is sent to the leader, the
+					 * debugging replica id -2 is answered as Kafka's follower
+					 * answers it (none).
+					 */
+					if (offset < 0 && standby && req->replica_id != -2)
+					{
+						op->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
+						continue;
+					}
 					break;
 			}
 			op->error_code = KP_ERR_NONE;

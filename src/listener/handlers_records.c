@@ -2,8 +2,8 @@
  *
  * handlers_records.c
  *	  The admin APIs on a partition's records: DeleteRecords (the log start
- *	  offset moves, src/store/logstart.c) and OffsetForLeaderEpoch (one
- *	  node, one leader epoch).
+ *	  offset moves, src/store/logstart.c) and OffsetForLeaderEpoch (the end
+ *	  offset of a leader epoch, from the epochs stamped in the log).
  *
  * See handlers_admin.h for what the admin handlers share and how they
  * report per-resource errors and validate_only.
@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/uuid.h"
@@ -115,12 +116,64 @@ kp_handle_delete_records(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The end offset of leader epoch epoch, as Kafka's
+ * LeaderEpochFileCache.endOffsetFor answers it, the log being the map from
+ * epochs to offsets (every batch is stamped with the epoch it was appended
+ * in; src/store/reader.c): the current epoch ends at the log end offset;
+ * an older one where the first batch of a later epoch starts, answered
+ * with the latest epoch at or before it that has batches there (the
+ * epoch asked, when it has none before that offset); a negative epoch, or
+ * one later than current, has no answer (false, -1/-1).
+ *
+ * *final says whether the answer holds for the whole log: always on the
+ * primary; on a hot standby, whose log is a prefix of the primary's, only
+ * when a batch of a later epoch has been replayed (an end below the
+ * replayed log end): otherwise the end is still being written on the
+ * primary, and a consumer that compared its position with this standby's
+ * replayed end would take the lag for a truncation.  An epoch later than
+ * the standby's may be the primary's: not final either.
+ */
+bool
+kp_epoch_end_offset(int64 partition_id, int32 epoch, int32 current, const KpLogOffsets *off,
+					int32 *end_epoch, int64 *end_offset, bool *final)
+{
+	bool		standby = RecoveryInProgress();
+
+	*end_epoch = -1;
+	*end_offset = -1;
+	*final = true;
+	if (epoch < 0)
+		return false;
+	if (epoch > current)
+	{
+		*final = !standby;
+		return false;
+	}
+	*end_epoch = epoch;
+	if (epoch == current)
+	{
+		*end_offset = off->log_end_offset;
+		*final = !standby;
+		return true;
+	}
+	*end_offset = kp_log_epoch_end_offset(partition_id, epoch, off->log_end_offset);
+	if (*end_offset > off->log_start_offset)
+		*end_epoch = Min(kp_log_epoch_at(partition_id, *end_offset - 1, epoch), epoch);
+	if (standby && *end_offset >= off->log_end_offset)
+		*final = false;
+	return true;
+}
+
 typedef struct EndOffsetArg
 {
 	int64		partition_id;
 	int32		epoch;			/* the epoch asked about */
 	int32		current;		/* ours */
+	int32		end_epoch;		/* out */
 	int64		end_offset;		/* out */
+	bool		found;			/* out */
+	bool		final;			/* out */
 } EndOffsetArg;
 
 static void
@@ -130,20 +183,19 @@ end_offset_fn(void *varg)
 	KpLogOffsets off;
 
 	kp_log_offsets(arg->partition_id, &off);
-	arg->end_offset = arg->epoch == arg->current ? off.log_end_offset :
-		kp_log_epoch_end_offset(arg->partition_id, arg->epoch, off.log_end_offset);
+	arg->found = kp_epoch_end_offset(arg->partition_id, arg->epoch, arg->current, &off,
+									 &arg->end_epoch, &arg->end_offset, &arg->final);
 }
 
 /*
- * The end offset of a leader epoch (KIP-101/KIP-320): the current epoch
- * (the primary's timeline less one) ends at the log end offset; an older
- * one where the first batch stamped with a later epoch starts (the batches
- * are stamped when appended: the store's leader-epoch map is the log
- * itself, src/store/reader.c).  A client whose current leader epoch is
- * older than ours is FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, as
- * Kafka's leader answers; an epoch newer than ours has no end offset
- * (-1/-1, as Kafka's LeaderEpochFileCache).  Only the leader answers: a
- * hot standby refuses it before it gets here (leader.c).
+ * The end offset of a leader epoch (KIP-101/KIP-320; kp_epoch_end_offset).
+ * A client whose current leader epoch is older than ours is
+ * FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, as Kafka's leader
+ * answers.  On a hot standby (a consumer's or a tool's request: a
+ * replica's is refused before it gets here, leader.c) the answers that
+ * hold for the whole log are given and the others, which only the leader
+ * knows, are NOT_LEADER_OR_FOLLOWER; Kafka answers none on a follower, and
+ * its consumers ask the leader (docs/replication.md).
  */
 void
 kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
@@ -207,16 +259,17 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
 				continue;
 			}
-			if (rp->leader_epoch < 0 || rp->leader_epoch > epoch)
-				continue;		/* UNDEFINED_EPOCH, or later than ours: no
-								 * answer */
 			arg.partition_id = part_ids[rp->partition];
 			arg.epoch = rp->leader_epoch;
 			arg.current = epoch;
 			po->error_code = kp_handler_try(end_offset_fn, &arg, NULL);
-			if (po->error_code == KP_ERR_NONE)
+			if (po->error_code != KP_ERR_NONE)
+				continue;
+			if (!arg.final)
+				po->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
+			else if (arg.found)
 			{
-				po->leader_epoch = rp->leader_epoch;
+				po->leader_epoch = arg.end_epoch;
 				po->end_offset = arg.end_offset;
 			}
 		}

@@ -37,7 +37,8 @@
 #include "protocol/errors.h"
 #include "share/share.h"
 
-#define LEADER_EPOCH 0
+/* the primary's leader epoch (leader.c); share requests run on the primary */
+#define LEADER_EPOCH (kp_leader_epoch())
 
 /* ---------------------------------------------------------------------
  * Share sessions

@@ -38,8 +38,10 @@
 #include "access/xlog.h"
 #include "commands/extension.h"
 #include "replication/walreceiver.h"
+#include "access/xlogrecovery.h"
 #include "storage/spin.h"
 #include "lib/stringinfo.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -53,18 +55,178 @@
  * ---------------------------------------------------------------------
  */
 
+static bool standby_leader_row(KpLeaderRow *row);
+
 int32
 kp_leader_epoch(void)
 {
+	KpLeaderRow row;
+
 	if (!RecoveryInProgress())
 		return (int32) GetWALInsertionTimeLine() - 1;
-	else
-	{
-		KpClusterView v;
+	return standby_leader_row(&row) ? row.leader_epoch : -1;
+}
 
-		kp_cluster_view(&v);
-		return v.leader_epoch;
+/* ---------------------------------------------------------------------
+ * The kafka.leader row, as a hot standby's worker last read it
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * kafka.debug_leader_cache_ms (testing and benchmarks only): how old the
+ * copy may get while replay moves; 0 reads the row for every request.
+ */
+int			kp_debug_leader_cache_ms = 100;
+
+static MemoryContext leader_cxt = NULL;
+static bool cached_valid = false;
+static bool cached_found = false;
+static KpLeaderRow cached_row;
+static XLogRecPtr cached_lsn = InvalidXLogRecPtr;
+static TimeLineID cached_tli = 0;
+static int64 cached_at_ms = 0;
+
+void
+kp_leader_define_settings(void)
+{
+	DefineCustomIntVariable("kafka.debug_leader_cache_ms",
+							"Testing only: how long a hot standby's listener worker keeps its copy of kafka.leader while replay moves.",
+							"0 reads the row for every request that needs it (what the listener did before "
+							"the copy existed; bench/replication/standby_fetch_cpu.py compares the two).",
+							&kp_debug_leader_cache_ms,
+							100, 0, 60000,
+							PGC_SIGHUP, GUC_NOT_IN_SAMPLE | GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+static char *
+cache_strdup(const char *s)
+{
+	return s ? MemoryContextStrdup(leader_cxt, s) : NULL;
+}
+
+/*
+ * The kafka.leader row, on a hot standby (false: none yet).  Every request
+ * that needs it (a Fetch's epoch check, Metadata, a refusal that names the
+ * leader) used to read it with SPI; the worker now keeps a copy and reads
+ * the row again only when replay has moved since and the copy is
+ * kafka.debug_leader_cache_ms (100 ms) old, or when the standby follows a
+ * new timeline.  The row changes only by replayed WAL, so while the replay
+ * position stands still the copy is exact; otherwise it is at most 100 ms
+ * behind what replay made visible (the primary publishes at most once a
+ * second).  The replay position is taken before the row is read under a
+ * snapshot taken after it, so the copy is at least as new as that
+ * position.  Outside a transaction (kp_standby_answer runs before the
+ * request's) the read runs in one of its own; an error reading it is
+ * logged and the row taken as absent for this request.
+ */
+static bool
+standby_leader_row(KpLeaderRow *row)
+{
+	TimeLineID	tli;
+	XLogRecPtr	replayed = GetXLogReplayRecPtr(&tli);
+	int64		now = kp_listener_now_ms();
+
+	if (!cached_valid || kp_debug_leader_cache_ms <= 0 || tli != cached_tli ||
+		now < cached_at_ms ||
+		(replayed != cached_lsn && now - cached_at_ms >= kp_debug_leader_cache_ms))
+	{
+		MemoryContext caller = CurrentMemoryContext;
+		bool		own_xact = !IsTransactionState();
+		KpLeaderRow fresh;
+		bool		found = false;
+		bool		ok = true;
+
+		if (leader_cxt == NULL)
+			leader_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg kafka.leader copy",
+											   ALLOCSET_SMALL_SIZES);
+		if (own_xact)
+			StartTransactionCommand();
+		/* the row's strings in the caller's memory, not the transaction's */
+		MemoryContextSwitchTo(caller);
+		PushActiveSnapshot(GetLatestSnapshot());
+		PG_TRY();
+		{
+			found = kp_catalog_read_leader(&fresh);
+			PopActiveSnapshot();
+			if (own_xact)
+				CommitTransactionCommand();
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			/* inside a request's transaction: its handler's error to take */
+			if (!own_xact)
+				PG_RE_THROW();
+			MemoryContextSwitchTo(caller);
+			edata = CopyErrorData();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			ereport(LOG,
+					(errmsg("kafka_pg listener: could not read kafka.leader: %s", edata->message)));
+			FreeErrorData(edata);
+			ok = false;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(caller);
+		if (!ok)
+			return false;
+		MemoryContextReset(leader_cxt);
+		memset(&cached_row, 0, sizeof(cached_row));
+		cached_found = found;
+		if (found)
+		{
+			cached_row.node_id = fresh.node_id;
+			cached_row.port = fresh.port;
+			cached_row.leader_epoch = fresh.leader_epoch;
+			cached_row.host = cache_strdup(fresh.host);
+			cached_row.rack = cache_strdup(fresh.rack);
+			cached_row.brokers = cache_strdup(fresh.brokers);
+			cached_row.replicas = cache_strdup(fresh.replicas);
+			cached_row.isr = cache_strdup(fresh.isr);
+			cached_row.offline = cache_strdup(fresh.offline);
+		}
+		cached_valid = true;
+		cached_lsn = replayed;
+		cached_tli = tli;
+		cached_at_ms = now;
 	}
+	*row = cached_row;
+	return cached_found;
+}
+
+/*
+ * The leader a client is sent to with NOT_LEADER_OR_FOLLOWER or
+ * FENCED_LEADER_EPOCH (KIP-951: Produce v10+, Fetch v16+, ShareFetch and
+ * ShareAcknowledge carry it, so that the client moves to the leader without
+ * asking for Metadata): its node id, advertised listener and rack, and its
+ * epoch.  This server when it is the primary; on a hot standby the
+ * kafka.leader row's.  False when no leader is known (a standby with no
+ * row).
+ */
+bool
+kp_current_leader(KpBroker *leader, int32 *epoch)
+{
+	KpLeaderRow row;
+
+	if (!RecoveryInProgress())
+	{
+		leader->node_id = kp_node_id;
+		leader->host = pstrdup(kp_advertised_host_name());
+		leader->port = kp_advertised_port_number();
+		leader->rack = kp_broker_rack && kp_broker_rack[0] ? pstrdup(kp_broker_rack) : NULL;
+		*epoch = kp_leader_epoch();
+		return true;
+	}
+	if (!standby_leader_row(&row))
+		return false;
+	leader->node_id = row.node_id;
+	leader->host = pstrdup(row.host);
+	leader->port = row.port;
+	leader->rack = row.rack ? pstrdup(row.rack) : NULL;
+	*epoch = row.leader_epoch;
+	return true;
 }
 
 /* ---------------------------------------------------------------------
@@ -172,7 +334,7 @@ kp_cluster_view(KpClusterView *v)
 		KpLeaderRow row;
 		int			max;
 
-		if (!kp_catalog_read_leader(&row))
+		if (!standby_leader_row(&row))
 		{
 			/* no primary listener has published yet: no leader known */
 			v->leader_id = -1;
@@ -187,7 +349,8 @@ kp_cluster_view(KpClusterView *v)
 			return;
 		}
 		v->leader_id = row.node_id;
-		v->leader_host = row.host;
+		/* copied: the worker's copy of the row may be read again meanwhile */
+		v->leader_host = pstrdup(row.host);
 		v->leader_port = row.port;
 		v->leader_epoch = row.leader_epoch;
 		max = strlen(row.brokers) / 4 + 2;
@@ -411,16 +574,22 @@ standby_refusal(KpRequestContext *ctx, bool *close)
 			}
 
 			/*
-			 * ListOffsets and OffsetForLeaderEpoch: only the leader answers a
-			 * client (Kafka: fetchOnlyFromLeader unless the debugging replica
-			 * id -2), since a follower's end offsets lag and a consumer would
-			 * take the difference for a truncation.
+			 * ListOffsets and OffsetForLeaderEpoch of a consumer (-1) or a
+			 * tool (the debugging replica id -2): the handlers answer what
+			 * this standby's replayed log answers for good and refuse, per
+			 * partition, what only the leader knows (an end not replayed yet:
+			 * handlers_fetch.c, handlers_records.c).  Kafka serves
+			 * ListOffsets on a follower to -2 only and OffsetForLeaderEpoch
+			 * never, and its consumers (Java, librdkafka) send both to the
+			 * leader (docs/replication.md).  A replica id (a follower
+			 * broker's request): the leader's.
 			 */
 		case KP_API_LIST_OFFSETS:
-			return ((KpListOffsetsRequest *) ctx->request)->replica_id == -2 ? -1 :
+			return ((KpListOffsetsRequest *) ctx->request)->replica_id < 0 ? -1 :
 				KP_ERR_NOT_LEADER_OR_FOLLOWER;
 		case KP_API_OFFSET_FOR_LEADER_EPOCH:
-			return KP_ERR_NOT_LEADER_OR_FOLLOWER;
+			return ((KpOffsetForLeaderEpochRequest *) ctx->request)->replica_id < 0 ? -1 :
+				KP_ERR_NOT_LEADER_OR_FOLLOWER;
 
 			/* writes and reads of a partition's leader */
 		case KP_API_PRODUCE:
@@ -515,11 +684,140 @@ standby_streaming(void)
  * standby (standby_streaming), so that the client tries another server, as
  * it would a broker that is down.
  */
+/*
+ * A ShareFetch refused on a standby: every partition asked
+ * NOT_LEADER_OR_FOLLOWER (kp_error_response cannot pair the response's
+ * topics with the request's, which has two arrays of topics).
+ */
+static void
+refuse_share_fetch(KpShareFetchRequest *req, KpShareFetchResponse *resp, const char *msg)
+{
+	int			i;
+	int			j;
+
+	resp->n_responses = Max(req->n_topics, 0);
+	resp->responses = palloc0(sizeof(KpShareFetchResponseShareFetchableTopicResponse) *
+							  Max(resp->n_responses, 1));
+	for (i = 0; i < resp->n_responses; i++)
+	{
+		KpShareFetchResponseShareFetchableTopicResponse *ot = &resp->responses[i];
+		KpShareFetchRequestFetchTopic *rt = &req->topics[i];
+
+		ot->topic_id = rt->topic_id;
+		ot->n_partitions = Max(rt->n_partitions, 0);
+		ot->partitions = palloc0(sizeof(KpShareFetchResponsePartitionData) *
+								 Max(ot->n_partitions, 1));
+		for (j = 0; j < ot->n_partitions; j++)
+		{
+			KpShareFetchResponsePartitionData *op = &ot->partitions[j];
+
+			op->partition_index = rt->partitions[j].partition_index;
+			op->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
+			op->error_message = (char *) msg;
+			op->acknowledge_error_code = KP_ERR_NONE;
+			op->current_leader.leader_id = -1;
+			op->current_leader.leader_epoch = -1;
+			op->records.data = (const uint8 *) "";
+			op->records.len = 0;
+		}
+	}
+}
+
+/*
+ * KIP-951: the refusals of a standby name the leader, in every partition
+ * (current_leader) and in node_endpoints, when the response has room for
+ * it (Produce v10+, Fetch v16+, ShareFetch, ShareAcknowledge), as Kafka's
+ * KafkaApis does for NOT_LEADER_OR_FOLLOWER.
+ */
+#define SET_LEADER_ENDPOINT(resp, type, b) \
+	do { \
+		(resp)->n_node_endpoints = 1; \
+		(resp)->node_endpoints = palloc0(sizeof(type)); \
+		(resp)->node_endpoints[0].node_id = (b).node_id; \
+		(resp)->node_endpoints[0].host = (b).host; \
+		(resp)->node_endpoints[0].port = (b).port; \
+		(resp)->node_endpoints[0].rack = (b).rack; \
+	} while (0)
+
+static void
+name_the_leader(KpRequestContext *ctx)
+{
+	KpBroker	leader;
+	int32		epoch;
+	int			i;
+	int			j;
+
+	switch (ctx->header->request_api_key)
+	{
+		case KP_API_PRODUCE:
+			if (ctx->version < 10 || !kp_current_leader(&leader, &epoch))
+				return;
+			{
+				KpProduceResponse *r = ctx->response;
+
+				for (i = 0; i < r->n_responses; i++)
+					for (j = 0; j < r->responses[i].n_partition_responses; j++)
+					{
+						r->responses[i].partition_responses[j].current_leader.leader_id = leader.node_id;
+						r->responses[i].partition_responses[j].current_leader.leader_epoch = epoch;
+					}
+				SET_LEADER_ENDPOINT(r, KpProduceResponseNodeEndpoint, leader);
+			}
+			break;
+		case KP_API_FETCH:
+			if (ctx->version < 16 || !kp_current_leader(&leader, &epoch))
+				return;
+			{
+				KpFetchResponse *r = ctx->response;
+
+				for (i = 0; i < r->n_responses; i++)
+					for (j = 0; j < r->responses[i].n_partitions; j++)
+					{
+						r->responses[i].partitions[j].current_leader.leader_id = leader.node_id;
+						r->responses[i].partitions[j].current_leader.leader_epoch = epoch;
+					}
+				SET_LEADER_ENDPOINT(r, KpFetchResponseNodeEndpoint, leader);
+			}
+			break;
+		case KP_API_SHARE_FETCH:
+			if (!kp_current_leader(&leader, &epoch))
+				return;
+			{
+				KpShareFetchResponse *r = ctx->response;
+
+				for (i = 0; i < r->n_responses; i++)
+					for (j = 0; j < r->responses[i].n_partitions; j++)
+					{
+						r->responses[i].partitions[j].current_leader.leader_id = leader.node_id;
+						r->responses[i].partitions[j].current_leader.leader_epoch = epoch;
+					}
+				SET_LEADER_ENDPOINT(r, KpShareFetchResponseNodeEndpoint, leader);
+			}
+			break;
+		case KP_API_SHARE_ACKNOWLEDGE:
+			if (!kp_current_leader(&leader, &epoch))
+				return;
+			{
+				KpShareAcknowledgeResponse *r = ctx->response;
+
+				for (i = 0; i < r->n_responses; i++)
+					for (j = 0; j < r->responses[i].n_partitions; j++)
+					{
+						r->responses[i].partitions[j].current_leader.leader_id = leader.node_id;
+						r->responses[i].partitions[j].current_leader.leader_epoch = epoch;
+					}
+				SET_LEADER_ENDPOINT(r, KpShareAcknowledgeResponseNodeEndpoint, leader);
+			}
+			break;
+	}
+}
+
 int
 kp_standby_answer(KpRequestContext *ctx)
 {
 	bool		close;
 	int16		code;
+	const char *msg;
 
 	if (!standby_streaming())
 		return -1;
@@ -528,9 +826,9 @@ kp_standby_answer(KpRequestContext *ctx)
 		return -1;
 	if (code < 0)
 		return 0;
-	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response, code,
-					  code == KP_ERR_NONE ? NULL :
-					  "This server is a hot standby: the leader serves this request.");
+	msg = code == KP_ERR_NONE ? NULL :
+		"This server is a hot standby: the leader serves this request.";
+	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response, code, msg);
 	/* Kafka: partition errors in a fetch, none for the whole request */
 	switch (ctx->header->request_api_key)
 	{
@@ -540,11 +838,14 @@ kp_standby_answer(KpRequestContext *ctx)
 		case KP_API_SHARE_FETCH:
 			((KpShareFetchResponse *) ctx->response)->error_code = KP_ERR_NONE;
 			((KpShareFetchResponse *) ctx->response)->error_message = NULL;
+			refuse_share_fetch(ctx->request, ctx->response, msg);
 			break;
 		case KP_API_SHARE_ACKNOWLEDGE:
 			((KpShareAcknowledgeResponse *) ctx->response)->error_code = KP_ERR_NONE;
 			((KpShareAcknowledgeResponse *) ctx->response)->error_message = NULL;
 			break;
 	}
+	if (code == KP_ERR_NOT_LEADER_OR_FOLLOWER)
+		name_the_leader(ctx);
 	return 1;
 }

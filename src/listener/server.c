@@ -148,6 +148,7 @@ kp_listener_init(void)
 	kp_listener_limits_init();
 	kp_sasl_define_settings();
 	kp_replicas_define_settings();
+	kp_leader_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;

@@ -49,6 +49,21 @@ is_struct_array(const KpFieldDesc *f, int version)
 		KP_VERSION_IN(f->versions, version);
 }
 
+/*
+ * Arrays that never pair with one of the other side: a request's
+ * ForgottenTopicsData (Fetch, ShareFetch: topics the client drops from its
+ * session, never answered) and a response's NodeEndpoints (KIP-951: the
+ * brokers named in it).  Without this, Fetch (Topics and
+ * ForgottenTopicsData), Produce v10+ and ShareAcknowledge (Responses and
+ * NodeEndpoints) got an error response with no topic at all.
+ */
+static bool
+never_mirrored(const KpFieldDesc *f)
+{
+	return strcmp(f->name, "ForgottenTopicsData") == 0 ||
+		strcmp(f->name, "NodeEndpoints") == 0;
+}
+
 /* The request field that response array rf mirrors, or NULL. */
 static const KpFieldDesc *
 matching_array(const KpStructDesc *qd, const KpStructDesc *rd,
@@ -58,11 +73,13 @@ matching_array(const KpStructDesc *qd, const KpStructDesc *rd,
 	int			nq = 0;
 	int			nr = 0;
 
+	if (never_mirrored(rf))
+		return NULL;
 	for (int i = 0; i < qd->nfields; i++)
 	{
 		const KpFieldDesc *qf = &qd->fields[i];
 
-		if (!is_struct_array(qf, version))
+		if (!is_struct_array(qf, version) || never_mirrored(qf))
 			continue;
 		if (strcmp(qf->name, rf->name) == 0)
 			return qf;
@@ -70,7 +87,7 @@ matching_array(const KpStructDesc *qd, const KpStructDesc *rd,
 		nq++;
 	}
 	for (int i = 0; i < rd->nfields; i++)
-		if (is_struct_array(&rd->fields[i], version))
+		if (is_struct_array(&rd->fields[i], version) && !never_mirrored(&rd->fields[i]))
 			nr++;
 	return (nq == 1 && nr == 1) ? only_q : NULL;
 }

@@ -17,12 +17,17 @@ kafka.replica_nodes naming s1 on both (docs/replication.md, "Followers"):
    Produce NOT_LEADER_OR_FOLLOWER (acks=1 and acks=all; acks=0 closes the
    connection), CreateTopics NOT_CONTROLLER, OffsetCommit and OffsetFetch
    NOT_COORDINATOR; InitProducerId (idempotent) is answered with an id from
-   the standby's own range; ListOffsets and
-   OffsetForLeaderEpoch (leader-only in Kafka) NOT_LEADER_OR_FOLLOWER;
-   FindCoordinator names the primary; ListGroups is empty.  Nothing is
-   written.
+   the standby's own range; Produce v10 names the leader and its endpoint
+   (KIP-951); FindCoordinator names the primary; ListGroups is empty.
+   Nothing is written.  ListOffsets of a consumer is answered with the
+   standby's replayed log (LATEST its replayed end, EARLIEST, a timestamp
+   found) and NOT_LEADER_OR_FOLLOWER where only the leader knows (a
+   timestamp not replayed; a replica id); OffsetForLeaderEpoch of the
+   current epoch NOT_LEADER_OR_FOLLOWER (its end is the primary's).
 5. Real clients bootstrapped with the standby only (librdkafka): a producer
-   delivers (to the leader), a consumer group member consumes and commits.
+   delivers (to the leader), a consumer group member consumes and commits;
+   a Java consumer (kafka-clients 4.4, FollowerConsumer.java) of
+   client.rack=rack-b reads from the standby (preferred read replica 1).
 6. Promotion: the standby (asynchronous) missed records the primary
    acknowledged and a client read (it was stopped before they were written;
    the primary then stops for good), and is promoted with pg_promote, its listener not restarted:
@@ -32,12 +37,18 @@ kafka.replica_nodes naming s1 on both (docs/replication.md, "Followers"):
    FENCED_LEADER_EPOCH, with 2 UNKNOWN_LEADER_EPOCH; OffsetForLeaderEpoch of
    epoch 0 answers where epoch 0 ends on the new leader, below the position
    the consumer reached on the old one: the truncation a client detects.
-7. Neither server log shows a PANIC or a crash.
+   Fetch v16 fenced names node 1 at epoch 1 (KIP-951); Fetch v12 with last
+   fetched epoch 0 past 12 gets diverging_epoch (0, 12).  The Java
+   consumer, which read 12..14 from the old primary, detects the truncation
+   and reads the new leader's 12..14 at epoch 1.  A standby s2 of the new
+   primary answers OffsetForLeaderEpoch of epoch 0 (final there), refuses
+   epoch 1, and names node 1 at epoch 1 in its refusals.
+7. No server log shows a PANIC or a crash.
 
 `follower_test.py --against 127.0.0.1:PORT` runs the leader-epoch checks of a single leader at epoch
 0 (Fetch, ListOffsets and OffsetForLeaderEpoch with current leader epochs 0 and 1, the end offset of
-epochs 0 and 1) against another broker, e.g. Apache Kafka 4.4 (test/clients/kafka/kafka.sh), which
-the test also runs against kafka_pg's primary.
+epochs 0 and 1, Fetch v12 with last fetched epochs 0 and 1) against another broker, e.g. Apache
+Kafka 4.4 (test/clients/kafka/kafka.sh), which the test also runs against kafka_pg's primary.
 """
 
 import os
@@ -49,6 +60,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -61,6 +73,7 @@ import conformance as kc  # noqa: E402
 from tap import check, finish  # noqa: E402
 
 DB = "postgres"
+OUT_OF_RANGE = 1
 NOT_LEADER = 6
 NOT_COORDINATOR = 16
 NOT_CONTROLLER = 41
@@ -179,9 +192,9 @@ def list_offsets(c, topic, ts=-1, epoch=-1, replica=-1):
     return err, off, ep
 
 
-def end_offset(c, topic, epoch, current=-1):
+def end_offset(c, topic, epoch, current=-1, replica=-1):
     """OffsetForLeaderEpoch v3, partition 0: (error, leader epoch, end offset)."""
-    body = i32(-1) + array([string(topic) + array([i32(0) + i32(current) + i32(epoch)])])
+    body = i32(replica) + array([string(topic) + array([i32(0) + i32(current) + i32(epoch)])])
     r = c.call(23, 3, body)
     if r is None:
         return None
@@ -189,6 +202,264 @@ def end_offset(c, topic, epoch, current=-1):
     res = r.array(lambda: (r.string(), r.array(lambda: (r.i16(), r.i32(), r.i32(), r.i64()))))
     err, _, ep, off = res[0][1][0]
     return err, ep, off
+
+
+# --- flexible versions (KIP-482): compact strings and arrays, tagged fields ----------------------
+
+
+def uvarint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def cstring(s):
+    if s is None:
+        return uvarint(0)
+    if isinstance(s, str):
+        s = s.encode()
+    return uvarint(len(s) + 1) + s
+
+
+def carray(items):
+    return uvarint(len(items) + 1) + b"".join(items)
+
+
+def cbytes(b):
+    return uvarint(len(b) + 1) + b
+
+
+NOTAGS = uvarint(0)
+
+
+def r_uvarint(r):
+    v, shift = 0, 0
+    while True:
+        b = r.take(1)[0]
+        v |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return v
+        shift += 7
+
+
+def r_cstring(r):
+    n = r_uvarint(r) - 1
+    return None if n < 0 else r.take(n).decode()
+
+
+def r_carray(r, fn):
+    n = r_uvarint(r) - 1
+    return None if n < 0 else [fn() for _ in range(n)]
+
+
+def r_tags(r, handlers=None):
+    """The tagged fields: {tag: handler's value}; handlers read the field's body from r."""
+    out = {}
+    for _ in range(r_uvarint(r)):
+        tag, size = r_uvarint(r), r_uvarint(r)
+        if handlers and tag in handlers:
+            out[tag] = handlers[tag]()
+        else:
+            r.take(size)
+    return out
+
+
+def flex_call(c, api_key, version, body, timeout=30):
+    """A request in a flexible version (request header v2); the response after its header v1."""
+    c.corr += 1
+    hdr = struct.pack(">hhi", api_key, version, c.corr) + string(b"follower") + NOTAGS
+    try:
+        c.s.sendall(i32(len(hdr) + len(body)) + hdr + body)
+        r = c.recv(timeout)
+    except OSError:
+        r = None
+    if r is None:
+        return None
+    r_tags(r)
+    return r
+
+
+def read_node_endpoints(r):
+    def ep():
+        nid, host, port, rack = r.i32(), r_cstring(r), r.i32(), r_cstring(r)
+        r_tags(r)
+        return nid, host, port, rack
+    return r_carray(r, ep)
+
+
+def read_leader_id_epoch(r):
+    v = (r.i32(), r.i32())
+    r_tags(r)
+    return v
+
+
+def produce_flex(c, topic, acks=1, version=10, value=b"v"):
+    """Produce v10 of one record to partition 0: (error, current_leader (id, epoch) or None,
+    node_endpoints [(id, host, port, rack)] or None); None when the connection closed."""
+    batch = kc.build_batch(0, [value])
+    body = (cstring(None) + i16(acks) + i32(10000)
+            + carray([cstring(topic) + carray([i32(0) + cbytes(batch) + NOTAGS]) + NOTAGS]) + NOTAGS)
+    r = flex_call(c, 0, version, body)
+    if r is None:
+        return None
+    parts = []
+
+    def part():
+        r.i32()
+        err = r.i16()
+        r.i64(), r.i64(), r.i64()
+        r_carray(r, lambda: (r.i32(), r_cstring(r), r_tags(r)))
+        r_cstring(r)
+        t = r_tags(r, {0: lambda: read_leader_id_epoch(r)})
+        parts.append((err, t.get(0)))
+
+    def topic_resp():
+        r_cstring(r)
+        r_carray(r, part)
+        r_tags(r)
+    r_carray(r, topic_resp)
+    r.i32()
+    t = r_tags(r, {0: lambda: read_node_endpoints(r)})
+    return parts[0][0], parts[0][1], t.get(0)
+
+
+def fetch_flex(c, topic, offset, version=12, epoch=-1, last_fetched_epoch=-1, topic_id=None, max_wait_ms=0):
+    """Fetch v12 (by name) or v13+ (by topic id) of partition 0: a dict with error, hw, offsets,
+    diverging (epoch, end) or None, current_leader (id, epoch) or None, node_endpoints or None."""
+    tkey = (topic_id if version >= 13 else cstring(topic))
+    body = b""
+    if version < 15:
+        body += i32(-1)
+    body += (i32(max_wait_ms) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
+             + carray([tkey + carray([i32(0) + i32(epoch) + i64(offset) + i32(last_fetched_epoch)
+                                      + i64(-1) + i32(1 << 20) + NOTAGS]) + NOTAGS])
+             + carray([]) + cstring("") + NOTAGS)
+    r = flex_call(c, 1, version, body)
+    if r is None:
+        return None
+    r.i32(), r.i16(), r.i32()
+    out = {}
+
+    def part():
+        r.i32()
+        out["error"], out["hw"] = r.i16(), r.i64()
+        r.i64(), r.i64()
+        r_carray(r, lambda: (r.i64(), r.i64(), r_tags(r)))
+        r.i32()
+        n = r_uvarint(r) - 1
+        recs = r.take(n) if n > 0 else b""
+        offs = []
+        for b in kc.batches(recs):
+            base = struct.unpack(">q", b[0:8])[0]
+            last_delta = struct.unpack(">i", b[23:27])[0]
+            offs.extend(range(base, base + last_delta + 1))
+        out["offsets"] = offs
+
+        def div():
+            v = (r.i32(), r.i64())
+            r_tags(r)
+            return v
+        t = r_tags(r, {0: div, 1: lambda: read_leader_id_epoch(r)})
+        out["diverging"], out["current_leader"] = t.get(0), t.get(1)
+
+    def topic_resp():
+        r.take(16) if version >= 13 else r_cstring(r)
+        r_carray(r, part)
+        r_tags(r)
+    r_carray(r, topic_resp)
+    t = r_tags(r, {0: lambda: read_node_endpoints(r)})
+    out["node_endpoints"] = t.get(0)
+    return out
+
+
+def share_fetch_flex(c, topic_id):
+    """ShareFetch v1 of partition 0 (a new share session): (top error, partition error,
+    current_leader (id, epoch), node_endpoints)."""
+    body = (cstring("sg") + cstring("member-1") + i32(0) + i32(0) + i32(1) + i32(1 << 20) + i32(100) + i32(100)
+            + carray([topic_id + carray([i32(0) + carray([]) + NOTAGS]) + NOTAGS]) + carray([]) + NOTAGS)
+    r = flex_call(c, 78, 1, body)
+    if r is None:
+        return None
+    r.i32()
+    top = r.i16()
+    r_cstring(r)
+    r.i32()
+    parts = []
+
+    def part():
+        r.i32()
+        err = r.i16()
+        r_cstring(r), r.i16(), r_cstring(r)
+        leader = read_leader_id_epoch(r)
+        n = r_uvarint(r) - 1
+        r.take(max(n, 0))
+        r_carray(r, lambda: (r.i64(), r.i64(), r.i16(), r_tags(r)))
+        r_tags(r)
+        parts.append((err, leader))
+
+    def topic_resp():
+        r.take(16)
+        r_carray(r, part)
+        r_tags(r)
+    r_carray(r, topic_resp)
+    eps = read_node_endpoints(r)
+    return top, parts[0][0] if parts else None, parts[0][1] if parts else None, eps
+
+
+def share_ack_flex(c, topic_id):
+    """ShareAcknowledge v1 of offset 0 of partition 0: (top error, partition error, current_leader, node_endpoints)."""
+    body = (cstring("sg") + cstring("member-1") + i32(1)
+            + carray([topic_id + carray([i32(0) + carray([i64(0) + i64(0) + carray([i8(1)]) + NOTAGS]) + NOTAGS])
+                      + NOTAGS]) + NOTAGS)
+    r = flex_call(c, 79, 1, body)
+    if r is None:
+        return None
+    r.i32()
+    top = r.i16()
+    r_cstring(r)
+    parts = []
+
+    def part():
+        r.i32()
+        err = r.i16()
+        r_cstring(r)
+        parts.append((err, read_leader_id_epoch(r)))
+        r_tags(r)
+
+    def topic_resp():
+        r.take(16)
+        r_carray(r, part)
+        r_tags(r)
+    r_carray(r, topic_resp)
+    eps = read_node_endpoints(r)
+    return top, parts[0][0] if parts else None, parts[0][1] if parts else None, eps
+
+
+def fetch_replica_error(c, topic, replica):
+    """Fetch v11 of partition 0 from a replica id: the partition's error (None: no partition answered)."""
+    body = (i32(replica) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
+            + array([string(topic) + array([i32(0) + i32(-1) + i64(0) + i64(-1) + i32(1 << 20)])])
+            + array([]) + string(""))
+    r = c.call(1, 11, body)
+    if r is None:
+        return None
+    r.i32(), r.i16(), r.i32()
+    errs = []
+
+    def part():
+        r.i32()
+        errs.append(r.i16())
+        r.i64(), r.i64(), r.i64()
+        r.array(lambda: (r.i64(), r.i64()))
+        r.i32()
+        r.nbytes()
+    r.array(lambda: (r.string(), r.array(part)))
+    return errs[0] if errs else None
 
 
 def find_coordinator(c, group):
@@ -291,16 +562,57 @@ def rd_consume_rack(port, topic, group, want, rack, timeout=40):
     c.subscribe([topic])
     got = []
     fetch_broker = None
+    fresh = False
     t0 = time.time()
     while time.time() - t0 < timeout and (len(got) < want or fetch_broker is None):
         m = c.poll(0.3)
         if m is not None and not m.error():
             got.append(m.value())
+        if len(got) >= want and not fresh:
+            # statistics made after the last record arrived, not one made before the
+            # consumer moved to the preferred replica and delivered late
+            stats.clear()
+            fresh = True
+            continue
         p = stats.get("topics", {}).get(topic, {}).get("partitions", {}).get("0")
-        if p and len(got) >= want:
+        if p and fresh:
             fetch_broker = p.get("broker")
     c.close()
     return got, fetch_broker
+
+
+REPO = os.path.join(HERE, "..", "..")
+
+
+def java_classpath(root):
+    """Compile FollowerConsumer.java against kafka-clients 4.4 (test/clients/kafka/kafka.sh): its classpath."""
+    r = subprocess.run(["bash", os.path.join(REPO, "test", "clients", "kafka", "kafka.sh"), "classpath"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError("cannot get the kafka-clients jars: %s" % r.stderr[-2000:])
+    jars = r.stdout.strip()
+    classes = os.path.join(root, "classes")
+    os.makedirs(classes, exist_ok=True)
+    r = subprocess.run(["javac", "-d", classes, "-cp", jars, os.path.join(HERE, "FollowerConsumer.java")],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError("javac FollowerConsumer.java: %s" % r.stderr[-3000:])
+    return classes + ":" + jars
+
+
+def java_events(path):
+    import json
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return out
 
 
 def check_leader_epochs(port, topic, ns=""):
@@ -333,18 +645,29 @@ def check_leader_epochs(port, topic, ns=""):
     eo = end_offset(c, topic, 0, current=1)
     check("%sleader: OffsetForLeaderEpoch with current leader epoch 1: UNKNOWN_LEADER_EPOCH" % ns,
           eo and eo[0] == UNKNOWN_EPOCH, "(%s)" % (eo,))
+    f = fetch_flex(c, topic, 1, last_fetched_epoch=0, epoch=0)
+    check("%sleader: Fetch v12 from 1 with last fetched epoch 0 (the current): no divergence, records 1, 2" % ns,
+          f and f["error"] == 0 and f["offsets"] == [1, 2] and f["diverging"] is None, "(%s)" % (f,))
+    f = fetch_flex(c, topic, 3, last_fetched_epoch=1)
+    check("%sleader: Fetch v12 with last fetched epoch 1 (later than the leader's): OFFSET_OUT_OF_RANGE" % ns,
+          f and f["error"] == OUT_OF_RANGE and not f["offsets"] and f["diverging"] is None, "(%s)" % (f,))
     c.close()
 
 
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
+    s2data = os.path.join(root, "standby2")
     pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
     sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    s2port = int(kafkapg.pgcluster("free-port", sport + 1))
+    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport, s2port))
+    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport, s2port))
+    kp3 = int(kafkapg.pgcluster("free-port", kp2 + 1, pport, sport, s2port))
     nodes = "kafka.replica_nodes = 's1=1@127.0.0.1:%d/rack-b'" % kp2
     env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": nodes + "\nkafka.broker_rack = 'rack-a'"}
     started = []
+    java = None
+    java_cp = java_classpath(root)
     try:
         kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
         kafkapg.pgcluster("start", pdata)
@@ -401,6 +724,9 @@ def run(root):
               f and f[0] == 0 and f[1] == 5 and not f[2], "(%s)" % (f,))
         fb = fetch(b, "fol", 0)
         check("... a Fetch from 0 returns exactly the 5 replayed", fb and [o for o, _ in fb[2]] == list(range(5)), "(%s)" % (fb,))
+        ls, lp = list_offsets(b, "fol"), list_offsets(a, "fol")
+        check("... ListOffsets LATEST of a consumer on the standby: its replayed end, 5 (the primary's: 8)",
+              ls == (0, 5, 0) and lp == (0, 8, 0), "(standby %s, primary %s)" % (ls, lp))
         got = {}
 
         def parked():
@@ -460,14 +786,47 @@ def run(root):
               ip and ip[0] == 0 and ip[1] >> 61 == 1 and (ip[1] >> 45) & 0xFFFF == 1 and ip[2] == 0, "(%s)" % (ip,))
         ip2 = init_producer_id(b)
         check("... a second one is another id", ip2 and ip2[0] == 0 and ip2[1] != ip[1], "(%s, %s)" % (ip, ip2))
-        lo = list_offsets(b, "fol")
-        check("ListOffsets on the standby: NOT_LEADER_OR_FOLLOWER (Kafka: leader only)",
-              lo and lo[0] == NOT_LEADER, "(%s)" % (lo,))
+        lo, le, l0 = list_offsets(b, "fol"), list_offsets(b, "fol", ts=-2), list_offsets(b, "fol", ts=0)
+        check("ListOffsets of a consumer on the standby: LATEST its replayed end 8, EARLIEST 0, "
+              "timestamp 0 the first record, 0 (all at epoch 0)",
+              lo == (0, 8, 0) and le == (0, 0, 0) and l0 and l0[:2] == (0, 0) and l0[2] == 0,
+              "(%s, %s, %s)" % (lo, le, l0))
+        future = int(time.time() * 1000) + 3600 * 1000
+        lf, lf2 = list_offsets(b, "fol", ts=future), list_offsets(b, "fol", ts=future, replica=-2)
+        check("... a timestamp with no record replayed: NOT_LEADER_OR_FOLLOWER for a consumer (only the leader "
+              "knows), none (-1) for the debugging replica id -2 (Kafka's follower answer)",
+              lf and lf[0] == NOT_LEADER and lf2 == (0, -1, -1), "(%s, %s)" % (lf, lf2))
+        lr = list_offsets(b, "fol", replica=1)
+        check("... from a replica id (a follower broker's): NOT_LEADER_OR_FOLLOWER", lr and lr[0] == NOT_LEADER, "(%s)" % (lr,))
         lo = list_offsets(b, "fol", replica=-2)
-        check("... but answered for the debugging replica id -2: the replayed end, 8",
+        check("... the debugging replica id -2: the replayed end, 8",
               lo and lo[0] == 0 and lo[1] == 8, "(%s)" % (lo,))
-        eo = end_offset(b, "fol", 0)
-        check("OffsetForLeaderEpoch on the standby: NOT_LEADER_OR_FOLLOWER", eo and eo[0] == NOT_LEADER, "(%s)" % (eo,))
+        eo, eo1, eor = end_offset(b, "fol", 0), end_offset(b, "fol", 1), end_offset(b, "fol", 0, replica=1)
+        check("OffsetForLeaderEpoch on the standby of epoch 0 (the current: its end is the primary's to say), "
+              "of epoch 1 (later), and from a replica id: NOT_LEADER_OR_FOLLOWER",
+              eo and eo[0] == NOT_LEADER and eo1 and eo1[0] == NOT_LEADER and eor and eor[0] == NOT_LEADER,
+              "(%s, %s, %s)" % (eo, eo1, eor))
+        f = fetch_flex(b, "fol", 8, last_fetched_epoch=0)
+        check("Fetch v12 on the standby at its end with last fetched epoch 0 (still the primary's): "
+              "no divergence, no records, high watermark 8",
+              f and f["error"] == 0 and f["hw"] == 8 and not f["offsets"] and f["diverging"] is None, "(%s)" % (f,))
+        pv = produce_flex(b, "fol", acks=1)
+        check("KIP-951: Produce v10 to the standby: NOT_LEADER_OR_FOLLOWER naming the leader (node 0, epoch 0) "
+              "and its endpoint",
+              pv and pv[0] == NOT_LEADER and pv[1] == (0, 0) and pv[2] == [(0, "127.0.0.1", kp1, "rack-a")],
+              "(%s)" % (pv,))
+        tid = uuid.UUID(sql(prim, "SELECT topic_uuid::text FROM kafka.topics WHERE name = 'fol'")[0][0]).bytes
+        sf = share_fetch_flex(b, tid)
+        check("ShareFetch v1 to the standby: NOT_LEADER_OR_FOLLOWER for the partition, naming the leader "
+              "(node 0, epoch 0) and its endpoint; no error for the whole request",
+              sf and sf[0] == 0 and sf[1] == NOT_LEADER and sf[2] == (0, 0)
+              and sf[3] == [(0, "127.0.0.1", kp1, "rack-a")], "(%s)" % (sf,))
+        sa = share_ack_flex(b, tid)
+        check("ShareAcknowledge v1 to the standby: the same", sa and sa[0] == 0 and sa[1] == NOT_LEADER and sa[2] == (0, 0)
+              and sa[3] == [(0, "127.0.0.1", kp1, "rack-a")], "(%s)" % (sa,))
+        fr = fetch_replica_error(b, "fol", 1)
+        check("Fetch v11 from a replica id (a follower broker's) to the standby: NOT_LEADER_OR_FOLLOWER for the partition",
+              fr == NOT_LEADER, "(%s)" % (fr,))
         fc = find_coordinator(b, "g1")
         check("FindCoordinator on the standby names the primary", fc == (0, 0, kp1), "(%s)" % (fc,))
         lg = list_groups(b)
@@ -489,6 +848,22 @@ def run(root):
         a.close()
         b.close()
 
+        # the Java consumer of rack-b: from the standby (KIP-392), then through the failover below
+        jout, jstop = os.path.join(root, "java.out"), os.path.join(root, "java.stop")
+        java = subprocess.Popen(["java", "-cp", java_cp, "FollowerConsumer", "127.0.0.1:%d,127.0.0.1:%d" % (kp1, kp2),
+                                 "fol", "rack-b", jout, jstop], stdout=open(os.path.join(root, "java.log"), "w"),
+                                stderr=subprocess.STDOUT)
+        try:
+            ev = wait_for("the Java consumer to read the 12 records",
+                          lambda: (lambda e: e if len([x for x in e if x["t"] == "rec"]) >= 12 else None)(java_events(jout)), 60)
+        except RuntimeError:
+            ev = java_events(jout)
+        recs = [(x["o"], x["e"]) for x in ev if x["t"] == "rec"]
+        prefs = [x["v"] for x in ev if x["t"] == "pref"]
+        check("Java consumer (kafka-clients 4.4) with client.rack=rack-b: reads the 12 records, at epoch 0, "
+              "with preferred read replica 1 (fetching from the standby)",
+              recs == [(o, 0) for o in range(12)] and ("1" in prefs or "1.0" in prefs), "(%s; preferred %s)" % (recs, prefs))
+
         # 6. the standby misses records; the primary dies; promotion
         wait_for("the standby to catch up", lambda: sql(stby, "SELECT log_end_offset FROM kafka.partition_status WHERE topic = 'fol'")[0][0] == 12)
         kafkapg.pgcluster("stop", sdata)
@@ -499,6 +874,15 @@ def run(root):
         f = fetch(a, "fol", 12)
         check("standby stopped: 3 more records acknowledged and read on the primary (offsets 12..14)",
               f and [o for o, _ in f[2]] == [12, 13, 14], "(%s)" % (f,))
+        try:
+            wait_for("the Java consumer to read them from the leader",
+                     lambda: any(x["t"] == "rec" and x["o"] == 14 for x in java_events(jout)), 60)
+        except RuntimeError:
+            pass
+        ev = java_events(jout)
+        check("... the Java consumer, its standby gone, reads them from the leader (12..14 at epoch 0)",
+              [(x["o"], x["e"], x["v"]) for x in ev if x["t"] == "rec" and x["o"] >= 12]
+              == [(12, 0, "lost0"), (13, 0, "lost1"), (14, 0, "lost2")], "(%s)" % (ev[-6:],))
         a.close()
         kafkapg.pgcluster("stop", pdata)
         started.remove(pdata)
@@ -543,10 +927,70 @@ def run(root):
                        lambda: sql(stby, "SELECT node_id, port, leader_epoch FROM kafka.leader WHERE node_id = 1"), 10)
         check("kafka.leader (what standbys of the new primary report) names node 1, epoch 1",
               row == [(1, kp2, 1)], "(%s)" % row)
+        tid = uuid.UUID(sql(stby, "SELECT topic_uuid::text FROM kafka.topics WHERE name = 'fol'")[0][0]).bytes
+        f = fetch_flex(b, "fol", 0, version=16, epoch=0, topic_id=tid)
+        check("KIP-951: Fetch v16 with the old epoch 0: FENCED_LEADER_EPOCH naming the leader (node 1, epoch 1) "
+              "and its endpoint",
+              f and f["error"] == FENCED and f["current_leader"] == (1, 1)
+              and f["node_endpoints"] == [(1, "127.0.0.1", kp2, "rack-b")], "(%s)" % (f,))
+        f = fetch_flex(b, "fol", 15, last_fetched_epoch=0)
+        check("Fetch v12 at 15 with last fetched epoch 0 (a log that read 12..14 on the old primary): "
+              "diverging epoch 0 ending at 12, no records",
+              f and f["error"] == 0 and f["diverging"] == (0, 12) and not f["offsets"], "(%s)" % (f,))
+        f = fetch_flex(b, "fol", 12, last_fetched_epoch=0)
+        check("... at 12 with last fetched epoch 0: no divergence, the records 12..14",
+              f and f["error"] == 0 and f["diverging"] is None and f["offsets"] == [12, 13, 14], "(%s)" % (f,))
+
+        # the Java consumer detects the truncation and reads the new leader's records
+        try:
+            wait_for("the Java consumer to read the new records",
+                     lambda: any(x["t"] == "rec" and x["e"] == 1 and x["o"] == 14 for x in java_events(jout)), 60)
+        except RuntimeError:
+            pass
+        ev = java_events(jout)
+        after = [(x["o"], x["e"], x["v"]) for x in ev if x["t"] == "rec" and x["e"] == 1]
+        check("Java consumer across the promotion: its position validation (OffsetForLeaderEpoch) finds epoch 0 "
+              "ends at 12 and it reads the new leader's 12..14 at epoch 1",
+              after == [(12, 1, "new0"), (13, 1, "after-0"), (14, 1, "after-1")], "(%s)" % (ev[-8:],))
         b.close()
+
+        # a standby of the new primary (node 2): it knows two epochs
+        kafkapg.pgcluster("basebackup", sport, s2data)
+        kafkapg.pgcluster("write-conf", s2data, s2port, kp3, root,
+                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's2'\nkafka.node_id = 2\n" + nodes))
+        kafkapg.pgcluster("start", s2data)
+        started.append(s2data)
+        wait_for("s2 streaming", lambda: sql(stby, "SELECT 1 FROM pg_stat_replication WHERE application_name = 's2' AND state = 'streaming'"))
+        c2 = wait_for("s2's listener", lambda: connect_when_up(kp3), 60)
+        md = wait_for("s2 to name node 1", lambda: (lambda m: m if m and m[2][1] == 1 else None)(metadata(c2, "fol")), 30)
+        check("standby s2 of the promoted node 1: Metadata names node 1 leader at epoch 1", md[2][:3] == (0, 1, 1), "(%s)" % (md,))
+        eo0, eo1 = end_offset(c2, "fol", 0), end_offset(c2, "fol", 1)
+        check("OffsetForLeaderEpoch on s2: epoch 0 ends at 12 (a batch of epoch 1 replayed: final, served); "
+              "epoch 1, the current, NOT_LEADER_OR_FOLLOWER",
+              eo0 == (0, 0, 12) and eo1 and eo1[0] == NOT_LEADER, "(%s, %s)" % (eo0, eo1))
+        f = fetch_flex(c2, "fol", 15, last_fetched_epoch=0)
+        check("Fetch v12 on s2 at 15 with last fetched epoch 0: diverging epoch 0 ending at 12",
+              f and f["error"] == 0 and f["diverging"] == (0, 12), "(%s)" % (f,))
+        f = fetch_flex(c2, "fol", 0, version=16, epoch=0, topic_id=tid)
+        check("KIP-951 on s2: Fetch v16 with epoch 0 FENCED_LEADER_EPOCH naming node 1 at epoch 1 and its endpoint",
+              f and f["error"] == FENCED and f["current_leader"] == (1, 1)
+              and f["node_endpoints"] == [(1, "127.0.0.1", kp2, "rack-b")], "(%s)" % (f,))
+        pv = produce_flex(c2, "fol", acks=-1)
+        check("KIP-951 on s2: Produce v10 NOT_LEADER_OR_FOLLOWER naming node 1 at epoch 1 and its endpoint",
+              pv and pv[0] == NOT_LEADER and pv[1] == (1, 1) and pv[2] == [(1, "127.0.0.1", kp2, "rack-b")],
+              "(%s)" % (pv,))
+        lo = list_offsets(c2, "fol", epoch=1)
+        check("ListOffsets LATEST on s2: 15 at epoch 1", lo == (0, 15, 1), "(%s)" % (lo,))
+        c2.close()
     finally:
+        if java is not None:
+            open(jstop, "w").close()
+            try:
+                java.wait(15)
+            except subprocess.TimeoutExpired:
+                java.kill()
         kafkapg.stop_clusters(started)
-        kafkapg.check_server_logs((pdata, sdata), check, 40)
+        kafkapg.check_server_logs([d for d in (pdata, sdata, s2data) if os.path.exists(d)], check, 40)
 
 
 def main():
