@@ -11,11 +11,13 @@ numbers and asserts nothing.  Environment knobs:
   BENCH_REPS      repetitions of the batch/fetch parts (default 5)
   BENCH_PGB_REPS  repetitions of each pgbench run  (default 3)
   BENCH_PGB_SECS  seconds per pgbench run          (default 20)
-  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile
-                  (default batch,fetch,single,bulk; profile = perf record of
-                  one produce_batch, written to bench/out/; bulk = COPY into
+  BENCH_PARTS     comma list of parts: batch,fetch,single,bulk,profile,
+                  profile_bulk (default batch,fetch,single,bulk; profile =
+                  perf record of produce_batch, profile_bulk = of COPY into a
+                  foreign table and of produce_agg; bulk = COPY into
                   a topic's foreign table and kafka.produce_agg beside COPY
-                  and INSERT ... SELECT into a table, issue 13)
+                  and INSERT ... SELECT into a table, and produce_batch of a
+                  prebuilt array beside a server-side COPY, issue 13)
   BENCH_PROFILE_RUNS  produce_batch calls and fetches profiled (default 3)
   BENCH_PORT      first port to try                (default 56432)
   BENCH_KAFKA_PORT  first port to try for the wire listener (default
@@ -464,6 +466,7 @@ def part_bulk(cl, conn, cur, binfile):
     res_q = Results()
     res_kc = Results()
     res_kq = Results()
+    res_a = Results()
     for rep in range(REPS):
         log("bulk rep %d/%d" % (rep + 1, REPS))
         # (a) client -> server, binary COPY FROM STDIN
@@ -517,6 +520,19 @@ def part_bulk(cl, conn, cur, binfile):
         t, w = timed(cur, "INSERT INTO ft_b (key, value) SELECT substr(v, 1, 8), v FROM staging")
         check_topic(6, "keyed INSERT INTO ft_b SELECT")
         res_kq.add("INSERT INTO foreign table SELECT substr(v, 1, 8), v FROM staging, 6p", t, w)
+        # (d) an array already in the server: produce_batch of a prebuilt array
+        # against a server-side binary COPY of a file of the same rows
+        cur.execute("TRUNCATE plain")
+        checkpoint(cur)
+        t, w = timed(cur, "COPY plain FROM %s WITH (FORMAT binary)", (binfile,))
+        res_a.add("server-side binary COPY plain FROM file (baseline)", t, w)
+        for parts in (1, 6):
+            recreate_topic(cur, "b", parts)
+            checkpoint(cur)
+            t, w = prebuilt_produce(conn, cur, "b")
+            check_topic(parts, "produce_batch")
+            res_a.add("kafka.produce_batch('b', NULL, array prebuilt in PL/pgSQL), %dp" % parts,
+                      t, w)
     # (e) reading back what the last run left in topic b (keyed, 6 partitions)
     # and plain: a streaming foreign scan against a seq scan and kafka.fetch
     cur.execute("VACUUM (FREEZE) plain")
@@ -571,7 +587,15 @@ def part_bulk(cl, conn, cur, binfile):
                 "INSERT INTO plain SELECT substr(v, 1, 8), v FROM staging (baseline)", N,
                 N * VSIZE, ["As 4b with the key substr(v, 1, 8) on both sides, 6 partitions."]
                 + common)
-    print_table("4e. Reading them back, %d repetitions (warm)" % REPS, res_r, reads[0][0], N,
+    print_table("4e. An array already in the server, %d repetitions" % REPS, res_a,
+                "server-side binary COPY plain FROM file (baseline)", N, N * VSIZE, [
+                    "Baseline: `COPY plain FROM '<file>' (FORMAT binary)` of the rows of staging "
+                    "(key NULL), written once; client wall time.  kafka_pg: a DO block builds "
+                    "`array_agg(v)` into a variable, COMMITs, then times `kafka.produce_batch('b', "
+                    "NULL, a)` plus its COMMIT with clock_timestamp() (the produce path alone); "
+                    "its WAL figure includes the array_agg's transaction, which writes none."]
+                + common)
+    print_table("4f. Reading them back, %d repetitions (warm)" % REPS, res_r, reads[0][0], N,
                 N * VSIZE, ["The rows of the last keyed run (6 partitions) and of plain; "
                             "aggregates in the server, every value materialised.  The foreign "
                             "scan streams (no tuplestore); kafka.fetch materialises each call's "
@@ -700,6 +724,25 @@ def perf_aggregate(script_text, marker):
     return total, self_c, incl_c
 
 
+def print_profile(title, script, marker, top_self=20, top_incl=30):
+    total, self_c, incl_c = perf_aggregate(script, marker)
+    out()
+    out("### %s: %d samples" % (title, total))
+    if not total:
+        return
+    out()
+    out("| self % | function [object] |")
+    out("|---|---|")
+    for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:top_self]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+    out()
+    out("| inclusive % | function [object] (kernel frames left out) |")
+    out("|---|---|")
+    user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
+    for k, v in sorted(user, key=lambda kv: -kv[1])[:top_incl]:
+        out("| %.1f | %s |" % (100.0 * v / total, k))
+
+
 def part_profile(cl, conn, cur):
     """perf record (DWARF call graphs) of one produce_batch of a prebuilt
     array into a 1-partition topic; only the samples under
@@ -747,27 +790,78 @@ def part_profile(cl, conn, cur):
                           ("CommitTransaction", "in COMMITs (mostly the produce's)"),
                           ("kp_sql_fetch", "inside kafka.fetch('p', 0, from, %d): %d records in "
                            "median %.3f s" % (N, nf, tf))):
-        total, self_c, incl_c = perf_aggregate(script, marker)
-        out()
-        out("### %s: %d samples" % (title, total))
-        if not total:
-            continue
-        out()
-        out("| self % | function [object] |")
-        out("|---|---|")
-        for k, v in sorted(self_c.items(), key=lambda kv: -kv[1])[:20]:
-            out("| %.1f | %s |" % (100.0 * v / total, k))
-        out()
-        out("| inclusive % | function [object] (kernel frames left out) |")
-        out("|---|---|")
-        user = [kv for kv in incl_c.items() if "kernel" not in kv[0]]
-        for k, v in sorted(user, key=lambda kv: -kv[1])[:30]:
-            out("| %.1f | %s |" % (100.0 * v / total, k))
+        print_profile(title, script, marker)
     if KEEP:
         with open(os.path.join(outdir, "perf-script.txt"), "w") as f:
             f.write(script)
     else:
         os.unlink(data)
+
+
+def load_average():
+    """the machine's load: the runs here share it with whatever else runs"""
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
+
+
+def part_profile_bulk(cl, conn, cur, binfile):
+    """perf record (DWARF call graphs) of the backend during PROFILE_RUNS
+    client binary COPYs into a 1-partition topic's foreign table, then
+    during PROFILE_RUNS `SELECT kafka.produce_agg(...) FROM staging` into it
+    (issue 13's bulk paths); each aggregated under the executor's entry."""
+    outdir = os.path.join(HERE, "out")
+    os.makedirs(outdir, exist_ok=True)
+    with open(binfile, "rb") as f:
+        data = f.read()
+    cur.execute("CREATE FOREIGN TABLE IF NOT EXISTS ft_b (key bytea, value bytea) "
+                "SERVER kafka_pg OPTIONS (topic 'b')")
+    pid = q1(cur, "SELECT pg_backend_pid()")[0]
+
+    def copy():
+        cur.copy_expert("COPY ft_b (key, value) FROM STDIN WITH (FORMAT binary)",
+                        io.BytesIO(data), size=1 << 20)
+
+    def agg():
+        cur.execute("SELECT kafka.produce_agg('b', NULL::bytea, v) FROM staging")
+        cur.fetchall()
+
+    out()
+    out("## Profile of the bulk paths: %d x each, %s records of %d bytes into a 1-partition "
+        "topic" % (PROFILE_RUNS, "{:,}".format(N), VSIZE))
+    out()
+    out("perf record -F 1999 --call-graph dwarf of the backend; only samples whose call chain "
+        "holds the named function count; shares are of those samples; inclusive = the function "
+        "or its callees.  Frames without a symbol (static functions of the stripped postgres "
+        "binary) are named after their first named caller.")
+    for name, fn, marker in (("client binary COPY FROM STDIN into the foreign table", copy,
+                              "CopyFrom"),
+                             ("SELECT kafka.produce_agg('b', NULL, v) FROM staging", agg,
+                              "ExecutorRun")):
+        recreate_topic(cur, "b", 1)
+        fn()                       # warm-up, not recorded
+        recreate_topic(cur, "b", 1)
+        checkpoint(cur)
+        perf_data = os.path.join(outdir, "perf-bulk.data")
+        perf = subprocess.Popen(["perf", "record", "-F", "1999", "--call-graph", "dwarf,16384",
+                                 "-o", perf_data, "-p", str(pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1)
+        ts = []
+        for i in range(PROFILE_RUNS):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
+        script = subprocess.run(["perf", "script", "-i", perf_data, "-F",
+                                 "comm,tid,time,ip,sym,dso"],
+                                capture_output=True, text=True).stdout
+        print_profile("%s (median %.3f s under perf), samples under %s" % (name, med(ts), marker),
+                      script, marker)
+        if not KEEP:
+            os.unlink(perf_data)
 
 
 def lib_md5():
@@ -833,6 +927,7 @@ def main():
         out("- data dir %s (filesystem of /tmp); records: %s values of %d pseudo-random bytes "
             "(md5 hex decoded), null keys" % (cl.data, "{:,}".format(N), VSIZE))
         out("- medians of %d repetitions (pgbench: %d x %d s)" % (REPS, PGB_REPS, PGB_SECS))
+        out("- load average (1, 5, 15 min) at the start: %s" % ", ".join(load_average()))
         if "batch" in PARTS:
             part_batch(cl, conn, cur, binfile)
         if "fetch" in PARTS:
@@ -843,6 +938,10 @@ def main():
             part_bulk(cl, conn, cur, binfile)
         if "profile" in PARTS:
             part_profile(cl, conn, cur)
+        if "profile_bulk" in PARTS:
+            part_profile_bulk(cl, conn, cur, binfile)
+        out()
+        out("- load average (1, 5, 15 min) at the end: %s" % ", ".join(load_average()))
         conn.close()
         if lib_md5() != md5_start:
             out()

@@ -22,6 +22,7 @@ bgwriter_lru_maxpages = 1000
 bgwriter_lru_multiplier = 4.0
 max_wal_size = ${KP_MAX_WAL_SIZE:-8GB}
 checkpoint_timeout = 15min
+wal_init_zero = off
 CONF
 }
 

@@ -24,6 +24,8 @@
 #   HA_PG_PORT=55470 HA_KAFKA_PORT=19470 HA_ETCD_PORT=23790 HA_REST_PORT=28470
 #   HA_DB=postgres                 the database kafka.database names (the extension is created there)
 #   HA_LOOP_WAIT=1 HA_TTL=20 HA_RETRY_TIMEOUT=5   Patroni's timing (docs/replication.md says why)
+#   HA_WAL_RETRY=1s                PostgreSQL's wal_retrieve_retry_interval (how soon a standby whose
+#                                  primary died streams from the new one; PostgreSQL's default is 5s)
 #   HA_SYNC=on                     Patroni synchronous_mode (on: one synchronous standby, acks=all
 #                                  waits for it; off: asynchronous standbys, which lose acknowledged
 #                                  records on failover)
@@ -43,6 +45,7 @@ HA_LOOP_WAIT=${HA_LOOP_WAIT:-1}
 HA_TTL=${HA_TTL:-20}
 HA_RETRY_TIMEOUT=${HA_RETRY_TIMEOUT:-5}
 HA_SYNC=${HA_SYNC:-on}
+HA_WAL_RETRY=${HA_WAL_RETRY:-1s}
 : "${PG_BINDIR:=$( (pg_config --bindir 2>/dev/null) || echo /usr/lib/postgresql/15/bin)}"
 NODES="1 2 3"
 
@@ -117,6 +120,9 @@ bootstrap:
         max_wal_senders: 10
         max_replication_slots: 10
         wal_keep_size: 256MB
+        # a standby whose primary died tries the new one within 1 s of Patroni repointing it
+        # (PostgreSQL's default, 5 s, left the new primary without a synchronous standby that long)
+        wal_retrieve_retry_interval: $HA_WAL_RETRY
         synchronous_commit: "on"
         max_connections: 100
   initdb:
@@ -264,7 +270,21 @@ cmd_start() {
 	psql_node "$pri" -d "$HA_DB" -c "CREATE EXTENSION IF NOT EXISTS kafka_pg"
 	start_node 2
 	start_node 3
-	wait_healthy 240 || die "the cluster did not get healthy (logs under $HA_DIR/node*/)"
+	# a Patroni whose REST port was taken meanwhile (by an outgoing connection's ephemeral port:
+	# the ports chosen may lie in that range) exits at once: start it again, twice at most
+	local ok=0 tries=0
+	deadline=$((SECONDS + 240))
+	while [ $SECONDS -lt $deadline ]; do
+		if wait_healthy 10; then ok=1; break; fi
+		for n in $NODES; do
+			pid_alive "$HA_DIR/patroni$n.pid" && continue
+			[ $tries -lt 2 ] || die "node$n's Patroni exited: $(tail -1 "$HA_DIR/node$n/patroni.out")"
+			tries=$((tries + 1))
+			log "node$n's Patroni exited ($(tail -1 "$HA_DIR/node$n/patroni.out")): starting it again"
+			start_node "$n"
+		done
+	done
+	[ $ok = 1 ] || die "the cluster did not get healthy (logs under $HA_DIR/node*/)"
 	cmd_status
 }
 
@@ -289,6 +309,18 @@ wait_healthy() {
 		sleep 0.5
 	done
 	return 1
+}
+
+# cmd_start_node N: start node N's Patroni; again if it exits at once (its REST port taken, above)
+cmd_start_node() {
+	local i
+	for i in 1 2 3; do
+		start_node "$1"
+		sleep 2
+		pid_alive "$HA_DIR/patroni$1.pid" && return 0
+		log "node$1's Patroni exited ($(tail -1 "$HA_DIR/node$1/patroni.out")): starting it again"
+	done
+	die "node$1's Patroni does not stay up (log $HA_DIR/node$1/patroni.out)"
 }
 
 cmd_status() {
@@ -338,7 +370,7 @@ stop) cmd_stop ;;
 status) cmd_status ;;
 env) cmd_env ;;
 primary) primary ;;
-start-node) start_node "${2:?node number}" ;;
+start-node) cmd_start_node "${2:?node number}" ;;
 wait-healthy) wait_healthy "${2:-120}" ;;
 *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -242,6 +242,124 @@ COPY bulk_ft ("offset", key) FROM STDIN;
 \set VERBOSITY default
 SELECT sum(records) FROM bulk_counts('bulk-ft');
 
+-- Edge cases on every bulk path (produce_batch, produce_agg, INSERT and
+-- COPY into a foreign table): a clear error, and nothing lost or half kept
+SELECT kafka.create_topic('bulk-edge', 2);
+SELECT kafka.create_topic('bulk-edge-small', 1, '{"max.message.bytes": "1000"}');
+SELECT kafka.create_topic('bulk-edge-zstd', 1, '{"max.message.bytes": "1000", "compression.type": "zstd"}');
+CREATE FOREIGN TABLE bulk_edge (partition integer, key text, value text)
+	SERVER kafka_pg OPTIONS (topic 'bulk-edge');
+CREATE FOREIGN TABLE bulk_edge_small (key text, value text) SERVER kafka_pg OPTIONS (topic 'bulk-edge-small');
+CREATE FOREIGN TABLE bulk_edge_zstd (key text, value text) SERVER kafka_pg OPTIONS (topic 'bulk-edge-zstd');
+CREATE FOREIGN TABLE bulk_edge_gone (key text, value text) SERVER kafka_pg OPTIONS (topic 'bulk-edge-gone');
+-- null keys and null values (tombstones) stay nulls on every path
+SELECT count(*) FROM kafka.produce_batch('bulk-edge', ARRAY[NULL, 'k1'], ARRAY['v0', NULL], partition => 0);
+SELECT kafka.produce_agg('bulk-edge', k, v, 0) FROM (VALUES (NULL, 'v2'), ('k3', NULL), (NULL, NULL)) x(k, v);
+INSERT INTO bulk_edge (partition, key, value) VALUES (0, NULL, 'v5'), (0, 'k6', NULL);
+COPY bulk_edge (partition, key, value) FROM STDIN;
+0	\N	v7
+0	k8	\N
+\.
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT "offset", key, value, key IS NULL AS null_key, value IS NULL AS null_value
+  FROM kafka.fetch_text('bulk-edge', 0) ORDER BY "offset";
+-- a record larger than max.message.bytes: KP010 before it is encoded (the
+-- batch it alone would make is named), on every path; the statement keeps nothing
+SELECT bulk_try($$SELECT * FROM kafka.produce_batch('bulk-edge-small', NULL, ARRAY['ok', repeat('x', 2000)])$$);
+SELECT bulk_try($$SELECT kafka.produce_agg('bulk-edge-small', NULL, v) FROM (VALUES ('ok'), (repeat('x', 2000))) x(v)$$);
+SELECT bulk_try($$INSERT INTO bulk_edge_small VALUES (NULL, 'ok'), (NULL, repeat('x', 2000))$$);
+COPY bulk_edge_small FROM STDIN;
+\N	ok
+\N	xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+\.
+-- a record that just fits makes a batch of exactly max.message.bytes, alone
+SELECT partition, record_count FROM kafka.produce_batch('bulk-edge-small', NULL, ARRAY['ok', repeat('y', 930)]);
+SELECT bulk_try($$SELECT * FROM kafka.produce_batch('bulk-edge-small', NULL, ARRAY[repeat('y', 931)])$$);
+SELECT record_count, size_bytes, crc_valid FROM kafka.dump_log('bulk-edge-small', 0) WHERE NOT is_control;
+-- compressed, the batch is checked as written: a record that compresses
+-- below the limit goes, one that does not is KP010 when its batch is appended
+SELECT count(*) FROM kafka.produce_batch('bulk-edge-zstd', NULL, ARRAY[repeat('z', 5000)]);
+SELECT left(bulk_try($$INSERT INTO bulk_edge_zstd SELECT NULL, string_agg(md5(g::text), '') FROM generate_series(1, 100) g$$), 5)
+	AS incompressible;
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT sum(records) FROM bulk_counts('bulk-edge-small');
+SELECT sum(records) FROM bulk_counts('bulk-edge-zstd');
+-- a topic that does not exist: KP003 on every path
+SELECT bulk_try($$SELECT * FROM kafka.produce_batch('bulk-edge-gone', NULL, ARRAY['v'])$$);
+SELECT bulk_try($$SELECT kafka.produce_agg('bulk-edge-gone', NULL, v) FROM bulk_src$$);
+SELECT bulk_try($$INSERT INTO bulk_edge_gone SELECT k, v FROM bulk_src$$);
+COPY bulk_edge_gone FROM STDIN;
+k	v
+\.
+-- a partition out of range: KP003, whichever row has it; the rows before it are not kept
+SELECT bulk_try($$SELECT * FROM kafka.produce_batch('bulk-edge', NULL, ARRAY['v'], partition => 2)$$);
+SELECT bulk_try($$SELECT kafka.produce_agg('bulk-edge', k, v, CASE WHEN id = 500 THEN 7 END) FROM bulk_src$$);
+SELECT bulk_try($$INSERT INTO bulk_edge SELECT CASE WHEN id = 500 THEN -1 END, k, v FROM bulk_src$$);
+COPY bulk_edge (partition, key, value) FROM STDIN;
+0	a	1
+9	b	2
+\.
+-- COPY rows with too few or too many columns: PostgreSQL's 22P04, nothing kept
+COPY bulk_edge (partition, key, value) FROM STDIN;
+0	a	1
+0	b
+\.
+COPY bulk_edge (partition, key, value) FROM STDIN;
+0	a	1
+0	b	2	3
+\.
+-- an error after some batches were appended (max.message.bytes 1000):
+-- they belong to the aborted statement, so nothing of it is visible
+SELECT bulk_try($$INSERT INTO bulk_edge_small SELECT k, v || (1 / (900 - id))::text FROM bulk_src$$);
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT * FROM bulk_counts('bulk-edge');
+SELECT sum(records) FROM bulk_counts('bulk-edge-small');
+SELECT sum(records) > 4 AS aborted_batches_were_appended FROM bulk_counts('bulk-edge-small', 'read_uncommitted');
+-- savepoints: what a rolled-back savepoint produced is dropped, whatever the
+-- path; a released one's is kept; a failed COPY inside one loses only itself
+BEGIN;
+COPY bulk_edge (partition, key, value) FROM STDIN;
+1	kept-copy	1
+\.
+SAVEPOINT s1;
+COPY bulk_edge (partition, key, value) FROM STDIN;
+1	dropped-copy	2
+\.
+INSERT INTO bulk_edge (partition, key, value) VALUES (1, 'dropped-insert', '3');
+SELECT kafka.produce_agg('bulk-edge', 'dropped-agg', 'x', 1);
+SELECT count(*) FROM kafka.produce_batch('bulk-edge', ARRAY['dropped-batch'], ARRAY['y'], partition => 1);
+ROLLBACK TO s1;
+SAVEPOINT s2;
+INSERT INTO bulk_edge (partition, key, value) SELECT 1, 'released-insert', v FROM bulk_src WHERE id <= 2;
+RELEASE s2;
+SAVEPOINT s3;
+\set VERBOSITY sqlstate
+COPY bulk_edge (partition, key, value) FROM STDIN;
+1	failed-copy	1
+x	failed-copy	2
+\.
+\set VERBOSITY default
+ROLLBACK TO s3;
+SELECT kafka.produce_agg('bulk-edge', 'kept-agg', 'z', 1);
+COMMIT;
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT key, count(*) FROM kafka.fetch_text('bulk-edge', 1) GROUP BY key ORDER BY key;
+-- a cursor over produce_agg cannot take its batches into another
+-- subtransaction: a hash aggregate takes all rows at the first FETCH, and a
+-- group fetched after ROLLBACK TO would append records of the rolled-back one
+BEGIN;
+SET LOCAL enable_sort = off;
+DECLARE bulk_cur CURSOR FOR
+	SELECT k, kafka.produce_agg('bulk-edge', k, 'cursor', 1) FROM (VALUES ('c1'), ('c2')) x(k) GROUP BY k;
+SAVEPOINT s;
+FETCH 1 FROM bulk_cur;
+ROLLBACK TO s;
+FETCH 1 FROM bulk_cur;
+ROLLBACK;
+SELECT count(*) FROM kafka.fetch_text('bulk-edge', 1) WHERE value = 'cursor';
+DROP FOREIGN TABLE bulk_edge, bulk_edge_small, bulk_edge_zstd, bulk_edge_gone;
+SELECT kafka.delete_topic(t) FROM unnest(ARRAY['bulk-edge', 'bulk-edge-small', 'bulk-edge-zstd']) t;
+
 -- IMPORT FOREIGN SCHEMA: one foreign table per topic the role may DESCRIBE
 CREATE SCHEMA bulk_topics;
 IMPORT FOREIGN SCHEMA topics LIMIT TO ("bulk-a", "bulk-b") FROM SERVER kafka_pg INTO bulk_topics

@@ -230,24 +230,29 @@ CREATE TABLE kafka.share_partitions (
 	archived_count	bigint NOT NULL DEFAULT 0,	-- records archived after too many deliveries
 	PRIMARY KEY (group_id, topic, partition)
 );
--- The in-flight records of [start_offset, end_offset) that were acquired at
--- least once; state is Kafka's RecordState: 0 available, 1 acquired,
--- 2 acknowledged, 4 archived.  acq_xid: the SQL transaction a record acquired
--- in SQL is held for (src/share/README): once it aborted, the record is
--- available again.
+-- The in-flight window [start_offset, end_offset) as runs of offsets
+-- [first_offset, last_offset] in one state (src/share/README): state is
+-- Kafka's RecordState: 0 available, 1 acquired, 2 acknowledged, 4 archived;
+-- one delivery count, member, lock deadline for the whole run.  acq_xid: the
+-- SQL transaction a run acquired in SQL is held for: once it aborted, the run
+-- is available again.  An acquisition of N new records is one row; an
+-- acknowledgement of part of a run splits it.  Offsets of the window in no
+-- row are done (markers, aborted records under read_committed).
 CREATE TABLE kafka.share_records (
 	group_id		text NOT NULL,
 	topic			text NOT NULL,
 	partition		integer NOT NULL,
-	"offset"		bigint NOT NULL,
+	first_offset	bigint NOT NULL,
+	last_offset		bigint NOT NULL,
 	state			smallint NOT NULL CHECK (state IN (0, 1, 2, 4)),
 	delivery_count	smallint NOT NULL DEFAULT 0,
 	member_id		text,
 	lock_until		timestamptz,
 	acq_xid			xid8,
-	PRIMARY KEY (group_id, topic, partition, "offset")
+	PRIMARY KEY (group_id, topic, partition, first_offset),
+	CHECK (last_offset >= first_offset)
 ) WITH (fillfactor = 70);
--- No other index, and room left on each page: a record's changes of state
+-- No other index, and room left on each page: a run's changes of state
 -- (acquired, acknowledged, released) are HOT updates, which write no index
 -- entries.  Releasing a member's records scans its group's window.
 
@@ -580,32 +585,11 @@ CREATE VIEW kafka.consumer_group_members AS
 -- by the share acquirer and held for the caller's transaction:
 -- kafka.share_acknowledge with 'accept' takes effect at COMMIT, and a
 -- ROLLBACK makes the records available again (their delivery counted).
-CREATE FUNCTION kafka._share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
-									 OUT partition integer, OUT "offset" bigint,
-									 OUT delivery_count integer)
-	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
-
 CREATE FUNCTION kafka.share_acquire(group_id text, topic text, max_records integer DEFAULT 100,
 									OUT partition integer, OUT "offset" bigint,
 									OUT delivery_count integer, OUT "timestamp" timestamptz,
 									OUT key bytea, OUT value bytea, OUT headers kafka.header[])
-	RETURNS SETOF record LANGUAGE sql VOLATILE AS $$
-	WITH a AS MATERIALIZED (
-		SELECT * FROM kafka._share_acquire(group_id, topic, max_records)
-	), ranges AS (
-		SELECT partition, min("offset") AS lo, max("offset") AS hi
-		FROM (SELECT partition, "offset",
-					 "offset" - row_number() OVER (PARTITION BY partition ORDER BY "offset") AS run
-			  FROM a) x
-		GROUP BY partition, run
-	)
-	SELECT f.partition, f."offset", a.delivery_count, f."timestamp", f.key, f.value, f.headers
-	FROM ranges r
-	CROSS JOIN LATERAL kafka.fetch(topic, r.partition, r.lo, (r.hi - r.lo + 1)::integer,
-								   'read_uncommitted') f
-	JOIN a ON a.partition = f.partition AND a."offset" = f."offset"
-	ORDER BY f.partition, f."offset"
-$$;
+	RETURNS SETOF record AS 'MODULE_PATHNAME', 'kp_sql_share_acquire' LANGUAGE C VOLATILE;
 
 CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition integer,
 										first_offset bigint, last_offset bigint DEFAULT NULL,
@@ -625,12 +609,14 @@ CREATE VIEW kafka.share_group_status AS
 	FROM kafka.share_partitions sp
 	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
 	LEFT JOIN LATERAL (
-		SELECT count(*) FILTER (WHERE s.state = 1 AND pg_xact_status(s.acq_xid) IS DISTINCT FROM 'aborted') AS acquired,
-			   count(*) FILTER (WHERE s.state = 0 OR (s.state = 1 AND pg_xact_status(s.acq_xid) = 'aborted')) AS available,
-			   count(*) FILTER (WHERE s.state IN (2, 4)) AS done
-		FROM kafka.share_records s
-		WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
-		  AND s."offset" >= sp.start_offset) r ON true;
+		SELECT sum(x.n) FILTER (WHERE x.state = 1 AND pg_xact_status(x.acq_xid) IS DISTINCT FROM 'aborted')::bigint AS acquired,
+			   sum(x.n) FILTER (WHERE x.state = 0 OR (x.state = 1 AND pg_xact_status(x.acq_xid) = 'aborted'))::bigint AS available,
+			   sum(x.n) FILTER (WHERE x.state IN (2, 4))::bigint AS done
+		FROM (SELECT s.state, s.acq_xid,
+					 s.last_offset - greatest(s.first_offset, sp.start_offset) + 1 AS n
+			  FROM kafka.share_records s
+			  WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
+				AND s.last_offset >= sp.start_offset) x) r ON true;
 
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).
@@ -830,9 +816,9 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_me
 -- Internal functions are not for PUBLIC; every other function pins
 -- search_path, so nothing a caller put on theirs runs inside kafka_pg.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer) FROM PUBLIC;
+	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka._share_acquire(text, text, integer)
+	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer)
 	TO kafka_admin, kafka_read_all_data;
 DO $$
 DECLARE

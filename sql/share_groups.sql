@@ -76,6 +76,7 @@ SELECT kafka.share_acknowledge('workers', 'sq', NULL, 0);
 -- a consumer group's id is not a share group's
 SELECT count(*) FROM kafka.consume('classic-readers', 'sq', 1);
 SELECT * FROM kafka.share_acquire('classic-readers', 'sq', 1);
+SELECT kafka.share_acknowledge('classic-readers', 'sq', 0, 0);
 
 -- a topic deleted and created again: the group starts over on the new one
 SELECT kafka.delete_topic('sq');
@@ -85,3 +86,86 @@ SELECT partition, "offset", delivery_count, convert_from(value, 'UTF8') AS value
 FROM kafka.share_acquire('workers', 'sq', 10);
 SELECT kafka.delete_topic('sq');
 DELETE FROM kafka.group_configs WHERE group_id = 'workers';
+
+-- The in-flight state is runs of offsets (src/share/README): an
+-- acquisition of new records is one run; an acknowledgement of part of a
+-- run splits it; a redelivery takes whole runs, the last one split at
+-- max_records.
+SELECT kafka.create_topic('sq-runs', 1);
+SELECT count(*) FROM kafka.produce_batch('sq-runs', NULL::text[],
+  (SELECT array_agg('r-' || i) FROM generate_series(0, 9) i));
+INSERT INTO kafka.group_configs VALUES ('runs', 'share.auto.offset.reset', 'earliest'),
+  ('runs', 'share.delivery.count.limit', '2');
+CREATE TEMP VIEW runs AS
+  SELECT first_offset, last_offset, state, delivery_count, acq_xid IS NOT NULL AS held_for_sql
+  FROM kafka.share_records WHERE group_id = 'runs' ORDER BY first_offset;
+BEGIN;
+SELECT "offset", delivery_count, convert_from(value, 'UTF8') AS value
+FROM kafka.share_acquire('runs', 'sq-runs', 8);
+SELECT * FROM runs;
+-- partial acknowledgements: accept 2-3, release 4-5, reject 6
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 2, 3);
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 4, 5, 'release');
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 6, NULL, 'reject');
+SELECT * FROM runs;
+-- a range that is partly acknowledged already is not all held
+SAVEPOINT s;
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 3, 4);
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT start_offset, end_offset, acquired, available, archived, lag FROM kafka.share_group_status
+WHERE group_id = 'runs';
+-- this session still holds the pieces 0-1 and 7 after its COMMIT
+BEGIN;
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 0, 1);
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 7);
+COMMIT;
+-- redelivery of part of the released run 4-5: split at max_records; then a
+-- ROLLBACK: offset 4 available again, its second delivery counted
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 1);
+SELECT * FROM runs;
+ROLLBACK;
+-- 4 reached the delivery limit (2): archived; 5 comes with its second
+-- delivery, then the new records 8-9, one run
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 3);
+SELECT * FROM runs;
+-- release 5 and 8 (a split of the run 8-9), accept 9
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 5, NULL, 'release');
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 8, NULL, 'release');
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 9);
+COMMIT;
+-- 5 had its two deliveries: archived; 8 comes back a second time
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 10);
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 8);
+COMMIT;
+SELECT start_offset, end_offset, acquired, available, archived, lag FROM kafka.share_group_status
+WHERE group_id = 'runs';
+
+-- a ROLLBACK of a transaction holding several runs, each partly
+-- acknowledged: every run comes back whole, its delivery counted (offset
+-- 10 is the commit marker of the SQL transaction that produced 0-9)
+SELECT count(*) FROM kafka.produce_batch('sq-runs', NULL::text[],
+  (SELECT array_agg('s-' || i) FROM generate_series(11, 16) i));
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 2);
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 2);
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 12, 13);
+SELECT * FROM runs;
+ROLLBACK;
+SELECT * FROM runs;
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 10);
+SELECT * FROM runs;
+SELECT kafka.share_acknowledge('runs', 'sq-runs', 0, 11, 16);
+COMMIT;
+-- the next acquisition moves the start offset past them all and the rows go
+SELECT count(*) FROM kafka.share_acquire('runs', 'sq-runs', 10);
+SELECT * FROM runs;
+SELECT start_offset, end_offset, acquired, available, archived, lag FROM kafka.share_group_status
+WHERE group_id = 'runs';
+DROP VIEW runs;
+SELECT kafka.delete_topic('sq-runs');
+DELETE FROM kafka.group_configs WHERE group_id = 'runs';

@@ -19,6 +19,7 @@ bench_init failover
 KILLS=${KILLS:-10}
 export KP_HA_KILLS=$KILLS
 
+echo "load at the start: $(uptime)" >>"$LOG"
 say "failover bench: $KILLS kills of kafka_pg's primary, then $KILLS of Kafka's partition leader; log $LOG"
 KP_HA_RESULT=$work/kafka_pg.json /usr/bin/python3 "$repo/test/ha/failover.py" >>"$LOG" 2>&1
 kp_rc=$?
@@ -38,7 +39,7 @@ try:
 except Exception:
     print("%-58s %8s %13s %4s" % (name, "fail", "-", "-"))
     sys.exit()
-xs = d[key][client] if client else d[key]
+xs = (d.get(key) or {}).get(client, []) if client else d.get(key, [])
 xs = sorted(xs)
 if not xs:
     print("%-58s %8s %13s %4s" % (name, "n/a", "-", 0))
@@ -47,16 +48,29 @@ else:
 PY
 }
 
+# phases FILE: what a kafka_pg failover is made of (test/ha/failover.py's Timeline), kill -> each step
+phases() {
+	row "    kill -> leader key gone from etcd" "$1" phases key_gone
+	row "    kill -> leader key taken by the new primary" "$1" phases key_taken
+	row "    kill -> new primary out of recovery" "$1" phases promoted
+	row "    kill -> its kafka.leader row names it" "$1" phases published
+	row "    kill -> the other standby streams from it, names it" "$1" phases standby_row
+	row "    kill -> it has a synchronous standby again" "$1" phases sync_standby
+}
+
 {
 	echo
+	echo "load: $(uptime)"
 	echo "failover, kill -9 -> first acks=all acknowledgement, seconds ($KILLS kills each, $(date -u +%Y-%m-%dT%H:%MZ))"
 	printf '%-58s %8s %13s %4s\n' "" median min-max n
 	row "kafka_pg + Patroni, librdkafka producer" "$work/kafka_pg.json" first_ack rdprod1
 	row "kafka_pg + Patroni, Java producer" "$work/kafka_pg.json" first_ack jprod1
 	row "  (Patroni: kill -> new primary with its listener)" "$work/kafka_pg.json" promote
+	phases "$work/kafka_pg.json"
 	row "kafka_pg, node killed (Patroni too), librdkafka producer" "$work/kafka_pg_node.json" first_ack rdprod1
 	row "kafka_pg, node killed (Patroni too), Java producer" "$work/kafka_pg_node.json" first_ack jprod1
 	row "  (Patroni: kill -> new primary with its listener)" "$work/kafka_pg_node.json" promote
+	phases "$work/kafka_pg_node.json"
 	row "Apache Kafka 4.4, 3 KRaft brokers, librdkafka producer" "$work/kafka.json" first_ack rdprod1
 	row "Apache Kafka 4.4, 3 KRaft brokers, Java producer" "$work/kafka.json" first_ack jprod1
 	row "  (Kafka: kill -> new leader of partition 0 in metadata)" "$work/kafka.json" promote

@@ -12,7 +12,9 @@
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
  *       Each value starts with its send time (System.nanoTime, one JVM), so end-to-end latency is
  *       receive time minus send time. The first second is warm-up and not counted. Prints
- *       percentiles of end-to-end and of send-to-acknowledgement latency.
+ *       percentiles of end-to-end and of send-to-acknowledgement latency. With -Dwb.dump=FILE it
+ *       also writes every record's send time (System.nanoTime: CLOCK_MONOTONIC on Linux) and
+ *       both latencies to FILE, to line the tail up with a server's own timestamps.
  *
  *   create BOOTSTRAP PARTITIONS TOPIC...   /   delete BOOTSTRAP TOPIC...
  *       Topics for a run, in one JVM (faster than a kafka-topics call per topic). create waits
@@ -152,7 +154,7 @@ public class WireBench {
 
     static void e2e(String bootstrap, String topic, int parts, int rate, int seconds, int size) throws Exception {
         int total = rate * seconds, warm = rate;
-        long[] e2e = new long[total], ack = new long[total];
+        long[] e2e = new long[total], ack = new long[total], sentAt = new long[total];
         Arrays.fill(e2e, -1);
         Arrays.fill(ack, -1);
         Properties cp = new Properties();
@@ -193,6 +195,7 @@ public class WireBench {
                 while ((wait = due - System.nanoTime()) > 0) LockSupport.parkNanos(Math.min(wait, 200_000));
                 byte[] v = new byte[Math.max(size, 12)];
                 long sent = System.nanoTime();
+                sentAt[i] = sent;
                 ByteBuffer.wrap(v).putLong(0, sent).putInt(8, i);
                 final int idx = i;
                 p.send(new ProducerRecord<>(topic, v), (m, e) -> {
@@ -209,6 +212,15 @@ public class WireBench {
             long[] k = Arrays.stream(ack, warm, total).filter(x -> x >= 0).sorted().toArray();
             System.out.printf("e2e sent=%d received=%d rate=%d seconds=%.1f e2e_p50_ms=%.2f e2e_p99_ms=%.2f e2e_p999_ms=%.2f e2e_max_ms=%.2f ack_p50_ms=%.2f ack_p99_ms=%.2f%n",
                     total, received[0], rate, elapsed, pct(e, 50), pct(e, 99), pct(e, 99.9), pct(e, 100), pct(k, 50), pct(k, 99));
+            String dump = System.getProperty("wb.dump");
+            if (dump != null) {
+                // one line per record: index, send time (System.nanoTime, which is CLOCK_MONOTONIC
+                // on Linux, so comparable with a server's timestamps on the same machine), then
+                // send-to-acknowledgement and send-to-receive in ns (-1: none)
+                try (java.io.PrintWriter w = new java.io.PrintWriter(dump)) {
+                    for (int i = 0; i < total; i++) w.println(i + " " + sentAt[i] + " " + ack[i] + " " + e2e[i]);
+                }
+            }
         }
     }
 }

@@ -25,7 +25,10 @@
 # BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g),
 # BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
 # BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
-# consume rows, for work on the fetch path; the other rows print "-"),
+# consume rows, for work on the fetch path; "acks": only the acks=all produces of 100 B and 1 KiB
+# and the latency rows, for work on the acknowledgement path; the other rows print "-"),
+# BENCH_E2E_DUMP (empty; a directory: every latency run writes each record's send time and
+# latencies there, e2e-<broker>-<size>B-<rate>-<n>.txt, WireBench's -Dwb.dump),
 # BENCH_WARMUP_RECORDS (300000; 0: none): before the first repetition each broker gets an unmeasured
 # produce (acks=1 and acks=all) and consume of that many 100 B records, so that the JVM's JIT
 # and page cache are warm for Kafka's first measured repetition as they are for the later ones
@@ -53,9 +56,14 @@ bench_init wire
 jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { say "bench: cannot fetch the Kafka jars"; exit 1; }
 mkdir -p "$work/classes"
 javac -nowarn -cp "$jars/*" -d "$work/classes" "$here/WireBench.java" || exit 1
-wb() {
+wb() { # wb [-Dprop=value...] COMMAND ARGS...
+	local props=()
+	while [[ ${1:-} == -D* ]]; do
+		props+=("$1")
+		shift
+	done
 	timeout "$STEP_TIMEOUT" java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
-		-cp "$work/classes:$jars/*" WireBench "$@"
+		"${props[@]}" -cp "$work/classes:$jars/*" WireBench "$@"
 }
 port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
@@ -134,10 +142,14 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 	fi
 }
 
+E2E_DUMP=${BENCH_E2E_DUMP:-}
+e2e_runs=0
 e2e() { # e2e TARGET BOOTSTRAP TOPIC [SIZE RATE LABEL]
-	local name=$1 bs=$2 topic=$3 size=${4:-100} rate=${5:-$RATE} label=${6:-${RATE}/s} out m
+	local name=$1 bs=$2 topic=$3 size=${4:-100} rate=${5:-$RATE} label=${6:-${RATE}/s} out m dump=()
 	local key="latency ${size}B @${label} acks=all"
-	out=$(wb e2e "$bs" "$topic" "$PARTS" "$rate" "$E2E_S" "$size" 2>&1)
+	e2e_runs=$((e2e_runs + 1))
+	[ -z "$E2E_DUMP" ] || dump=("-Dwb.dump=$E2E_DUMP/e2e-$name-${size}B-$rate-$e2e_runs.txt")
+	out=$(wb "${dump[@]}" e2e "$bs" "$topic" "$PARTS" "$rate" "$E2E_S" "$size" 2>&1)
 	echo "$out" >>"$LOG"
 	if grep -q "^e2e " <<<"$out"; then
 		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do
@@ -197,18 +209,22 @@ for rep in $(seq 1 "$REPS"); do
 			say "  $name: creating topics failed (see $LOG)"
 			continue
 		fi
-		produce "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100 1
+		[ "$ONLY" = acks ] || produce "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100 1
 		[ "$ONLY" = consume ] || produce "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100 all
-		produce "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024 1
+		[ "$ONLY" = acks ] || produce "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024 1
 		if [ "$ONLY" != consume ]; then
 			produce "$name" "$bs" "wb-1024-all-$tag" "$LARGE" 1024 all
-			produce "$name" "$bs" "wb-lz4-$tag" "$SMALL" 100 all lz4
-			produce "$name" "$bs" "wb-zstd-$tag" "$SMALL" 100 all zstd
+			if [ "$ONLY" != acks ]; then
+				produce "$name" "$bs" "wb-lz4-$tag" "$SMALL" 100 all lz4
+				produce "$name" "$bs" "wb-zstd-$tag" "$SMALL" 100 all zstd
+			fi
 		fi
-		consume "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100
-		consume "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024
+		if [ "$ONLY" != acks ]; then
+			consume "$name" "$bs" "wb-100-1-$tag" "$SMALL" 100
+			consume "$name" "$bs" "wb-1024-1-$tag" "$LARGE" 1024
+		fi
 		if [ "$ONLY" != consume ]; then
-			consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
+			[ "$ONLY" = acks ] || consume_group "$name" "$bs" "wb-100-all-$tag" "$SMALL" 100
 			e2e "$name" "$bs" "wb-e2e-$tag"
 			e2e "$name" "$bs" "wb-e2e-$tag" 1024 "$RATE" "${RATE}/s"
 			# half of this broker's saturated acks=all 1 KiB rate, as measured so far

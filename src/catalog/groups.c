@@ -708,6 +708,8 @@ kp_cat_consumer_member_epoch(const char *group_id, const char *member_id)
  * ---------------------------------------------------------------------
  */
 
+static SPIPlanPtr configs_plan = NULL;
+
 int
 kp_cat_group_configs_load(const char *group_id, char ***names, char ***values)
 {
@@ -719,8 +721,19 @@ kp_cat_group_configs_load(const char *group_id, char ***names, char ***values)
 	int			i;
 
 	begin();
-	run("SELECT name, value FROM kafka.group_configs WHERE group_id = $1 ORDER BY name",
-		1, types, args, NULL);
+	/* read by every share-group acquisition: a plan kept for the process */
+	if (configs_plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare("SELECT name, value FROM kafka.group_configs WHERE group_id = $1 ORDER BY name",
+									1, types);
+
+		if (p == NULL)
+			elog(ERROR, "kafka_pg group catalog: cannot prepare the group configs query (%d)", SPI_result);
+		SPI_keepplan(p);
+		configs_plan = p;
+	}
+	if (SPI_execute_plan(configs_plan, args, NULL, false, 0) < 0)
+		elog(ERROR, "kafka_pg group catalog: reading the group configs failed");
 	n = (int) SPI_processed;
 	old = MemoryContextSwitchTo(caller);
 	*names = palloc(sizeof(char *) * Max(n, 1));

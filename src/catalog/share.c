@@ -15,8 +15,10 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/xid8.h"
 
 #include "catalog/share_catalog.h"
@@ -96,6 +98,44 @@ exec(const char *sql, Args *a)
 	int			ret = SPI_execute_with_args(sql, a ? a->n : 0, a ? a->types : NULL,
 											a ? a->values : NULL, a ? a->nulls : NULL, false, 0);
 
+	if (ret < 0)
+		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);
+	return ret;
+}
+
+/*
+ * Run a statement through a plan kept for the life of the process (*plan,
+ * prepared on first use): the statements of an acquisition and an
+ * acknowledgement run many times a second, and parsing and planning them
+ * each time was a good part of their cost.  The argument types of one call
+ * site never change.
+ */
+static int
+exec_cached(SPIPlanPtr *plan, const char *sql, Args *a)
+{
+	int			ret;
+	int			nest;
+
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, a->n, a->types);
+
+		if (p == NULL)
+			elog(ERROR, "kafka_pg share catalog: cannot prepare (%d): %s", SPI_result, sql);
+		SPI_keepplan(p);
+		*plan = p;
+	}
+
+	/*
+	 * Planned without sequential scans: the statistics of kafka.share_records
+	 * say a few rows (the window), while its heap holds the row versions
+	 * since the last vacuum, and a kept plan would scan them all every time.
+	 */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	ret = SPI_execute_plan(*plan, a->values, a->nulls, false, 0);
+	AtEOXact_GUC(true, nest);
 	if (ret < 0)
 		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);
 	return ret;
@@ -182,7 +222,11 @@ kp_cat_share_is_other_group(const char *group_id)
 	args_init(&a);
 	arg_text(&a, group_id);
 	connect();
-	exec("SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1", &a);
+	{
+		static SPIPlanPtr plan;
+
+		exec_cached(&plan, "SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1", &a);
+	}
 	found = SPI_processed > 0;
 	SPI_finish();
 	return found;
@@ -411,7 +455,7 @@ kp_cat_share_release_member(const char *group_id, const char *member_id)
 }
 
 /* ---------------------------------------------------------------------
- * Share-partitions and their in-flight records
+ * Share-partitions and their in-flight runs of records
  * ---------------------------------------------------------------------
  */
 
@@ -426,11 +470,35 @@ args_sp(Args *a, const char *group_id, const char *topic, int32 partition)
 	arg_int4(a, partition);
 }
 
+static Datum
+int8_array(int n, const int64 *v)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = Int64GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static Datum
+int2_array(int n, const int16 *v)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = Int16GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, INT2OID, 2, true, TYPALIGN_SHORT));
+}
+
 bool
 kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 partition,
 							int32 topic_id, int64 init_offset, bool wait,
 							int64 *start_offset, int64 *end_offset)
 {
+	static SPIPlanPtr lock_wait;
+	static SPIPlanPtr lock_skip;
 	Args		a;
 	bool		got = false;
 	int			attempt;
@@ -439,11 +507,14 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 	connect();
 	for (attempt = 0; attempt < 2 && !got; attempt++)
 	{
-		exec(wait ?
-			 "SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
-			 " FOR UPDATE" :
-			 "SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
-			 " FOR UPDATE SKIP LOCKED", &a);
+		if (wait)
+			exec_cached(&lock_wait,
+						"SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
+						" FOR UPDATE", &a);
+		else
+			exec_cached(&lock_skip,
+						"SELECT start_offset, end_offset, topic_id FROM kafka.share_partitions WHERE" WHERE_SP
+						" FOR UPDATE SKIP LOCKED", &a);
 		if (SPI_processed > 0)
 		{
 			*start_offset = col_int8(0, 1, 0);
@@ -488,20 +559,22 @@ kp_cat_share_partition_lock(const char *group_id, const char *topic, int32 parti
 int64
 kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, int32 delivery_limit)
 {
+	static SPIPlanPtr plan;
 	Args		a;
 	int64		archived = 0;
 
 	args_sp(&a, group_id, topic, partition);
 	arg_int4(&a, delivery_limit);
 	connect();
-	exec("WITH x AS (UPDATE kafka.share_records r"
-		 "  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL, lock_until = NULL,"
-		 "  acq_xid = NULL"
-		 "  WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
-		 "    AND ((state = 1 AND (lock_until < clock_timestamp() OR pg_xact_status(acq_xid) = 'aborted'))"
-		 "      OR (state = 0 AND delivery_count >= $4))"
-		 "    FOR UPDATE SKIP LOCKED)) RETURNING r.state)"
-		 " SELECT count(*) FILTER (WHERE state = 4) FROM x", &a);
+	exec_cached(&plan,
+				"WITH x AS (UPDATE kafka.share_records r"
+				"  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL,"
+				"  lock_until = NULL, acq_xid = NULL"
+				"  WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
+				"    AND ((state = 1 AND (lock_until < clock_timestamp() OR pg_xact_status(acq_xid) = 'aborted'))"
+				"      OR (state = 0 AND delivery_count >= $4))"
+				"    FOR UPDATE SKIP LOCKED)) RETURNING r.state, r.last_offset - r.first_offset + 1 AS n)"
+				" SELECT coalesce(sum(n) FILTER (WHERE state = 4), 0)::bigint FROM x", &a);
 	if (SPI_processed > 0)
 		archived = col_int8(0, 1, 0);
 	SPI_finish();
@@ -511,40 +584,99 @@ kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, in
 int
 kp_cat_share_take_available(const char *group_id, const char *topic, int32 partition,
 							const char *member_id, uint64 holder_xid, int32 lock_ms, int max,
-							int64 **offsets, int16 **delivery_counts)
+							KpShareRun **runs)
 {
+	static SPIPlanPtr sel;
+	static SPIPlanPtr ins;
+	static SPIPlanPtr upd;
 	MemoryContext cxt = CurrentMemoryContext;
 	Args		a;
 	int			n;
+	int			k = 0;
 	int			i;
+	int64		left = max;
+	int64	   *firsts;
+	int64		split_first = -1;
+	int64		split_last = -1;
+	int64		rest_first = -1;
+	int64		rest_last = -1;
+	int16		rest_count = 0;
 
+	*runs = NULL;
+	if (max <= 0)
+		return 0;
 	args_sp(&a, group_id, topic, partition);
-	arg_text(&a, member_id);
-	arg_int4(&a, lock_ms);
 	arg_int4(&a, max);
-	arg_xid(&a, holder_xid);
 	connect();
-	exec("UPDATE kafka.share_records r SET state = 1, delivery_count = r.delivery_count + 1,"
-		 " member_id = $4, lock_until = clock_timestamp() + make_interval(secs => $5 / 1000.0), acq_xid = $7"
-		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
-		 "   AND state = 0 ORDER BY \"offset\" LIMIT $6 FOR UPDATE SKIP LOCKED))"
-		 " RETURNING r.\"offset\", r.delivery_count", &a);
+
+	/* each run holds at least one record: max runs are enough */
+	exec_cached(&sel,
+				"SELECT first_offset, last_offset, delivery_count FROM kafka.share_records WHERE" WHERE_SP
+				" AND state = 0 ORDER BY first_offset LIMIT $4 FOR UPDATE SKIP LOCKED", &a);
 	n = (int) SPI_processed;
-	*offsets = MemoryContextAlloc(cxt, sizeof(int64) * Max(n, 1));
-	*delivery_counts = MemoryContextAlloc(cxt, sizeof(int16) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	*runs = MemoryContextAlloc(cxt, sizeof(KpShareRun) * Max(n, 1));
+	firsts = palloc(sizeof(int64) * Max(n, 1));
+	for (i = 0; i < n && left > 0; i++)
 	{
-		(*offsets)[i] = col_int8(i, 1, 0);
-		(*delivery_counts)[i] = (int16) col_int8(i, 2, 0);
+		int64		f = col_int8(i, 1, 0);
+		int64		l = col_int8(i, 2, 0);
+		int16		dc = (int16) col_int8(i, 3, 0);
+		int64		take = Min(l - f + 1, left);
+
+		(*runs)[k].first = f;
+		(*runs)[k].last = f + take - 1;
+		(*runs)[k].delivery_count = dc + 1;
+		firsts[k++] = f;
+		left -= take;
+		if (f + take - 1 < l)
+		{
+			/* split at max_records: the rest stays available */
+			split_first = f;
+			split_last = f + take - 1;
+			rest_first = f + take;
+			rest_last = l;
+			rest_count = dc;
+		}
+	}
+	if (k > 0 && rest_first >= 0)
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_int8(&b, rest_first);
+		arg_int8(&b, rest_last);
+		arg_int4(&b, rest_count);
+		exec_cached(&ins,
+					"INSERT INTO kafka.share_records (group_id, topic, partition, first_offset, last_offset,"
+					" state, delivery_count) VALUES ($1, $2, $3, $4, $5, 0, $6)", &b);
+	}
+	if (k > 0)
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_text(&b, member_id);
+		arg_int4(&b, lock_ms);
+		arg_xid(&b, holder_xid);
+		arg_datum(&b, INT8ARRAYOID, int8_array(k, firsts));
+		arg_int8(&b, split_first);
+		arg_int8(&b, split_last);
+		exec_cached(&upd,
+					"UPDATE kafka.share_records r SET state = 1, delivery_count = r.delivery_count + 1,"
+					" member_id = $4, lock_until = clock_timestamp() + make_interval(secs => $5 / 1000.0),"
+					" acq_xid = $6, last_offset = CASE WHEN r.first_offset = $8 THEN $9 ELSE r.last_offset END"
+					" WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.first_offset = ANY ($7)",
+					&b);
 	}
 	SPI_finish();
-	return n;
+	return k;
 }
 
 void
 kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 					  const char *member_id, uint64 holder_xid, int32 lock_ms, int64 first, int64 last)
 {
+	static SPIPlanPtr plan;
 	Args		a;
 
 	args_sp(&a, group_id, topic, partition);
@@ -554,34 +686,243 @@ kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 	arg_int8(&a, last);
 	arg_xid(&a, holder_xid);
 	connect();
-	exec("INSERT INTO kafka.share_records (group_id, topic, partition, \"offset\", state, delivery_count,"
-		 " member_id, lock_until, acq_xid) SELECT $1, $2, $3, o, 1, 1, $4,"
-		 " clock_timestamp() + make_interval(secs => $5 / 1000.0), $8 FROM generate_series($6::bigint, $7::bigint) o",
-		 &a);
+	exec_cached(&plan,
+				"INSERT INTO kafka.share_records (group_id, topic, partition, first_offset, last_offset, state,"
+				" delivery_count, member_id, lock_until, acq_xid) VALUES ($1, $2, $3, $6, $7, 1, 1, $4,"
+				" clock_timestamp() + make_interval(secs => $5 / 1000.0), $8)", &a);
 	SPI_finish();
 }
 
 void
 kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
-							   int64 end_offset, int64 min_start, int64 archived)
+							   int64 end_offset, int64 min_start, int64 archived, int64 old_start)
 {
+	static SPIPlanPtr upd;
+	static SPIPlanPtr del;
+	static SPIPlanPtr trim;
 	Args		a;
+	int64		start;
 
 	args_sp(&a, group_id, topic, partition);
 	arg_int8(&a, end_offset);
 	arg_int8(&a, min_start);
 	arg_int8(&a, archived);
 	connect();
-	exec("UPDATE kafka.share_partitions p SET end_offset = greatest($4, $5),"
-		 " start_offset = greatest($5, least(greatest($4, $5), coalesce((SELECT min(\"offset\")"
-		 "   FROM kafka.share_records r WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3"
-		 "   AND r.state IN (0, 1) AND r.\"offset\" >= $5), greatest($4, $5)))),"
-		 " archived_count = archived_count + $6 WHERE" WHERE_SP, &a);
-	exec("DELETE FROM kafka.share_records r WHERE r.ctid = ANY (ARRAY(SELECT s.ctid FROM kafka.share_records s"
-		 " JOIN kafka.share_partitions p USING (group_id, topic, partition)"
-		 " WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3 AND s.\"offset\" < p.start_offset"
-		 " FOR UPDATE OF s SKIP LOCKED))", &a);
+	exec_cached(&upd,
+				"UPDATE kafka.share_partitions p SET end_offset = greatest($4, $5),"
+				" start_offset = greatest($5, least(greatest($4, $5), coalesce((SELECT min(r.first_offset)"
+				"   FROM kafka.share_records r WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3"
+				"   AND r.state IN (0, 1) AND r.last_offset >= $5), greatest($4, $5)))),"
+				" archived_count = archived_count + $6 WHERE" WHERE_SP " RETURNING start_offset", &a);
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		return;
+	}
+	start = col_int8(0, 1, 0);
+
+	/* the runs wholly behind SPSO go (what another transaction holds, later) */
+	args_sp(&a, group_id, topic, partition);
+	arg_int8(&a, start);
+	exec_cached(&del,
+				"DELETE FROM kafka.share_records r WHERE r.ctid = ANY (ARRAY(SELECT s.ctid"
+				" FROM kafka.share_records s WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3"
+				" AND s.first_offset < $4 AND s.last_offset < $4 FOR UPDATE OF s SKIP LOCKED))", &a);
+
+	/*
+	 * SPSO lands inside a run only when the log start moved past its
+	 * beginning (retention, DeleteRecords): the records before it are gone
+	 */
+	if (min_start > old_start)
+		exec_cached(&trim,
+					"UPDATE kafka.share_records r SET first_offset = $4 WHERE r.ctid = ANY (ARRAY(SELECT s.ctid"
+					" FROM kafka.share_records s WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3"
+					" AND s.first_offset < $4 AND s.last_offset >= $4 FOR UPDATE OF s SKIP LOCKED))", &a);
 	SPI_finish();
+}
+
+/*
+ * What an acknowledgement type makes of a record: Kafka's AcknowledgeType
+ * 0 gap and 1 accept -> acknowledged, 2 release -> available, 3 reject ->
+ * archived, 4 renew -> acquired with a new lock.  PIECE_KEEP: a part of a
+ * run outside the acknowledged range, unchanged.
+ */
+#define PIECE_KEEP	(-1)
+
+static int16
+piece_state(int8 type)
+{
+	switch (type)
+	{
+		case 0:
+		case 1:
+			return KP_SHARE_ACKNOWLEDGED;
+		case 2:
+			return KP_SHARE_AVAILABLE;
+		case 3:
+			return KP_SHARE_ARCHIVED;
+		default:
+			return KP_SHARE_ACQUIRED;
+	}
+}
+
+typedef struct Pieces
+{
+	int			n;
+	int			cap;
+	int64	   *orig;			/* first offset of the run it comes from */
+	int64	   *first;
+	int64	   *last;
+	int16	   *state;
+} Pieces;
+
+static void
+pieces_add(Pieces *p, int64 orig, int64 first, int64 last, int16 state)
+{
+	if (p->n == p->cap)
+	{
+		p->cap = Max(8, p->cap * 2);
+		p->orig = p->orig ? repalloc(p->orig, sizeof(int64) * p->cap) : palloc(sizeof(int64) * p->cap);
+		p->first = p->first ? repalloc(p->first, sizeof(int64) * p->cap) : palloc(sizeof(int64) * p->cap);
+		p->last = p->last ? repalloc(p->last, sizeof(int64) * p->cap) : palloc(sizeof(int64) * p->cap);
+		p->state = p->state ? repalloc(p->state, sizeof(int16) * p->cap) : palloc(sizeof(int16) * p->cap);
+	}
+	p->orig[p->n] = orig;
+	p->first[p->n] = first;
+	p->last[p->n] = last;
+	p->state[p->n] = state;
+	p->n++;
+}
+
+/*
+ * One pass of an acknowledgement of [lo, hi] (types indexed from base):
+ * the member's acquired runs overlapping it that nobody else holds, locked;
+ * each becomes the pieces its offsets' types make (the first piece is the
+ * run's row, updated - a HOT update when it stays whole - the others new
+ * rows).  The acknowledged sub-ranges go to *covered (two int64 each, by
+ * offset); returns how many records were acknowledged.
+ */
+static int64
+ack_pass(const char *group_id, const char *topic, int32 partition, const char *member_id,
+		 int64 lo, int64 hi, int64 base, int ntypes, const int8 *types, int32 lock_ms,
+		 int64 **covered, int *ncovered)
+{
+	static SPIPlanPtr sel;
+	static SPIPlanPtr ins;
+	static SPIPlanPtr upd;
+	Args		a;
+	Pieces		first_pieces = {0};
+	Pieces		more = {0};
+	int64		done = 0;
+	int			n;
+	int			i;
+	int64	   *rf;
+	int64	   *rl;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_text(&a, member_id);
+	arg_int8(&a, lo);
+	arg_int8(&a, hi);
+	exec_cached(&sel,
+				"SELECT first_offset, last_offset FROM kafka.share_records WHERE" WHERE_SP
+				" AND first_offset >= coalesce((SELECT max(first_offset) FROM kafka.share_records"
+				"   WHERE" WHERE_SP " AND first_offset <= $5), $5)"
+				" AND first_offset <= $6 AND last_offset >= $5 AND state = 1 AND member_id = $4"
+				" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted')"
+				" ORDER BY first_offset FOR UPDATE SKIP LOCKED", &a);
+	n = (int) SPI_processed;
+	if (n == 0)
+		return 0;
+	rf = palloc(sizeof(int64) * n);
+	rl = palloc(sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+	{
+		rf[i] = col_int8(i, 1, 0);
+		rl[i] = col_int8(i, 2, 0);
+	}
+	*covered = *covered ? repalloc(*covered, sizeof(int64) * 2 * (*ncovered + n)) :
+		palloc(sizeof(int64) * 2 * n);
+	for (i = 0; i < n; i++)
+	{
+		int64		f = rf[i];
+		int64		l = rl[i];
+		int64		s = Max(f, lo);
+		int64		e = Min(l, hi);
+		Pieces		run = {0};
+		int			k;
+
+		if (f < s)
+			pieces_add(&run, f, f, s - 1, PIECE_KEEP);
+		if (ntypes == 1)
+			pieces_add(&run, f, s, e, piece_state(types[0]));
+		else
+		{
+			int64		o;
+
+			for (o = s; o <= e; o++)
+			{
+				int16		st = piece_state(types[o - base]);
+
+				if (run.n > 0 && run.state[run.n - 1] == st && run.last[run.n - 1] == o - 1)
+					run.last[run.n - 1] = o;
+				else
+					pieces_add(&run, f, o, o, st);
+			}
+		}
+		if (e < l)
+			pieces_add(&run, f, e + 1, l, PIECE_KEEP);
+		pieces_add(&first_pieces, f, run.first[0], run.last[0], run.state[0]);
+		for (k = 1; k < run.n; k++)
+			pieces_add(&more, f, run.first[k], run.last[k], run.state[k]);
+		(*covered)[2 * *ncovered] = s;
+		(*covered)[2 * *ncovered + 1] = e;
+		(*ncovered)++;
+		done += e - s + 1;
+	}
+
+	/* the new rows first: they copy the run's row as it was */
+	if (more.n > 0)
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_datum(&b, INT8ARRAYOID, int8_array(more.n, more.orig));
+		arg_datum(&b, INT8ARRAYOID, int8_array(more.n, more.first));
+		arg_datum(&b, INT8ARRAYOID, int8_array(more.n, more.last));
+		arg_datum(&b, INT2ARRAYOID, int2_array(more.n, more.state));
+		arg_int4(&b, lock_ms);
+		exec_cached(&ins,
+					"INSERT INTO kafka.share_records (group_id, topic, partition, first_offset, last_offset,"
+					" state, delivery_count, member_id, lock_until, acq_xid)"
+					" SELECT r.group_id, r.topic, r.partition, p.f, p.l,"
+					"  CASE WHEN p.s = -1 THEN r.state ELSE p.s END, r.delivery_count,"
+					"  CASE WHEN p.s IN (-1, 1) THEN r.member_id END,"
+					"  CASE WHEN p.s = -1 THEN r.lock_until"
+					"   WHEN p.s = 1 THEN clock_timestamp() + make_interval(secs => $8 / 1000.0) END,"
+					"  CASE WHEN p.s IN (-1, 1) THEN r.acq_xid END"
+					" FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::smallint[]) p(o, f, l, s)"
+					" JOIN kafka.share_records r ON r.group_id = $1 AND r.topic = $2 AND r.partition = $3"
+					"  AND r.first_offset = p.o", &b);
+	}
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_datum(&b, INT8ARRAYOID, int8_array(first_pieces.n, first_pieces.orig));
+		arg_datum(&b, INT8ARRAYOID, int8_array(first_pieces.n, first_pieces.last));
+		arg_datum(&b, INT2ARRAYOID, int2_array(first_pieces.n, first_pieces.state));
+		arg_int4(&b, lock_ms);
+		exec_cached(&upd,
+					"UPDATE kafka.share_records r SET last_offset = p.l,"
+					" state = CASE WHEN p.s = -1 THEN r.state ELSE p.s END,"
+					" member_id = CASE WHEN p.s IN (-1, 1) THEN r.member_id END,"
+					" lock_until = CASE WHEN p.s = -1 THEN r.lock_until"
+					"  WHEN p.s = 1 THEN clock_timestamp() + make_interval(secs => $7 / 1000.0) END,"
+					" acq_xid = CASE WHEN p.s IN (-1, 1) THEN r.acq_xid END"
+					" FROM unnest($4::bigint[], $5::bigint[], $6::smallint[]) p(o, l, s)"
+					" WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.first_offset = p.o", &b);
+	}
+	return done;
 }
 
 int64
@@ -589,40 +930,78 @@ kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partitio
 						 const char *member_id, int64 first, int64 last,
 						 int ntypes, const int8 *types, int32 lock_ms)
 {
-	Args		a;
-	Datum	   *d = palloc(sizeof(Datum) * Max(ntypes, 1));
-	int64		n;
-	int			i;
+	static SPIPlanPtr busy;
+	int64	   *todo = palloc(sizeof(int64) * 2);
+	int			ntodo = 1;
+	int64		done = 0;
+	int			attempt;
 
-	for (i = 0; i < ntypes; i++)
-		d[i] = Int16GetDatum((int16) types[i]);
-	args_sp(&a, group_id, topic, partition);
-	arg_text(&a, member_id);
-	arg_int8(&a, first);
-	arg_int8(&a, last);
-	arg_datum(&a, INT2ARRAYOID,
-			  PointerGetDatum(construct_array(d, ntypes, INT2OID, 2, true, TYPALIGN_SHORT)));
-	arg_int4(&a, lock_ms);
+	todo[0] = first;
+	todo[1] = last;
 	connect();
+	for (attempt = 0;; attempt++)
+	{
+		int64	   *next = NULL;
+		int			nnext = 0;
+		bool		skipped = false;
+		int			t;
 
-	/*
-	 * The type of each offset: the one type, or the offset's own.  Renew (4)
-	 * keeps the record acquired and moves its lock deadline.
-	 */
-	exec("WITH c AS (SELECT ctid, CASE WHEN cardinality($7) = 1 THEN $7[1]"
-		 "   ELSE $7[(\"offset\" - $5 + 1)::int] END AS t"
-		 "   FROM kafka.share_records WHERE" WHERE_SP
-		 "   AND \"offset\" BETWEEN $5 AND $6 AND state = 1 AND member_id = $4"
-		 "   AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted') FOR UPDATE SKIP LOCKED)"
-		 " UPDATE kafka.share_records r SET"
-		 "  state = CASE c.t WHEN 0 THEN 2 WHEN 1 THEN 2 WHEN 2 THEN 0 WHEN 3 THEN 4 ELSE 1 END,"
-		 "  member_id = CASE WHEN c.t = 4 THEN r.member_id END,"
-		 "  acq_xid = CASE WHEN c.t = 4 THEN r.acq_xid END,"
-		 "  lock_until = CASE WHEN c.t = 4 THEN clock_timestamp() + make_interval(secs => $8 / 1000.0) END"
-		 " FROM c WHERE r.ctid = c.ctid AND c.t IN (0, 1, 2, 3, 4)", &a);
-	n = (int64) SPI_processed;
+		for (t = 0; t < ntodo; t++)
+		{
+			int64	   *covered = NULL;
+			int			ncovered = 0;
+			int64		at = todo[2 * t];
+			int			c;
+
+			done += ack_pass(group_id, topic, partition, member_id, todo[2 * t], todo[2 * t + 1], first,
+							 ntypes, types, lock_ms, &covered, &ncovered);
+			/* what is left of the range: not acquired by the member, or held */
+			for (c = 0; c <= ncovered; c++)
+			{
+				int64		upto = c < ncovered ? covered[2 * c] - 1 : todo[2 * t + 1];
+
+				if (upto >= at)
+				{
+					next = next ? repalloc(next, sizeof(int64) * 2 * (nnext + 1)) : palloc(sizeof(int64) * 2);
+					next[2 * nnext] = at;
+					next[2 * nnext + 1] = upto;
+					nnext++;
+				}
+				if (c < ncovered)
+					at = covered[2 * c + 1] + 1;
+			}
+		}
+		if (nnext == 0 || attempt == 2)
+			break;
+
+		/*
+		 * Was a run of the member's skipped because another transaction held
+		 * it - a split by a concurrent acknowledgement of another part of it,
+		 * an expiry about to happen?  Then once more, shortly.
+		 */
+		for (t = 0; t < nnext && !skipped; t++)
+		{
+			Args		a;
+
+			args_sp(&a, group_id, topic, partition);
+			arg_text(&a, member_id);
+			arg_int8(&a, next[2 * t]);
+			arg_int8(&a, next[2 * t + 1]);
+			exec_cached(&busy,
+						"SELECT 1 FROM kafka.share_records WHERE" WHERE_SP
+						" AND first_offset <= $6 AND last_offset >= $5 AND state = 1 AND member_id = $4"
+						" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted') LIMIT 1", &a);
+			skipped = SPI_processed > 0;
+		}
+		if (!skipped)
+			break;
+		pg_usleep(1000L << attempt);
+		CHECK_FOR_INTERRUPTS();
+		todo = next;
+		ntodo = nnext;
+	}
 	SPI_finish();
-	return n;
+	return done;
 }
 
 int
@@ -704,9 +1083,10 @@ kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 part
 
 	args_sp(&a, group_id, topic, partition);
 	connect();
-	exec("SELECT p.start_offset, p.end_offset, (SELECT count(*) FROM kafka.share_records r"
+	exec("SELECT p.start_offset, p.end_offset, (SELECT coalesce(sum(r.last_offset"
+		 "   - greatest(r.first_offset, p.start_offset) + 1), 0)::bigint FROM kafka.share_records r"
 		 "  WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.state IN (2, 4)"
-		 "  AND r.\"offset\" >= p.start_offset)"
+		 "  AND r.last_offset >= p.start_offset)"
 		 " FROM kafka.share_partitions p WHERE" WHERE_SP, &a);
 	found = SPI_processed > 0;
 	if (found)

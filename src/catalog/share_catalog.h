@@ -83,17 +83,27 @@ extern bool kp_cat_share_partition_lock(const char *group_id, const char *topic,
 extern int64 kp_cat_share_expire(const char *group_id, const char *topic, int32 partition,
 								 int32 delivery_limit);
 
+/* A run of offsets [first, last] acquired with one delivery count */
+typedef struct KpShareRun
+{
+	int64		first;
+	int64		last;
+	int16		delivery_count;
+} KpShareRun;
+
 /*
- * Under the lock: take up to max available records, lowest offsets first
- * (returns how many; offsets and delivery counts palloc'd).  holder_xid:
- * the SQL transaction the records are acquired for (a FullTransactionId;
- * 0 for the wire), kept in acq_xid.
+ * Under the lock: take up to max available records, lowest offsets first,
+ * whole runs, the last one split when it holds more than what is left of
+ * max (the rest stays available); returns how many runs (palloc'd, by
+ * offset, with their new delivery counts).  holder_xid: the SQL
+ * transaction the records are acquired for (a FullTransactionId; 0 for
+ * the wire), kept in acq_xid.
  */
 extern int	kp_cat_share_take_available(const char *group_id, const char *topic, int32 partition,
 										const char *member_id, uint64 holder_xid, int32 lock_ms, int max,
-										int64 **offsets, int16 **delivery_counts);
+										KpShareRun **runs);
 
-/* Under the lock: records [first, last] acquired for the first time. */
+/* Under the lock: records [first, last] acquired for the first time (one run). */
 extern void kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 								  const char *member_id, uint64 holder_xid, int32 lock_ms,
 								  int64 first, int64 last);
@@ -101,17 +111,24 @@ extern void kp_cat_share_take_new(const char *group_id, const char *topic, int32
 /*
  * Under the lock: SPEO becomes end_offset (and SPSO at least min_start:
  * the log start), SPSO moves up to the first record still available or
- * acquired, the rows behind it go; archived is added to the count.
+ * acquired, the runs wholly behind it go (a run SPSO lands in, when the log
+ * start moved past old_start, is cut at it); archived is added to the
+ * count.
  */
 extern void kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
-										   int64 end_offset, int64 min_start, int64 archived);
+										   int64 end_offset, int64 min_start, int64 archived,
+										   int64 old_start);
 
 /*
  * Acknowledge [first, last] for member: types has ntypes entries (1: the
  * whole range; else one per offset), Kafka's AcknowledgeType (0 gap,
- * 1 accept, 2 release, 3 reject, 4 renew).  Only records acquired by the
- * member (and not held for a SQL transaction that aborted) and not locked
- * by someone else change; returns how many did.
+ * 1 accept, 2 release, 3 reject, 4 renew; lock_ms: the new lock of a
+ * renew).  Only records acquired by the member (and not held for a SQL
+ * transaction that aborted) and not locked by someone else change: a run
+ * partly acknowledged is split.  A run skipped because another transaction
+ * held it is tried again twice, 1 and 2 ms later (a concurrent
+ * acknowledgement of another part of it splits it).  Returns how many
+ * records changed.
  */
 extern int64 kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 									  const char *member_id, int64 first, int64 last,

@@ -25,6 +25,9 @@
 
 #include "codec/codec.h"
 #include "codec/codec_internal.h"
+#ifndef FRONTEND
+#include "utils/memutils.h"
+#endif
 
 /* Field offsets inside the 61-byte header */
 #define OFF_BASE_OFFSET			0
@@ -282,7 +285,10 @@ kp_batch_builder_init(KpBatchBuilder *b, KpCompression compression,
 					  int64 producer_id, int16 producer_epoch,
 					  int32 base_sequence, bool transactional)
 {
+	/* the header's room first: finish writes the header in place */
 	initStringInfo(&b->records);
+	b->records.len = KP_BATCH_HEADER_SIZE;
+	b->records.data[b->records.len] = '\0';
 	b->count = 0;
 	b->base_timestamp = KP_NO_TIMESTAMP;
 	b->max_timestamp = KP_NO_TIMESTAMP;
@@ -335,6 +341,39 @@ kp_record_encoded_size(int64 timestamp_delta, int32 offset_delta,
 	return kp_varint_size((int64) body) + body;
 }
 
+/*
+ * At least the bytes a record adds to the records section, whatever its
+ * timestamp and offset deltas: the key, value and header bytes plus the
+ * largest every varint can be.  Sums lengths, sizes no varint: what a
+ * producer deciding whether a record still fits its open batch needs.
+ */
+size_t
+kp_record_size_bound(int key_len, int value_len, const KpHeader *headers, int nheaders)
+{
+	size_t		size = KP_RECORD_MAX_OVERHEAD + Max(key_len, 0) + Max(value_len, 0);
+
+	for (int i = 0; i < nheaders; i++)
+		size += 2 * KP_VARINT32_MAX + headers[i].key_len +
+			(headers[i].value ? Max(headers[i].value_len, 0) : 0);
+	return size;
+}
+
+/*
+ * Room for a batch of batch_size bytes, header included, allocated at that
+ * size (not doubled up to it); a hint: a batch that grows larger grows as
+ * any StringInfo does, and one that could never be that large is left be.
+ */
+void
+kp_batch_builder_reserve(KpBatchBuilder *b, size_t batch_size)
+{
+	StringInfo	s = &b->records;
+
+	if (batch_size + 1 <= (size_t) s->maxlen || batch_size + 1 >= MaxAllocSize)
+		return;
+	s->data = repalloc(s->data, batch_size + 1);
+	s->maxlen = (int) (batch_size + 1);
+}
+
 static inline char *
 put_bytes(char *p, const char *data, int len)
 {
@@ -352,7 +391,7 @@ put_bytes(char *p, const char *data, int len)
  * place, so adding a record costs no allocation beyond StringInfo's
  * occasional doubling.  A header with a NULL value is a null header value.
  */
-void
+size_t
 kp_batch_builder_add(KpBatchBuilder *b, int64 timestamp,
 					 const char *key, int key_len,
 					 const char *value, int value_len,
@@ -401,6 +440,7 @@ kp_batch_builder_add(KpBatchBuilder *b, int64 timestamp,
 	b->records.len += (int) total;
 	b->records.data[b->records.len] = '\0';
 	b->count++;
+	return total;
 }
 
 /* Write the fixed header of a batch of total_len bytes and checksum it. */
@@ -425,17 +465,19 @@ write_header(char *batch, size_t total_len, const KpBatchBuilder *b)
 
 /*
  * Finish the batch and hand it over as one palloc'd buffer; the builder is
- * spent afterwards (its records buffer is reused or freed).  Uncompressed,
- * the records are slid up by 61 bytes inside their own buffer instead of
- * being copied to a new one.  Should the codec fail (it cannot, short of
- * running out of memory or passing 1 GB), the batch is sent uncompressed,
- * which any reader accepts since the attributes say so.
+ * spent afterwards (its records buffer is handed over or freed).
+ * Uncompressed, the header is written into the room kept for it in front of
+ * the records: the batch is the records buffer itself, neither copied nor
+ * moved.  Should the codec fail (it cannot, short of running out of memory
+ * or passing 1 GB), the batch is sent uncompressed, which any reader
+ * accepts since the attributes say so.
  */
 char *
 kp_batch_builder_finish(KpBatchBuilder *b, size_t *len)
 {
 	KpCompression codec = (KpCompression) (b->attributes & KP_ATTR_COMPRESSION_MASK);
 	StringInfo	recs = &b->records;
+	char	   *batch;
 
 	if (codec != KP_COMPRESSION_NONE)
 	{
@@ -444,7 +486,8 @@ kp_batch_builder_finish(KpBatchBuilder *b, size_t *len)
 		initStringInfo(&out);
 		enlargeStringInfo(&out, KP_BATCH_HEADER_SIZE);
 		out.len = KP_BATCH_HEADER_SIZE;
-		if (kp_compress(codec, recs->data, recs->len, &out))
+		if (kp_compress(codec, recs->data + KP_BATCH_HEADER_SIZE,
+						recs->len - KP_BATCH_HEADER_SIZE, &out))
 		{
 			pfree(recs->data);
 			recs->data = NULL;
@@ -455,19 +498,11 @@ kp_batch_builder_finish(KpBatchBuilder *b, size_t *len)
 		pfree(out.data);
 		b->attributes &= ~KP_ATTR_COMPRESSION_MASK;
 	}
-
-	{
-		char	   *batch;
-
-		enlargeStringInfo(recs, KP_BATCH_HEADER_SIZE);
-		memmove(recs->data + KP_BATCH_HEADER_SIZE, recs->data, recs->len);
-		recs->len += KP_BATCH_HEADER_SIZE;
-		batch = recs->data;
-		write_header(batch, recs->len, b);
-		*len = recs->len;
-		recs->data = NULL;
-		return batch;
-	}
+	batch = recs->data;
+	write_header(batch, recs->len, b);
+	*len = recs->len;
+	recs->data = NULL;
+	return batch;
 }
 
 /*

@@ -297,12 +297,14 @@ extern KpCodecError kp_batch_check_records(const char *batch, size_t len,
 
 /*
  * Builds one v2 batch in memory.  Records are encoded uncompressed into
- * 'records'; finish compresses the section if asked, writes the header and
- * the CRC and returns the whole batch (baseOffset 0: the log assigns it).
+ * 'records', behind room kept for the header; finish compresses the records
+ * if asked, writes the header and the CRC and returns the whole batch
+ * (baseOffset 0: the log assigns it).
  */
 typedef struct KpBatchBuilder
 {
-	StringInfoData records;
+	StringInfoData records;		/* KP_BATCH_HEADER_SIZE bytes of room, then
+								 * the records */
 	int32		count;
 	int64		base_timestamp;
 	int64		max_timestamp;
@@ -316,22 +318,42 @@ extern void kp_batch_builder_init(KpBatchBuilder *b, KpCompression compression,
 								  int64 producer_id, int16 producer_epoch,
 								  int32 base_sequence, bool transactional);
 
-/* key/value NULL means a null key/value; headers may be NULL when nheaders=0 */
-extern void kp_batch_builder_add(KpBatchBuilder *b, int64 timestamp,
-								 const char *key, int key_len,
-								 const char *value, int value_len,
-								 const KpHeader *headers, int nheaders);
+/*
+ * Make room for a batch of batch_size bytes (header included) at once, when
+ * the caller can tell how large it will grow (a hint: records fit either way).
+ */
+extern void kp_batch_builder_reserve(KpBatchBuilder *b, size_t batch_size);
+
+/*
+ * key/value NULL means a null key/value; headers may be NULL when
+ * nheaders=0.  The record is sized once, here; returns the bytes it added.
+ */
+extern size_t kp_batch_builder_add(KpBatchBuilder *b, int64 timestamp,
+								   const char *key, int key_len,
+								   const char *value, int value_len,
+								   const KpHeader *headers, int nheaders);
 
 /* Bytes this record would add to the batch's records section, uncompressed. */
 extern size_t kp_record_encoded_size(int64 timestamp_delta, int32 offset_delta,
 									 int key_len, int value_len,
 									 const KpHeader *headers, int nheaders);
 
+/*
+ * The most a record of these lengths adds to a records section, whatever
+ * its deltas (lengths -1: null): every varint at its largest, none sized.
+ */
+#define KP_VARINT32_MAX			5
+#define KP_RECORD_MAX_OVERHEAD	(KP_VARINT32_MAX /* length */ + 1 /* attributes */ + \
+								 10 /* timestamp delta */ + KP_VARINT32_MAX /* offset delta */ + \
+								 3 * KP_VARINT32_MAX /* key, value lengths, header count */)
+extern size_t kp_record_size_bound(int key_len, int value_len,
+								   const KpHeader *headers, int nheaders);
+
 /* Finish: returns palloc'd batch, its total size in *len. */
 extern char *kp_batch_builder_finish(KpBatchBuilder *b, size_t *len);
 
-/* Size the batch would have now if finished uncompressed. */
-#define KpBatchBuilderSize(b)	((size_t) KP_BATCH_HEADER_SIZE + (b)->records.len)
+/* Size the batch would have now if finished uncompressed (header included). */
+#define KpBatchBuilderSize(b)	((size_t) (b)->records.len)
 
 /* A control batch (COMMIT or ABORT marker) for producer_id/epoch. */
 extern char *kp_build_control_batch(int64 producer_id, int16 producer_epoch,

@@ -118,6 +118,9 @@ static const KpHandlerEntry handler_table[] = {
 };
 
 static MemoryContext request_cxt = NULL;
+#ifdef KP_TRACE_LATENCY
+int64		kp_trace_disp_us;
+#endif
 static MemoryContext listener_cxt = NULL;
 static char cluster_id[32];
 
@@ -426,6 +429,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 
 	INSTR_TIME_SET_CURRENT(started);
 	frame_commit_lsn = InvalidXLogRecPtr;
+#ifdef KP_TRACE_LATENCY
+	kp_trace_disp_us = kp_trace_us();
+#endif
 
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 
@@ -735,14 +741,23 @@ respond:
 
 		/*
 		 * The request committed locally: the response waits on the connection
-		 * until the in-sync replicas have the commit
+		 * until the in-sync replicas have the commit.  A Produce that ran
+		 * while earlier answers wait (server.c, conn_process) queues its
+		 * answer behind theirs.
 		 */
-		if (!XLogRecPtrIsInvalid(commit_lsn))
+		if (!XLogRecPtrIsInvalid(commit_lsn) || kp_conn_answers_waiting(c))
 		{
-			KpIsrPosition pos;
+			bool		wait = kp_conn_answers_waiting(c);
 
-			kp_isr_position(&pos);
-			if (commit_lsn > pos.confirmed)
+			if (!XLogRecPtrIsInvalid(commit_lsn))
+			{
+				KpIsrPosition pos;
+
+				kp_isr_position(&pos);
+				if (commit_lsn > pos.confirmed)
+					wait = true;
+			}
+			if (wait)
 			{
 				kp_conn_wait_commit(c, out->data + start, out->len - start, commit_lsn);
 				out->len = start;

@@ -664,7 +664,7 @@ standby_refusal(KpRequestContext *ctx, bool *close)
  * metadata first) would be told so again and again.
  */
 static bool
-standby_streaming(void)
+standby_streaming(TimeLineID *streamed_tli)
 {
 	WalRcvState state;
 
@@ -672,8 +672,27 @@ standby_streaming(void)
 		return false;
 	SpinLockAcquire(&WalRcv->mutex);
 	state = WalRcv->walRcvState;
+	*streamed_tli = WalRcv->receivedTLI;
 	SpinLockRelease(&WalRcv->mutex);
 	return state == WALRCV_STREAMING;
+}
+
+/*
+ * Whether the kafka.leader row this standby has replayed is older than the
+ * timeline it streams: it has just started streaming from a new primary (a
+ * promoted standby) whose publication of itself it has not replayed yet, so
+ * the row still names the dead primary at its old epoch (0.1-0.4 s after a
+ * failover in test/ha).  The primary of timeline T leads at epoch T - 1
+ * (kp_leader_epoch), so a row below that is stale.
+ */
+static bool
+standby_row_stale(TimeLineID streamed_tli)
+{
+	KpLeaderRow row;
+
+	if (streamed_tli == 0 || !standby_leader_row(&row))
+		return false;
+	return (int64) row.leader_epoch < (int64) streamed_tli - 1;
 }
 
 /*
@@ -681,8 +700,9 @@ standby_streaming(void)
  * request; 1 when it answered it here (ctx->response filled with the error
  * for every entry); -1 when the connection is to be closed unanswered: a
  * Produce with acks=0, and every request while no primary streams to this
- * standby (standby_streaming), so that the client tries another server, as
- * it would a broker that is down.
+ * standby (standby_streaming) or while the leader it has replayed is of an
+ * older timeline than the one it streams (standby_row_stale), so that the
+ * client tries another server, as it would a broker that is down.
  */
 /*
  * A ShareFetch refused on a standby: every partition asked
@@ -818,8 +838,9 @@ kp_standby_answer(KpRequestContext *ctx)
 	bool		close;
 	int16		code;
 	const char *msg;
+	TimeLineID	streamed_tli = 0;
 
-	if (!standby_streaming())
+	if (!standby_streaming(&streamed_tli) || standby_row_stale(streamed_tli))
 		return -1;
 	code = standby_refusal(ctx, &close);
 	if (close)

@@ -32,6 +32,9 @@ typedef struct KpQuotaState
 	uint64		tag_client_hash[KP_QUOTA_KINDS];
 } KpQuotaState;
 
+struct KpAckEntry;				/* server.c */
+struct KpAckWait;				/* handlers.h */
+
 typedef struct KpConn
 {
 	struct KpConn *next;
@@ -64,23 +67,22 @@ typedef struct KpConn
 	uint64	   *park_seen;
 
 	/*
-	 * A Produce acks=all answered but not yet sent: its response waits in
-	 * ack_cxt until the in-sync replicas have the WAL up to ack_lsn, or
-	 * ack_until_ms (server.c, run_acks).  Like a parked request it holds back
-	 * the connection's later requests.  Any other request whose transaction
-	 * committed (an OffsetCommit, a JoinGroup, CreateTopics...) waits the
-	 * same way for its commit record, already encoded (ack_bytes), with no
-	 * deadline (kp_conn_wait_commit).
+	 * Answers waiting for the in-sync replicas, in request order (server.c,
+	 * run_acks): a Produce acks=all's response until they have its WAL (or
+	 * its timeout_ms), any other request whose transaction committed (an
+	 * OffsetCommit, a JoinGroup, CreateTopics...) with its response already
+	 * encoded until they have its commit record, with no deadline
+	 * (kp_conn_wait_commit), and any answer queued behind those.  While the
+	 * first waits, later Produce requests of the connection still run (their
+	 * appends join the same WAL flush) and their answers queue behind it; any
+	 * other request waits until the queue is empty, as behind a parked one.
 	 */
-	MemoryContext ack_cxt;		/* NULL: nothing waits */
-	void	   *ack_response;	/* KpProduceResponse, in ack_cxt */
-	char	   *ack_bytes;		/* or the encoded response, in ack_cxt */
-	int			ack_bytes_len;
-	struct KpAckWait *ack_wait; /* in ack_cxt */
-	XLogRecPtr	ack_lsn;
-	int64		ack_until_ms;
-	int32		ack_correlation_id;
-	int16		ack_version;
+	struct KpAckEntry *acks;	/* NULL: nothing waits */
+	struct KpAckEntry *acks_last;
+	int			nacks;
+#ifdef KP_TRACE_LATENCY
+	int64		trace_read_us;
+#endif
 	/* counted against max.connections (limits.c) */
 	bool		limits_counted;
 	bool		limits_per_addr;	/* ... and max.connections.per.ip */
@@ -131,9 +133,16 @@ extern void kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response,
 /*
  * Keep an encoded response (len bytes, its size first) until the in-sync
  * replicas have lsn, the end of the commit record of the request's
- * transaction.
+ * transaction (InvalidXLogRecPtr: only until the answers before it go).
  */
 extern void kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn);
+
+/* Do answers of this connection wait for the in-sync replicas? */
+static inline bool
+kp_conn_answers_waiting(KpConn *c)
+{
+	return c->acks != NULL;
+}
 
 /* Encode a response (after its 4-byte size) into the connection's output. */
 extern int	kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
@@ -165,6 +174,10 @@ extern void kp_conn_mute(KpConn *c, int64 until_ms);
 
 /* dispatch.c */
 extern void kp_dispatch_init(MemoryContext parent);
+#ifdef KP_TRACE_LATENCY
+extern int64 kp_trace_us(void);
+extern int64 kp_trace_disp_us;
+#endif
 
 /*
  * Handle one request frame (without its size prefix); the response goes to

@@ -14,7 +14,9 @@
  * outside 1..socket.request.max.bytes close the connection before a byte of
  * the body is buffered.  Requests of one connection are handled one at a
  * time in arrival order; a parked fetch (long poll) holds back the requests
- * behind it, so responses always go out in request order.  A connection
+ * behind it, and answers waiting for the WAL flush hold back all but later
+ * Produce requests (whose answers queue behind theirs), so responses always
+ * go out in request order.  A connection
  * whose output backs up is not read until it drains: a slow client slows
  * only itself; one that stops reading is closed when its unsent output
  * passes kafka.connection_output_max_bytes, or when nothing was sent to it
@@ -35,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -84,8 +87,8 @@ static int	epfd = -1;
 static int	listen_fd = -1;
 static uint64 next_conn_id = 1;
 static int	waiter_slot = -1;
-static int	nacks_waiting = 0;	/* connections with a Produce acks=all waiting
-								 * for the in-sync replicas */
+static int	nacks_waiting = 0;	/* answers waiting for the in-sync replicas,
+								 * on all connections (KpAckEntry) */
 static uint32 *bucket_refs = NULL;	/* per wait bucket (src/store/waiters.c):
 									 * parked fetches watching it */
 
@@ -94,8 +97,93 @@ static uint32 *bucket_refs = NULL;	/* per wait bucket (src/store/waiters.c):
 static int64 accept_paused_until_ms = 0;
 static bool accept_failure_logged = false;
 
+/*
+ * An answer waiting for the in-sync replicas (run_acks), in its connection's
+ * queue (KpConn.acks): a Produce acks=all's response, kept decoded so that
+ * the partitions still waiting at its timeout get their error codes, or an
+ * encoded response that waits for its request's commit record, or only for
+ * the answers before it.  The entry and what it keeps live in cxt.
+ */
+typedef struct KpAckEntry
+{
+	struct KpAckEntry *next;
+	MemoryContext cxt;
+	void	   *response;		/* KpProduceResponse, or NULL */
+	struct KpAckWait *wait;		/* ... and its partitions */
+	char	   *bytes;			/* or the encoded response */
+	int			bytes_len;
+	XLogRecPtr	lsn;			/* answered once the ISR has it (Invalid: at
+								 * once) */
+	int64		until_ms;		/* ... or then */
+	int32		correlation_id;
+	int16		version;
+#ifdef KP_TRACE_LATENCY
+	int64		trace_read_us;
+	int64		trace_disp_us;
+	int64		trace_done_us;
+#endif
+} KpAckEntry;
+
+/*
+ * How many answers a connection may have waiting before its next Produce
+ * waits too (a client's max.in.flight.requests.per.connection is 5 by
+ * default; this bounds the memory of a client that pipelines more).
+ */
+#define ACK_PIPELINE_MAX	32
+
 static bool open_listen_socket(int elevel, bool do_listen);
 static void park_unwatch(int nkeys, const int *keys);
+static void ack_queue_free(KpConn *c);
+
+#ifdef KP_TRACE_LATENCY
+/*
+ * Latency tracing for developers (make COPT=-DKP_TRACE_LATENCY;
+ * docs/performance.md, bench/tuning/walinit.sh): the worker logs each WAL
+ * flush it makes of 2 ms or more or across a segment boundary, a histogram
+ * of all of them every 10 s, and each acks=all answer sent 5 ms or more
+ * after its request was read, with where the time went.  Timestamps are
+ * CLOCK_MONOTONIC microseconds, the clock of Java's System.nanoTime.
+ */
+int64
+kp_trace_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+static int64 trace_hist[8];
+static int64 trace_hist_at = 0;
+static int64 trace_last_flush_end = 0;
+
+static void
+trace_flush(const char *who, int64 t0, int64 t1, XLogRecPtr before, XLogRecPtr after)
+{
+	int64		d = t1 - t0;
+	static const int64 lim[7] = {250, 500, 1000, 2000, 5000, 10000, 50000};
+	int			b = 0;
+
+	while (b < 7 && d >= lim[b])
+		b++;
+	trace_hist[b]++;
+	trace_last_flush_end = t1;
+	if (d >= 2000 || before / wal_segment_size != after / wal_segment_size)
+		elog(LOG, "kp_trace flush %s at %lld dur_us %lld bytes %lld seg %llX->%llX",
+			 who, (long long) t0, (long long) d, (long long) (after - before),
+			 (long long) (before / wal_segment_size), (long long) (after / wal_segment_size));
+	if (trace_hist_at == 0)
+		trace_hist_at = t1;
+	if (t1 - trace_hist_at > 10000000)
+	{
+		elog(LOG, "kp_trace flush_hist <250us %lld <500 %lld <1ms %lld <2 %lld <5 %lld <10 %lld <50 %lld >=50ms %lld",
+			 (long long) trace_hist[0], (long long) trace_hist[1], (long long) trace_hist[2],
+			 (long long) trace_hist[3], (long long) trace_hist[4], (long long) trace_hist[5],
+			 (long long) trace_hist[6], (long long) trace_hist[7]);
+		memset(trace_hist, 0, sizeof(trace_hist));
+		trace_hist_at = t1;
+	}
+}
+#endif
 
 void
 kp_listener_init(void)
@@ -222,11 +310,7 @@ conn_close(KpConn *c, const char *why)
 		pfree(c->park_keys);
 		pfree(c->park_seen);
 	}
-	if (c->ack_cxt)
-	{
-		MemoryContextDelete(c->ack_cxt);
-		nacks_waiting--;
-	}
+	ack_queue_free(c);
 	pfree(c);
 }
 
@@ -344,7 +428,7 @@ conn_output_over_cap(KpConn *c)
 static bool
 conn_process(KpConn *c)
 {
-	while (c->parked_frame == NULL && c->ack_cxt == NULL && !c->closing &&
+	while (c->parked_frame == NULL && !c->closing &&
 		   c->muted_until_ms == 0 &&
 		   c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX)
 	{
@@ -357,6 +441,18 @@ conn_process(KpConn *c)
 						((uint32) (uint8) c->in.data[c->in_pos + 1] << 16) |
 						((uint32) (uint8) c->in.data[c->in_pos + 2] << 8) |
 						(uint32) (uint8) c->in.data[c->in_pos + 3]);
+
+		/*
+		 * Behind answers waiting for the in-sync replicas only a complete
+		 * Produce runs (its append joins their WAL flush; its answer queues
+		 * behind theirs); anything else, a bad size included, waits until
+		 * they are sent.
+		 */
+		if (c->acks != NULL &&
+			(size < 2 || size > kp_socket_request_max_bytes || avail - 4 < size ||
+			 c->nacks >= ACK_PIPELINE_MAX ||
+			 c->in.data[c->in_pos + 4] != 0 || c->in.data[c->in_pos + 5] != KP_API_PRODUCE))
+			break;
 		if (size <= 0 || size > kp_socket_request_max_bytes)
 		{
 			ereport(LOG,
@@ -368,13 +464,26 @@ conn_process(KpConn *c)
 			break;
 		c->in_pos += 4;
 		if (!kp_dispatch_frame(c, (uint8 *) c->in.data + c->in_pos, size, false))
-			return false;
+		{
+			/*
+			 * The connection is to be closed: the answers waiting before this
+			 * request go out first, as they would have had it waited for them
+			 * (run_acks closes it once they are sent).
+			 */
+			if (c->acks == NULL)
+				return false;
+			c->closing = true;
+		}
 		c->in_pos += size;
 		if (conn_output_over_cap(c))
 			return false;
 	}
-	/* compact the input buffer */
-	if (c->in_pos > 0 && c->parked_frame == NULL && c->ack_cxt == NULL)
+
+	/*
+	 * compact the input buffer (a parked request has its own copy of its
+	 * frame, a waiting answer keeps nothing of its request's)
+	 */
+	if (c->in_pos > 0 && c->parked_frame == NULL)
 	{
 		int			rest = c->in.len - c->in_pos;
 
@@ -391,7 +500,14 @@ conn_process(KpConn *c)
 			resetStringInfo(&c->in);
 		}
 	}
-	return !c->closing || c->out.len > c->out_pos;
+	return !c->closing || c->out.len > c->out_pos || c->acks != NULL;
+}
+
+/* A closing connection whose every answer is sent. */
+static inline bool
+conn_finished(KpConn *c)
+{
+	return c->closing && c->out.len == c->out_pos && c->acks == NULL;
 }
 
 static bool
@@ -420,6 +536,9 @@ conn_read(KpConn *c)
 		c->in.len += n;
 		c->in.data[c->in.len] = '\0';
 		c->last_active_ms = kp_listener_now_ms();
+#ifdef KP_TRACE_LATENCY
+		c->trace_read_us = kp_trace_us();
+#endif
 		/* don't buffer unboundedly ahead of a parked request */
 		if (c->in.len - c->in_pos > kp_socket_request_max_bytes + 4)
 			break;
@@ -616,7 +735,7 @@ close_idle_connections(int64 now)
 	{
 		KpConn	   *next = c->next;
 
-		if (c->parked_frame == NULL && c->ack_cxt == NULL &&
+		if (c->parked_frame == NULL && c->acks == NULL &&
 			now - c->last_active_ms > kp_connections_max_idle_ms)
 			conn_close(c, "idle for longer than kafka.connections_max_idle_ms");
 		c = next;
@@ -683,14 +802,16 @@ park_keys_changed(KpConn *c)
 /*
  * Re-run parked requests whose data may have come or whose time is up: on
  * a wake-up (woken), a parked Fetch whose partitions changed and every
- * other parked request.
+ * other parked request.  Returns whether a Fetch is left parked at a high
+ * watermark below the log end (park_on_isr).
  */
-static void
+static bool
 run_parked(bool woken)
 {
 	int64		now = kp_listener_now_ms();
 	KpConn	   *c = connections;
 	bool		still_parked = false;
+	bool		on_isr = false;
 	XLogRecPtr	confirmed = InvalidXLogRecPtr;
 
 	/*
@@ -710,7 +831,16 @@ run_parked(bool woken)
 				XLogRecPtr	insert = kp_xlog_insert_end();
 
 				if (insert > GetFlushRecPtr(NULL))
+				{
+#ifdef KP_TRACE_LATENCY
+					XLogRecPtr	before = GetFlushRecPtr(NULL);
+					int64		t0 = kp_trace_us();
+#endif
 					XLogFlush(insert);
+#ifdef KP_TRACE_LATENCY
+					trace_flush("fetch", t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
+#endif
+				}
 			}
 			kp_isr_position(&pos);
 			confirmed = pos.confirmed;
@@ -766,9 +896,14 @@ run_parked(bool woken)
 	}
 	/* the slot's "waiting" flag: requests woken by any append or group change */
 	for (c = connections; c; c = c->next)
+	{
 		if (c->parked_frame && c->park_keys == NULL)
 			still_parked = true;
+		if (c->parked_frame && c->park_on_isr)
+			on_isr = true;
+	}
 	kp_log_set_append_waiter(waiter_slot, still_parked);
+	return on_isr;
 }
 
 /*
@@ -800,7 +935,7 @@ unmute_connections(int64 now)
 			ok = conn_process(c);
 			if (ok)
 				ok = conn_flush(c);
-			if (!ok || (c->closing && c->out.len == c->out_pos))
+			if (!ok || conn_finished(c))
 				conn_close(c, ok ? "closed" : "error");
 		}
 		c = next;
@@ -820,8 +955,8 @@ next_timeout(void)
 			soonest = c->park_until_ms;
 		if (c->muted_until_ms != 0 && c->muted_until_ms < soonest)
 			soonest = c->muted_until_ms;
-		if (c->ack_cxt && c->ack_until_ms < soonest)
-			soonest = c->ack_until_ms;
+		if (c->acks && c->acks->until_ms < soonest)
+			soonest = c->acks->until_ms;
 	}
 
 	/*
@@ -842,68 +977,115 @@ next_timeout(void)
 			soonest = Min(soonest, now + (RecoveryInProgress() ? 5 : 1));
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
+
+	/*
+	 * Worker 0 of a hot standby looks for its promotion ten times a second (a
+	 * promotion sets no latch of ours), so that it publishes the new leader
+	 * at once (kp_listener_main).
+	 */
+	if (kp_listener_worker_index == 0 && soonest > now + 100 && RecoveryInProgress())
+		soonest = now + 100;
 	return (long) Max(0, soonest - now);
+}
+
+/* Queue an answer behind the connection's others. */
+static void
+ack_enqueue(KpConn *c, KpAckEntry *e)
+{
+#ifdef KP_TRACE_LATENCY
+	e->trace_read_us = c->trace_read_us;
+	e->trace_disp_us = kp_trace_disp_us;
+	e->trace_done_us = kp_trace_us();
+#endif
+	e->next = NULL;
+	if (c->acks == NULL)
+		c->acks = e;
+	else
+		c->acks_last->next = e;
+	c->acks_last = e;
+	c->nacks++;
+	nacks_waiting++;
+}
+
+/* Take the first waiting answer off the queue and free it. */
+static void
+ack_dequeue(KpConn *c)
+{
+	KpAckEntry *e = c->acks;
+
+	c->acks = e->next;
+	if (c->acks == NULL)
+		c->acks_last = NULL;
+	c->nacks--;
+	nacks_waiting--;
+	MemoryContextDelete(e->cxt);	/* e too */
+}
+
+static void
+ack_queue_free(KpConn *c)
+{
+	while (c->acks)
+		ack_dequeue(c);
 }
 
 void
 kp_conn_wait_ack(KpConn *c, MemoryContext cxt, void *response, KpAckWait *wait,
 				 XLogRecPtr lsn, int64 until_ms, int32 correlation_id, int16 version)
 {
-	Assert(c->ack_cxt == NULL);
+	KpAckEntry *e = MemoryContextAllocZero(cxt, sizeof(KpAckEntry));
+
 	MemoryContextSetParent(cxt, listener_cxt);
-	c->ack_cxt = cxt;
-	c->ack_response = response;
-	c->ack_bytes = NULL;
-	c->ack_wait = wait;
-	c->ack_lsn = lsn;
-	c->ack_until_ms = until_ms;
-	c->ack_correlation_id = correlation_id;
-	c->ack_version = version;
-	nacks_waiting++;
+	e->cxt = cxt;
+	e->response = response;
+	e->wait = wait;
+	e->lsn = lsn;
+	e->until_ms = until_ms;
+	e->correlation_id = correlation_id;
+	e->version = version;
+	ack_enqueue(c, e);
 }
 
 void
 kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn)
 {
-	Assert(c->ack_cxt == NULL);
-	c->ack_cxt = AllocSetContextCreate(listener_cxt, "kafka_pg commit wait",
-									   ALLOCSET_SMALL_SIZES);
-	c->ack_bytes = MemoryContextAlloc(c->ack_cxt, len);
-	memcpy(c->ack_bytes, bytes, len);
-	c->ack_bytes_len = len;
-	c->ack_response = NULL;
-	c->ack_wait = NULL;
-	c->ack_lsn = lsn;
-	c->ack_until_ms = PG_INT64_MAX; /* as long as a COMMIT would wait */
-	nacks_waiting++;
+	MemoryContext cxt = AllocSetContextCreate(listener_cxt, "kafka_pg commit wait",
+											  ALLOCSET_SMALL_SIZES);
+	KpAckEntry *e = MemoryContextAllocZero(cxt, sizeof(KpAckEntry));
+
+	e->cxt = cxt;
+	e->bytes = MemoryContextAlloc(cxt, len);
+	memcpy(e->bytes, bytes, len);
+	e->bytes_len = len;
+	e->lsn = lsn;
+	e->until_ms = PG_INT64_MAX; /* as long as a COMMIT would wait */
+	ack_enqueue(c, e);
 }
 
 /*
- * Answer a Produce acks=all: every partition whose WAL the in-sync replicas
- * have keeps its answer; at the deadline the others get REQUEST_TIMED_OUT,
- * or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is now smaller than their
+ * Send the connection's first waiting answer.  A Produce acks=all: every
+ * partition whose WAL the in-sync replicas have keeps its answer; at the
+ * deadline the others get REQUEST_TIMED_OUT, or
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is now smaller than their
  * topic's min.insync.replicas (Kafka's DelayedProduce and
  * Partition.checkEnoughReplicasReachOffset).
  */
 static void
 ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 {
-	KpAckWait  *w = c->ack_wait;
+	KpAckEntry *e = c->acks;
+	KpAckWait  *w = e->wait;
 	int			in_sync = -1;
 	int			i;
 	MemoryContext old;
 
-	if (c->ack_bytes)
+	if (e->bytes)
 	{
-		/* a committed request's response (kp_conn_wait_commit) */
-		kp_conn_send(c, c->ack_bytes, c->ack_bytes_len);
-		MemoryContextDelete(c->ack_cxt);
-		c->ack_cxt = NULL;
-		c->ack_bytes = NULL;
-		nacks_waiting--;
+		/* an encoded response (kp_conn_wait_commit) */
+		kp_conn_send(c, e->bytes, e->bytes_len);
+		ack_dequeue(c);
 		return;
 	}
-	old = MemoryContextSwitchTo(c->ack_cxt);
+	old = MemoryContextSwitchTo(e->cxt);
 	for (i = 0; expired && i < w->n; i++)
 	{
 		KpAckPartition *ap = &w->parts[i];
@@ -915,22 +1097,19 @@ ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 		*ap->error_code = in_sync < ap->min_insync_replicas ?
 			KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KP_ERR_REQUEST_TIMED_OUT;
 	}
-	kp_conn_put_response(c, KP_API_PRODUCE, c->ack_version, c->ack_correlation_id,
-						 c->ack_response);
+	kp_conn_put_response(c, KP_API_PRODUCE, e->version, e->correlation_id, e->response);
 	MemoryContextSwitchTo(old);
-	MemoryContextDelete(c->ack_cxt);
-	c->ack_cxt = NULL;
-	c->ack_response = NULL;
-	c->ack_wait = NULL;
-	nacks_waiting--;
+	ack_dequeue(c);
 }
 
 /*
- * The Produce requests with acks=all of this worker: one WAL flush for all of
- * them (a group commit: the flush of the furthest covers the others), then
- * answer those whose WAL every in-sync replica has, and those whose time is
- * up.  A connection answered goes on with the requests queued behind it,
- * which may wait in turn: a few more rounds take them in the same turn.
+ * The answers waiting on this worker's connections: one WAL flush for all
+ * of them (a group commit: the flush of the furthest covers the others, and
+ * XLogFlush writes everything inserted by then, other workers' appends
+ * too), then send, in each connection's order, those whose WAL every
+ * in-sync replica has, and those whose time is up.  A connection answered
+ * goes on with the requests queued behind it, which may wait in turn: a few
+ * more rounds take them in the same turn.
  */
 static void
 run_acks(void)
@@ -953,10 +1132,24 @@ run_acks(void)
 		bool		answered = false;
 
 		for (c = connections; c; c = c->next)
-			if (c->ack_cxt && c->ack_lsn > furthest)
-				furthest = c->ack_lsn;
+		{
+			KpAckEntry *e;
+
+			for (e = c->acks; e; e = e->next)
+				if (e->lsn > furthest)
+					furthest = e->lsn;
+		}
 		if (furthest > GetFlushRecPtr(NULL))
+		{
+#ifdef KP_TRACE_LATENCY
+			XLogRecPtr	before = GetFlushRecPtr(NULL);
+			int64		t0 = kp_trace_us();
+#endif
 			XLogFlush(furthest);
+#ifdef KP_TRACE_LATENCY
+			trace_flush("acks", t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
+#endif
+		}
 		kp_isr_position(&pos);
 		now = kp_listener_now_ms();
 		c = connections;
@@ -964,15 +1157,32 @@ run_acks(void)
 		{
 			KpConn	   *next = c->next;
 			bool		ok = true;
+			bool		sent = false;
 
-			if (c->ack_cxt && (c->ack_lsn <= pos.confirmed || now >= c->ack_until_ms))
+			while (c->acks && (c->acks->lsn <= pos.confirmed || now >= c->acks->until_ms))
 			{
-				ack_answer(c, pos.confirmed, c->ack_lsn > pos.confirmed);
+#ifdef KP_TRACE_LATENCY
+				KpAckEntry *e = c->acks;
+				int64		t = kp_trace_us();
+
+				if (t - e->trace_read_us >= 5000)
+					elog(LOG, "kp_trace ack read %lld queued_us %lld appended_us %lld flush_end_us %lld answered_us %lld",
+						 (long long) e->trace_read_us,
+						 (long long) (e->trace_disp_us - e->trace_read_us),
+						 (long long) (e->trace_done_us - e->trace_read_us),
+						 (long long) (trace_last_flush_end - e->trace_read_us),
+						 (long long) (t - e->trace_read_us));
+#endif
+				ack_answer(c, pos.confirmed, c->acks->lsn > pos.confirmed);
+				sent = true;
+			}
+			if (sent)
+			{
 				answered = true;
-				ok = conn_process(c);	/* the requests queued behind it */
+				ok = conn_process(c);	/* the requests queued behind them */
 				if (ok)
 					ok = conn_flush(c);
-				if (!ok || (c->closing && c->out.len == c->out_pos))
+				if (!ok || conn_finished(c))
 					conn_close(c, ok ? "closed" : "error");
 			}
 			c = next;
@@ -1021,6 +1231,7 @@ kp_listener_main(Datum arg)
 	struct epoll_event ev;
 	struct epoll_event events[MAX_EVENTS];
 	int64		last_idle_check = 0;
+	bool		standby;
 
 	kp_listener_worker_index = worker;
 
@@ -1065,6 +1276,7 @@ kp_listener_main(Datum arg)
 					kp_advertised_host_name(), kp_advertised_port_number(),
 					RecoveryInProgress() ? ", read-only: this server is a hot standby" : "")));
 
+	standby = RecoveryInProgress();
 	for (;;)
 	{
 		WaitEvent	wev[3];
@@ -1072,6 +1284,7 @@ kp_listener_main(Datum arg)
 		int			n;
 		int			i;
 		bool		latch_set = false;
+		bool		on_isr;
 		int64		now;
 
 		nwev = WaitEventSetWait(wes, next_timeout(), wev, 3, PG_WAIT_EXTENSION);
@@ -1112,12 +1325,22 @@ kp_listener_main(Datum arg)
 			else
 				(void) conn_flush(c);	/* answers to the requests before the
 										 * bad one */
-			if (!ok || (c->closing && c->out.len == c->out_pos))
+			if (!ok || conn_finished(c))
 				conn_close(c, ok ? "closed" : "peer closed or error");
 		}
 
-		run_parked(latch_set);
+		on_isr = run_parked(latch_set);
 		run_acks();
+
+		/*
+		 * A Fetch that stopped at the high watermark waits for the flush of
+		 * what is above it: run_acks' flush, or its own in run_parked (which
+		 * waits for a flush another worker has in progress and is done with
+		 * it, XLogFlush's group commit).  Answer it in this turn, when that
+		 * flush ends, rather than a millisecond later.
+		 */
+		if (on_isr)
+			(void) run_parked(false);
 
 		now = kp_listener_now_ms();
 		unmute_connections(now);
@@ -1129,6 +1352,23 @@ kp_listener_main(Datum arg)
 			ev.data.ptr = NULL;
 			epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
 			accept_paused_until_ms = 0;
+		}
+
+		/*
+		 * Promoted: worker 0 publishes this server as the leader now, not at
+		 * its next idle check, so that a standby that starts streaming from
+		 * it names it (leader.c).
+		 */
+		if (standby && !RecoveryInProgress())
+		{
+			standby = false;
+			if (worker == 0)
+			{
+				kp_leader_publish();
+				ereport(LOG,
+						(errmsg("kafka_pg listener: promoted: this server leads every partition now, at leader epoch %d",
+								kp_leader_epoch())));
+			}
 		}
 		if (now - last_idle_check > 1000)
 		{

@@ -428,13 +428,26 @@ kp_share_delete_group(const char *group_id)
  * ---------------------------------------------------------------------
  */
 
-static int
-cmp_acquired(const void *a, const void *b)
+/* Append run [first, last] to the acquired records, one entry per offset. */
+static void
+acquired_add(KpShareAcquired *out, int *cap, int64 first, int64 last, int16 delivery_count)
 {
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
+	int64		o;
 
-	return x < y ? -1 : x > y ? 1 : 0;
+	for (o = first; o <= last; o++)
+	{
+		if (out->n == *cap)
+		{
+			*cap = Max(16, *cap * 2);
+			out->offsets = out->offsets ? repalloc(out->offsets, sizeof(int64) * *cap) :
+				palloc(sizeof(int64) * *cap);
+			out->delivery_counts = out->delivery_counts ?
+				repalloc(out->delivery_counts, sizeof(int16) * *cap) : palloc(sizeof(int16) * *cap);
+		}
+		out->offsets[out->n] = o;
+		out->delivery_counts[out->n] = delivery_count;
+		out->n++;
+	}
 }
 
 int16
@@ -450,10 +463,10 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	int64		archived;
 	int64		bound;
 	int64		from;
-	int64	   *offsets;
-	int16	   *counts;
-	int			n;
-	int			cap;
+	KpShareRun *runs;
+	int			nruns;
+	int			cap = 0;
+	int			i;
 
 	memset(out, 0, sizeof(*out));
 	if (partition < 0 || partition >= topic->partition_count)
@@ -472,37 +485,38 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	}
 	archived = kp_cat_share_expire(group_id, topic->name, partition, c.delivery_limit);
 
-	/* redeliveries first */
-	n = kp_cat_share_take_available(group_id, topic->name, partition, member_id, holder_xid,
-									c.lock_ms, max_records, &offsets, &counts);
-	cap = Max(n, 16);
-	{
-		int64	   *o2 = palloc(sizeof(int64) * cap);
-		int16	   *c2 = palloc(sizeof(int16) * cap);
+	/*
+	 * redeliveries first, whole runs (the last split at max_records); all
+	 * below SPEO, so before the new records by offset
+	 */
+	nruns = kp_cat_share_take_available(group_id, topic->name, partition, member_id, holder_xid,
+										c.lock_ms, max_records, &runs);
+	for (i = 0; i < nruns; i++)
+		acquired_add(out, &cap, runs[i].first, runs[i].last, runs[i].delivery_count);
 
-		memcpy(o2, offsets, sizeof(int64) * n);
-		memcpy(c2, counts, sizeof(int16) * n);
-		offsets = o2;
-		counts = c2;
-	}
-
-	/* then new records from SPEO */
+	/*
+	 * then new records from SPEO: the visible batches that follow each other
+	 * make one run, one row
+	 */
 	from = Max(speo, off.log_start_offset);
 	bound = c.read_committed ? off.last_stable_offset : off.log_end_offset;
-	if (n < max_records && from < bound)
+	if (out->n < max_records && from < bound)
 	{
 		KpLogReader *reader = kp_log_cursor_open(partition_id, from,
 												 c.read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
 		const char *batch;
 		size_t		len;
 		KpBatchVisibility vis;
+		int64		run_first = -1;
+		int64		run_last = -1;
 
-		while (n < max_records && kp_log_cursor_next(reader, &batch, &len, &vis))
+		while (out->n + (run_first < 0 ? 0 : run_last - run_first + 1) < max_records &&
+			   kp_log_cursor_next(reader, &batch, &len, &vis))
 		{
 			KpBatchHeader hdr;
 			int64		first;
 			int64		last;
-			int64		o;
+			int64		taken = out->n + (run_first < 0 ? 0 : run_last - run_first + 1);
 
 			if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK || hdr.base_offset >= bound)
 				break;
@@ -512,53 +526,45 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 			first = Max(hdr.base_offset, from);
 			if (vis != KP_BATCH_VISIBLE)
 			{
-				from = last + 1;	/* markers and aborted records: done */
+				/* markers and aborted records: done, and the end of a run */
+				if (run_first >= 0)
+				{
+					kp_cat_share_take_new(group_id, topic->name, partition, member_id, holder_xid,
+										  c.lock_ms, run_first, run_last);
+					acquired_add(out, &cap, run_first, run_last, 1);
+					run_first = -1;
+				}
+				from = last + 1;
 				continue;
 			}
-			if (record_limit && last - first + 1 > max_records - n)
-				last = first + (max_records - n) - 1;
-			kp_cat_share_take_new(group_id, topic->name, partition, member_id, holder_xid, c.lock_ms,
-								  first, last);
-			for (o = first; o <= last; o++)
+			if (record_limit && last - first + 1 > max_records - taken)
+				last = first + (max_records - taken) - 1;
+			if (run_first >= 0 && first != run_last + 1)
 			{
-				if (n == cap)
-				{
-					cap *= 2;
-					offsets = repalloc(offsets, sizeof(int64) * cap);
-					counts = repalloc(counts, sizeof(int16) * cap);
-				}
-				offsets[n] = o;
-				counts[n] = 1;
-				n++;
+				/*
+				 * offsets the log cleaner removed between batches: not in a
+				 * run
+				 */
+				kp_cat_share_take_new(group_id, topic->name, partition, member_id, holder_xid,
+									  c.lock_ms, run_first, run_last);
+				acquired_add(out, &cap, run_first, run_last, 1);
+				run_first = -1;
 			}
+			if (run_first < 0)
+				run_first = first;
+			run_last = last;
 			from = last + 1;
 		}
 		kp_log_reader_close(reader);
+		if (run_first >= 0)
+		{
+			kp_cat_share_take_new(group_id, topic->name, partition, member_id, holder_xid, c.lock_ms,
+								  run_first, run_last);
+			acquired_add(out, &cap, run_first, run_last, 1);
+		}
 	}
 	kp_cat_share_partition_advance(group_id, topic->name, partition, Max(from, speo),
-								   off.log_start_offset, archived);
-
-	/* by offset, the delivery counts along */
-	if (n > 1)
-	{
-		int64	   *pairs = palloc(sizeof(int64) * 2 * n);
-		int			i;
-
-		for (i = 0; i < n; i++)
-		{
-			pairs[2 * i] = offsets[i];
-			pairs[2 * i + 1] = counts[i];
-		}
-		qsort(pairs, n, sizeof(int64) * 2, cmp_acquired);
-		for (i = 0; i < n; i++)
-		{
-			offsets[i] = pairs[2 * i];
-			counts[i] = (int16) pairs[2 * i + 1];
-		}
-	}
-	out->n = n;
-	out->offsets = offsets;
-	out->delivery_counts = counts;
+								   off.log_start_offset, archived, spso);
 	return KP_ERR_NONE;
 }
 
@@ -603,6 +609,7 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	int64		done;
 	int64		start;
 	int64		end;
+	int32		lock_ms = kp_share_record_lock_duration_ms;
 	int			i;
 
 	if (first < 0 || last < first || ntypes <= 0 ||
@@ -611,8 +618,15 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	for (i = 0; i < ntypes; i++)
 		if (types[i] < KP_ACK_GAP || types[i] > KP_ACK_RENEW)
 			return KP_ERR_INVALID_REQUEST;
+	/* the group's lock duration, read only when a renew needs it */
+	for (i = 0; i < ntypes; i++)
+		if (types[i] == KP_ACK_RENEW)
+		{
+			lock_ms = kp_share_lock_duration_ms(group_id);
+			break;
+		}
 	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
-									kp_share_lock_duration_ms(group_id));
+									lock_ms);
 
 	/*
 	 * move SPSO now if the share-partition is free (else at the next
@@ -620,7 +634,7 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	 */
 	if (move_start &&
 		kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, false, &start, &end))
-		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0);
+		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0, start);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;
 	return KP_ERR_NONE;

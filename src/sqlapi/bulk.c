@@ -21,11 +21,12 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/primnodes.h"
 #include "utils/builtins.h"
-#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -42,6 +43,8 @@ typedef struct BulkPending
 	bool		started;
 	KpBatchBuilder builder;
 	int64		last_offset;	/* of the last batch appended, -1: none */
+	size_t		last_size;		/* bytes of the last batch appended,
+								 * uncompressed; 0: none */
 } BulkPending;
 
 struct KpBulkTopic
@@ -58,6 +61,7 @@ struct KpBulkTopic
 struct KpBulkProducer
 {
 	MemoryContext cxt;
+	SubTransactionId subid;		/* the (sub)transaction it began in */
 	KpBulkTopic **topics;
 	int			ntopics;
 	int			maxtopics;
@@ -79,9 +83,29 @@ kp_bulk_begin(void)
 
 	kp_sql_check_not_in_recovery();
 	bp->cxt = cxt;
+	bp->subid = GetCurrentSubTransactionId();
 	bp->now_ms = KpTimestampTzToMs(GetCurrentTimestamp());
 	bp->max_buffered = Max((size_t) work_mem * 1024, (size_t) 1024 * 1024);
 	return bp;
+}
+
+/*
+ * Records are added and batches appended in the (sub)transaction the
+ * producer began in: its open batches carry that (sub)transaction's
+ * producer id, and records added elsewhere would commit or roll back with
+ * the wrong one.  Only a cursor over kafka.produce_agg can get there (a
+ * hash aggregate takes all its rows at the first FETCH and appends each
+ * group's rest when the group is fetched or the cursor closed).
+ */
+static void
+check_subtransaction(KpBulkProducer *bp)
+{
+	if (GetCurrentSubTransactionId() != bp->subid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("a bulk produce cannot go on in another subtransaction than the one it began in"),
+				 errdetail("Its open record batches belong to the (sub)transaction that began it."),
+				 errhint("Fetch a cursor over kafka.produce_agg to its end, or close it, before SAVEPOINT, RELEASE or ROLLBACK TO.")));
 }
 
 void
@@ -164,10 +188,11 @@ kp_bulk_flush_partition(KpBulkProducer *bp, KpBulkTopic *bt, int32 partition)
 
 	if (!pb->started || count == 0)
 		return -1;
+	check_subtransaction(bp);
 	producer_id = pb->builder.producer_id;
-	if (producer_id != kp_txn_sql_producer_id())
-		elog(ERROR, "kafka_pg: a record batch outlived the subtransaction that started it");
-	bp->buffered -= Min(bp->buffered, (size_t) pb->builder.records.len);
+	Assert(producer_id == kp_txn_sql_producer_id());
+	pb->last_size = KpBatchBuilderSize(&pb->builder);
+	bp->buffered -= Min(bp->buffered, pb->last_size);
 	old = MemoryContextSwitchTo(bp->cxt);
 	batch = kp_batch_builder_finish(&pb->builder, &len);
 	pb->started = false;
@@ -190,6 +215,28 @@ kp_bulk_last_offset(KpBulkTopic *bt, int32 partition)
 
 static void flush_all(KpBulkProducer *bp, bool end_of_statement);
 
+/*
+ * Open a batch for the partition, its buffer sized from the records: for
+ * the partition's first batch, its first record; then twice the last batch
+ * appended, at most max.message.bytes (a full batch: that, so the next full
+ * one is never copied to grow; one record per batch, as RETURNING appends:
+ * a few hundred bytes, not a buffer of the topic's size per row).
+ */
+static void
+start_batch(KpBulkProducer *bp, KpBulkTopic *bt, BulkPending *pb, size_t rec_bound)
+{
+	MemoryContext old = MemoryContextSwitchTo(bp->cxt);
+
+	kp_batch_builder_init(&pb->builder, bt->compression, kp_txn_sql_producer_id(), 0,
+						  KP_NO_SEQUENCE, true);
+	kp_batch_builder_reserve(&pb->builder,
+							 Min(Max(2 * pb->last_size, KP_BATCH_HEADER_SIZE + rec_bound),
+								 bt->max_bytes));
+	pb->started = true;
+	bp->buffered += KpBatchBuilderSize(&pb->builder);
+	MemoryContextSwitchTo(old);
+}
+
 int32
 kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 			const char *key, int key_len, const char *value, int value_len,
@@ -199,10 +246,11 @@ kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 {
 	const KpTopic *topic = bt->topic;
 	BulkPending *pb;
-	size_t		rec_size;
+	size_t		rec_bound;
 	int64		ts = has_timestamp ? timestamp_ms : bp->now_ms;
 	bool		sticky = false;
 
+	check_subtransaction(bp);
 	if (key == NULL)
 		key_len = -1;
 	if (value == NULL)
@@ -210,6 +258,23 @@ kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 	(void) kp_topic_check_record_key(topic, key != NULL, true, NULL);
 	if (has_timestamp)
 		(void) kp_topic_check_timestamp(topic, ts, bp->now_ms, true, NULL);
+
+	/*
+	 * Whether the record still fits the open batch is decided on a bound of
+	 * its size (lengths summed, no varint sized); the builder sizes it once,
+	 * exactly, as it encodes it.  A record that cannot fit any batch is
+	 * refused here, before it is encoded, when the topic does not compress
+	 * (compressed, the batch it ends up in is checked when appended).
+	 */
+	rec_bound = kp_record_size_bound(key_len, value_len, headers, nheaders);
+	if (KP_BATCH_HEADER_SIZE + rec_bound > bt->max_bytes &&
+		bt->compression == KP_COMPRESSION_NONE)
+		(void) kp_topic_check_batch_size(topic,
+										 KP_BATCH_HEADER_SIZE +
+										 kp_record_encoded_size(0, 0, key_len, value_len,
+																headers, nheaders),
+										 true, NULL);
+
 	if (has_partition)
 	{
 		if (partition < 0 || partition >= topic->partition_count)
@@ -230,9 +295,7 @@ kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 	}
 	pb = &bt->pending[partition];
 
-	rec_size = kp_record_encoded_size(0, pb->started ? pb->builder.count : 0,
-									  key_len, value_len, headers, nheaders) + 10;
-	if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > bt->max_bytes)
+	if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_bound > bt->max_bytes)
 	{
 		(void) kp_bulk_flush_partition(bp, bt, partition);
 		/* the sticky partitioner moves on when a batch is full */
@@ -241,29 +304,14 @@ kp_bulk_add(KpBulkProducer *bp, KpBulkTopic *bt,
 			bt->sticky = kp_sql_round_robin(topic->partition_count);
 			partition = bt->sticky;
 			pb = &bt->pending[partition];
-			if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_size > bt->max_bytes)
+			if (pb->started && KpBatchBuilderSize(&pb->builder) + rec_bound > bt->max_bytes)
 				(void) kp_bulk_flush_partition(bp, bt, partition);
 		}
 	}
 	if (!pb->started)
-	{
-		MemoryContext old = MemoryContextSwitchTo(bp->cxt);
-
-		kp_batch_builder_init(&pb->builder, bt->compression, kp_txn_sql_producer_id(), 0,
-							  KP_NO_SEQUENCE, true);
-		/* a batch grows to max.message.bytes: start big, double less often */
-		enlargeStringInfo(&pb->builder.records,
-						  (int) Min(bt->max_bytes, (size_t) 64 * 1024));
-		pb->started = true;
-		MemoryContextSwitchTo(old);
-	}
-	{
-		size_t		before = pb->builder.records.len;
-
-		kp_batch_builder_add(&pb->builder, ts, key, key_len, value, value_len,
-							 headers, nheaders);
-		bp->buffered += pb->builder.records.len - before;
-	}
+		start_batch(bp, bt, pb, rec_bound);
+	bp->buffered += kp_batch_builder_add(&pb->builder, ts, key, key_len, value, value_len,
+										 headers, nheaders);
 	bp->records++;
 
 	/*
@@ -321,8 +369,12 @@ typedef struct ProduceAggState
 {
 	KpBulkProducer *bp;
 	bool		finished;
-	Oid			key_type;
-	Oid			value_type;
+	KpOutForm	key_form;
+	KpOutForm	value_form;
+	bool		topic_stable;	/* the topic argument is the same for every
+								 * row */
+	KpBulkTopic *topic;			/* then: its topic, once the first row opened
+								 * it */
 } ProduceAggState;
 
 /* The aggregate is shut down (end of the query, or a rescan). */
@@ -338,30 +390,34 @@ produce_agg_shutdown(Datum arg)
 	}
 }
 
-/* key or value bytes of an argument of type bytea, text or jsonb */
+/*
+ * Is the aggregate's topic argument the same for every row (a constant or a
+ * query parameter)?  The transition function's own arguments are the
+ * executor's placeholders, so ask the Aggref.
+ */
+static bool
+agg_topic_is_constant(FunctionCallInfo fcinfo)
+{
+	Aggref	   *aggref = AggGetAggref(fcinfo);
+	Expr	   *topic;
+
+	if (aggref == NULL || aggref->args == NIL)
+		return false;
+	topic = linitial_node(TargetEntry, aggref->args)->expr;
+	return IsA(topic, Const) ||
+		(IsA(topic, Param) && ((Param *) topic)->paramkind == PARAM_EXTERN);
+}
+
+/* key or value bytes of an argument (bytea, text or jsonb), NULL for null */
 static const char *
-agg_arg_bytes(FunctionCallInfo fcinfo, int argno, Oid type, int *len)
+agg_arg_bytes(FunctionCallInfo fcinfo, int argno, KpOutForm form, int *len)
 {
 	if (PG_ARGISNULL(argno))
 	{
 		*len = -1;
 		return NULL;
 	}
-	if (type == JSONBOID)
-	{
-		Jsonb	   *jb = PG_GETARG_JSONB_P(argno);
-		char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-
-		*len = (int) strlen(s);
-		return s;
-	}
-	else
-	{
-		struct varlena *v = PG_GETARG_VARLENA_PP(argno);
-
-		*len = VARSIZE_ANY_EXHDR(v);
-		return VARDATA_ANY(v);
-	}
+	return kp_sql_datum_bytes(PG_GETARG_DATUM(argno), form, len);
 }
 
 /*
@@ -402,8 +458,9 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 
 		st = palloc0(sizeof(ProduceAggState));
 		st->bp = kp_bulk_begin();
-		st->key_type = get_fn_expr_argtype(fcinfo->flinfo, 2);
-		st->value_type = get_fn_expr_argtype(fcinfo->flinfo, 3);
+		st->key_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 2));
+		st->value_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 3));
+		st->topic_stable = agg_topic_is_constant(fcinfo);
 		MemoryContextSwitchTo(old);
 		AggRegisterCallback(fcinfo, produce_agg_shutdown, PointerGetDatum(st));
 	}
@@ -412,10 +469,21 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 	if (st->finished)
 		elog(ERROR, "kafka.produce_agg: transition after the final function");
 
-	topic = PG_GETARG_TEXT_PP(1);
-	bt = kp_bulk_topic(st->bp, VARDATA_ANY(topic), VARSIZE_ANY_EXHDR(topic));
-	key = agg_arg_bytes(fcinfo, 2, st->key_type, &key_len);
-	value = agg_arg_bytes(fcinfo, 3, st->value_type, &value_len);
+	/*
+	 * a constant topic (the usual case) is looked up once, not by name per
+	 * row
+	 */
+	if (st->topic != NULL)
+		bt = st->topic;
+	else
+	{
+		topic = PG_GETARG_TEXT_PP(1);
+		bt = kp_bulk_topic(st->bp, VARDATA_ANY(topic), VARSIZE_ANY_EXHDR(topic));
+		if (st->topic_stable)
+			st->topic = bt;
+	}
+	key = agg_arg_bytes(fcinfo, 2, st->key_form, &key_len);
+	value = agg_arg_bytes(fcinfo, 3, st->value_form, &value_len);
 	if (nargs > 5 && !PG_ARGISNULL(5))
 		headers = kp_sql_headers_from_array(PG_GETARG_ARRAYTYPE_P(5), &nheaders);
 

@@ -57,7 +57,6 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -73,19 +72,8 @@
 PG_FUNCTION_INFO_V1(kp_fdw_handler);
 PG_FUNCTION_INFO_V1(kp_fdw_validator);
 
-/* the columns a foreign table may have, by name */
-enum
-{
-	COL_PARTITION,
-	COL_OFFSET,
-	COL_TIMESTAMP,
-	COL_KEY,
-	COL_VALUE,
-	COL_HEADERS,
-	NCOLS
-};
-
-static const char *const col_names[NCOLS] = {
+/* the columns a foreign table may have, by name: kafka.fetch's (KP_COL_*) */
+static const char *const col_names[KP_NCOLS] = {
 	"partition", "offset", "timestamp", "key", "value", "headers"
 };
 
@@ -97,7 +85,7 @@ typedef struct FdwTable
 	bool		read_committed;
 	int			batch_size;
 	int			natts;
-	int			att[NCOLS];		/* 0-based attribute number, -1: absent */
+	int			att[KP_NCOLS];	/* 0-based attribute number, -1: absent */
 	KpOutForm	key_form;
 	KpOutForm	value_form;
 	Oid			header_type;	/* element type of headers */
@@ -172,7 +160,7 @@ fdw_table_load(Relation rel, FdwTable *t)
 			t->batch_size = (int) strtol(defGetString(d), NULL, 10);
 	}
 	t->natts = desc->natts;
-	for (i = 0; i < NCOLS; i++)
+	for (i = 0; i < KP_NCOLS; i++)
 		t->att[i] = -1;
 	for (i = 0; i < desc->natts; i++)
 	{
@@ -181,10 +169,10 @@ fdw_table_load(Relation rel, FdwTable *t)
 
 		if (a->attisdropped)
 			continue;
-		for (c = 0; c < NCOLS; c++)
+		for (c = 0; c < KP_NCOLS; c++)
 			if (strcmp(NameStr(a->attname), col_names[c]) == 0)
 				break;
-		if (c == NCOLS)
+		if (c == KP_NCOLS)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 					 errmsg("foreign table \"%s\" has a column \"%s\" that a topic does not have",
@@ -193,22 +181,22 @@ fdw_table_load(Relation rel, FdwTable *t)
 		t->att[c] = i;
 		switch (c)
 		{
-			case COL_PARTITION:
+			case KP_COL_PARTITION:
 				expect_type(t, a, INT4OID);
 				break;
-			case COL_OFFSET:
+			case KP_COL_OFFSET:
 				expect_type(t, a, INT8OID);
 				break;
-			case COL_TIMESTAMP:
+			case KP_COL_TIMESTAMP:
 				expect_type(t, a, TIMESTAMPTZOID);
 				break;
-			case COL_KEY:
+			case KP_COL_KEY:
 				t->key_form = key_value_form(t, a);
 				break;
-			case COL_VALUE:
+			case KP_COL_VALUE:
 				t->value_form = key_value_form(t, a);
 				break;
-			case COL_HEADERS:
+			case KP_COL_HEADERS:
 				t->header_type = header_type_oid();
 				if (get_element_type(a->atttypid) != t->header_type)
 					ereport(ERROR,
@@ -225,7 +213,7 @@ fdw_table_load(Relation rel, FdwTable *t)
  * ---------------------------------------------------------------------
  */
 
-/* A bound: (column COL_PARTITION/COL_OFFSET) (btree strategy) (expression). */
+/* A bound: (column KP_COL_PARTITION/KP_COL_OFFSET) (btree strategy) (expression). */
 #define BOUND_KIND(col, strategy)	((col) * 8 + (strategy))
 #define BOUND_COL(kind)				((kind) / 8)
 #define BOUND_STRATEGY(kind)		((kind) % 8)
@@ -271,10 +259,10 @@ match_bound(Expr *clause, Index relid, const FdwTable *t, int *kind, Expr **expr
 	}
 	else
 		return false;
-	if (var->varattno - 1 == t->att[COL_PARTITION] && t->att[COL_PARTITION] >= 0)
-		col = COL_PARTITION;
-	else if (var->varattno - 1 == t->att[COL_OFFSET] && t->att[COL_OFFSET] >= 0)
-		col = COL_OFFSET;
+	if (var->varattno - 1 == t->att[KP_COL_PARTITION] && t->att[KP_COL_PARTITION] >= 0)
+		col = KP_COL_PARTITION;
+	else if (var->varattno - 1 == t->att[KP_COL_OFFSET] && t->att[KP_COL_OFFSET] >= 0)
+		col = KP_COL_OFFSET;
 	else
 		return false;
 	type = exprType(other);
@@ -381,7 +369,7 @@ fdw_get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 				int64		v = int_datum(((Const *) expr)->constvalue,
 										  ((Const *) expr)->consttype);
 
-				if (BOUND_COL(kind) == COL_PARTITION)
+				if (BOUND_COL(kind) == KP_COL_PARTITION)
 					apply_bound(BOUND_STRATEGY(kind), v, &plo, &phi);
 				else
 					apply_bound(BOUND_STRATEGY(kind), v, &olo, &ohi);
@@ -444,11 +432,11 @@ fdw_get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	Cost		total = startup + baserel->rows * (cpu_tuple_cost + 0.002);
 	List	   *pathkeys = NIL;
 
-	if (ps->t.att[COL_PARTITION] >= 0 && ps->t.att[COL_OFFSET] >= 0)
+	if (ps->t.att[KP_COL_PARTITION] >= 0 && ps->t.att[KP_COL_OFFSET] >= 0)
 	{
-		Var		   *pv = makeVar(baserel->relid, ps->t.att[COL_PARTITION] + 1, INT4OID, -1,
+		Var		   *pv = makeVar(baserel->relid, ps->t.att[KP_COL_PARTITION] + 1, INT4OID, -1,
 								 InvalidOid, 0);
-		Var		   *ov = makeVar(baserel->relid, ps->t.att[COL_OFFSET] + 1, INT8OID, -1,
+		Var		   *ov = makeVar(baserel->relid, ps->t.att[KP_COL_OFFSET] + 1, INT8OID, -1,
 								 InvalidOid, 0);
 
 		List	   *pk = build_expression_pathkey(root, (Expr *) pv, NULL, Int4LessOperator,
@@ -510,7 +498,7 @@ fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 			kinds = lappend_int(kinds, kind);
 			exprs = lappend(exprs, e);
 			appendStringInfo(&desc, "%s%s %s ", desc.len ? " AND " : "",
-							 BOUND_COL(kind) == COL_PARTITION ? "partition" : "\"offset\"",
+							 BOUND_COL(kind) == KP_COL_PARTITION ? "partition" : "\"offset\"",
 							 strategy_ops[BOUND_STRATEGY(kind)]);
 			if (IsA(e, Const) && ((Const *) e)->constisnull)
 				appendStringInfoString(&desc, "NULL");
@@ -525,7 +513,7 @@ fdw_get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 	/* the columns anything above the scan reads: only those are built */
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
 	pull_varattnos((Node *) local, baserel->relid, &attrs);
-	for (c = 0; c < NCOLS; c++)
+	for (c = 0; c < KP_NCOLS; c++)
 	{
 		int			att = ps->t.att[c];
 
@@ -551,7 +539,6 @@ typedef struct FdwScanState
 	const KpTopic *topic;
 	List	   *bound_states;	/* ExprState * */
 	List	   *bound_kinds;
-	bool		need[NCOLS];
 	/* the range to read, from the bounds */
 	int64		plo;
 	int64		phi;
@@ -565,7 +552,7 @@ typedef struct FdwScanState
 	KpRecordIter it;
 	MemoryContext scan_cxt;		/* reader, iterator */
 	MemoryContext row_cxt;		/* one row's datums */
-	Datum		no_headers;
+	KpRecordRow row;			/* how a record becomes a row (fetch.c) */
 } FdwScanState;
 
 static void
@@ -594,7 +581,7 @@ scan_compute_bounds(FdwScanState *ss, ExprContext *econtext)
 			continue;
 		}
 		v = int_datum(d, exprType((Node *) es->expr));
-		if (BOUND_COL(kind) == COL_PARTITION)
+		if (BOUND_COL(kind) == KP_COL_PARTITION)
 			apply_bound(BOUND_STRATEGY(kind), v, &ss->plo, &ss->phi);
 		else
 			apply_bound(BOUND_STRATEGY(kind), v, &ss->olo, &ss->ohi);
@@ -616,8 +603,6 @@ fdw_begin_scan(ForeignScanState *node, int eflags)
 	node->fdw_state = ss;
 	fdw_table_load(node->ss.ss_currentRelation, &ss->t);
 	ss->bound_kinds = (List *) lsecond(plan->fdw_private);
-	foreach(lc, (List *) lthird(plan->fdw_private))
-		ss->need[lfirst_int(lc)] = true;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -631,8 +616,10 @@ fdw_begin_scan(ForeignScanState *node, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	ss->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg foreign scan row",
 										ALLOCSET_DEFAULT_SIZES);
-	if (ss->need[COL_HEADERS])
-		ss->no_headers = PointerGetDatum(construct_empty_array(ss->t.header_type));
+	kp_sql_record_row_init(&ss->row, ss->t.key_form, ss->t.value_form, ss->t.header_type);
+	memset(ss->row.need, false, sizeof(ss->row.need));
+	foreach(lc, (List *) lthird(plan->fdw_private))
+		ss->row.need[lfirst_int(lc)] = true;
 	scan_compute_bounds(ss, node->ss.ps.ps_ExprContext);
 }
 
@@ -689,7 +676,6 @@ scan_next_batch(FdwScanState *ss)
 		KpBatchHeader hdr;
 		KpSqlOwner	owner;
 		bool		got;
-		KpCodecError err;
 
 		kp_sql_as_owner(&owner);
 		got = kp_log_cursor_next(ss->reader, &batch, &len, &vis);
@@ -705,12 +691,7 @@ scan_next_batch(FdwScanState *ss)
 			return false;
 		if (vis != KP_BATCH_VISIBLE || KpBatchLastOffset(&hdr) < ss->start)
 			continue;
-		err = kp_record_iter_begin(&ss->it, batch, len, KP_SQL_MAX_INFLATE);
-		if (err != KP_CODEC_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
-							ss->cur, ss->topic->name, kp_codec_error_message(err))));
+		kp_sql_record_iter_begin(&ss->it, batch, len, ss->topic, ss->cur);
 		ss->in_batch = true;
 		return true;
 	}
@@ -723,15 +704,15 @@ fdw_iterate(ForeignScanState *node)
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	MemoryContext old;
 	KpRecord	rec = {0};
+	Datum		values[KP_NCOLS];
+	bool		nulls[KP_NCOLS];
+	int			c;
 
 	ExecClearTuple(slot);
 	MemoryContextReset(ss->row_cxt);
 	old = MemoryContextSwitchTo(ss->scan_cxt);
 	for (;;)
 	{
-		bool		done;
-		KpCodecError err;
-
 		CHECK_FOR_INTERRUPTS();
 		if (ss->reader == NULL && !scan_next_partition(ss))
 		{
@@ -743,13 +724,7 @@ fdw_iterate(ForeignScanState *node)
 			scan_close_partition(ss);
 			continue;
 		}
-		err = kp_record_iter_next(&ss->it, &rec, &done);
-		if (err != KP_CODEC_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-					 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
-							ss->cur, ss->topic->name, kp_codec_error_message(err))));
-		if (done)
+		if (!kp_sql_record_iter_next(&ss->it, &rec, ss->topic, ss->cur))
 		{
 			kp_record_iter_end(&ss->it);
 			ss->in_batch = false;
@@ -765,46 +740,17 @@ fdw_iterate(ForeignScanState *node)
 		break;
 	}
 
+	/* kafka.fetch's row, its columns put where the table has them */
 	MemoryContextSwitchTo(ss->row_cxt);
+	kp_sql_record_row(&ss->row, ss->cur, &ss->it.hdr, &rec, values, nulls);
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	if (ss->need[COL_PARTITION])
+	for (c = 0; c < KP_NCOLS; c++)
 	{
-		slot->tts_values[ss->t.att[COL_PARTITION]] = Int32GetDatum(ss->cur);
-		slot->tts_isnull[ss->t.att[COL_PARTITION]] = false;
-	}
-	if (ss->need[COL_OFFSET])
-	{
-		slot->tts_values[ss->t.att[COL_OFFSET]] = Int64GetDatum(rec.offset);
-		slot->tts_isnull[ss->t.att[COL_OFFSET]] = false;
-	}
-	if (ss->need[COL_TIMESTAMP])
-	{
-		int64		ts = rec.timestamp;
-
-		/* LogAppendTime: the batch's time for every record, as in fetch */
-		if (ss->it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE)
-			ts = ss->it.hdr.max_timestamp;
-
-		slot->tts_values[ss->t.att[COL_TIMESTAMP]] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
-		slot->tts_isnull[ss->t.att[COL_TIMESTAMP]] = false;
-	}
-	if (ss->need[COL_KEY] && rec.key != NULL)
-	{
-		slot->tts_values[ss->t.att[COL_KEY]] =
-			kp_sql_bytes_datum(rec.key, rec.key_len, ss->t.key_form, rec.offset, "key");
-		slot->tts_isnull[ss->t.att[COL_KEY]] = false;
-	}
-	if (ss->need[COL_VALUE] && rec.value != NULL)
-	{
-		slot->tts_values[ss->t.att[COL_VALUE]] =
-			kp_sql_bytes_datum(rec.value, rec.value_len, ss->t.value_form, rec.offset, "value");
-		slot->tts_isnull[ss->t.att[COL_VALUE]] = false;
-	}
-	if (ss->need[COL_HEADERS])
-	{
-		slot->tts_values[ss->t.att[COL_HEADERS]] = rec.header_count > 0 ?
-			kp_sql_headers_datum(&rec, ss->t.header_type) : ss->no_headers;
-		slot->tts_isnull[ss->t.att[COL_HEADERS]] = false;
+		if (ss->row.need[c])
+		{
+			slot->tts_values[ss->t.att[c]] = values[c];
+			slot->tts_isnull[ss->t.att[c]] = nulls[c];
+		}
 	}
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
@@ -884,27 +830,6 @@ fdw_begin_insert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 	rinfo->ri_FdwState = modify_begin(mtstate->ps.state, rinfo);
 }
 
-/* key or value bytes of a column, by its type */
-static const char *
-column_bytes(Datum d, KpOutForm form, int *len)
-{
-	if (form == KP_OUT_JSONB)
-	{
-		Jsonb	   *jb = DatumGetJsonbP(d);
-		char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-
-		*len = (int) strlen(s);
-		return s;
-	}
-	else
-	{
-		struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
-
-		*len = VARSIZE_ANY_EXHDR(v);
-		return VARDATA_ANY(v);
-	}
-}
-
 static void
 insert_row(FdwModifyState *ms, ResultRelInfo *rinfo, TupleTableSlot *slot)
 {
@@ -929,27 +854,27 @@ insert_row(FdwModifyState *ms, ResultRelInfo *rinfo, TupleTableSlot *slot)
 	v = slot->tts_values;
 	n = slot->tts_isnull;
 
-	if (t->att[COL_OFFSET] >= 0 && !n[t->att[COL_OFFSET]])
+	if (t->att[KP_COL_OFFSET] >= 0 && !n[t->att[KP_COL_OFFSET]])
 		ereport(ERROR,
 				(errcode(ERRCODE_GENERATED_ALWAYS),
 				 errmsg("cannot insert a non-null \"offset\" into foreign table \"%s\"",
 						t->relname),
 				 errdetail("The log assigns offsets.")));
-	if (t->att[COL_KEY] >= 0 && !n[t->att[COL_KEY]])
-		key = column_bytes(v[t->att[COL_KEY]], t->key_form, &key_len);
-	if (t->att[COL_VALUE] >= 0 && !n[t->att[COL_VALUE]])
-		value = column_bytes(v[t->att[COL_VALUE]], t->value_form, &value_len);
-	if (t->att[COL_HEADERS] >= 0 && !n[t->att[COL_HEADERS]])
-		headers = kp_sql_headers_from_array(DatumGetArrayTypeP(v[t->att[COL_HEADERS]]),
+	if (t->att[KP_COL_KEY] >= 0 && !n[t->att[KP_COL_KEY]])
+		key = kp_sql_datum_bytes(v[t->att[KP_COL_KEY]], t->key_form, &key_len);
+	if (t->att[KP_COL_VALUE] >= 0 && !n[t->att[KP_COL_VALUE]])
+		value = kp_sql_datum_bytes(v[t->att[KP_COL_VALUE]], t->value_form, &value_len);
+	if (t->att[KP_COL_HEADERS] >= 0 && !n[t->att[KP_COL_HEADERS]])
+		headers = kp_sql_headers_from_array(DatumGetArrayTypeP(v[t->att[KP_COL_HEADERS]]),
 											&nheaders);
-	has_partition = t->att[COL_PARTITION] >= 0 && !n[t->att[COL_PARTITION]];
-	has_ts = t->att[COL_TIMESTAMP] >= 0 && !n[t->att[COL_TIMESTAMP]];
+	has_partition = t->att[KP_COL_PARTITION] >= 0 && !n[t->att[KP_COL_PARTITION]];
+	has_ts = t->att[KP_COL_TIMESTAMP] >= 0 && !n[t->att[KP_COL_TIMESTAMP]];
 	if (has_ts)
-		ts = KpTimestampTzToMs(DatumGetTimestampTz(v[t->att[COL_TIMESTAMP]]));
+		ts = KpTimestampTzToMs(DatumGetTimestampTz(v[t->att[KP_COL_TIMESTAMP]]));
 
 	partition = kp_bulk_add(ms->bp, ms->bt, key, key_len, value, value_len, headers, nheaders,
 							has_partition,
-							has_partition ? DatumGetInt32(v[t->att[COL_PARTITION]]) : 0,
+							has_partition ? DatumGetInt32(v[t->att[KP_COL_PARTITION]]) : 0,
 							has_ts, ts);
 
 	if (rinfo->ri_projectReturning != NULL)
@@ -970,21 +895,21 @@ insert_row(FdwModifyState *ms, ResultRelInfo *rinfo, TupleTableSlot *slot)
 			nn[i] = n[i];
 			nv[i] = n[i] ? (Datum) 0 : datumCopy(v[i], a->attbyval, a->attlen);
 		}
-		if (t->att[COL_PARTITION] >= 0)
+		if (t->att[KP_COL_PARTITION] >= 0)
 		{
-			nv[t->att[COL_PARTITION]] = Int32GetDatum(partition);
-			nn[t->att[COL_PARTITION]] = false;
+			nv[t->att[KP_COL_PARTITION]] = Int32GetDatum(partition);
+			nn[t->att[KP_COL_PARTITION]] = false;
 		}
-		if (t->att[COL_OFFSET] >= 0)
+		if (t->att[KP_COL_OFFSET] >= 0)
 		{
-			nv[t->att[COL_OFFSET]] = Int64GetDatum(offset);
-			nn[t->att[COL_OFFSET]] = false;
+			nv[t->att[KP_COL_OFFSET]] = Int64GetDatum(offset);
+			nn[t->att[KP_COL_OFFSET]] = false;
 		}
-		if (t->att[COL_TIMESTAMP] >= 0 && !has_ts)
+		if (t->att[KP_COL_TIMESTAMP] >= 0 && !has_ts)
 		{
-			nv[t->att[COL_TIMESTAMP]] =
+			nv[t->att[KP_COL_TIMESTAMP]] =
 				TimestampTzGetDatum(KpMsToTimestampTz(kp_bulk_now_ms(ms->bp)));
-			nn[t->att[COL_TIMESTAMP]] = false;
+			nn[t->att[KP_COL_TIMESTAMP]] = false;
 		}
 		ExecClearTuple(slot);
 		memcpy(slot->tts_values, nv, sizeof(Datum) * desc->natts);

@@ -117,6 +117,96 @@ kp_sql_out_form(Oid typid)
 	}
 }
 
+void
+kp_sql_record_row_init(KpRecordRow *rr, KpOutForm key_form, KpOutForm value_form,
+					   Oid header_type)
+{
+	int			c;
+
+	for (c = 0; c < KP_NCOLS; c++)
+		rr->need[c] = true;
+	rr->key_form = key_form;
+	rr->value_form = value_form;
+	rr->header_type = header_type;
+	rr->no_headers = OidIsValid(header_type) ?
+		PointerGetDatum(construct_empty_array(header_type)) : (Datum) 0;
+}
+
+/*
+ * The one place a record becomes a row: kafka.fetch and its forms (below),
+ * and the foreign tables' scan (fdw.c).
+ */
+void
+kp_sql_record_row(const KpRecordRow *rr, int32 partition, const KpBatchHeader *hdr,
+				  const KpRecord *rec, Datum *values, bool *nulls)
+{
+	memset(nulls, true, sizeof(bool) * KP_NCOLS);
+	if (rr->need[KP_COL_PARTITION])
+	{
+		values[KP_COL_PARTITION] = Int32GetDatum(partition);
+		nulls[KP_COL_PARTITION] = false;
+	}
+	if (rr->need[KP_COL_OFFSET])
+	{
+		values[KP_COL_OFFSET] = Int64GetDatum(rec->offset);
+		nulls[KP_COL_OFFSET] = false;
+	}
+	if (rr->need[KP_COL_TIMESTAMP])
+	{
+		/* LogAppendTime: the batch's time for every record */
+		int64		ts = (hdr->attributes & KP_ATTR_TIMESTAMP_TYPE) ?
+		hdr->max_timestamp : rec->timestamp;
+
+		values[KP_COL_TIMESTAMP] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
+		nulls[KP_COL_TIMESTAMP] = false;
+	}
+	if (rr->need[KP_COL_KEY] && rec->key != NULL)
+	{
+		values[KP_COL_KEY] = kp_sql_bytes_datum(rec->key, rec->key_len, rr->key_form,
+												rec->offset, "key");
+		nulls[KP_COL_KEY] = false;
+	}
+	if (rr->need[KP_COL_VALUE] && rec->value != NULL)
+	{
+		values[KP_COL_VALUE] = kp_sql_bytes_datum(rec->value, rec->value_len, rr->value_form,
+												  rec->offset, "value");
+		nulls[KP_COL_VALUE] = false;
+	}
+	if (rr->need[KP_COL_HEADERS])
+	{
+		values[KP_COL_HEADERS] = rec->header_count > 0 ?
+			kp_sql_headers_datum(rec, rr->header_type) : rr->no_headers;
+		nulls[KP_COL_HEADERS] = false;
+	}
+}
+
+void
+kp_sql_record_iter_begin(KpRecordIter *it, const char *batch, size_t len,
+						 const KpTopic *topic, int32 partition)
+{
+	KpCodecError err = kp_record_iter_begin(it, batch, len, KP_SQL_MAX_INFLATE);
+
+	if (err != KP_CODEC_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+				 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
+						partition, topic->name, kp_codec_error_message(err))));
+}
+
+bool
+kp_sql_record_iter_next(KpRecordIter *it, KpRecord *rec, const KpTopic *topic, int32 partition)
+{
+	bool		done = false;
+	KpCodecError err = kp_record_iter_next(it, rec, &done);
+
+	if (err != KP_CODEC_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+				 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
+						partition, topic->name, kp_codec_error_message(err))));
+	return !done;
+}
+
 bool
 kp_parse_isolation(const char *s)
 {
@@ -150,18 +240,12 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	const char *batch;
 	size_t		len;
 	int			emitted = 0;
-	KpOutForm	key_form;
-	KpOutForm	value_form;
-	Oid			header_type;
+	KpRecordRow row;
 	KpBatchVisibility vis;
 	MemoryContext record_cxt;
 	MemoryContext oldcxt;
-	Datum		no_headers;
 
 	*position = from_offset;
-	key_form = kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, 3)->atttypid);
-	value_form = kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, 4)->atttypid);
-	header_type = get_element_type(TupleDescAttr(rsinfo->setDesc, 5)->atttypid);
 
 	kp_topic_partition(topic, partition, &ref);
 	kp_log_offsets(ref.partition_id, &off);
@@ -175,8 +259,11 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	if (max_records == 0 || from_offset == off.log_end_offset)
 		return 0;
 
-	/* one empty header array for all records without headers */
-	no_headers = PointerGetDatum(construct_empty_array(header_type));
+	kp_sql_record_row_init(&row,
+						   kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, KP_COL_KEY)->atttypid),
+						   kp_sql_out_form(TupleDescAttr(rsinfo->setDesc, KP_COL_VALUE)->atttypid),
+						   get_element_type(TupleDescAttr(rsinfo->setDesc,
+														  KP_COL_HEADERS)->atttypid));
 	/* what a record's datums need lives until it is in the tuplestore */
 	record_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg fetched record",
 									   ALLOCSET_DEFAULT_SIZES);
@@ -188,8 +275,6 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 	{
 		KpRecordIter it;
 		KpRecord	rec;
-		bool		done = false;
-		KpCodecError err;
 		bool		whole = true;
 
 		/*
@@ -204,26 +289,13 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 				*position = Max(*position, KpBatchLastOffset(&hdr) + 1);
 			continue;
 		}
-		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
-		if (err != KP_CODEC_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
-							partition, topic->name, kp_codec_error_message(err))));
-
+		kp_sql_record_iter_begin(&it, batch, len, topic, partition);
 		for (;;)
 		{
-			Datum		values[6];
-			bool		nulls[6] = {false, false, false, false, false, false};
-			int64		ts;
+			Datum		values[KP_NCOLS];
+			bool		nulls[KP_NCOLS];
 
-			err = kp_record_iter_next(&it, &rec, &done);
-			if (err != KP_CODEC_OK)
-				ereport(ERROR,
-						(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-						 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
-								partition, topic->name, kp_codec_error_message(err))));
-			if (done)
+			if (!kp_sql_record_iter_next(&it, &rec, topic, partition))
 				break;
 			if (rec.offset < from_offset)
 				continue;
@@ -232,20 +304,8 @@ kp_sql_emit_records(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition
 				whole = false;
 				break;
 			}
-			ts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ? it.hdr.max_timestamp : rec.timestamp;
 			oldcxt = MemoryContextSwitchTo(record_cxt);
-			values[0] = Int32GetDatum(partition);
-			values[1] = Int64GetDatum(rec.offset);
-			values[2] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
-			if (rec.key == NULL)
-				nulls[3] = true;
-			else
-				values[3] = kp_sql_bytes_datum(rec.key, rec.key_len, key_form, rec.offset, "key");
-			if (rec.value == NULL)
-				nulls[4] = true;
-			else
-				values[4] = kp_sql_bytes_datum(rec.value, rec.value_len, value_form, rec.offset, "value");
-			values[5] = rec.header_count > 0 ? kp_sql_headers_datum(&rec, header_type) : no_headers;
+			kp_sql_record_row(&row, partition, &it.hdr, &rec, values, nulls);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(record_cxt);

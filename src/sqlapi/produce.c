@@ -75,6 +75,26 @@ kp_sql_topic_compression(const KpTopic *topic)
 		(KpCompression) topic->config.compression;
 }
 
+const char *
+kp_sql_datum_bytes(Datum d, KpOutForm form, int *len)
+{
+	if (form == KP_OUT_JSONB)
+	{
+		Jsonb	   *jb = DatumGetJsonbP(d);
+		char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+
+		*len = (int) strlen(s);
+		return s;
+	}
+	else
+	{
+		struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+
+		*len = VARSIZE_ANY_EXHDR(v);
+		return VARDATA_ANY(v);
+	}
+}
+
 /* kafka.header[] to KpHeader[]; keys must not be null. */
 KpHeader *
 kp_sql_headers_from_array(ArrayType *arr, int *nheaders)
@@ -221,43 +241,38 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
+/* kafka.produce in the forms (key, value): bytea, text and (text, jsonb) */
+static Datum
+produce_form(FunctionCallInfo fcinfo, KpOutForm key_form, KpOutForm value_form)
+{
+	const char *key = NULL;
+	const char *value = NULL;
+	int			key_len = -1;
+	int			value_len = -1;
+
+	if (!PG_ARGISNULL(1))
+		key = kp_sql_datum_bytes(PG_GETARG_DATUM(1), key_form, &key_len);
+	if (!PG_ARGISNULL(2))
+		value = kp_sql_datum_bytes(PG_GETARG_DATUM(2), value_form, &value_len);
+	return produce_one(fcinfo, key, key_len, value, value_len);
+}
+
 Datum
 kp_sql_produce(PG_FUNCTION_ARGS)
 {
-	bytea	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_BYTEA_PP(1);
-	bytea	   *value = PG_ARGISNULL(2) ? NULL : PG_GETARG_BYTEA_PP(2);
-
-	return produce_one(fcinfo,
-					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
-					   value ? VARDATA_ANY(value) : NULL, value ? VARSIZE_ANY_EXHDR(value) : -1);
+	return produce_form(fcinfo, KP_OUT_BYTEA, KP_OUT_BYTEA);
 }
 
 Datum
 kp_sql_produce_text(PG_FUNCTION_ARGS)
 {
-	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
-	text	   *value = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2);
-
-	return produce_one(fcinfo,
-					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
-					   value ? VARDATA_ANY(value) : NULL, value ? VARSIZE_ANY_EXHDR(value) : -1);
+	return produce_form(fcinfo, KP_OUT_TEXT, KP_OUT_TEXT);
 }
 
 Datum
 kp_sql_produce_jsonb(PG_FUNCTION_ARGS)
 {
-	text	   *key = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1);
-	char	   *json = NULL;
-
-	if (!PG_ARGISNULL(2))
-	{
-		Jsonb	   *jb = PG_GETARG_JSONB_P(2);
-
-		json = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-	}
-	return produce_one(fcinfo,
-					   key ? VARDATA_ANY(key) : NULL, key ? VARSIZE_ANY_EXHDR(key) : -1,
-					   json, json ? (int) strlen(json) : -1);
+	return produce_form(fcinfo, KP_OUT_TEXT, KP_OUT_JSONB);
 }
 
 /* produce_batch's result: a row per batch appended */
@@ -339,15 +354,9 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (keys && !key_nulls[i])
-		{
-			key = VARDATA_ANY(DatumGetPointer(keys[i]));
-			key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(keys[i]));
-		}
+			key = kp_sql_datum_bytes(keys[i], KP_OUT_BYTEA, &key_len);
 		if (!val_nulls[i])
-		{
-			value = VARDATA_ANY(DatumGetPointer(vals[i]));
-			value_len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
-		}
+			value = kp_sql_datum_bytes(vals[i], KP_OUT_BYTEA, &value_len);
 		(void) kp_bulk_add(bp, bt, key, key_len, value, value_len, NULL, 0,
 						   has_partition, fixed_partition, false, 0);
 	}

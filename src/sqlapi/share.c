@@ -6,9 +6,10 @@
  *	  wire's KafkaShareConsumers of the same group (src/share/README, "SQL:
  *	  the caller's transaction").
  *
- *	  kafka._share_acquire(group_id, topic, max_records)
- *	      -> (partition, offset, delivery_count): the records acquired; the
- *	      SQL function kafka.share_acquire joins them with their contents.
+ *	  kafka.share_acquire(group_id, topic, max_records)
+ *	      -> (partition, offset, delivery_count, timestamp, key, value,
+ *	      headers): the records acquired, read from the log here (TOPIC
+ *	      READ checked as kafka.fetch does).
  *	  kafka.share_acknowledge(group_id, topic, partition, first_offset,
  *	      last_offset, type) -> how many records were acknowledged.
  *
@@ -26,6 +27,8 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/tuplestore.h"
 
@@ -34,6 +37,8 @@
 #include "common/kafka_errors.h"
 #include "protocol/errors.h"
 #include "share/share.h"
+#include "codec/codec.h"
+#include "store/store.h"
 #include "sqlapi/sqlapi.h"
 
 /* Kafka error code as SQLSTATE KPnnn, as consume.c raises them */
@@ -50,12 +55,18 @@ session_member(void)
 }
 
 static void
-check_group(const char *group_id)
+check_group_id(const char *group_id)
 {
 	if (group_id[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("group_id must not be empty")));
+}
+
+static void
+check_group(const char *group_id)
+{
+	check_group_id(group_id);
 	if (kp_cat_share_is_other_group(group_id))
 		ereport(ERROR,
 				(errcode(KAFKA_SQLSTATE(KP_ERR_GROUP_ID_NOT_FOUND)),
@@ -64,10 +75,96 @@ check_group(const char *group_id)
 }
 
 /*
+ * Emit the acquired records of one partition (acq: sorted offsets with
+ * their delivery counts) from the log into the caller's tuplestore:
+ * (partition, offset, delivery_count, timestamp, key, value, headers).
+ * An offset whose record is gone (retention, compaction) gives no row.
+ */
+static void
+emit_acquired(ReturnSetInfo *rsinfo, const char *topic, int64 partition_id, int32 partition,
+			  const KpShareAcquired *acq, Oid header_type, Datum no_headers, MemoryContext record_cxt)
+{
+	KpLogReader *reader;
+	const char *batch;
+	size_t		len;
+	int			k = 0;
+	KpSqlOwner	owner;
+
+	if (acq->n == 0)
+		return;
+	kp_sql_as_owner(&owner);
+	reader = kp_log_reader_open(partition_id, acq->offsets[0]);
+	while (k < acq->n && kp_log_reader_next(reader, &batch, &len))
+	{
+		KpBatchHeader hdr;
+		KpRecordIter it;
+		KpRecord	rec;
+		KpCodecError err;
+		bool		done = false;
+
+		if (kp_batch_parse_header(batch, len, &hdr) != KP_CODEC_OK)
+			break;
+		while (k < acq->n && acq->offsets[k] < hdr.base_offset)
+			k++;				/* gone meanwhile */
+		if (k >= acq->n || acq->offsets[k] > KpBatchLastOffset(&hdr))
+			continue;
+		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
+		if (err != KP_CODEC_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
+							partition, topic, kp_codec_error_message(err))));
+		while (k < acq->n)
+		{
+			Datum		values[7];
+			bool		nulls[7] = {false, false, false, false, false, false, false};
+			int64		ts;
+			MemoryContext oldcxt;
+
+			err = kp_record_iter_next(&it, &rec, &done);
+			if (err != KP_CODEC_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
+						 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
+								partition, topic, kp_codec_error_message(err))));
+			if (done)
+				break;
+			while (k < acq->n && acq->offsets[k] < rec.offset)
+				k++;
+			if (k >= acq->n || acq->offsets[k] != rec.offset)
+				continue;
+			ts = (it.hdr.attributes & KP_ATTR_TIMESTAMP_TYPE) ? it.hdr.max_timestamp : rec.timestamp;
+			oldcxt = MemoryContextSwitchTo(record_cxt);
+			values[0] = Int32GetDatum(partition);
+			values[1] = Int64GetDatum(rec.offset);
+			values[2] = Int32GetDatum(acq->delivery_counts[k]);
+			values[3] = TimestampTzGetDatum(KpMsToTimestampTz(ts));
+			if (rec.key == NULL)
+				nulls[4] = true;
+			else
+				values[4] = kp_sql_bytes_datum(rec.key, rec.key_len, KP_OUT_BYTEA, rec.offset, "key");
+			if (rec.value == NULL)
+				nulls[5] = true;
+			else
+				values[5] = kp_sql_bytes_datum(rec.value, rec.value_len, KP_OUT_BYTEA, rec.offset, "value");
+			values[6] = rec.header_count > 0 ? kp_sql_headers_datum(&rec, header_type) : no_headers;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(record_cxt);
+			k++;
+		}
+		kp_record_iter_end(&it);
+	}
+	kp_log_reader_close(reader);
+	kp_sql_as_caller(&owner);
+}
+
+/*
  * Acquire partition after partition, each through the share acquirer
  * (src/share/acquirer.c): the acquisition commits on its own before this
  * returns, stamped with this transaction's id, so other consumers skip the
- * records at once and nobody waits for this transaction.
+ * records at once and nobody waits for this transaction.  The records are
+ * read from the log here, one pass per partition.
  */
 Datum
 kp_sql_share_acquire(PG_FUNCTION_ARGS)
@@ -83,6 +180,10 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 	int32		i;
 	int			left;
 	char		topic_copy[KP_TOPIC_NAME_MAX + 1];
+	Oid			header_type;
+	Datum		no_headers;
+	MemoryContext record_cxt;
+	int64	   *partition_ids;
 
 	InitMaterializedSRF(fcinfo, 0);
 	check_group(group_id);
@@ -90,10 +191,18 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_records must not be negative")));
+	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_READ);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	partition_count = topic->partition_count;
 	strlcpy(topic_copy, topic->name, sizeof(topic_copy));
+	/* the topic cache entry may be rebuilt while the acquirer works: a copy */
+	partition_ids = palloc(sizeof(int64) * Max(partition_count, 1));
+	memcpy(partition_ids, topic->partition_ids, sizeof(int64) * partition_count);
 	left = max_records;
+	header_type = get_element_type(TupleDescAttr(rsinfo->setDesc, 6)->atttypid);
+	no_headers = PointerGetDatum(construct_empty_array(header_type));
+	record_cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg share record",
+									   ALLOCSET_DEFAULT_SIZES);
 
 	/* start at a different partition in each session, so they spread out */
 	start = (int32) (MyProcPid % Max(partition_count, 1));
@@ -106,7 +215,6 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 			int			ask = Min(left, KP_SHARE_ACQUIRER_MAX_RECORDS);
 			KpShareAcquired acq;
 			int16		code;
-			int			k;
 
 			code = kp_share_acquire_for_sql(group_id, topic_copy, p, member, ask, &acq);
 			if (code != KP_ERR_NONE)
@@ -114,21 +222,13 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 						(errcode(KAFKA_SQLSTATE(code)),
 						 errmsg("cannot acquire records of partition %d of topic \"%s\": Kafka error %d",
 								p, topic_copy, code)));
-			for (k = 0; k < acq.n; k++)
-			{
-				Datum		values[3];
-				bool		nulls[3] = {false, false, false};
-
-				values[0] = Int32GetDatum(p);
-				values[1] = Int64GetDatum(acq.offsets[k]);
-				values[2] = Int32GetDatum(acq.delivery_counts[k]);
-				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-			}
+			emit_acquired(rsinfo, topic_copy, partition_ids[p], p, &acq, header_type, no_headers, record_cxt);
 			left -= acq.n;
 			if (acq.n < ask || left == 0)
 				break;
 		}
 	}
+	MemoryContextDelete(record_cxt);
 	return (Datum) 0;
 }
 
@@ -170,7 +270,8 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 	first = PG_GETARG_INT64(3);
 	last = PG_ARGISNULL(4) ? first : PG_GETARG_INT64(4);
 	type = ack_type(PG_ARGISNULL(5) ? "accept" : text_to_cstring(PG_GETARG_TEXT_PP(5)));
-	check_group(group_id);
+	/* a classic or consumer group's id: said when the acknowledgement fails */
+	check_group_id(group_id);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
 	if (partition < 0 || partition >= topic->partition_count)
 		ereport(ERROR,
@@ -183,6 +284,8 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 	/* SPSO moves at the next acquisition: not under this transaction's lock */
 	code = kp_share_acknowledge(group_id, topic->name, partition, session_member(), first, last, 1, &type,
 								false);
+	if (code != KP_ERR_NONE)
+		check_group(group_id);
 	if (code == KP_ERR_INVALID_RECORD_STATE)
 		ereport(ERROR,
 				(errcode(KAFKA_SQLSTATE(code)),

@@ -46,7 +46,7 @@ struct KpRecord;
 /* largest batch we inflate for SQL (a compressed batch may expand a lot) */
 #define KP_SQL_MAX_INFLATE	((size_t) 256 * 1024 * 1024)
 
-/* fetch.c: how a key or value column shows the record's bytes */
+/* How a key or value column holds a record's bytes (both directions) */
 typedef enum KpOutForm
 {
 	KP_OUT_BYTEA,
@@ -58,14 +58,70 @@ typedef enum KpOutForm
 extern KpOutForm kp_sql_out_form(Oid typid);
 
 /*
- * Record bytes as a datum of that form; text and jsonb are checked (ERROR
- * 22021 or jsonb's own naming what and the record's offset).
+ * fetch.c: record bytes as a datum of that form; text and jsonb are checked
+ * (ERROR 22021 or jsonb's own naming what and the record's offset).
  */
 extern Datum kp_sql_bytes_datum(const char *data, int len, KpOutForm form,
 								int64 offset, const char *what);
 
+/*
+ * produce.c: the other way, the bytes a producer sends for a non-null key
+ * or value datum of that form: a bytea's or text's bytes as they are
+ * (detoasted, not copied), a jsonb as its text.  Every SQL producer
+ * (produce, produce_batch, produce_agg, the foreign tables) goes through it.
+ */
+extern const char *kp_sql_datum_bytes(Datum d, KpOutForm form, int *len);
+
 /* A record's headers as kafka.header[] (keys must be valid text). */
 extern Datum kp_sql_headers_datum(const struct KpRecord *rec, Oid header_type);
+
+/*
+ * fetch.c: a record as a row of kafka.fetch's columns, in this order; the
+ * foreign tables (fdw.c) pick theirs by name among the same.
+ */
+typedef enum KpRecordCol
+{
+	KP_COL_PARTITION,
+	KP_COL_OFFSET,
+	KP_COL_TIMESTAMP,
+	KP_COL_KEY,
+	KP_COL_VALUE,
+	KP_COL_HEADERS,
+	KP_NCOLS
+} KpRecordCol;
+
+typedef struct KpRecordRow
+{
+	bool		need[KP_NCOLS]; /* columns to build; the others are null */
+	KpOutForm	key_form;
+	KpOutForm	value_form;
+	Oid			header_type;	/* kafka.header */
+	Datum		no_headers;		/* the empty kafka.header[], built once */
+} KpRecordRow;
+
+/* Every column needed; header_type InvalidOid: no headers column. */
+extern void kp_sql_record_row_init(KpRecordRow *rr, KpOutForm key_form, KpOutForm value_form,
+								   Oid header_type);
+
+/*
+ * The row of record rec of partition, from the batch whose header is hdr
+ * (LogAppendTime: its max timestamp is every record's), into
+ * values/nulls[KP_NCOLS], allocated in the current memory context.
+ */
+extern void kp_sql_record_row(const KpRecordRow *rr, int32 partition,
+							  const struct KpBatchHeader *hdr, const struct KpRecord *rec,
+							  Datum *values, bool *nulls);
+
+/*
+ * fetch.c: the record iterator for SQL's readers (fetch, table, the foreign
+ * scan), inflating up to KP_SQL_MAX_INFLATE: a batch or record that cannot
+ * be decoded is ERROR KP002 naming the partition and topic.  next returns
+ * false at the end of the batch.
+ */
+extern void kp_sql_record_iter_begin(KpRecordIter *it, const char *batch, size_t len,
+									 const struct KpTopic *topic, int32 partition);
+extern bool kp_sql_record_iter_next(KpRecordIter *it, KpRecord *rec,
+									const struct KpTopic *topic, int32 partition);
 
 /* fetch.c: records of one partition into a materialized SRF result */
 extern int	kp_sql_emit_records(struct ReturnSetInfo *rsinfo, const struct KpTopic *topic,

@@ -178,31 +178,18 @@ kt_partition(ReturnSetInfo *rsinfo, const KpTopic *topic, int32 partition,
 	{
 		KpRecordIter it;
 		KpRecord	rec;
-		bool		done = false;
-		KpCodecError err;
 
 		CHECK_FOR_INTERRUPTS();
 		/* markers and aborted transactions' batches are never shown */
 		if (vis != KP_BATCH_VISIBLE)
 			continue;
-		err = kp_record_iter_begin(&it, batch, len, KP_SQL_MAX_INFLATE);
-		if (err != KP_CODEC_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-					 errmsg("cannot decode a batch of partition %d of topic \"%s\": %s",
-							partition, topic->name, kp_codec_error_message(err))));
+		kp_sql_record_iter_begin(&it, batch, len, topic, partition);
 		for (;;)
 		{
 			KtKey		key;
 			bool		found;
 
-			err = kp_record_iter_next(&it, &rec, &done);
-			if (err != KP_CODEC_OK)
-				ereport(ERROR,
-						(errcode(ERRCODE_KP_CORRUPT_MESSAGE),
-						 errmsg("cannot decode a record of partition %d of topic \"%s\": %s",
-								partition, topic->name, kp_codec_error_message(err))));
-			if (done)
+			if (!kp_sql_record_iter_next(&it, &rec, topic, partition))
 				break;
 			if (rec.key == NULL)
 				continue;		/* not part of a table */

@@ -8,8 +8,9 @@ wire, each in its own process:
   - PRODUCERS idempotent producers, acks=all, unlimited retries; every record
     the broker acknowledged is noted (partition, offset, value) by the
     delivery callback;
-  - one consumer in a consumer group, auto commit off, that "processes" each
-    record (notes it, flushed to disk) and then commits synchronously, noting
+  - CONSUMERS members of one consumer group (rebalancing as members are
+    killed and replaced), auto commit off, each "processing" each record
+    (noting it, flushed to disk) and then committing synchronously, noting
     each commit the broker acknowledged.
 
 Then, for KP_FAULT_CYCLES cycles (default 20; the suite runs 4), one fault
@@ -41,7 +42,8 @@ to recover:
     SIGKILLs.
 
 It prints the counts per cycle.  Last line: "fault loop: PASSED" or "FAILED".
-Environment: KP_FAULT_CYCLES (20), KP_FAULT_SECONDS (budget, 900),
+Environment: KP_FAULT_CYCLES (20), KP_FAULT_SECONDS (budget, 900), KP_FAULT_PRODUCERS (2),
+KP_FAULT_CONSUMERS (2),
 KP_FAULT_TAMPER=1 (forges an acknowledgement: the test must then fail).
 """
 import json
@@ -64,7 +66,8 @@ DB = "postgres"
 TOPIC = "fault_t"
 GROUP = "fault_g"
 PARTS = 3
-PRODUCERS = 2
+PRODUCERS = int(os.environ.get("KP_FAULT_PRODUCERS", "2"))
+CONSUMERS = int(os.environ.get("KP_FAULT_CONSUMERS", "2"))
 FAULTS = ["postmaster", "listener", "resolver", "client", "sockets"]
 failures = kafkapg.Failures()
 fail = failures.fail
@@ -311,8 +314,8 @@ def verify(root, port, label, state):
         if missing:
             fail("%s: partition %d committed at %d but %d records below it were never processed (first %d)"
                  % (label, p, c, len(missing), missing[0]))
-    info("%s: %d acknowledged, %d in the log, %d processed, committed %s" % (
-        label, len(acks), sum(len(r) for r in log.values()), len(procs),
+    info("%s: %d acknowledged, %d in the log, %d processed, %d commits acknowledged, committed %s" % (
+        label, len(acks), sum(len(r) for r in log.values()), len(procs), len(commits),
         " ".join("%d:%d" % kv for kv in sorted(committed.items()))))
     return len(acks), len(procs)
 
@@ -334,7 +337,8 @@ def run():
         clients = Clients(root, kport)
         for _ in range(PRODUCERS):
             clients.start("prod")
-        clients.start("cons")
+        for _ in range(CONSUMERS):
+            clients.start("cons")
         time.sleep(5)
         order = [FAULTS[i % len(FAULTS)] for i in range(cycles)]
         random.shuffle(order)

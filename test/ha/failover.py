@@ -44,6 +44,7 @@ KP_HA_SYNC (on; off runs Patroni with asynchronous standbys), KP_HA_JAVA (1; 0 l
 Java clients out), KP_HA_KILL (postmaster; node kills the primary's Patroni too, as when its machine
 dies), KP_HA_RESULT (a file the failover times are written to, JSON).
 """
+import base64
 import json
 import multiprocessing as mp
 import os
@@ -54,8 +55,11 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+
+import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -124,6 +128,7 @@ class Cluster:
         self.pg = int(self.env["HA_PG_PORT"])
         self.kafka = int(self.env["HA_KAFKA_PORT"])
         self.rest = int(self.env["HA_REST_PORT"])
+        self.etcd = int(self.env["HA_ETCD_PORT"])
         self.bootstrap = ",".join("127.0.0.1:%d" % (self.kafka + i) for i in range(3))
 
     def ha(self, *args, timeout=600):
@@ -311,6 +316,112 @@ def spread(xs):
 
 
 # ---------------------------------------------------------------------------
+# what a failover is made of, seen from outside
+
+
+LEADER_KEY = "/service/kafka_pg_ha/leader"  # Patroni's leader key (namespace /service/, scope kafka_pg_ha)
+
+
+class Timeline(threading.Thread):
+    """From the kill until stopped, every 50 ms: who holds Patroni's leader key in etcd (gone: the
+    lease expired, or the dead primary's Patroni released it), and on every node whether PostgreSQL
+    is in recovery, the kafka.leader row (node id @ leader epoch: what a standby's Metadata names as
+    leader) and its WAL receiver's status.  Each change is noted once, with the time since the kill
+    (self.events), and the first time of each phase (self.first)."""
+
+    def __init__(self, cluster, old, t_kill):
+        super().__init__(daemon=True)
+        self.cluster, self.old, self.t_kill = cluster, old, t_kill
+        self.halt = threading.Event()
+        self.events = []
+        self.first = {}
+        self.new = None
+
+    def leader_key(self):
+        body = json.dumps({"key": base64.b64encode(LEADER_KEY.encode()).decode()}).encode()
+        req = urllib.request.Request("http://127.0.0.1:%d/v3/kv/range" % self.cluster.etcd, data=body,
+                                     method="POST")
+        with urllib.request.urlopen(req, timeout=1) as r:
+            kvs = json.load(r).get("kvs") or []
+        return base64.b64decode(kvs[0]["value"]).decode() if kvs else None
+
+    def mark(self, key):
+        if key not in self.first:
+            self.first[key] = time.time() - self.t_kill
+
+    def run(self):
+        conns, last = {}, {}
+        while not self.halt.is_set():
+            now = time.time() - self.t_kill
+            try:
+                holder = self.leader_key()
+            except Exception:  # noqa: BLE001
+                holder = "?"
+            if holder != last.get("key"):
+                last["key"] = holder
+                self.events.append((now, "leader key: %s" % holder))
+                if holder is None:
+                    self.mark("key_gone")
+                elif holder not in ("?", "node%d" % self.old):
+                    self.mark("key_taken")
+                    self.new = int(holder[4:])
+            for n in (1, 2, 3):
+                try:
+                    if n not in conns:
+                        conns[n] = psycopg2.connect(host="127.0.0.1", port=self.cluster.pg_port(n), user="postgres",
+                                                    dbname=DB, connect_timeout=1)
+                        conns[n].autocommit = True
+                    cur = conns[n].cursor()
+                    cur.execute("SELECT pg_is_in_recovery(), (SELECT node_id || '@' || leader_epoch FROM kafka.leader), "
+                                "(SELECT status FROM pg_stat_wal_receiver), "
+                                "current_setting('synchronous_standby_names')")
+                    rec, row, wal, ssn = cur.fetchone()
+                    state = "%s, kafka.leader %s, WAL receiver %s%s" % (
+                        "standby" if rec else "primary", row, wal,
+                        "" if rec else ", synchronous_standby_names '%s'" % ssn)
+                except psycopg2.Error:
+                    c = conns.pop(n, None)
+                    if c is not None:
+                        try:
+                            c.close()
+                        except psycopg2.Error:
+                            pass
+                    state = rec = row = ssn = None
+                if state != last.get(n):
+                    last[n] = state
+                    self.events.append((time.time() - self.t_kill, "node%d: %s" % (n, state or "down")))
+                if state is None or n == self.old:
+                    continue
+                if not rec:
+                    self.mark("promoted")
+                    if row and row.startswith("%d@" % n):
+                        self.mark("published")
+                    if ssn:
+                        self.mark("sync_standby")  # acks=all waits for a standby again
+                elif self.new is not None and n != self.new and row and row.startswith("%d@" % self.new) \
+                        and wal == "streaming":
+                    self.mark("standby_row")  # the other standby's Metadata names the new leader
+            time.sleep(0.05)
+        for c in conns.values():
+            try:
+                c.close()
+            except psycopg2.Error:
+                pass
+
+    def stop(self):
+        self.halt.set()
+        self.join(10)
+
+
+PHASES = [("key_gone", "leader key gone from etcd (lease expired or released)"),
+          ("key_taken", "leader key taken by the new primary's Patroni"),
+          ("promoted", "new primary out of recovery (pg_is_in_recovery false)"),
+          ("published", "new primary's kafka.leader row names it"),
+          ("standby_row", "the other standby streams from it and its kafka.leader names it"),
+          ("sync_standby", "new primary has a synchronous standby again")]
+
+
+# ---------------------------------------------------------------------------
 
 
 def children_of(pid):
@@ -327,6 +438,7 @@ def run():
     clients = None
     times = {}  # producer label -> [seconds]
     promote_times = []
+    phases = {}  # Timeline phase -> [seconds]
     state = {"committed": {}}
     try:
         java_cp = java_classpath(root)
@@ -356,7 +468,11 @@ def run():
             pm = cluster.postmaster_pid(old)
             kids = children_of(pm)
             patroni = cluster.patroni_pid(old) if KILL == "node" else None
+            jlog = os.path.join(root, "java-produce.log")
+            jlog_at = os.path.getsize(jlog) if os.path.exists(jlog) else 0
             t_kill = time.time()
+            timeline = Timeline(cluster, old, t_kill)
+            timeline.start()
             if patroni:
                 os.kill(patroni, signal.SIGKILL)  # the node dies: its Patroni with its PostgreSQL
             os.kill(pm, signal.SIGKILL)
@@ -390,6 +506,11 @@ def run():
                 fail("%s: producer %s had no record acknowledged within 180 s of the kill" % (label, w))
             for w, s in firsts.items():
                 times.setdefault(w, []).append(s)
+            said = []  # what the Java producer said until then (its warnings, timed)
+            if os.path.exists(jlog):
+                with open(jlog, errors="replace") as f:
+                    f.seek(jlog_at)
+                    said = [x.rstrip() for x in f if x.startswith("[")]
             info("%s: node%d killed (postmaster %d; its processes gone after %.2f s); node%d primary "
                  "with its listener after %.2f s; first acks=all acknowledgement after the kill: %s"
                  % (label, old, pm, t_gone - t_kill, new, t_promoted - t_kill,
@@ -398,7 +519,17 @@ def run():
             if patroni:
                 cluster.ha("start-node", str(old))  # the node is back
             # the killed node rejoins as a standby (Patroni: crash recovery, pg_rewind or reinit)
-            if not cluster.wait_healthy(300):
+            healthy = cluster.wait_healthy(300)
+            timeline.stop()
+            info("%s: timeline (seconds after the kill): %s" % (
+                label, "; ".join("%.2f %s" % e for e in timeline.events)))
+            info("%s: phases: %s" % (label, ", ".join("%s %.2f s" % (k, timeline.first[k])
+                                                      for k, _ in PHASES if k in timeline.first)))
+            for k, v in timeline.first.items():
+                phases.setdefault(k, []).append(v)
+            for x in said[:12] + (["... %d more" % (len(said) - 16)] + said[-4:] if len(said) > 16 else said[12:]):
+                info("%s: Java producer: %s" % (label, x[:300]))
+            if not healthy:
                 fail("%s: node%d did not rejoin within 300 s:\n%s" % (label, old, cluster.status()))
                 break
             time.sleep(3)  # the clients catch up
@@ -415,12 +546,14 @@ def run():
             fail("no kill was done")
         if n_acks == 0 or n_procs == 0:
             fail("the clients made no progress (%d acknowledged, %d processed)" % (n_acks, n_procs))
+        for k, what in PHASES:
+            info("kill -> %s: %s" % (what, spread(phases.get(k, []))))
         info("Patroni: kill -> new primary with its listener: %s" % spread(promote_times))
         for w, xs in sorted(times.items()):
             info("failover, kill -> first acks=all acknowledgement (%s): %s" % (w, spread(xs)))
         if os.environ.get("KP_HA_RESULT"):
             with open(os.environ["KP_HA_RESULT"], "w") as f:
-                json.dump({"promote": promote_times, "first_ack": times}, f)
+                json.dump({"promote": promote_times, "first_ack": times, "phases": phases}, f)
         for log in cluster.logs():
             for line in kafkapg.pgcluster("log-problems", log).splitlines()[:20]:
                 fail("server log %s: %s" % (log, line))

@@ -316,6 +316,48 @@ test_round_trips(void)
 		pfree(batch);
 	}
 
+	/*
+	 * kp_record_size_bound is at least the encoded size whatever the deltas
+	 * (a record's deltas are only known once it is placed in a batch)
+	 */
+	{
+		static const int64 ts_deltas[] = {0, 1, -1, 1LL << 40, PG_INT64_MIN, PG_INT64_MAX};
+		static const int32 off_deltas[] = {0, 127, 128, PG_INT32_MAX};
+		KpHeader	h[2] = {{"a", 1, NULL, -1}, {"key", 3, "value", 5}};
+		bool		ok = true;
+
+		for (int t = 0; t < (int) lengthof(ts_deltas); t++)
+			for (int o = 0; o < (int) lengthof(off_deltas); o++)
+				for (int kl = -1; kl <= 300; kl += 100)
+					for (int nh = 0; nh <= 2; nh++)
+						if (kp_record_encoded_size(ts_deltas[t], off_deltas[o], kl, 1 << 20, h, nh) >
+							kp_record_size_bound(kl, 1 << 20, h, nh))
+							ok = false;
+		CHECK(ok, "record size bound covers every delta");
+	}
+
+	/* a reserved builder: the batch fills its buffer, and finishes in place */
+	{
+		KpBatchBuilder b;
+		size_t		len;
+		size_t		size;
+		char	   *batch;
+		KpBatchHeader hdr;
+		int			i;
+
+		kp_batch_builder_init(&b, KP_COMPRESSION_NONE, 7, 1, 0, true);
+		kp_batch_builder_reserve(&b, 61 + 100 * 10);
+		size = KpBatchBuilderSize(&b);
+		for (i = 0; i < 100; i++)
+			size += kp_batch_builder_add(&b, 1, "k", 1, "v", 1, NULL, 0);
+		CHECK(size == KpBatchBuilderSize(&b) && size > 61 + 100 * 8 && size <= 61 + 100 * 10,
+			  "reserved builder: the sizes add returns add up (%zu)", size);
+		batch = kp_batch_builder_finish(&b, &len);
+		CHECK(len == size && kp_batch_validate(batch, len, &hdr) == KP_CODEC_OK &&
+			  hdr.records_count == 100, "reserved builder batch validates");
+		pfree(batch);
+	}
+
 	/* transactional flag */
 	{
 		KpBatchBuilder b;

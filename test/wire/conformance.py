@@ -21,6 +21,13 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
 9. Records without a key on a compacted topic (issue 9): Produce v8 answers
    INVALID_RECORD (87) with one record_errors entry per keyless record
    (batch_index, message), and nothing of the batch is stored.
+13. Produce requests pipelined on one connection (issue 13: kafka_pg runs a
+   connection's later Produce requests while earlier acks=all answers wait
+   for the WAL flush): sent in one write, acks=all, acks=1, one refused
+   (unknown partition) and an ApiVersions among them, every answer comes in
+   request order with consecutive offsets per partition, and every record is
+   stored once; a malformed Produce after three pipelined ones closes the
+   connection only after their three answers.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -442,6 +449,98 @@ def check_fetch_by_partition():
     c.close()
 
 
+def produce_frame(c, topic, partition, batch, acks):
+    """A Produce v8 frame of one batch (not sent); its correlation id is c.corr after."""
+    c.corr += 1
+    body = string(None) + i16(acks) + i32(30000) + array([string(topic) + array([i32(partition) + nbytes(batch)])])
+    msg = struct.pack(">hhi", 0, 8, c.corr) + string(b"conformance") + body
+    return i32(len(msg)) + msg
+
+
+def read_produce(r):
+    """(error code, base offset) of the one partition of a Produce v8 response."""
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
+                                                          r.array(lambda: (r.i32(), r.string())),
+                                                          r.string()))))
+    _, err, base = res[0][1][0][:3]
+    return err, base
+
+
+def check_pipelined_produce():
+    """Issue 13: Produce requests pipelined on one connection are answered in order."""
+    topic = f"conf-pipe-{RUN}"
+    c = Conn()
+    create_topic(c, topic, partitions=2)
+    ready = time.time() + 20
+    while time.time() < ready:
+        r = c.call(1, 11, fetch_listing_body([(topic, [(0, 0), (1, 0)])], 0))
+        if r is not None and all(v[0] == 0 for v in read_fetch_listing(r).values()):
+            break
+        time.sleep(0.3)
+    # (partition, acks) per Produce; partition 7 does not exist; None: an ApiVersions v0
+    plan = [(0, -1), (1, -1), (0, -1), (0, 1), (1, -1), (7, -1), None, (0, -1), (1, 1), (0, -1)]
+    data, want = b"", []
+    for i, p in enumerate(plan):
+        if p is None:
+            c.corr += 1
+            msg = struct.pack(">hhi", 18, 0, c.corr) + string(b"conformance")
+            data += i32(len(msg)) + msg
+            want.append((c.corr, None))
+        else:
+            data += produce_frame(c, topic, p[0], build_batch(0, [b"pipelined-%d" % i]), p[1])
+            want.append((c.corr, p[0]))
+    c.s.sendall(data)
+    got, order_ok, errs = [], True, []
+    next_off = {0: 0, 1: 0}
+    for corr, part in want:
+        r = c.recv(timeout=30)
+        if r is None:
+            order_ok = False
+            break
+        if r.corr != corr:
+            order_ok = False
+        if part is None:
+            got.append(("api_versions", r.i16()))
+            continue
+        err, base = read_produce(r)
+        got.append((part, err, base))
+        if part == 7:
+            if err != 3:
+                errs.append(f"partition 7: error {err}")
+        elif err != 0 or base != next_off[part]:
+            errs.append(f"partition {part}: error {err} offset {base}, wanted {next_off[part]}")
+        else:
+            next_off[part] += 1
+    check("10 requests pipelined on one connection (Produce acks=all and acks=1 to two partitions, one to an unknown partition, an ApiVersions) are answered in request order",
+          order_ok and len(got) == len(want), f"(got {got})")
+    check("... every Produce with its own error code and consecutive offsets per partition",
+          order_ok and not errs, f"({errs}; got {got})")
+    stored = {}
+    for p in (0, 1):
+        r = c.call(1, 11, fetch_listing_body([(topic, [(p, 0)])], 0))
+        stored[p] = len(batches(read_fetch_listing(r)[(topic, p)][1])) if r is not None else None
+    check("... and every record is stored once (5 in partition 0, 3 in partition 1)",
+          stored == {0: 5, 1: 3}, f"(batches stored: {stored})")
+    c.close()
+
+    c = Conn()
+    data = b"".join(produce_frame(c, topic, 0, build_batch(0, [b"before-bad-%d" % i]), -1) for i in range(3))
+    c.corr += 1
+    bad = struct.pack(">hhi", 0, 8, c.corr) + string(b"conformance") + b"\xff\xff\x00"
+    c.s.sendall(data + i32(len(bad)) + bad)
+    answers = []
+    for i in range(3):
+        r = c.recv(timeout=30)
+        if r is None:
+            break
+        answers.append((r.corr, read_produce(r)))
+    tail = c.recv(timeout=30)
+    check("three pipelined Produce acks=all then a malformed Produce: the three are answered, then the connection is closed",
+          [a[0] for a in answers] == [1, 2, 3] and all(a[1][0] == 0 for a in answers) and tail is None,
+          f"(answers {answers}, then {'EOF' if tail is None else 'a response'})")
+    c.close()
+
+
 def check_nul_strings():
     """Issue 14 item 2."""
     topic, group = f"conf-nul-{RUN}", f"conf-nul-group-{RUN}"
@@ -670,7 +769,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -682,6 +781,8 @@ def main():
         check_topic_compression()
     if "keyless" in only:
         check_keyless_on_compacted()
+    if "pipeline" in only:
+        check_pipelined_produce()
     finish()
 
 

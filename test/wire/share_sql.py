@@ -149,6 +149,74 @@ def poison_archived(cur, suffix):
     cur.execute("DELETE FROM kafka.group_configs WHERE group_id = %s", (group,))
 
 
+def split_runs(cur, suffix):
+    """Runs split by partial acknowledgements while other transactions hold runs of the same partition."""
+    topic = f"share-sql-runs-{suffix}"
+    group = f"share-sql-runs-g-{suffix}"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    cur.execute("SELECT count(*) FROM kafka.produce_batch(%s, NULL::text[],"
+                " (SELECT array_agg('r' || i) FROM generate_series(0, 19) i))", (topic,))
+    cur.execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest')", (group,))
+
+    def runs():
+        cur.execute("SELECT first_offset, last_offset, state, delivery_count FROM kafka.share_records"
+                    " WHERE group_id = %s ORDER BY first_offset", (group,))
+        return cur.fetchall()
+
+    a, b, c = connect(), connect(), connect()
+    c.autocommit = True
+    ca, cb, cc = a.cursor(), b.cursor(), c.cursor()
+    ca.execute("SELECT \"offset\" FROM kafka.share_acquire(%s, %s, 10)", (group, topic))
+    got_a = [r[0] for r in ca.fetchall()]
+    cb.execute("SELECT \"offset\" FROM kafka.share_acquire(%s, %s, 10)", (group, topic))
+    got_b = [r[0] for r in cb.fetchall()]
+    check("runs: two open transactions hold a run of 10 each", got_a == list(range(10)) and got_b == list(range(10, 20)),
+          f"{got_a} {got_b}")
+    check("runs: one row per run", runs() == [(0, 9, 1, 1), (10, 19, 1, 1)], f"{runs()}")
+    # A accepts part of its run: the split is A's until it ends
+    ca.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 2, 4)", (group, topic))
+    check("runs: while A's split is open, others still see A's run whole", runs()[0] == (0, 9, 1, 1), f"{runs()}")
+    # B cannot acknowledge a part of A's run (nor wait for A)
+    t0 = time.time()
+    cb.execute("SAVEPOINT s")
+    try:
+        cb.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 5)", (group, topic))
+        refused = False
+    except psycopg2.Error as e:
+        refused = e.pgcode == "KP121"
+    cb.execute("ROLLBACK TO SAVEPOINT s")
+    check("runs: B acknowledging a part of A's run is INVALID_RECORD_STATE, without waiting",
+          refused and time.time() - t0 < 5)
+    # B accepts the first half of its own, releases the rest; a third session gets nothing held
+    cb.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 10, 14)", (group, topic))
+    cb.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 15, 19, 'release')", (group, topic))
+    cc.execute("SELECT count(*) FROM kafka.share_acquire(%s, %s, 20)", (group, topic))
+    check("runs: a third session gets nothing while A and B hold their runs", cc.fetchone()[0] == 0)
+    a.commit()
+    check("runs: A's commit makes its split", runs()[:3] == [(0, 1, 1, 1), (2, 4, 2, 1), (5, 9, 1, 1)], f"{runs()}")
+    b.rollback()
+    # B's rollback: its run whole again and available, delivered a second time to C
+    cc.execute("SELECT \"offset\", delivery_count FROM kafka.share_acquire(%s, %s, 20)", (group, topic))
+    again = cc.fetchall()
+    check("runs: B's rolled-back run comes back whole, its delivery counted",
+          again == [(o, 2) for o in range(10, 20)], f"{again}")
+    # A (same session, later transaction) still holds its pieces and finishes them
+    ca.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 0, 1)", (group, topic))
+    ca.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 5, 9)", (group, topic))
+    a.commit()
+    cc.execute("SELECT kafka.share_acknowledge(%s, %s, 0, 10, 19)", (group, topic))
+    cc.execute("SELECT count(*) FROM kafka.share_acquire(%s, %s, 20)", (group, topic))
+    cc.execute("SELECT start_offset, acquired, available, lag FROM kafka.share_group_status WHERE group_id = %s",
+               (group,))
+    st = cc.fetchone()
+    # 20 is the commit marker of the SQL transaction that produced 0-19: done too
+    check("runs: all done, the window empty", st == (21, 0, 0, 0) and runs() == [], f"{st} {runs()}")
+    for x in (a, b, c):
+        x.close()
+    cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+    cur.execute("DELETE FROM kafka.group_configs WHERE group_id = %s", (group,))
+
+
 def main():
     bootstrap = sys.argv[1]
     suffix = uuid.uuid4().hex[:8]
@@ -170,6 +238,7 @@ def main():
                 " (%s, 'share.delivery.count.limit', '10')", (group, group))
 
     same_partition_at_once(cur, suffix)
+    split_runs(cur, suffix)
     poison_archived(cur, suffix)
 
     # the Java share consumers, if the Kafka tools are there
