@@ -16,6 +16,8 @@ PACKAGES=(
 	# tests
 	postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
 	python3 python3-psycopg2
+	# the client tests' virtualenvs (test/clients/python, test/clients/share: confluent-kafka's ShareConsumer)
+	python3-venv
 	# the wire part checks records between librdkafka and SQL
 	python3-confluent-kafka
 	# the codec unit test checks batches both ways against kafka-python

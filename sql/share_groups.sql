@@ -94,6 +94,8 @@ DELETE FROM kafka.group_configs WHERE group_id = 'workers';
 SELECT kafka.create_topic('sq-runs', 1);
 SELECT count(*) FROM kafka.produce_batch('sq-runs', NULL::text[],
   (SELECT array_agg('r-' || i) FROM generate_series(0, 9) i));
+-- its commit marker (the resolver's) before the share acquisitions read the log end
+SELECT kafka.flush_markers() >= 0 AS flushed;
 INSERT INTO kafka.group_configs VALUES ('runs', 'share.auto.offset.reset', 'earliest'),
   ('runs', 'share.delivery.count.limit', '2');
 CREATE TEMP VIEW runs AS
@@ -149,6 +151,8 @@ WHERE group_id = 'runs';
 -- 10 is the commit marker of the SQL transaction that produced 0-9)
 SELECT count(*) FROM kafka.produce_batch('sq-runs', NULL::text[],
   (SELECT array_agg('s-' || i) FROM generate_series(11, 16) i));
+-- its commit marker (the resolver's) before the share acquisitions read the log end
+SELECT kafka.flush_markers() >= 0 AS flushed;
 BEGIN;
 SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 2);
 SELECT "offset", delivery_count FROM kafka.share_acquire('runs', 'sq-runs', 2);

@@ -19,6 +19,12 @@
 #     (perf-test's latency is send -> acknowledgement).
 # Each repetition runs kafka_pg then Kafka (the order alternates); the load average is printed
 # before each. Raw output: bench/out/replication-<time>.log.
+# kafka_pg's listener CPU (its workers' user+system time, /proc/PID/stat), kafka_pg alone:
+#   - per record during the BENCH_RATE runs (microseconds of listener CPU per record);
+#   - idle for BENCH_IDLE_SECONDS (10) with the synchronous standby attached and no client;
+#   - while one acks=all record (to a topic of min.insync.replicas=1) waits BENCH_IDLE_SECONDS
+#     for a synchronous standby that is stopped (the standby is stopped for this last step,
+#     after every run).
 #
 # Settings: BENCH_REPS (5), BENCH_RECORDS (500000), BENCH_PARTITIONS (6), BENCH_RATE (5000),
 # BENCH_RATE_SECONDS (15), BENCH_PORT (first PostgreSQL port, 56640), BENCH_KP_KAFKA_PORT
@@ -34,6 +40,7 @@ N=${BENCH_RECORDS:-500000}
 PARTS=${BENCH_PARTITIONS:-6}
 RATE=${BENCH_RATE:-5000}
 RATE_S=${BENCH_RATE_SECONDS:-15}
+IDLE_S=${BENCH_IDLE_SECONDS:-10}
 mkdir -p "$repo/bench/out"
 LOG=$repo/bench/out/replication-$(date +%Y%m%d-%H%M%S).log
 
@@ -79,6 +86,9 @@ done
 [ "$(psql_p -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = 's1' AND sync_state = 'sync'")" = 1 ] ||
 	{ say "the standby did not become synchronous"; exit 1; }
 psql_p -c "SELECT kafka.create_topic('repl', $PARTS, '{\"min.insync.replicas\": \"2\"}')" >/dev/null || exit 1
+# for the CPU measure while an acks=all waits for the stopped standby: min.insync.replicas=1, so
+# that it is appended and waits rather than being refused with NOT_ENOUGH_REPLICAS
+psql_p -c "SELECT kafka.create_topic('repl_wait', 1)" >/dev/null || exit 1
 KP_BS=127.0.0.1:$kp
 
 # ---------------------------------------------------------------- Apache Kafka, two brokers
@@ -146,6 +156,16 @@ for _ in $(seq 1 60); do
 done
 
 # ---------------------------------------------------------------- the runs
+# lcpu: the CPU time of the primary's listener workers so far, in clock ticks
+lcpu() {
+	local pm p t=0
+	pm=$(head -1 "$work/primary/postmaster.pid")
+	for p in $(pgrep -P "$pm" -f 'kafka_pg listener'); do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+HZ=$(getconf CLK_TCK)
 # perf BOOTSTRAP NUM THROUGHPUT: "records/s p50 p99" of one kafka-producer-perf-test
 perf() {
 	local out line
@@ -170,7 +190,15 @@ for rep in $(seq 1 "$REPS"); do
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		loads="$loads $load"
 		read -r t _ q <<<"$(perf "$bs" "$N" -1)"
+		c0=$(lcpu)
 		read -r _ l50 l99 <<<"$(perf "$bs" $((RATE * RATE_S)) "$RATE")"
+		if [ $side = kafka_pg ]; then
+			# listener CPU per record at BENCH_RATE, microseconds
+			us=$(awk -v d=$(($(lcpu) - c0)) -v hz="$HZ" -v n=$((RATE * RATE_S)) 'BEGIN { printf "%.1f", d / hz * 1e6 / n }')
+			cpurec="${cpurec:-} $us"
+			say "rep $rep kafka_pg: listener CPU at $RATE/s: $us us/record"
+			echo "rep $rep kafka_pg listener CPU at $RATE/s: $us us/record" >>"$LOG"
+		fi
 		tput[$side]="${tput[$side]:-} $t"
 		p99[$side]="${p99[$side]:-} $q"
 		lp50[$side]="${lp50[$side]:-} $l50"
@@ -179,6 +207,23 @@ for rep in $(seq 1 "$REPS"); do
 		echo "rep $rep $side load $load: $t records/s p99 $q ms; at $RATE/s p50 $l50 p99 $l99" >>"$LOG"
 	done
 done
+
+# listener CPU, idle with the standby attached, then while an acks=all record waits for it stopped
+c0=$(lcpu)
+sleep "$IDLE_S"
+idle_pct=$(awk -v d=$(($(lcpu) - c0)) -v hz="$HZ" -v s="$IDLE_S" 'BEGIN { printf "%.2f", d / hz * 100 / s }')
+pgc stop "$work/standby" fast >/dev/null 2>&1
+sleep 1
+"$K" cli kafka-producer-perf-test --topic repl_wait --num-records 1 --record-size 100 --throughput -1 \
+	--producer-props bootstrap.servers="$KP_BS" acks=all enable.idempotence=true \
+	request.timeout.ms=$(((IDLE_S + 15) * 1000)) delivery.timeout.ms=$(((IDLE_S + 17) * 1000)) >>"$LOG" 2>&1 &
+wpid=$!
+sleep 8                         # the JVM starts and sends
+c0=$(lcpu)
+sleep "$IDLE_S"
+wait_pct=$(awk -v d=$(($(lcpu) - c0)) -v hz="$HZ" -v s="$IDLE_S" 'BEGIN { printf "%.2f", d / hz * 100 / s }')
+wait "$wpid"
+echo "listener CPU idle with the standby: $idle_pct %; while an acks=all waits for the stopped standby: $wait_pct %" >>"$LOG"
 
 ratio() { if [[ $1 =~ ^[0-9.]+$ && $2 =~ ^[0-9.]+$ ]] && [ "$(awk -v b="$2" 'BEGIN { print (b > 0) }')" = 1 ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; else echo -; fi; }
 row() {
@@ -198,4 +243,5 @@ row() {
 	row "p50 latency at $RATE records/s, ms" lp50
 	row "p99 latency at $RATE records/s, ms" lp99
 	echo "ratio = kafka_pg / Kafka (throughput: higher is better; latency: lower is better)"
+	echo "kafka_pg listener CPU (all workers): $(median "${cpurec:-}") us/record at $RATE records/s ($(spread "${cpurec:-}")); idle with the synchronous standby attached: $idle_pct % of a core over ${IDLE_S}s; while one acks=all waits for the stopped standby: $wait_pct % over ${IDLE_S}s"
 } | tee -a "$LOG"

@@ -143,6 +143,11 @@ static char cluster_id[32];
  * costs a lookup, a parse and a GUC stack entry each time; nothing reads the
  * setting between the two callbacks but the commit itself.
  */
+/*
+ * It matters twice: a worker may be in core's sync rep queue while its
+ * requests wait (src/store/isr.c, kp_isr_wake_at), and a commit that waited
+ * in SyncRepWaitForLSN would queue it a second time.
+ */
 static XLogRecPtr frame_commit_lsn = InvalidXLogRecPtr;
 static bool commit_lowered = false;
 static int	commit_saved_mode = SYNCHRONOUS_COMMIT_ON;
@@ -669,7 +674,7 @@ respond:
 		if (handled)
 			(void) kp_quota_record(c, 0, 0, elapsed_ms(started), false, kp_listener_now_ms());
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie,
-					 ctx.park_on_isr, ctx.isr_seen,
+					 ctx.park_on_isr, ctx.isr_wait_lsn,
 					 ctx.park_keyed ? ctx.park_nkeys : -1, ctx.park_keys, ctx.park_seen);
 		goto done;
 	}

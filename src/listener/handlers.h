@@ -31,7 +31,8 @@ typedef struct KpRequestContext
 	void	   *request;		/* the decoded request struct */
 	void	   *response;		/* the response struct, defaults filled */
 	const char *peer;			/* client address, for logs */
-	struct KpConn *conn;		/* the connection (SASL handlers only) */
+	struct KpConn *conn;		/* the connection (SASL handlers, share
+								 * sessions) */
 	const char *principal;		/* the authenticated role, or "ANONYMOUS" */
 	Oid			principal_oid;	/* its OID; InvalidOid when anonymous */
 
@@ -62,18 +63,19 @@ typedef struct KpRequestContext
 
 	/*
 	 * A parked Fetch that stopped at a high watermark below the log end: also
-	 * run again once the in-sync replicas' position passes isr_seen (what it
-	 * was when the handler started).
+	 * run again once the in-sync replicas' position reaches isr_wait_lsn (the
+	 * WAL end of the oldest append that moves one of its high watermarks; on
+	 * a hot standby, any replay past what it saw).
 	 */
 	bool		park_on_isr;
-	XLogRecPtr	isr_seen;
+	XLogRecPtr	isr_wait_lsn;
 
 	/*
-	 * A parked Fetch waits by partition (src/store/waiters.c): it is run
-	 * again only when the change count of one of these wait buckets moves
-	 * from what the handler read before it read the partition (or at its
-	 * deadline, or for park_on_isr).  Other parked requests (park_keyed
-	 * false) are run again on every wake-up.
+	 * A parked Fetch (or ShareFetch) waits by partition
+	 * (src/store/waiters.c): it is run again only when the change count of
+	 * one of these wait buckets moves from what the handler read before it
+	 * read the partition (or at its deadline, or for park_on_isr).  Other
+	 * parked requests (park_keyed false) are run again on every wake-up.
 	 */
 	bool		park_keyed;
 	int			park_nkeys;

@@ -12,6 +12,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
@@ -56,6 +57,8 @@ typedef struct FetchBudget
 	bool		any;			/* some partition returned data */
 	bool		below_hw;		/* some partition stopped at a high watermark
 								 * below its log end */
+	XLogRecPtr	hw_next_lsn;	/* the earliest ISR position that moves one of
+								 * those high watermarks */
 	/* the partitions with records: where theirs start in fetch_arena */
 	KpFetchResponsePartitionData **with_records;
 	int		   *records_start;
@@ -123,7 +126,12 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	}
 	bound = read_committed ? off.last_stable_offset : off.high_watermark;
 	if (off.high_watermark < off.log_end_offset)
+	{
 		budget->below_hw = true;
+		if (!XLogRecPtrIsInvalid(off.hw_next_lsn) &&
+			(XLogRecPtrIsInvalid(budget->hw_next_lsn) || off.hw_next_lsn < budget->hw_next_lsn))
+			budget->hw_next_lsn = off.hw_next_lsn;
+	}
 	out->records.len = 0;
 	out->records.data = NULL;
 	if (fetch_offset >= bound)
@@ -384,6 +392,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	int			nlisted = 0;
 	int32		epoch = kp_leader_epoch();
 	int32		preferred = -1;
+	XLogRecPtr	isr_seen;
 	bool		answer_now = false;
 	KpBroker	leader = {0};
 	int32		leader_epoch = -1;
@@ -406,16 +415,17 @@ kp_handle_fetch(KpRequestContext *ctx)
 	ctx->park_seen = palloc(sizeof(uint64) * Max(nlisted, 1));
 	budget.any = false;
 	budget.below_hw = false;
+	budget.hw_next_lsn = InvalidXLogRecPtr;
 	budget.with_records = palloc(sizeof(KpFetchResponsePartitionData *) * Max(nlisted, 1));
 	budget.records_start = palloc(sizeof(int) * Max(nlisted, 1));
 	budget.nwith_records = 0;
 	fetch_arena_reset();
-	{
-		KpIsrPosition pos;
 
-		kp_isr_position(&pos);
-		ctx->isr_seen = pos.confirmed;
-	}
+	/*
+	 * on a hot standby, before the partitions are read: more replay wakes a
+	 * park
+	 */
+	isr_seen = RecoveryInProgress() ? GetXLogReplayRecPtr(NULL) : InvalidXLogRecPtr;
 
 	/*
 	 * KIP-392: a consumer in another rack than the leader's is sent to a
@@ -571,10 +581,24 @@ kp_handle_fetch(KpRequestContext *ctx)
 		ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
 
 		/*
-		 * records are there, not yet on every in-sync replica; or a hot
-		 * standby, whose replay sets no latch: woken when it replays more
+		 * Records are there, not yet on every in-sync replica: run again when
+		 * the high watermark of one of the partitions moves, i.e. when the
+		 * ISR reaches the WAL of the oldest such append (server.c has the
+		 * worker woken then: src/store/isr.c).  (A high watermark below the
+		 * log end with no such append only moves with the next append, which
+		 * wakes the fetch by its partition anyway.)  On a hot standby, whose
+		 * replay sets no latch: when it has replayed more than now.
 		 */
-		ctx->park_on_isr = budget.below_hw || RecoveryInProgress();
+		if (RecoveryInProgress())
+		{
+			ctx->park_on_isr = true;
+			ctx->isr_wait_lsn = isr_seen + 1;	/* any replay */
+		}
+		else if (!XLogRecPtrIsInvalid(budget.hw_next_lsn))
+		{
+			ctx->park_on_isr = true;
+			ctx->isr_wait_lsn = budget.hw_next_lsn;
+		}
 	}
 }
 

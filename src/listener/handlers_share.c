@@ -15,12 +15,18 @@
  * that different listener workers may serve (franz-go: its fetch connection
  * and its other one).  The session's partitions stay in the memory of the
  * worker that serves its ShareFetch; a ShareFetch reaching another worker
- * gets SHARE_SESSION_NOT_FOUND, and the client opens a new session.
+ * adopts the session there, from the member's assignment.  An epoch moves
+ * back when the request that moved it fails (epoch_xact_callback).
+ *
+ * A ShareFetch with nothing to acquire parks on its partitions' wait
+ * buckets: appends, releases and rollbacks wake it, and a timer for the
+ * acquisition locks of others that expire (src/share/wake.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "common/hashfn.h"
@@ -28,6 +34,7 @@
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
@@ -36,9 +43,16 @@
 #include "listener/listener_int.h"
 #include "protocol/errors.h"
 #include "share/share.h"
+#include "store/store.h"
 
 /* the primary's leader epoch (leader.c); share requests run on the primary */
 #define LEADER_EPOCH (kp_leader_epoch())
+
+/*
+ * A parked ShareFetch that found a share-partition busy with another
+ * acquisition looks again this soon (the other may leave records for it).
+ */
+#define SHARE_BUSY_RETRY_MS 10
 
 /* ---------------------------------------------------------------------
  * Share sessions
@@ -61,6 +75,7 @@ typedef struct ShareSession
 	SessionPart *parts;
 	int			next_start;		/* round robin over the partitions */
 	TimestampTz last_used;
+	KpConn	   *conn;			/* the connection that opened it (epoch 0) */
 } ShareSession;
 
 static List *sessions = NIL;
@@ -107,6 +122,19 @@ typedef enum
 	SESSION_NOT_FOUND,
 	SESSION_BAD_EPOCH
 } SessionCheck;
+
+/* the epoch the running request moved, undone if it fails */
+static struct
+{
+	bool		active;
+	SharedSessionKey key;
+	uint64		id;
+	int32		before;
+	int32		after;
+} epoch_undo;
+static bool epoch_callback_registered = false;
+
+static void epoch_xact_callback(XactEvent event, void *arg);
 
 Size
 kp_share_sessions_shmem_size(void)
@@ -212,6 +240,13 @@ shared_check(const char *group_id, const char *member_id, int32 epoch, uint64 *i
 	SharedSession *e;
 	SessionCheck r = SESSION_OK;
 
+	if (!epoch_callback_registered)
+	{
+		RegisterXactCallback(epoch_xact_callback, NULL);
+		epoch_callback_registered = true;
+	}
+	epoch_undo. active = false;
+
 	LWLockAcquire(shared_sessions->lock, LW_EXCLUSIVE);
 	e = hash_search(shared_session_hash, &k, HASH_FIND, NULL);
 	if (e == NULL)
@@ -224,10 +259,53 @@ shared_check(const char *group_id, const char *member_id, int32 epoch, uint64 *i
 		if (epoch != -1 && epoch != e->epoch)
 			r = SESSION_BAD_EPOCH;
 		else if (epoch != -1)
+		{
 			e->epoch = e->epoch == PG_INT32_MAX ? 1 : e->epoch + 1;
+			epoch_undo. active = true;
+			epoch_undo. key = k;
+			epoch_undo. id = e->id;
+			epoch_undo. before = epoch;
+			epoch_undo. after = e->epoch;
+		}
 	}
 	LWLockRelease(shared_sessions->lock);
 	return r;
+}
+
+/*
+ * The request that moved the epoch failed: the epoch it used is the next one
+ * again (unless the session changed meanwhile).
+ */
+static void
+shared_undo_epoch(void)
+{
+	SharedSession *e;
+
+	if (!epoch_undo.active)
+		return;
+	epoch_undo. active = false;
+
+	LWLockAcquire(shared_sessions->lock, LW_EXCLUSIVE);
+	e = hash_search(shared_session_hash, &epoch_undo.key, HASH_FIND, NULL);
+	if (e != NULL && e->id == epoch_undo.id && e->epoch == epoch_undo.after)
+		e->epoch = epoch_undo.before;
+
+	LWLockRelease(shared_sessions->lock);
+}
+
+/*
+ * A request's epoch counts once its transaction commits: a request that
+ * fails with an ERROR (its transaction aborts, the connection is closed)
+ * leaves the epoch where it was, as Kafka's ShareSessionCache moves it only
+ * for a request it serves.
+ */
+static void
+epoch_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT)
+		shared_undo_epoch();
+	else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PREPARE)
+		epoch_undo. active = false;
 }
 
 /* does the session this worker's partitions belong to still exist? */
@@ -243,6 +321,19 @@ shared_alive(const char *group_id, const char *member_id, uint64 local_id)
 	alive = e != NULL && e->id == local_id;
 	LWLockRelease(shared_sessions->lock);
 	return alive;
+}
+
+/* does the member have a share session? */
+static bool
+shared_exists(const char *group_id, const char *member_id)
+{
+	SharedSessionKey k = shared_key(group_id, member_id);
+	bool		found;
+
+	LWLockAcquire(shared_sessions->lock, LW_SHARED);
+	found = hash_search(shared_session_hash, &k, HASH_FIND, NULL) != NULL;
+	LWLockRelease(shared_sessions->lock);
+	return found;
 }
 
 static void
@@ -385,6 +476,63 @@ session_adopt_assignment(ShareSession *s, const char *group_id, const char *memb
 	}
 }
 
+/*
+ * A connection closed (server.c): the share sessions it opened end, and their
+ * members' records are released, as Kafka's ShareSessionCache does when the
+ * connection that created a session disconnects.  Run outside a transaction,
+ * in one of its own per session.
+ */
+void
+kp_share_conn_closed(struct KpConn *c)
+{
+	List	   *mine = NIL;
+	ListCell   *lc;
+
+	foreach(lc, sessions)
+	{
+		ShareSession *s = lfirst(lc);
+
+		if (s->conn == c)
+			mine = lappend(mine, s);
+	}
+	foreach(lc, mine)
+	{
+		ShareSession *s = lfirst(lc);
+
+		if (!IsTransactionState() && shared_alive(s->group_id, s->member_id, s->id))
+		{
+			MemoryContext old = CurrentMemoryContext;
+
+			PG_TRY();
+			{
+				SetCurrentStatementStartTimestamp();
+				StartTransactionCommand();
+				PushActiveSnapshot(GetTransactionSnapshot());
+				kp_share_release_member(s->group_id, s->member_id);
+				PopActiveSnapshot();
+				CommitTransactionCommand();
+			}
+			PG_CATCH();
+			{
+				ErrorData  *edata;
+
+				MemoryContextSwitchTo(old);
+				edata = CopyErrorData();
+				FlushErrorState();
+				AbortCurrentTransaction();
+				ereport(LOG,
+						(errmsg("kafka_pg listener: could not release the records of share group member \"%s\" of group \"%s\" after its connection closed: %s",
+								s->member_id, s->group_id, edata->message)));
+			}
+			PG_END_TRY();
+			MemoryContextSwitchTo(old);
+			shared_close(s->group_id, s->member_id);
+		}
+		session_drop(s);
+	}
+	list_free(mine);
+}
+
 /* ---------------------------------------------------------------------
  * Authorization (src/listener/authz.c), as Kafka's KafkaApis asks it:
  * GROUP READ to be a member, fetch or acknowledge, DESCRIBE to describe,
@@ -512,6 +660,15 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 	a.client_id = ctx->header->client_id ? ctx->header->client_id : "";
 	a.client_host = kp_peer_host(ctx->peer);
 
+	/*
+	 * A member leaving with its share session still open keeps its records
+	 * until the session ends (a close, or its connection closing), as in
+	 * Kafka: clients send their last acknowledgements with the close, which
+	 * may come after the leave (librdkafka sends both at once).
+	 */
+	if (req->member_epoch == -1 && req->group_id && req->member_id)
+		a.keep_records = shared_exists(req->group_id, req->member_id);
+
 	resp->error_code = kp_share_heartbeat(&a, &r);
 	resp->error_message = r.error_message;
 	resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
@@ -542,14 +699,13 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 		as->n_topic_partitions = t;
 		resp->assignment = as;
 	}
-	/* a member that left has no share session any more */
-	if (req->member_epoch == -1 && req->group_id && req->member_id)
+	/* a member that left without a share session: forget a stale one here */
+	if (req->member_epoch == -1 && req->group_id && req->member_id && !a.keep_records)
 	{
 		ShareSession *s = session_find(req->group_id, req->member_id);
 
 		if (s)
 			session_drop(s);
-		shared_close(req->group_id, req->member_id);
 	}
 }
 
@@ -810,6 +966,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				return;
 			}
 			s->id = id;
+			s->conn = ctx->conn;
 		}
 		else
 		{
@@ -821,6 +978,14 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			{
 				if (s)
 					session_drop(s);
+
+				/*
+				 * A member closing a session the broker no longer has (made
+				 * room for others when the table was full): what it holds
+				 * goes back all the same, as it would with its session.
+				 */
+				if (epoch == -1)
+					kp_share_release_member(req->group_id, req->member_id);
 				resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
 				resp->error_message = pstrdup("The share session was not found.");
 				return;
@@ -832,6 +997,20 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 											   epoch, expected);
 				return;
 			}
+			if (epoch == -1)
+			{
+				/*
+				 * the final request: acknowledgements only, then the session
+				 * ends (its partitions are not needed, wherever they are)
+				 */
+				fetch_acks(ctx, req, &out);
+				kp_share_release_member(req->group_id, req->member_id);
+				if (s)
+					session_drop(s);
+				shared_close(req->group_id, req->member_id);
+				fetch_respond(resp, &out);
+				return;
+			}
 			if (s == NULL || s->id != id)
 			{
 				/* opened by a ShareFetch another worker served: adopt it here */
@@ -840,6 +1019,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				s = session_new(req->group_id, req->member_id);
 				if (s == NULL)
 				{
+					shared_undo_epoch();
 					resp->error_code = KP_ERR_SHARE_SESSION_LIMIT_REACHED;
 					resp->error_message = pstrdup("The limit of share sessions of this broker was reached.");
 					return;
@@ -850,15 +1030,6 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		}
 
 		fetch_acks(ctx, req, &out);
-		if (epoch == -1)
-		{
-			/* the final request: acknowledgements only, then the session ends */
-			kp_share_release_member(req->group_id, req->member_id);
-			session_drop(s);
-			shared_close(req->group_id, req->member_id);
-			fetch_respond(resp, &out);
-			return;
-		}
 		for (i = 0; i < Max(req->n_topics, 0); i++)
 			for (j = 0; j < Max(req->topics[i].n_partitions, 0); j++)
 				session_add(s, &req->topics[i].topic_id, req->topics[i].partitions[j].partition_index);
@@ -890,6 +1061,14 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		int			n = s->n;
 		int			start = n > 0 ? s->next_start % n : 0;
 		bool		any = false;
+		bool		busy = false;
+		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz timer = 0;
+		int		   *keys = palloc(sizeof(int) * Max(n, 1));
+		uint64	   *seen = palloc(sizeof(uint64) * Max(n, 1));
+		int			nkeys = 0;
+		int64		deadline_ms = ctx->received_ms + Max(req->max_wait_ms, 0);
+		int64		now_ms;
 		int			k;
 
 		for (k = 0; k < n && records_left > 0 && bytes_left > 0; k++)
@@ -899,6 +1078,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			KpShareAcquired acq;
 			OutPart    *op;
 			int16		code;
+			int64		partition_id = -1;
 
 			if (t == NULL)
 			{
@@ -912,6 +1092,19 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 				continue;
 			}
+
+			/*
+			 * should this fetch park: its partition's wait bucket, read
+			 * before the share-partition is, so that an append or a release
+			 * committed after the acquisition's snapshot wakes it (wake.c)
+			 */
+			if (sp->partition >= 0 && sp->partition < t->partition_count)
+			{
+				partition_id = t->partition_ids[sp->partition];
+				keys[nkeys] = kp_log_wait_bucket(partition_id);
+				seen[nkeys] = kp_log_wait_bucket_changes(keys[nkeys]);
+				nkeys++;
+			}
 			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
 									records_left, req->share_acquire_mode == 1, 0, false, &acq);
 			if (code != KP_ERR_NONE)
@@ -920,8 +1113,17 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				op->error_code = code;
 				continue;
 			}
+			if (acq.busy)
+				busy = true;
 			if (acq.n == 0)
+			{
+				/* locks of others that expire make records available */
+				TimestampTz at = kp_share_expiry_timer(partition_id, now);
+
+				if (at > 0 && (timer == 0 || at < timer))
+					timer = at;
 				continue;
+			}
 			op = out_part(&out, &sp->topic_id, sp->partition);
 			{
 				StringInfoData buf;
@@ -938,11 +1140,28 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		}
 		s->next_start = start + 1;
 
-		/* long poll: nothing acquired, nothing acknowledged */
-		if (!any && out.n == 0 && !any_acks && !ctx->final_attempt && req->max_wait_ms > 0)
+		/*
+		 * Long poll: nothing acquired, nothing acknowledged.  Woken by an
+		 * append to one of its partitions or a release of their records
+		 * (their wait buckets), and run again when a lock may have expired
+		 * (timer) or, when a share-partition was busy with another
+		 * acquisition, shortly; it answers at max_wait_ms after it arrived.
+		 */
+		now_ms = kp_listener_now_ms();
+		if (!any && out.n == 0 && !any_acks && req->max_wait_ms > 0 && now_ms < deadline_ms)
 		{
+			int64		until = deadline_ms;
+
+			if (busy)
+				until = Min(until, now_ms + SHARE_BUSY_RETRY_MS);
+			if (timer > 0)
+				until = Min(until, timer / 1000 + 1);
 			ctx->park = true;
-			ctx->park_until_ms = ctx->received_ms + req->max_wait_ms;
+			ctx->park_keyed = true;
+			ctx->park_nkeys = nkeys;
+			ctx->park_keys = keys;
+			ctx->park_seen = seen;
+			ctx->park_until_ms = Max(until, now_ms + 1);
 			return;
 		}
 	}
@@ -995,6 +1214,13 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 
 		if (r == SESSION_NOT_FOUND)
 		{
+			/* closing a session the broker dropped: release all the same */
+			if (req->share_session_epoch == -1)
+			{
+				kp_share_release_member(req->group_id, req->member_id);
+				if (s)
+					session_drop(s);
+			}
 			resp->error_code = KP_ERR_SHARE_SESSION_NOT_FOUND;
 			resp->error_message = pstrdup("The share session was not found.");
 			return;

@@ -15,6 +15,9 @@ extern void kp_handle_share_group_heartbeat(KpRequestContext *ctx);
 extern void kp_handle_share_group_describe(KpRequestContext *ctx);
 extern void kp_handle_share_fetch(KpRequestContext *ctx);
 extern void kp_handle_share_acknowledge(KpRequestContext *ctx);
+
+/* A connection closed: the share sessions it opened end (their records released). */
+extern void kp_share_conn_closed(struct KpConn *c);
 extern void kp_handle_describe_share_group_offsets(KpRequestContext *ctx);
 extern void kp_handle_alter_share_group_offsets(KpRequestContext *ctx);
 extern void kp_handle_delete_share_group_offsets(KpRequestContext *ctx);

@@ -58,8 +58,8 @@ typedef struct KpConn
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
-	bool		park_on_isr;	/* ... and when the ISR's position passes */
-	XLogRecPtr	park_isr_seen;	/* this one (a Fetch below the log end) */
+	bool		park_on_isr;	/* ... and when the ISR's position reaches */
+	XLogRecPtr	park_isr_lsn;	/* this one (a Fetch below a high watermark) */
 	XLogRecPtr	park_commit_lsn;	/* what its earlier runs committed */
 	/* a parked Fetch: the wait buckets it watches (server.c); -1: not keyed */
 	int			park_nkeys;
@@ -118,7 +118,7 @@ extern StringInfo kp_conn_output(KpConn *c);
  */
 extern void kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
 						 int64 until_ms, const char *cookie, bool on_isr,
-						 XLogRecPtr isr_seen, int nkeys, const int *keys,
+						 XLogRecPtr isr_lsn, int nkeys, const int *keys,
 						 const uint64 *seen);
 extern int64 kp_listener_now_ms(void);
 

@@ -55,6 +55,7 @@
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
+#include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "listener/sasl.h"
@@ -285,6 +286,7 @@ conn_close(KpConn *c, const char *why)
 								c->peer, c->principal, why)));
 	kp_sasl_conn_free(c);
 	kp_tls_conn_free(c);
+	kp_share_conn_closed(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
@@ -817,7 +819,7 @@ run_parked(bool woken)
 	/*
 	 * Fetches parked at a high watermark below the log end: flush the WAL for
 	 * them (one flush for all, as for acks=all), then see whether the in-sync
-	 * replicas' position moved.
+	 * replicas reached the position that moves one of their high watermarks.
 	 */
 	for (c = connections; c; c = c->next)
 	{
@@ -855,7 +857,7 @@ run_parked(bool woken)
 
 		if (c->parked_frame &&
 			(now >= c->park_until_ms ||
-			 (c->park_on_isr && confirmed > c->park_isr_seen) ||
+			 (c->park_on_isr && confirmed >= c->park_isr_lsn) ||
 			 (woken && (c->park_keys == NULL || park_keys_changed(c)))))
 		{
 			char	   *frame = c->parked_frame;
@@ -942,11 +944,27 @@ unmute_connections(int64 now)
 	}
 }
 
+/*
+ * How long the loop may sleep: until the earliest deadline of a parked or
+ * waiting request, a muted connection or the accept pause, at most a second.
+ *
+ * Requests waiting for the in-sync replicas (acks=all and committed
+ * requests' answers, fetches parked at a high watermark) wait for a WAL
+ * position each; the worker asks to be woken when the earliest of them is
+ * reached (kp_isr_wake_at: in core's sync rep queue, where a walsender sets
+ * our latch when the synchronous standbys confirm it, as it wakes a
+ * committing backend).  Nothing is polled then, whether the standby
+ * answers in 100 us or never: the loop sleeps until a deadline or the
+ * wake-up.  What has no wake-up is polled: a hot standby's replay (every
+ * 5 ms while a fetch waits for it), and a PostgreSQL whose queue isr.c does
+ * not know (every millisecond).
+ */
 static long
 next_timeout(void)
 {
 	int64		now = kp_listener_now_ms();
 	int64		soonest = now + 1000;
+	XLogRecPtr	wanted = InvalidXLogRecPtr;
 	KpConn	   *c;
 
 	for (c = connections; c; c = c->next)
@@ -957,24 +975,29 @@ next_timeout(void)
 			soonest = c->muted_until_ms;
 		if (c->acks && c->acks->until_ms < soonest)
 			soonest = c->acks->until_ms;
+		/* a connection's answers go out in order: its first one blocks */
+		if (c->acks && (XLogRecPtrIsInvalid(wanted) || c->acks->lsn < wanted))
+			wanted = c->acks->lsn;
+		if (c->parked_frame && c->park_on_isr &&
+			(XLogRecPtrIsInvalid(wanted) || c->park_isr_lsn < wanted))
+			wanted = c->park_isr_lsn;
 	}
-
-	/*
-	 * Acks still waiting after run_acks wait for synchronous standbys, whose
-	 * confirmations set no latch of ours (the walsenders wake only the
-	 * processes in core's sync rep queue): look again in a millisecond.
-	 */
-	if (nacks_waiting > 0 && soonest > now + 1)
-		soonest = now + 1;
-
-	/*
-	 * ... and so do fetches parked at a high watermark below the log end, or
-	 * on a hot standby for more replay (every 5 ms there: replay sets no
-	 * latch of ours either)
-	 */
-	for (c = connections; c && soonest > now + 1; c = c->next)
-		if (c->parked_frame && c->park_on_isr)
-			soonest = Min(soonest, now + (RecoveryInProgress() ? 5 : 1));
+	if (XLogRecPtrIsInvalid(wanted))
+		kp_isr_wake_cancel();
+	else
+	{
+		switch (kp_isr_wake_at(wanted))
+		{
+			case KP_ISR_NOW:
+				soonest = now;	/* reached, or ours to flush: look again */
+				break;
+			case KP_ISR_ARMED:
+				break;
+			case KP_ISR_POLL:
+				soonest = Min(soonest, now + (RecoveryInProgress() ? 5 : 1));
+				break;
+		}
+	}
 	if (accept_paused_until_ms != 0 && accept_paused_until_ms < soonest)
 		soonest = accept_paused_until_ms;
 
@@ -1194,12 +1217,12 @@ run_acks(void)
 
 void
 kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
-			 int64 until_ms, const char *cookie, bool on_isr, XLogRecPtr isr_seen,
+			 int64 until_ms, const char *cookie, bool on_isr, XLogRecPtr isr_lsn,
 			 int nkeys, const int *keys, const uint64 *seen)
 {
 	Assert(c->park_keys == NULL);
 	c->park_on_isr = on_isr;
-	c->park_isr_seen = isr_seen;
+	c->park_isr_lsn = isr_lsn;
 	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
 	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
 	memcpy(c->parked_frame, frame, len);

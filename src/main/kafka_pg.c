@@ -56,6 +56,7 @@ kp_shmem_request(void)
 	RequestAddinShmemSpace(kp_cleaner_shmem_size());
 	kp_cleaner_request_locks();
 	RequestAddinShmemSpace(kp_share_acquirer_shmem_size());
+	RequestAddinShmemSpace(kp_share_wake_shmem_size());
 }
 
 static void
@@ -67,6 +68,7 @@ kp_shmem_startup(void)
 	kp_listener_shmem_init();
 	kp_cleaner_shmem_init();
 	kp_share_acquirer_shmem_init();
+	kp_share_wake_shmem_init();
 }
 
 void

@@ -265,6 +265,14 @@ kp_share_acquire_for_sql(const char *group_id, const char *topic, int32 partitio
 		int16		code = slot->error_code;
 
 		pg_atomic_write_u32(&slot->state, SLOT_IDLE);
+
+		/*
+		 * held for this transaction: should it roll back, they are available
+		 * again, and the ShareFetches parked on the partition may take them
+		 * (wake.c)
+		 */
+		if (out->n > 0)
+			kp_share_wake_at_abort(kp_share_partition_id(topic, partition));
 		return code;
 	}
 }

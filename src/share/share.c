@@ -182,6 +182,8 @@ expire_members(const char *group_id)
 
 	for (i = 0; i < n; i++)
 		kp_cat_share_release_member(group_id, gone[i]);
+	if (n > 0)
+		kp_share_wake_group_at_commit(group_id);
 	return n > 0;
 }
 
@@ -239,7 +241,8 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		if (exists)
 		{
 			kp_cat_share_member_delete(a->group_id, a->member_id);
-			kp_cat_share_release_member(a->group_id, a->member_id);
+			if (!a->keep_records)
+				kp_share_release_member(a->group_id, a->member_id);
 			changed = true;
 		}
 		if (changed)
@@ -565,6 +568,21 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	}
 	kp_cat_share_partition_advance(group_id, topic->name, partition, Max(from, speo),
 								   off.log_start_offset, archived, spso);
+
+	/*
+	 * A parked ShareFetch looks again when these locks expire; and, as Kafka
+	 * checks its delayed share fetches when a share-partition's fetch lock is
+	 * released, those that found this share-partition busy look again when
+	 * this transaction commits: it took records, more may be left (wake.c).
+	 * Not when it took none: parked fetches would wake each other for
+	 * nothing.
+	 */
+	if (out->n > 0)
+	{
+		kp_share_note_lock_deadline(partition_id,
+									GetCurrentTimestamp() + (TimestampTz) c.lock_ms * 1000);
+		kp_share_wake_at_commit(partition_id);
+	}
 	return KP_ERR_NONE;
 }
 
@@ -627,6 +645,28 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 		}
 	done = kp_cat_share_acknowledge(group_id, topic, partition, member_id, first, last, ntypes, types,
 									lock_ms);
+	if (done > 0)
+	{
+		bool		release = false;
+		bool		renew = false;
+
+		for (i = 0; i < ntypes; i++)
+		{
+			release |= types[i] == KP_ACK_RELEASE;
+			renew |= types[i] == KP_ACK_RENEW;
+		}
+		/* released records: the parked ShareFetches may take them (wake.c) */
+		if (release || renew)
+		{
+			int64		partition_id = kp_share_partition_id(topic, partition);
+
+			if (release)
+				kp_share_wake_at_commit(partition_id);
+			if (renew)
+				kp_share_note_lock_deadline(partition_id,
+											GetCurrentTimestamp() + (TimestampTz) lock_ms * 1000);
+		}
+	}
 
 	/*
 	 * move SPSO now if the share-partition is free (else at the next
@@ -644,6 +684,7 @@ void
 kp_share_release_member(const char *group_id, const char *member_id)
 {
 	kp_cat_share_release_member(group_id, member_id);
+	kp_share_wake_group_at_commit(group_id);
 }
 
 int64

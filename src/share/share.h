@@ -17,6 +17,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "group/group.h"
+#include "utils/timestamp.h"
 
 /* ---------- membership ---------- */
 
@@ -30,6 +31,8 @@ typedef struct KpShareHeartbeatArgs
 	char	  **subscribed;
 	const char *client_id;
 	const char *client_host;
+	bool		keep_records;	/* leaving: the member's share session is
+								 * still open, and its end releases them */
 } KpShareHeartbeatArgs;
 
 typedef struct KpShareHeartbeatResult
@@ -143,8 +146,39 @@ extern void kp_share_acquirer_register(void);
 extern int16 kp_share_acquire_for_sql(const char *group_id, const char *topic, int32 partition,
 									  const char *member_id, int max_records, KpShareAcquired *out);
 
-/* Release every record member_id holds (its share session ended). */
+/*
+ * Release every record member_id holds (its share session ended); the parked
+ * ShareFetches of the group's share-partitions are woken at commit.
+ */
 extern void kp_share_release_member(const char *group_id, const char *member_id);
+
+/* ---------- waking parked ShareFetches (wake.c) ---------- */
+
+/*
+ * While a lock deadline noted is still to come but may have been overwritten
+ * in the hint, a parked ShareFetch looks again this often.
+ */
+#define KP_SHARE_EXPIRY_POLL_MS 500
+
+extern Size kp_share_wake_shmem_size(void);
+extern void kp_share_wake_shmem_init(void);
+
+/* An acquisition lock of this partition ends at deadline. */
+extern void kp_share_note_lock_deadline(int64 partition_id, TimestampTz deadline);
+
+/*
+ * When a ShareFetch parked on this partition should look again for expired
+ * locks (0: no lock to wait for).
+ */
+extern TimestampTz kp_share_expiry_timer(int64 partition_id, TimestampTz now);
+
+/* Wake the fetches parked on a partition when this transaction commits / aborts. */
+extern void kp_share_wake_at_commit(int64 partition_id);
+extern void kp_share_wake_at_abort(int64 partition_id);
+extern void kp_share_wake_group_at_commit(const char *group_id);
+
+/* A partition's id, -1 when the topic or partition does not exist. */
+extern int64 kp_share_partition_id(const char *topic, int32 partition);
 
 /* The lock duration that applies to the group (ms). */
 extern int32 kp_share_lock_duration_ms(const char *group_id);

@@ -260,10 +260,11 @@ kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr e
 
 /*
  * Move the high watermark up to the newest append every in-sync replica
- * has (confirmed) and drop the ring entries below it; returns it.
+ * has (confirmed) and drop the ring entries below it; returns it, and in
+ * *next_lsn the position that moves it next (invalid: none appended).
  */
 static int64
-advance_hw(KpPartitionState *state, XLogRecPtr confirmed)
+advance_hw(KpPartitionState *state, XLogRecPtr confirmed, XLogRecPtr *next_lsn)
 {
 	int			n = 0;
 	int			i;
@@ -280,6 +281,7 @@ advance_hw(KpPartitionState *state, XLogRecPtr confirmed)
 		state->hw_count -= n;
 	}
 	hw = state->hw;
+	*next_lsn = state->hw_count > 0 ? state->hw_ring[0].end_lsn : InvalidXLogRecPtr;
 	SpinLockRelease(&state->published_mutex);
 	return hw;
 }
@@ -438,13 +440,17 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 		SpinLockRelease(&state->published_mutex);
 		if (valid)
 		{
-			/* appends not known to be on every in-sync replica: ask */
+			/*
+			 * appends not known to be on every in-sync replica: ask (a few
+			 * loads, no lock: isr.c)
+			 */
+			out->hw_next_lsn = InvalidXLogRecPtr;
 			if (behind)
 			{
 				KpIsrPosition pos;
 
 				kp_isr_position(&pos);
-				hw = advance_hw(state, pos.confirmed);
+				hw = advance_hw(state, pos.confirmed, &out->hw_next_lsn);
 			}
 
 			/*
@@ -480,6 +486,7 @@ kp_partition_unlock(KpPartitionState *state)
 		off.last_stable_offset = state->last_stable_offset;
 		off.size_bytes = state->closed_bytes + state->active_size;
 		off.segment_count = state->segment_count;
+		off.hw_next_lsn = InvalidXLogRecPtr;	/* kp_partition_offsets' */
 		SpinLockAcquire(&state->published_mutex);
 		changed = !state->published_valid ||
 			state->published.log_start_offset != off.log_start_offset ||

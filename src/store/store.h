@@ -183,6 +183,14 @@ extern int	kp_log_wait_bucket(int64 partition_id);
 extern uint64 kp_log_wait_bucket_changes(int bucket);
 extern uint64 kp_log_watch_wait_bucket(int slot, int bucket, bool watch);
 
+/*
+ * Wake the waiters of a partition's bucket (or of a bucket) without a change
+ * of its offsets: share groups' records that became acquirable again
+ * (src/share/wake.c).
+ */
+extern void kp_log_wake_partition(int64 partition_id);
+extern void kp_log_wake_wait_bucket(int bucket);
+
 /* ---------- the in-sync replicas (isr.c, docs/replication.md) ---------- */
 
 /* What the in-sync replicas have, as a WAL position. */
@@ -198,6 +206,28 @@ typedef struct KpIsrPosition
 } KpIsrPosition;
 
 extern void kp_isr_position(KpIsrPosition *pos);
+
+/*
+ * Have this process's latch set once the in-sync replicas have lsn (isr.c):
+ * KP_ISR_NOW, they have it already, or it is not flushed here yet (the
+ * caller flushes), or no synchronous standby is waited for: look again now;
+ * KP_ISR_ARMED, a walsender sets the latch once the synchronous standbys
+ * confirm it (the process is in core's sync rep queue, without sleeping
+ * there; at most one position at a time: a call for a later one keeps the
+ * earlier, a call for an earlier one replaces it); KP_ISR_POLL, nothing
+ * will wake the process (a hot standby's replay, or a PostgreSQL whose
+ * queue layout isr.c does not know): look again soon.
+ * kp_isr_wake_cancel leaves the queue.
+ */
+typedef enum KpIsrWake
+{
+	KP_ISR_NOW,
+	KP_ISR_ARMED,
+	KP_ISR_POLL
+} KpIsrWake;
+
+extern KpIsrWake kp_isr_wake_at(XLogRecPtr lsn);
+extern void kp_isr_wake_cancel(void);
 
 /* Everything inserted into the WAL so far, as a position XLogFlush accepts. */
 extern XLogRecPtr kp_xlog_insert_end(void);
@@ -238,6 +268,11 @@ typedef struct KpLogOffsets
 									 * Min(it, high_watermark) */
 	int64		size_bytes;
 	int32		segment_count;
+	XLogRecPtr	hw_next_lsn;	/* the WAL position the in-sync replicas must
+								 * reach for the high watermark to move (the
+								 * oldest append not known to be on them);
+								 * invalid when it is at the log end, and on a
+								 * standby */
 } KpLogOffsets;
 
 extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);

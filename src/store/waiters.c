@@ -20,11 +20,16 @@
  * either the publisher sees the bit, or the watcher sees the count moved.
  * An append costs one atomic add and one read, whoever waits.
  *
- * Other parked requests (group requests, share fetches) flag the slot
- * "waiting"; every append (append.c), every batch of markers (txnstate.c)
- * and every group change then sets the latches of the flagged ones.  With
- * nobody flagged an append pays one atomic read.  That waking is a
- * broadcast: a woken worker re-checks its parked requests itself.
+ * Parked ShareFetches wait on their partitions' buckets too; their records
+ * also become acquirable again without a change of offsets (a release, a
+ * transaction that held them rolling back), and src/share/wake.c then bumps
+ * the bucket with kp_log_wake_partition.
+ *
+ * Other parked requests (group requests) flag the slot "waiting"; every
+ * append (append.c), every batch of markers (txnstate.c) and every group
+ * change then sets the latches of the flagged ones.  With nobody flagged an
+ * append pays one atomic read.  That waking is a broadcast: a woken worker
+ * re-checks its parked requests itself.
  *
  * The resolver worker (src/txn/resolver.c) registers its latch too; a
  * backend that decides a transaction wakes it, but only while it is idle:
@@ -183,7 +188,24 @@ kp_log_watch_wait_bucket(int slot, int bucket, bool watch)
 void
 kp_notify_partition_waiters(const KpPartitionKey *key)
 {
-	KpFetchWaitBucket *b = &kp_store_shared->fetch_buckets[wait_bucket(key->dboid, key->partition_id)];
+	kp_log_wake_wait_bucket(wait_bucket(key->dboid, key->partition_id));
+}
+
+/*
+ * Wake the fetches parked on a partition of this database whose offsets did
+ * not change: share groups (src/share/wake.c), whose records became
+ * acquirable again.  Plain Fetches on the bucket wake too and park again.
+ */
+void
+kp_log_wake_partition(int64 partition_id)
+{
+	kp_log_wake_wait_bucket(kp_log_wait_bucket(partition_id));
+}
+
+void
+kp_log_wake_wait_bucket(int bucket)
+{
+	KpFetchWaitBucket *b = &kp_store_shared->fetch_buckets[bucket];
 	uint64		mask;
 
 	pg_atomic_fetch_add_u64(&b->changes, 1);	/* a full barrier */

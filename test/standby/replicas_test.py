@@ -16,7 +16,10 @@ replicas [0, 1]; ISR [0] and offline [1] while s1 is not streaming, ISR
    and no standby: Produce acks=all answers NOT_ENOUGH_REPLICAS (19) at once and stores nothing; acks=1 is accepted;
    a librdkafka producer (acks=all, no retries) gets NOT_ENOUGH_REPLICAS.
 2. With the standby streaming and synchronous_standby_names = 'FIRST 1 (s1)':
-   acks=all to the min.insync.replicas=2 topic is accepted (librdkafka too).
+   acks=all to the min.insync.replicas=2 topic is accepted (librdkafka too); 20 acks=all in a
+   row and 10 Fetches parked at the log end (woken by an acks=1 record, then waiting for the
+   standby to confirm it) are answered without the loop's 1 s rest (the walsender wakes the
+   worker).
 3. The standby stopped (synchronous_standby_names still set): acks=all to the
    min.insync.replicas=2 topic is refused at once; to a topic with the
    default min.insync.replicas=1 it waits, and while it waits a Metadata and
@@ -320,6 +323,37 @@ def run(root):
         errs = rdkafka_produce(kp1, "r_min2")
         check("librdkafka acks=all to min.insync.replicas=2 with the standby: delivered",
               len(errs) == 3 and all(e is None for e in errs), "(%s)" % errs)
+
+        # The worker is woken by the walsender when the standby confirms (src/store/isr.c,
+        # kp_isr_wake_at), not by a timer: with nothing to wake it, its loop rests up to 1 s.
+        # 20 acks=all in a row, and 10 Fetches parked at the log end then woken by an acks=1
+        # record (run again by the append, they find it above the high watermark and wait for
+        # the standby's confirmation), are each answered well within that.
+        t0 = time.time()
+        errs = [produce(a, "r_min2", -1)[0] for _ in range(20)]
+        dt_acks = time.time() - t0
+        check("20 acks=all in a row with the synchronous standby: all answered, in %.2fs (less than 8s: "
+              "the standby's confirmation wakes the worker)" % dt_acks,
+              errs == [0] * 20 and dt_acks < 8, "(%s)" % errs)
+        fc = kc.Conn()
+        fetched_ok = 0
+        t0 = time.time()
+        for _ in range(10):
+            end = list_latest(a, "r_plain")
+            got = {}
+            th = threading.Thread(target=lambda: got.update(f=fetch(fc, "r_plain", end, max_wait_ms=20000)))
+            th.start()
+            time.sleep(0.05)
+            produce(a, "r_plain", 1)
+            th.join(40)
+            f = got.get("f")
+            if f and f[0] == 0 and f[3] and f[3][0] == end:
+                fetched_ok += 1
+        dt_fetch = time.time() - t0 - 0.5
+        fc.close()
+        check("10 Fetches parked at the log end return the acks=1 record appended then, each once the "
+              "standby confirms it: in %.2fs besides the pauses (less than 5s)" % dt_fetch,
+              fetched_ok == 10 and dt_fetch < 5, "(%d of 10)" % fetched_ok)
 
         g, h = kc.Conn(), kc.Conn()  # for the commits of 3
         check("FindCoordinator for the group of 3", kc.find_coordinator(g, "r_group") == 0)
