@@ -11,7 +11,8 @@
 # acks=1, client defaults), then the same number read back from the tail (WireBench consume
 # -Dwb.tail=true: the last RECORDS/P of each partition, all of one that got fewer).  Each
 # measurement gives records/s and the CPU time of all the cluster's processes per record
-# (utime+stime from /proc, microseconds; less noisy than rates on a shared machine).  Prints every measurement, then per point the
+# (utime+stime from /proc, microseconds; less noisy than rates on a shared machine), and for the consume that of
+# the listener workers alone.  Prints every measurement, then per point the
 # median (spread) and the ratio of the medians to the first point (smallest size, 1 partition),
 # measured in the same run.  Asserts nothing.  As root.  Removes its cluster at the end.
 #
@@ -56,6 +57,13 @@ ccpu() { # utime+stime (ticks) of every process of the cluster
 	done
 	echo $t
 }
+lcpu() { # utime+stime (ticks) of the listener workers
+	local t=0 p
+	for p in $(psql_ "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'kafka_pg listener%'"); do
+		t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat 2>/dev/null || echo 0)))
+	done
+	echo $t
+}
 us_per_rec() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / hz * 1e6 / n }'; }
 
 filled=0 # records of s1 written by the fills
@@ -80,15 +88,15 @@ for gb in $SIZES; do
 			rs=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic s$p --num-records "$N" --record-size 1024 --throughput -1 \
 				--producer-props bootstrap.servers=127.0.0.1:$kport acks=1 enable.idempotence=false 2>&1 |
 				sed -nE "s/^$N records sent, ([0-9.]+) records\/sec.*/\1/p" | tail -1)
-			c1=$(ccpu)
+			c1=$(ccpu); l1=$(lcpu)
 			out=$(wb -Dwb.tail=true "${wbargs[@]}" WireBench consume 127.0.0.1:$kport s$p "$p" "$N" "$STEP_TIMEOUT" 2>&1 | grep '^consume')
-			c2=$(ccpu)
+			c2=$(ccpu); l2=$(lcpu)
 			cs=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
 			got=$(sed -nE 's/.*records=([0-9]+).*/\1/p' <<<"$out")
 			grep -q complete=true <<<"$out" || cs=fail
-			pu=$(us_per_rec "$c0" "$c1" "$N"); cu=$(us_per_rec "$c1" "$c2" "${got:-$N}")
-			v[$pt,prod]+="${rs:-fail} "; v[$pt,pcpu]+="$pu "; v[$pt,cons]+="$cs "; v[$pt,ccpu]+="$cu "
-			echo "$pt rep $rep: produce ${rs:-fail} rec/s, ${pu} us CPU/rec; consume tail ${cs} rec/s, ${cu} us CPU/rec; load $(cut -d' ' -f1 /proc/loadavg)"
+			pu=$(us_per_rec "$c0" "$c1" "$N"); cu=$(us_per_rec "$c1" "$c2" "${got:-$N}"); lu=$(us_per_rec "$l1" "$l2" "${got:-$N}")
+			v[$pt,prod]+="${rs:-fail} "; v[$pt,pcpu]+="$pu "; v[$pt,cons]+="$cs "; v[$pt,ccpu]+="$cu "; v[$pt,lcpu]+="$lu "
+			echo "$pt rep $rep: produce ${rs:-fail} rec/s, ${pu} us CPU/rec; consume tail ${cs} rec/s, ${cu} us CPU/rec (listener ${lu}); load $(cut -d' ' -f1 /proc/loadavg)"
 		done
 	done
 	for p in $PARTS; do points+=("${gb}GB/${p}p"); done
@@ -96,12 +104,12 @@ done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); store: $(psql_ "SELECT pg_size_pretty(sum(size_bytes)::bigint) FROM kafka.partition_status" 2>/dev/null)"
 echo
 base=${points[0]}
-echo "| log / partitions | produce rec/s | produce CPU us/rec | consume rec/s | consume CPU us/rec | ratios to $base (produce rate, CPU; consume rate, CPU) |"
-echo "|---|---:|---:|---:|---:|---|"
+echo "| log / partitions | produce rec/s | produce CPU us/rec | consume rec/s | consume CPU us/rec | of which the listener's | ratios to $base (produce rate, CPU; consume rate, CPU, listener CPU) |"
+echo "|---|---:|---:|---:|---:|---:|---|"
 for pt in "${points[@]}"; do
 	row="| $pt |"
 	ratios=""
-	for f in prod pcpu cons ccpu; do
+	for f in prod pcpu cons ccpu lcpu; do
 		m=$(median "${v[$pt,$f]}"); b=$(median "${v[$base,$f]}")
 		row+=" $m ($(spread "${v[$pt,$f]}")) |"
 		ratios+="$(awk -v a="$m" -v b="$b" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "-" }') "

@@ -35,6 +35,21 @@
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The records of a Fetch's partitions, one after the other, in one buffer
+ * that the worker keeps from one Fetch to the next: a batch is copied out
+ * of shared buffers into memory that is already mapped, not into a fresh
+ * allocation per partition that the kernel faults in page by page (and
+ * malloc maps and unmaps: a partition's buffer was sized for its
+ * partition_max_bytes, 1 MiB by default).  The response's partitions point
+ * into it until the response is encoded, which dispatch.c does right after
+ * the handler, before any other request runs.  Given back when a Fetch
+ * left it larger than FETCH_ARENA_KEEP.
+ */
+static StringInfoData fetch_arena;
+
+#define FETCH_ARENA_KEEP	(64 * 1024 * 1024)
+
 typedef struct FetchBudget
 {
 	int64		total_left;		/* max_bytes left for the response */
@@ -44,7 +59,30 @@ typedef struct FetchBudget
 								 * below its log end */
 	XLogRecPtr	hw_next_lsn;	/* the earliest ISR position that moves one of
 								 * those high watermarks */
+	/* the partitions with records: where theirs start in fetch_arena */
+	KpFetchResponsePartitionData **with_records;
+	int		   *records_start;
+	int			nwith_records;
 } FetchBudget;
+
+static void
+fetch_arena_reset(void)
+{
+	if (fetch_arena.data != NULL && fetch_arena.maxlen > FETCH_ARENA_KEEP)
+	{
+		pfree(fetch_arena.data);
+		fetch_arena.data = NULL;
+	}
+	if (fetch_arena.data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&fetch_arena);
+		enlargeStringInfo(&fetch_arena, 1024 * 1024);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(&fetch_arena);
+}
 
 /*
  * Collect the batches of one partition from fetch_offset: whole batches,
@@ -59,15 +97,18 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 				int32 partition_max_bytes, bool read_committed, FetchBudget *budget)
 {
 	KpLogOffsets off;
+	KpLogOffsets read_off;
 	KpLogReader *reader;
 	size_t		len;
-	StringInfoData records;
+	StringInfo	records = &fetch_arena;
+	int			start = fetch_arena.len;
 	int64		bound;
 	int64		part_left = partition_max_bytes;
 	int64		upper = fetch_offset;	/* past the last batch returned */
 	KpBatchVisibility vis;
 
 	kp_log_offsets(partition_id, &off);
+	read_off = off;
 	/* clients see what every in-sync replica has (docs/replication.md) */
 	off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
 	out->high_watermark = off.high_watermark;
@@ -96,31 +137,39 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	if (fetch_offset >= bound)
 		return;
 
-	/* sized once for what this partition may return: no regrowth copies */
-	initStringInfo(&records);
-	enlargeStringInfo(&records, (int) Min(Max(part_left, 65536), Min(budget->total_left + 65536, 64 * 1024 * 1024)));
-	reader = kp_log_cursor_open(partition_id, fetch_offset,
-								read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED);
+	/*
+	 * The response is full (fetch.max.bytes), or this partition may take
+	 * nothing: no batch can go out (KIP-74's one batch is for the first
+	 * partition with any), so do not open the log to find that out.
+	 */
+	if (budget->any && Min(part_left, budget->total_left) <= 0)
+		return;
+
+	/* the offsets just read: the cursor need not look them up again */
+	reader = kp_log_cursor_open_at(partition_id, fetch_offset,
+								   read_committed ? KP_READ_COMMITTED : KP_READ_UNCOMMITTED,
+								   &read_off);
 	kp_log_reader_set_bound(reader, bound);
 	for (;;)
 	{
 		KpBatchHeader hdr;
-		int			before = records.len;
+		int			before = records->len;
 
 		/*
 		 * Whole batches only, copied straight from the segment's pages; the
 		 * first one even if it is too big (KIP-74).  Aborted batches go out
 		 * as they are: the client drops them.
 		 */
-		if (!kp_log_cursor_next_into(reader, &records,
-									 (budget->any || records.len > 0) ?
+		if (!kp_log_cursor_next_into(reader, records,
+									 (budget->any || records->len > start) ?
 									 Min(part_left, budget->total_left) : -1,
 									 &hdr, &vis))
 			break;
-		len = records.len - before;
+		len = records->len - before;
 		if (hdr.base_offset >= bound)
 		{
-			records.len = before;
+			records->len = before;
+			records->data[before] = '\0';
 			break;
 		}
 		upper = KpBatchLastOffset(&hdr) + 1;
@@ -129,11 +178,14 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 		if (part_left <= 0 || budget->total_left <= 0)
 			break;
 	}
-	if (records.len > 0)
+	if (records->len > start)
 	{
-		out->records.data = (const uint8 *) records.data;
-		out->records.len = records.len;
-		budget->bytes += records.len;
+		/* out->records.data is set once every partition is read */
+		budget->with_records[budget->nwith_records] = out;
+		budget->records_start[budget->nwith_records] = start;
+		budget->nwith_records++;
+		out->records.len = records->len - start;
+		budget->bytes += records->len - start;
 		budget->any = true;
 	}
 	if (read_committed)
@@ -364,6 +416,10 @@ kp_handle_fetch(KpRequestContext *ctx)
 	budget.any = false;
 	budget.below_hw = false;
 	budget.hw_next_lsn = InvalidXLogRecPtr;
+	budget.with_records = palloc(sizeof(KpFetchResponsePartitionData *) * Max(nlisted, 1));
+	budget.records_start = palloc(sizeof(int) * Max(nlisted, 1));
+	budget.nwith_records = 0;
+	fetch_arena_reset();
 
 	/*
 	 * on a hot standby, before the partitions are read: more replay wakes a
@@ -494,6 +550,11 @@ kp_handle_fetch(KpRequestContext *ctx)
 				any_error = true;
 		}
 	}
+
+	/* the arena is complete: no more growing, so the pointers stay */
+	for (i = 0; i < budget.nwith_records; i++)
+		budget.with_records[i]->records.data =
+			(const uint8 *) fetch_arena.data + budget.records_start[i];
 
 	/*
 	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's

@@ -45,6 +45,9 @@ typedef struct KpConn
 	int			in_pos;
 	StringInfoData out;			/* bytes to send, from out_pos on */
 	int			out_pos;
+	int			out_kept;		/* out.maxlen if out counts against the
+								 * worker's large-buffer allowance
+								 * (conn_flush), else 0 */
 	bool		want_read;		/* current epoll interest */
 	bool		want_write;
 	bool		closing;		/* close once the output is sent */

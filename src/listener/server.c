@@ -262,6 +262,15 @@ kp_listener_now_ms(void)
 	return GetCurrentTimestamp() / 1000;
 }
 
+/*
+ * Output buffers over 16 MB that the worker's connections keep once drained
+ * (conn_flush), in bytes: at most OUT_LARGE_ALLOWANCE, enough for the
+ * largest Fetch response of the default fetch.max.bytes (55 MiB, in a
+ * buffer grown by doubling to 64 MiB).
+ */
+#define OUT_LARGE_ALLOWANCE ((int64) 64 * 1024 * 1024)
+static int64 out_large_kept = 0;
+
 /* ---------------------------------------------------------------------
  * Connections
  * ---------------------------------------------------------------------
@@ -294,6 +303,7 @@ conn_close(KpConn *c, const char *why)
 		pfree(c->in.data);
 	if (c->out.data)
 		pfree(c->out.data);
+	out_large_kept -= c->out_kept;
 	if (c->parked_frame)
 		pfree(c->parked_frame);
 	if (c->park_keys)
@@ -351,15 +361,31 @@ conn_flush(KpConn *c)
 		resetStringInfo(&c->out);
 
 		/*
-		 * give back a large buffer once it has drained (keep fetch-sized
-		 * ones)
+		 * Give back a large buffer once it has drained (keep fetch-sized
+		 * ones), unless the worker's allowance for large ones has room: a
+		 * consumer whose Fetch responses are larger (many partitions, up to
+		 * fetch.max.bytes) would otherwise have each one encoded into fresh
+		 * memory, which the kernel faults in and zeroes page by page (most of
+		 * the listener's CPU for such a consumer).
 		 */
 		if (c->out.maxlen > 16 * 1024 * 1024)
 		{
-			pfree(c->out.data);
-			c->out.data = MemoryContextAlloc(listener_cxt, 8192);
-			c->out.maxlen = 8192;
-			resetStringInfo(&c->out);
+			int64		kept = out_large_kept - c->out_kept + c->out.maxlen;
+
+			if (kept <= OUT_LARGE_ALLOWANCE)
+			{
+				out_large_kept = kept;
+				c->out_kept = c->out.maxlen;
+			}
+			else
+			{
+				out_large_kept -= c->out_kept;
+				c->out_kept = 0;
+				pfree(c->out.data);
+				c->out.data = MemoryContextAlloc(listener_cxt, 8192);
+				c->out.maxlen = 8192;
+				resetStringInfo(&c->out);
+			}
 		}
 	}
 	conn_update_events(c);

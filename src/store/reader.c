@@ -95,6 +95,8 @@ struct KpLogReader
 	int			seg;			/* current segment index */
 	Relation	rel;			/* open segment, or NULL */
 	BlockNumber nblocks;		/* its block count, cached (segment.c) */
+	Buffer		keep;			/* the page of it read last, pinned (not
+								 * locked) for the next read, or InvalidBuffer */
 	int64		pos;			/* stream position in it */
 	int64		next_offset;	/* past the last batch returned */
 	StringInfoData buf;			/* kp_log_reader_next's copy of a batch */
@@ -118,15 +120,24 @@ reader_load_segments(KpLogReader *r)
 }
 
 static void
+reader_release_page(KpLogReader *r)
+{
+	if (BufferIsValid(r->keep))
+		ReleaseBuffer(r->keep);
+	r->keep = InvalidBuffer;
+}
+
+static void
 reader_open_segment(KpLogReader *r, int seg, int64 offset)
 {
+	reader_release_page(r);
 	if (r->rel)
 		kp_segment_close(r->rel);
 	r->seg = seg;
 	r->rel = kp_segment_open(r->segs[seg].relnode);
 	r->nblocks = InvalidBlockNumber;
 	r->pos = offset <= r->segs[seg].base_offset ? 0 :
-		kp_segment_seek_offset(r->rel, offset);
+		kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
 }
 
 /*
@@ -162,10 +173,14 @@ debug_pause(int key)
 	LockRelease(&tag, ShareLock, false);
 }
 
-/* with_floor: start no lower than the log start offset */
+/*
+ * with_floor: start no lower than the log start offset.  known: the
+ * partition's offsets as the caller just read them on a primary
+ * (kp_log_offsets), or NULL to read them here.
+ */
 static KpLogReader *
 reader_open(int64 partition_id, int64 from_offset, bool with_floor,
-			KpIsolation isolation)
+			KpIsolation isolation, const KpLogOffsets *known)
 {
 	KpLogReader *r = palloc0(sizeof(KpLogReader));
 	int64		log_start;
@@ -176,11 +191,15 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	r->isolation = isolation;
 	r->run_pid = KP_NO_PRODUCER_ID;
 	r->idx_complete = -1;
+	r->keep = InvalidBuffer;
 	if (!RecoveryInProgress())
 	{
 		KpLogOffsets off;
 
-		kp_partition_offsets(partition_id, &off);
+		if (known)
+			off = *known;
+		else
+			kp_partition_offsets(partition_id, &off);
 		r->high_watermark = off.log_end_offset;
 		r->last_stable_offset = off.last_stable_offset;
 		log_start = off.log_start_offset;
@@ -216,13 +235,20 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 KpLogReader *
 kp_log_reader_open(int64 partition_id, int64 from_offset)
 {
-	return reader_open(partition_id, from_offset, true, KP_READ_UNCOMMITTED);
+	return reader_open(partition_id, from_offset, true, KP_READ_UNCOMMITTED, NULL);
 }
 
 KpLogReader *
 kp_log_cursor_open(int64 partition_id, int64 from_offset, KpIsolation isolation)
 {
-	return reader_open(partition_id, from_offset, true, isolation);
+	return reader_open(partition_id, from_offset, true, isolation, NULL);
+}
+
+KpLogReader *
+kp_log_cursor_open_at(int64 partition_id, int64 from_offset, KpIsolation isolation,
+					  const KpLogOffsets *off)
+{
+	return reader_open(partition_id, from_offset, true, isolation, off);
 }
 
 /* What kp_segment_read_batch is to do with the batch at the position. */
@@ -270,8 +296,8 @@ reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 		size_t		total;
 
 		CHECK_FOR_INTERRUPTS();
-		st = kp_segment_read_batch(r->rel, &r->nblocks, r->pos, reader_decide, &d,
-								   hdr, dst);
+		st = kp_segment_read_batch(r->rel, &r->nblocks, &r->keep, r->pos,
+								   reader_decide, &d, hdr, dst);
 		switch (st)
 		{
 			case KP_SEGBATCH_END:
@@ -573,6 +599,7 @@ kp_log_reader_close(KpLogReader *r)
 {
 	if (r->idx)
 		pfree(r->idx);
+	reader_release_page(r);
 	if (r->rel)
 		kp_segment_close(r->rel);
 	if (r->buf.data)
@@ -612,7 +639,7 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 		}
 		out->log_end_offset = last_base;
 		/* the last segment's batches, even those below the log start */
-		r = reader_open(partition_id, last_base, false, KP_READ_UNCOMMITTED);
+		r = reader_open(partition_id, last_base, false, KP_READ_UNCOMMITTED, NULL);
 		while (kp_log_reader_next(r, &batch, &len))
 		{
 			KpBatchHeader hdr;

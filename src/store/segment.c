@@ -583,12 +583,32 @@ cached_nblocks(Relation rel, BlockNumber *nblocks, BlockNumber need)
 /*
  * Pin and share-lock data page blkno; false (nothing held) if the segment
  * has no such block yet or the page is new (extended, not written yet).
+ *
+ * keep (may be NULL) is a pin the caller holds between reads of this
+ * segment, InvalidBuffer if none (a reader keeps the page it read last, so
+ * that the next batches on that page cost a share lock, not a buffer
+ * mapping lookup and a pin each).  When it is the page wanted, its pin is
+ * handed over (*keep becomes InvalidBuffer); otherwise it is released.  A
+ * kept page had data when it was kept, so it is not new.
  */
 static bool
-pin_data_page(Relation rel, BlockNumber *nblocks, BlockNumber blkno, Buffer *bufp)
+pin_data_page(Relation rel, BlockNumber *nblocks, BlockNumber blkno, Buffer *keep,
+			  Buffer *bufp)
 {
 	Buffer		buf;
 
+	if (keep != NULL && BufferIsValid(*keep))
+	{
+		buf = *keep;
+		*keep = InvalidBuffer;
+		if (BufferGetBlockNumber(buf) == blkno)
+		{
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			*bufp = buf;
+			return true;
+		}
+		ReleaseBuffer(buf);
+	}
 	if (blkno >= cached_nblocks(rel, nblocks, blkno))
 		return false;
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
@@ -603,6 +623,23 @@ pin_data_page(Relation rel, BlockNumber *nblocks, BlockNumber blkno, Buffer *buf
 	return true;
 }
 
+/* Unlock a page pinned by pin_data_page; keep its pin in *keep if asked. */
+static void
+unlock_data_page(Buffer buf, Buffer *keep)
+{
+	if (keep != NULL)
+	{
+		Assert(!BufferIsValid(*keep));
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		*keep = buf;
+	}
+	else
+		UnlockReleaseBuffer(buf);
+}
+
+static bool read_cached_keep(Relation rel, BlockNumber *nblocksp, int64 pos,
+							 char *dst, size_t len, Buffer *keep);
+
 /*
  * Read the batch at stream position pos in one pass over its pages: the
  * header is parsed on the pinned page (copied aside only when it straddles
@@ -611,10 +648,11 @@ pin_data_page(Relation rel, BlockNumber *nblocks, BlockNumber blkno, Buffer *buf
  * accepts is copied, once, straight from the pages onto the end of dst,
  * which grows once to hold it.  *hdr gets the header in every case but
  * KP_SEGBATCH_END.  *nblocks is the caller's cache of the block count
- * (cached_nblocks).
+ * (cached_nblocks); *keep the caller's kept pin (pin_data_page): on return
+ * it holds the last page read (unlocked), for the next call to start from.
  */
 KpSegBatchStatus
-kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
+kp_segment_read_batch(Relation rel, BlockNumber *nblocks, Buffer *keep, int64 pos,
 					  KpSegBatchDecide decide, void *arg,
 					  KpBatchHeader *hdr, StringInfo dst)
 {
@@ -630,13 +668,13 @@ kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
 	size_t		chunk = 0;
 	char	   *out;
 
-	if (!pin_data_page(rel, nblocks, blkno, &buf))
+	if (!pin_data_page(rel, nblocks, blkno, keep, &buf))
 		return KP_SEGBATCH_END;
 	page = BufferGetPage(buf);
 	avail = (int64) KpPageDataLen(page) - inpage;
 	if (avail <= 0)
 	{
-		UnlockReleaseBuffer(buf);
+		unlock_data_page(buf, keep);
 		return KP_SEGBATCH_END;
 	}
 	if (avail >= KP_BATCH_HEADER_SIZE)
@@ -644,9 +682,9 @@ kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
 	else
 	{
 		/* the header straddles two pages */
-		UnlockReleaseBuffer(buf);
+		unlock_data_page(buf, keep);
 		buf = InvalidBuffer;
-		if (!kp_segment_read_cached(rel, nblocks, pos, hbuf, KP_BATCH_HEADER_SIZE))
+		if (!read_cached_keep(rel, nblocks, pos, hbuf, KP_BATCH_HEADER_SIZE, keep))
 			return KP_SEGBATCH_END;
 		hp = hbuf;
 	}
@@ -657,7 +695,7 @@ kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
 	if (st != KP_SEGBATCH_OK)
 	{
 		if (BufferIsValid(buf))
-			UnlockReleaseBuffer(buf);
+			unlock_data_page(buf, keep);
 		return st;
 	}
 
@@ -668,10 +706,10 @@ kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
 	{
 		chunk = Min((size_t) avail, total);
 		memcpy(out, KpPageData(page) + inpage, chunk);
-		UnlockReleaseBuffer(buf);
+		unlock_data_page(buf, keep);
 	}
 	if (chunk < total &&
-		!kp_segment_read_cached(rel, nblocks, pos + (int64) chunk, out + chunk, total - chunk))
+		!read_cached_keep(rel, nblocks, pos + (int64) chunk, out + chunk, total - chunk, keep))
 		return KP_SEGBATCH_SHORT;
 	dst->len += (int) total;
 	dst->data[dst->len] = '\0';
@@ -682,6 +720,14 @@ kp_segment_read_batch(Relation rel, BlockNumber *nblocks, int64 pos,
 bool
 kp_segment_read_cached(Relation rel, BlockNumber *nblocksp, int64 pos,
 					   char *dst, size_t len)
+{
+	return read_cached_keep(rel, nblocksp, pos, dst, len, NULL);
+}
+
+/* ... and its kept pin (pin_data_page; NULL: none) */
+static bool
+read_cached_keep(Relation rel, BlockNumber *nblocksp, int64 pos,
+				 char *dst, size_t len, Buffer *keep)
 {
 	int64		end = pos + (int64) len;
 
@@ -698,13 +744,13 @@ kp_segment_read_cached(Relation rel, BlockNumber *nblocksp, int64 pos,
 		 * past the end, or extended but not yet (or, after a crash, never)
 		 * written
 		 */
-		if (!pin_data_page(rel, nblocksp, blkno, &buf))
+		if (!pin_data_page(rel, nblocksp, blkno, keep, &buf))
 			return false;
 		page = BufferGetPage(buf);
 		ok = (KpPageDataLen(page) >= inpage + chunk);
 		if (ok)
 			memcpy(dst, KpPageData(page) + inpage, chunk);
-		UnlockReleaseBuffer(buf);
+		unlock_data_page(buf, keep);
 		if (!ok)
 			return false;
 		dst += chunk;
@@ -740,11 +786,21 @@ read_opaque(Relation rel, BlockNumber blkno, KpSegPageOpaque *out)
 int64
 kp_segment_seek_offset(Relation rel, int64 offset)
 {
+	BlockNumber nblocks = InvalidBlockNumber;
+
+	return kp_segment_seek_offset_cached(rel, &nblocks, offset);
+}
+
+/* ... giving the block count it found in *nblocksp (cached_nblocks) */
+int64
+kp_segment_seek_offset_cached(Relation rel, BlockNumber *nblocksp, int64 offset)
+{
 	BlockNumber nblocks = segment_nblocks(rel);
 	BlockNumber lo = 1;
 	BlockNumber hi;
 	int64		best = 0;
 
+	*nblocksp = nblocks;
 	if (nblocks <= 1)
 		return 0;
 	hi = nblocks - 1;

@@ -335,6 +335,15 @@ typedef struct KpAbortedTxn
 
 extern KpLogReader *kp_log_cursor_open(int64 partition_id, int64 from_offset,
 									   KpIsolation isolation);
+
+/*
+ * kp_log_cursor_open with the partition's offsets the caller has just read
+ * (kp_log_offsets), which it would otherwise read again (on a primary;
+ * a hot standby reads its own).
+ */
+extern KpLogReader *kp_log_cursor_open_at(int64 partition_id, int64 from_offset,
+										  KpIsolation isolation,
+										  const KpLogOffsets *off);
 extern bool kp_log_cursor_next(KpLogReader *reader, const char **batch, size_t *len,
 							   KpBatchVisibility *visibility);
 extern int	kp_log_cursor_aborted(KpLogReader *reader, int64 from, int64 upper_bound,

@@ -244,6 +244,7 @@ typedef enum KpSegBatchStatus
 typedef KpSegBatchStatus (*KpSegBatchDecide) (const KpBatchHeader *hdr, void *arg);
 
 extern KpSegBatchStatus kp_segment_read_batch(Relation rel, BlockNumber *nblocks,
+											  Buffer *keep,
 											  int64 pos, KpSegBatchDecide decide,
 											  void *arg, KpBatchHeader *hdr,
 											  StringInfo dst);
@@ -253,6 +254,8 @@ extern KpSegBatchStatus kp_segment_read_batch(Relation rel, BlockNumber *nblocks
  * (the cover batch of the last page whose cover_offset <= offset).
  */
 extern int64 kp_segment_seek_offset(Relation rel, int64 offset);
+extern int64 kp_segment_seek_offset_cached(Relation rel, BlockNumber *nblocks,
+										   int64 offset);
 
 /* The first batch of the segment above leader epoch epoch, below end_offset; -1 if none. */
 extern int64 kp_segment_epoch_end(Relation rel, int32 epoch, int64 end_offset);

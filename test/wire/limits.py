@@ -12,6 +12,8 @@ sockets, so the same file runs against kafka_pg and against Apache Kafka 4.4
 - a partition listed several times in one Fetch is answered once, at the
   place of its first listing, from the fetch offset of its last one, and a
   topic's partitions are grouped as Kafka groups them;
+- a Fetch whose first batch is larger than its max_bytes gets that batch
+  whole (KIP-74) and no records from the partitions after it;
 - max.connections.per.ip: 5,000 connections attempted from one address
   beside the cap's worth held open are all closed, while a client from
   another address is served.
@@ -148,6 +150,27 @@ def check_fetch_merge():
     out = fetch_parts(c, [(a, [(0, 0)] * 200)])
     check("200 listings of a partition: one answer of 15 records' batches",
           out is not None and len(out) == 1 and len(out[0][1]) == 1 and out[0][1][0][2] == [0, 5, 10], out)
+    c.close()
+
+
+def check_fetch_full_response():
+    """KIP-74: a first batch larger than the request's max_bytes is returned
+    whole, and then the response is full: the other partitions, which have
+    records too, get none (Kafka's ReplicaManager.readFromLog: once a partition
+    returned a batch, the bytes left are max(0, max_bytes - returned))."""
+    c = kc.Conn()
+    t = f"limits-full-{RUN}"
+    check("create a topic of 3 partitions", kc.create_topic(c, t, partitions=3) == 0)
+    time.sleep(1)
+    for p in range(3):
+        for _ in range(2):
+            kc.produce_to(c, t, p, kc.build_batch(0, [b"z" * 1000] * 5))
+    out = fetch_parts(c, [(t, [(0, 0), (1, 0), (2, 0)])], max_bytes=100, part_max=1 << 20)
+    check("max_bytes 100: partition 0's first batch whole, nothing from partitions 1 and 2",
+          out is not None and [(p, o) for p, _, o, _ in out[0][1]] == [(0, [0]), (1, []), (2, [])], out)
+    out = fetch_parts(c, [(t, [(0, 0), (1, 0), (2, 0)])], max_bytes=1 << 20, part_max=100)
+    check("partition_max_bytes 100: the first batch of partition 0 only (KIP-74 is for the first)",
+          out is not None and [(p, o) for p, _, o, _ in out[0][1]] == [(0, [0]), (1, []), (2, [])], out)
     c.close()
 
 
@@ -502,6 +525,7 @@ def main():
     check_produce_defects()
     check_duplicate_names()
     check_fetch_merge()
+    check_fetch_full_response()
     if os.environ.get("PGPORT"):
         set_settings(max_connections_per_ip="20")
     check_connections_per_ip(20)

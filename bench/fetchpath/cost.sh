@@ -1,0 +1,96 @@
+#!/bin/bash
+# bench/fetchpath/cost.sh BEFORE.so AFTER.so [ROUNDS]: the listener's CPU per record consumed, for
+# two builds of kafka_pg.so alternating on one cluster and one log (the PostgreSQL that pg_config
+# names; its kafka_pg.so is overwritten, AFTER.so is left installed).
+#
+# Fills three topics once (kafka-producer-perf-test, acks=1, linger.ms 5, batch.size
+# BENCH_BATCH_SIZE): c100, 6 partitions, BENCH_SMALL (500000) records of 100 B; w1, 1 partition,
+# and w1000, 1,000 partitions, BENCH_WIDE (100000) records of 1 KiB each (the 1- and
+# 1,000-partition points of bench/scale/sweep.sh: ~100 records per partition, in the small
+# batches a producer makes when it spreads records over 1,000 partitions).  Then per round and
+# build: restart the server with that build, one unmeasured consume, then WireBench consume of
+# each topic from the start (no group) while `perf stat` counts the listener processes'
+# task-clock and page faults.  Prints every consume, then per build and topic the median (spread)
+# of the listener CPU in microseconds per record, the ratio AFTER/BEFORE of the medians, and per
+# build the ratio w1000/w1 (what 1,000 partitions cost per record against one).  Records/s are
+# printed too but are the Java consumer's rate on a shared machine: read the CPU.  Asserts
+# nothing.  As root (perf, the library directory).
+#
+#   bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
+#   BENCH_BATCH_SIZE=65536 bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
+set -u
+before_so=$(readlink -f "$1"); after_so=$(readlink -f "$2"); rounds=${3:-3}
+cd "$(dirname "$0")/../.."
+. test/lib/cluster.sh
+. bench/lib.sh
+K=$PWD/test/clients/kafka/kafka.sh
+LIB=$(pg_config --pkglibdir)
+BATCH=${BENCH_BATCH_SIZE:-16384}
+SMALL=${BENCH_SMALL:-500000}
+WIDE=${BENCH_WIDE:-100000}
+jars=$(test/clients/kafka/fetch-kafka.sh) || exit 1
+root=$(bash test/lib/pgcluster mktemp fetchcost); d=$root/data
+trap 'bash test/lib/pgcluster stop "$d" immediate >/dev/null 2>&1; rm -rf "$root"' EXIT
+cls=$root/classes; mkdir -p "$cls"
+javac -nowarn -cp "$jars/*" -d "$cls" bench/wire/WireBench.java || exit 1
+wb() { java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile=$PWD/test/clients/kafka/log4j2-tools.properties -cp "$cls:$jars/*" WireBench "$@"; }
+port=$(bash test/lib/pgcluster free-port ${KP_TEST_PORT:-55432}); kport=$(bash test/lib/pgcluster free-port ${KAFKA_TEST_PORT:-19092} "$port")
+bash test/lib/pgcluster init "$d" "$port" "$kport" || exit 1
+use() { if [ "$1" = before ]; then cp "$before_so" "$LIB/kafka_pg.so"; else cp "$after_so" "$LIB/kafka_pg.so"; fi; }
+use before
+bash test/lib/pgcluster start "$d" || exit 1
+bash test/lib/pgcluster create-extension $port postgres || exit 1
+psql_() { "$PG_BINDIR/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -XAtq -c "$1"; }
+psql_ "SELECT kafka.create_topic('c100', 6), kafka.create_topic('w1', 1), kafka.create_topic('w1000', 1000)" >/dev/null || exit 1
+fill() { # topic records size
+	"$K" cli kafka-producer-perf-test --topic "$1" --num-records "$2" --record-size "$3" --throughput -1 \
+		--producer-props bootstrap.servers=127.0.0.1:$kport acks=1 enable.idempotence=false \
+		batch.size="$BATCH" linger.ms=5 2>&1 | grep "records sent" | tail -1
+}
+fill c100 "$SMALL" 100
+fill w1 "$WIDE" 1024
+fill w1000 "$WIDE" 1024
+psql_ "CHECKPOINT" >/dev/null
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; batch.size $BATCH"
+
+declare -A v
+topics="c100:6:$SMALL w1:1:$WIDE w1000:1000:$WIDE"
+for r in $(seq 1 "$rounds"); do
+	for b in before after; do
+		bash test/lib/pgcluster stop "$d" >/dev/null; use $b; bash test/lib/pgcluster start "$d" >/dev/null; sleep 3
+		wb consume 127.0.0.1:$kport c100 6 100000 120 >/dev/null 2>&1 # warm the path a little
+		for t in $topics; do
+			IFS=: read -r topic parts n <<<"$t"
+			pids=$(psql_ "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type LIKE 'kafka_pg listener%'")
+			perf stat -x, -e task-clock,page-faults -p "$pids" -o "$root/pstat" &
+			ps_pid=$!
+			sleep 0.5
+			out=$(wb consume 127.0.0.1:$kport "$topic" "$parts" "$n" 300 2>&1 | grep "^consume")
+			kill -INT $ps_pid; wait $ps_pid 2>/dev/null
+			ms=$(awk -F, '$3 == "task-clock" { print $1 }' "$root/pstat")
+			pf=$(awk -F, '$3 == "page-faults" { print $1 }' "$root/pstat")
+			got=$(sed -nE 's/.*records=([0-9]+).*/\1/p' <<<"$out")
+			rps=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
+			grep -q complete=true <<<"$out" || rps=fail
+			us=$(awk -v ms="$ms" -v n="${got:-0}" 'BEGIN { if (n > 0) printf "%.3f", ms * 1000 / n; else print "fail" }')
+			pfr=$(awk -v p="$pf" -v n="${got:-0}" 'BEGIN { if (n > 0) printf "%.4f", p / n; else print "fail" }')
+			v[$b,$topic,us]+="$us "; v[$b,$topic,rps]+="$rps "; v[$b,$topic,pf]+="$pfr "
+			echo "round $r $b $topic: listener ${ms} ms = ${us} us/record, ${pfr} page faults/record; $rps records/s; load $(cut -d' ' -f1 /proc/loadavg)"
+		done
+	done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| topic | listener CPU us/record, before | after | after/before | page faults/record, before | after | records/s, before | after |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for t in $topics; do
+	topic=${t%%:*}
+	mb=$(median "${v[before,$topic,us]}"); ma=$(median "${v[after,$topic,us]}")
+	echo "| $topic | $mb ($(spread "${v[before,$topic,us]}")) | $ma ($(spread "${v[after,$topic,us]}")) | $(awk -v a="$ma" -v b="$mb" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }') | $(median "${v[before,$topic,pf]}") | $(median "${v[after,$topic,pf]}") | $(median "${v[before,$topic,rps]}") | $(median "${v[after,$topic,rps]}") |"
+done
+echo
+for b in before after; do
+	echo "$b: w1000/w1 listener CPU per record $(awk -v a="$(median "${v[$b,w1000,us]}")" -v b="$(median "${v[$b,w1,us]}")" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+done
+bash test/lib/pgcluster stop "$d" >/dev/null
+cp "$after_so" "$LIB/kafka_pg.so"
