@@ -43,66 +43,15 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import check, finish  # noqa: E402
+from kwire import (TAGS, Reader, array, carray, cstring, i8, i16, i32, i64,  # noqa: E402,F401
+                   nbytes, string, uvarint)
 
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
 RUN = uuid.uuid4().hex[:8]
 
 
-# ---------------------------------------------------------------- encoding
-
-def i8(v): return struct.pack(">b", v)
-def i16(v): return struct.pack(">h", v)
-def i32(v): return struct.pack(">i", v)
-def i64(v): return struct.pack(">q", v)
-
-
-def string(s):
-    if s is None:
-        return i16(-1)
-    b = s if isinstance(s, bytes) else s.encode()
-    return i16(len(b)) + b
-
-
-def array(items):
-    if items is None:
-        return i32(-1)
-    return i32(len(items)) + b"".join(items)
-
-
-def nbytes(b):
-    return i32(-1) if b is None else i32(len(b)) + b
-
-
-class Reader:
-    def __init__(self, data):
-        self.d = data
-        self.p = 0
-
-    def take(self, n):
-        b = self.d[self.p:self.p + n]
-        if len(b) != n:
-            raise ValueError("truncated response")
-        self.p += n
-        return b
-
-    def i8(self): return struct.unpack(">b", self.take(1))[0]
-    def i16(self): return struct.unpack(">h", self.take(2))[0]
-    def i32(self): return struct.unpack(">i", self.take(4))[0]
-    def i64(self): return struct.unpack(">q", self.take(8))[0]
-
-    def string(self):
-        n = self.i16()
-        return None if n < 0 else self.take(n)
-
-    def nbytes(self):
-        n = self.i32()
-        return None if n < 0 else self.take(n)
-
-    def array(self, fn):
-        n = self.i32()
-        return None if n < 0 else [fn() for _ in range(n)]
-
+# ---------------------------------------------------------------- encoding: kwire.py
 
 class Conn:
     """One connection; requests in non-flexible versions only (header v1)."""

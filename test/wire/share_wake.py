@@ -43,6 +43,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import check, finish  # noqa: E402
+from kwire import (TAGS, Reader, array, carray, cstring, i8, i16, i32, i64,  # noqa: E402,F401
+                   nbytes, string, uvarint)
 
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
@@ -53,105 +55,7 @@ INVALID_SHARE_SESSION_EPOCH = 123
 SHARE_SESSION_NOT_FOUND = 122
 
 
-# ---------------------------------------------------------------- encoding
-
-def i8(v): return struct.pack(">b", v)
-def i16(v): return struct.pack(">h", v)
-def i32(v): return struct.pack(">i", v)
-def i64(v): return struct.pack(">q", v)
-
-
-def uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def string(s):
-    """A (non-compact) nullable STRING."""
-    if s is None:
-        return i16(-1)
-    b = s if isinstance(s, bytes) else s.encode()
-    return i16(len(b)) + b
-
-
-def cstring(s):
-    """COMPACT_(NULLABLE_)STRING."""
-    if s is None:
-        return uvarint(0)
-    b = s if isinstance(s, bytes) else s.encode()
-    return uvarint(len(b) + 1) + b
-
-
-def carray(items):
-    if items is None:
-        return uvarint(0)
-    return uvarint(len(items) + 1) + b"".join(items)
-
-
-def array(items):
-    return i32(len(items)) + b"".join(items)
-
-
-TAGS = uvarint(0)
-
-
-class Reader:
-    def __init__(self, data):
-        self.d = data
-        self.p = 0
-
-    def take(self, n):
-        b = self.d[self.p:self.p + n]
-        if len(b) != n:
-            raise ValueError("truncated response")
-        self.p += n
-        return b
-
-    def i8(self): return struct.unpack(">b", self.take(1))[0]
-    def i16(self): return struct.unpack(">h", self.take(2))[0]
-    def i32(self): return struct.unpack(">i", self.take(4))[0]
-    def i64(self): return struct.unpack(">q", self.take(8))[0]
-    def uuid(self): return self.take(16)
-
-    def uvarint(self):
-        n = shift = 0
-        while True:
-            b = self.take(1)[0]
-            n |= (b & 0x7f) << shift
-            if not b & 0x80:
-                return n
-            shift += 7
-
-    def string(self):
-        n = self.i16()
-        return None if n < 0 else self.take(n)
-
-    def cstring(self):
-        n = self.uvarint()
-        return None if n == 0 else self.take(n - 1)
-
-    def cbytes(self):
-        return self.cstring()
-
-    def carray(self, fn):
-        n = self.uvarint()
-        return None if n == 0 else [fn() for _ in range(n - 1)]
-
-    def array(self, fn):
-        n = self.i32()
-        return None if n < 0 else [fn() for _ in range(n)]
-
-    def tags(self):
-        for _ in range(self.uvarint()):
-            self.uvarint()
-            self.take(self.uvarint())
-
+# ---------------------------------------------------------------- encoding: kwire.py
 
 class Conn:
     def __init__(self):
