@@ -226,18 +226,7 @@ def rd_consumer(label, bootstrap, path, stop):
 def java_classpath(root):
     if os.environ.get("KP_HA_JAVA", "1") == "0":
         return None
-    r = subprocess.run(["bash", os.path.join(REPO, "test", "clients", "kafka", "kafka.sh"), "classpath"],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode != 0:
-        raise RuntimeError("cannot get the kafka-clients jars: %s" % r.stderr[-2000:])
-    jars = r.stdout.strip()
-    classes = os.path.join(root, "classes")
-    os.makedirs(classes, exist_ok=True)
-    r = subprocess.run(["javac", "-d", classes, "-cp", jars, os.path.join(HERE, "HaClient.java")],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise RuntimeError("javac HaClient.java: %s" % r.stderr[-3000:])
-    return classes + ":" + jars
+    return kafkapg.compile_java(root, os.path.join(HERE, "HaClient.java"))
 
 
 class Clients:

@@ -101,6 +101,24 @@ def create_topic_small_segments(conn, topic, partitions, configs=None, want=6553
             print("note: segment.bytes=%d refused (%s); using 1048576" % (size, str(e).strip().splitlines()[0]), flush=True)
 
 
+def compile_java(root, source):
+    """Compile one Java test client (SOURCE, a .java path) against kafka-clients 4.4
+    (test/clients/kafka/kafka.sh) into ROOT/classes: the classpath to run it with."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run(["bash", os.path.join(repo, "test", "clients", "kafka", "kafka.sh"), "classpath"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError("cannot get the kafka-clients jars: %s" % r.stderr[-2000:])
+    jars = r.stdout.strip()
+    classes = os.path.join(root, "classes")
+    os.makedirs(classes, exist_ok=True)
+    r = subprocess.run(["javac", "-d", classes, "-cp", jars, source],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError("javac %s: %s" % (os.path.basename(source), r.stderr[-3000:]))
+    return classes + ":" + jars
+
+
 def info(msg):
     """A progress line, with the time."""
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)

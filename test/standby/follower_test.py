@@ -581,23 +581,9 @@ def rd_consume_rack(port, topic, group, want, rack, timeout=40):
     return got, fetch_broker
 
 
-REPO = os.path.join(HERE, "..", "..")
-
-
 def java_classpath(root):
     """Compile FollowerConsumer.java against kafka-clients 4.4 (test/clients/kafka/kafka.sh): its classpath."""
-    r = subprocess.run(["bash", os.path.join(REPO, "test", "clients", "kafka", "kafka.sh"), "classpath"],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode != 0:
-        raise RuntimeError("cannot get the kafka-clients jars: %s" % r.stderr[-2000:])
-    jars = r.stdout.strip()
-    classes = os.path.join(root, "classes")
-    os.makedirs(classes, exist_ok=True)
-    r = subprocess.run(["javac", "-d", classes, "-cp", jars, os.path.join(HERE, "FollowerConsumer.java")],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise RuntimeError("javac FollowerConsumer.java: %s" % r.stderr[-3000:])
-    return classes + ":" + jars
+    return kafkapg.compile_java(root, os.path.join(HERE, "FollowerConsumer.java"))
 
 
 def java_events(path):
