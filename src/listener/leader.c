@@ -696,54 +696,6 @@ standby_row_stale(TimeLineID streamed_tli)
 }
 
 /*
- * On a hot standby, before the handler: 0 when the standby serves the
- * request; 1 when it answered it here (ctx->response filled with the error
- * for every entry); -1 when the connection is to be closed unanswered: a
- * Produce with acks=0, and every request while no primary streams to this
- * standby (standby_streaming) or while the leader it has replayed is of an
- * older timeline than the one it streams (standby_row_stale), so that the
- * client tries another server, as it would a broker that is down.
- */
-/*
- * A ShareFetch refused on a standby: every partition asked
- * NOT_LEADER_OR_FOLLOWER (kp_error_response cannot pair the response's
- * topics with the request's, which has two arrays of topics).
- */
-static void
-refuse_share_fetch(KpShareFetchRequest *req, KpShareFetchResponse *resp, const char *msg)
-{
-	int			i;
-	int			j;
-
-	resp->n_responses = Max(req->n_topics, 0);
-	resp->responses = palloc0(sizeof(KpShareFetchResponseShareFetchableTopicResponse) *
-							  Max(resp->n_responses, 1));
-	for (i = 0; i < resp->n_responses; i++)
-	{
-		KpShareFetchResponseShareFetchableTopicResponse *ot = &resp->responses[i];
-		KpShareFetchRequestFetchTopic *rt = &req->topics[i];
-
-		ot->topic_id = rt->topic_id;
-		ot->n_partitions = Max(rt->n_partitions, 0);
-		ot->partitions = palloc0(sizeof(KpShareFetchResponsePartitionData) *
-								 Max(ot->n_partitions, 1));
-		for (j = 0; j < ot->n_partitions; j++)
-		{
-			KpShareFetchResponsePartitionData *op = &ot->partitions[j];
-
-			op->partition_index = rt->partitions[j].partition_index;
-			op->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
-			op->error_message = (char *) msg;
-			op->acknowledge_error_code = KP_ERR_NONE;
-			op->current_leader.leader_id = -1;
-			op->current_leader.leader_epoch = -1;
-			op->records.data = (const uint8 *) "";
-			op->records.len = 0;
-		}
-	}
-}
-
-/*
  * KIP-951: the refusals of a standby name the leader, in every partition
  * (current_leader) and in node_endpoints, when the response has room for
  * it (Produce v10+, Fetch v16+, ShareFetch, ShareAcknowledge), as Kafka's
@@ -832,6 +784,15 @@ name_the_leader(KpRequestContext *ctx)
 	}
 }
 
+/*
+ * On a hot standby, before the handler: 0 when the standby serves the
+ * request; 1 when it answered it here (ctx->response filled with the error
+ * for every entry); -1 when the connection is to be closed unanswered: a
+ * Produce with acks=0, and every request while no primary streams to this
+ * standby (standby_streaming) or while the leader it has replayed is of an
+ * older timeline than the one it streams (standby_row_stale), so that the
+ * client tries another server, as it would a broker that is down.
+ */
 int
 kp_standby_answer(KpRequestContext *ctx)
 {
@@ -859,7 +820,6 @@ kp_standby_answer(KpRequestContext *ctx)
 		case KP_API_SHARE_FETCH:
 			((KpShareFetchResponse *) ctx->response)->error_code = KP_ERR_NONE;
 			((KpShareFetchResponse *) ctx->response)->error_message = NULL;
-			refuse_share_fetch(ctx->request, ctx->response, msg);
 			break;
 		case KP_API_SHARE_ACKNOWLEDGE:
 			((KpShareAcknowledgeResponse *) ctx->response)->error_code = KP_ERR_NONE;

@@ -52,16 +52,22 @@ is_struct_array(const KpFieldDesc *f, int version)
 /*
  * Arrays that never pair with one of the other side: a request's
  * ForgottenTopicsData (Fetch, ShareFetch: topics the client drops from its
- * session, never answered) and a response's NodeEndpoints (KIP-951: the
- * brokers named in it).  Without this, Fetch (Topics and
- * ForgottenTopicsData), Produce v10+ and ShareAcknowledge (Responses and
- * NodeEndpoints) got an error response with no topic at all.
+ * session, never answered) and AcknowledgementBatches (ShareFetch,
+ * ShareAcknowledge: what the client acknowledges), and a response's
+ * NodeEndpoints (KIP-951: the brokers named in it) and AcquiredRecords
+ * (ShareFetch: what the broker hands out; an error hands out nothing).
+ * Without this, Fetch (Topics and ForgottenTopicsData), Produce v10+ and
+ * ShareAcknowledge (Responses and NodeEndpoints) got an error response with
+ * no topic at all, and a ShareFetch's partitions would pair its
+ * acknowledgements with acquired records.
  */
 static bool
 never_mirrored(const KpFieldDesc *f)
 {
 	return strcmp(f->name, "ForgottenTopicsData") == 0 ||
-		strcmp(f->name, "NodeEndpoints") == 0;
+		strcmp(f->name, "NodeEndpoints") == 0 ||
+		strcmp(f->name, "AcknowledgementBatches") == 0 ||
+		strcmp(f->name, "AcquiredRecords") == 0;
 }
 
 /* The request field that response array rf mirrors, or NULL. */
