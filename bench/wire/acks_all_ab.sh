@@ -17,7 +17,9 @@
 # Settings: BENCH_REPS (3), BENCH_PRODUCERS (4), BENCH_RECORDS (100000 per producer),
 # BENCH_PORT (first PostgreSQL port, 56460), BENCH_KAFKA_PORT (first listener port, 29460),
 # BENCH_SYNC_STANDBY (0; 1: each cluster gets a synchronous standby, synchronous_standby_names
-# 'FIRST 1 (s1)').
+# 'FIRST 1 (s1)'), BENCH_LATENCY_RATE (0: none; else each rep also runs WireBench e2e on each build:
+# 1 KiB records, acks=all, at that many records/s for BENCH_LATENCY_SECONDS (10) on the 6
+# partitions, and prints the acknowledgement and end-to-end p50/p99 medians).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -112,7 +114,25 @@ run_once() {
 	echo "$total $(awk -v a="$s0" -v b="$s1" -v n=$((P * N)) 'BEGIN { printf "%.2f", (b - a) * 1000 / n }') $wcalls $wsecs"
 }
 
-declare -A vals syncs
+LRATE=${BENCH_LATENCY_RATE:-0}
+LSECS=${BENCH_LATENCY_SECONDS:-10}
+if [ "$LRATE" != 0 ]; then
+	jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || exit 1
+	mkdir -p "$work/classes"
+	javac -nowarn -cp "$jars/*" -d "$work/classes" "$here/WireBench.java" || exit 1
+fi
+# one latency run of a build: "ack_p50 ack_p99 e2e_p50 e2e_p99" (ms)
+latency_once() {
+	local out m r=""
+	out=$(java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
+		-cp "$work/classes:$jars/*" WireBench e2e "127.0.0.1:${kport[$1]}" ab 6 "$LRATE" "$LSECS" 1024 2>&1 | grep '^e2e ')
+	for m in ack_p50 ack_p99 e2e_p50 e2e_p99; do
+		r="$r $(sed -nE "s/.*${m}_ms=([0-9.]+|NaN).*/\1/p" <<<"$out")"
+	done
+	echo "$r"
+}
+
+declare -A vals syncs lat
 for rep in $(seq 1 "$REPS"); do
 	for build in base new; do
 		read -r v sy wc ws < <(run_once "$build")
@@ -120,12 +140,28 @@ for rep in $(seq 1 "$REPS"); do
 		syncs[$build]="${syncs[$build]:-} $sy"
 		say "rep $rep $build: $v records/s, $sy WAL syncs per 1,000 records, listener worker: $wc fdatasync calls, $ws s in them"
 	done
+	if [ "$LRATE" != 0 ]; then
+		for build in base new; do
+			read -r a50 a99 e50 e99 < <(latency_once "$build")
+			for m in a50 a99 e50 e99; do lat[$build.$m]="${lat[$build.$m]:-} ${!m}"; done
+			say "rep $rep $build: 1 KiB acks=all at $LRATE/s: ack p50/p99 $a50/$a99 ms, end to end p50/p99 $e50/$e99 ms"
+		done
+	fi
 done
 b=$(median "${vals[base]}")
 n=$(median "${vals[new]}")
 printf '%-10s %12s %20s %16s\n' build "median r/s" "spread" "syncs/1000 rec"
 printf '%-10s %12s %20s %16s\n' baseline "$b" "$(spread "${vals[base]}")" "$(median "${syncs[base]}")"
 printf '%-10s %12s %20s %16s\n' candidate "$n" "$(spread "${vals[new]}")" "$(median "${syncs[new]}")"
+if [ "$LRATE" != 0 ]; then
+	for m in a50 a99 e50 e99; do
+		lb=$(median "${lat[base.$m]}")
+		ln=$(median "${lat[new.$m]}")
+		printf '1 KiB at %s/s %s (ms): baseline %s (%s), candidate %s (%s), candidate/baseline %s\n' "$LRATE" \
+			"$(sed 's/a/ack p/; s/e/end-to-end p/' <<<"$m")" "$lb" "$(spread "${lat[base.$m]}")" "$ln" "$(spread "${lat[new.$m]}")" \
+			"$(awk -v a="$ln" -v b="$lb" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+	done
+fi
 if [[ $b =~ ^[0-9.]+$ && $n =~ ^[0-9.]+$ ]]; then
 	echo "candidate/baseline: $(awk -v a="$n" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
 fi
