@@ -86,6 +86,8 @@ topic_cache_init(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"kafka_pg\" is not installed in this database")));
+	/* nothing here is meant for another build's catalog (stamp.c) */
+	kp_catalog_stamp_check();
 
 	topic_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg topics",
 									  ALLOCSET_DEFAULT_SIZES);
