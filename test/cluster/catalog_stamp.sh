@@ -12,6 +12,8 @@
 #      listeners) logs that error once, with the remedy, and stays up: no
 #      worker exits, nothing crashes; the listener closes a Kafka connection
 #      without answering it.
+#   3b. kafka.catalog_stamp dropped (a build from before the stamps): the same
+#      error with that detail, in SQL and from the resolver.
 #   4. DROP EXTENSION kafka_pg CASCADE; CREATE EXTENSION kafka_pg: the
 #      workers say they resume, the listener answers, the SQL API works.
 set -eu
@@ -109,6 +111,19 @@ problems=$(log_since "$from" | grep -E 'PANIC:|TRAP:|terminated by signal' || tr
 [ -z "$problems" ] || fail "crash lines in the log: $problems"
 "$PG_BINDIR/pg_isready" -q -h 127.0.0.1 -p "$PORT" || fail "the server is not up"
 echo "ok 3 - after a restart the workers reported another build's catalog once each ($(echo "$reports" | wc -l) reports, with the remedy), none exited, the listener closed a connection without answering"
+
+# 3b. a catalog from before the stamps (no kafka.catalog_stamp at all), while running
+from=$(($(wc -l <"$LOG") + 1))
+sql -c "ALTER EXTENSION kafka_pg DROP TABLE kafka.catalog_stamp" -c "DROP TABLE kafka.catalog_stamp"
+[ "$(kp_catalog_stamp "$PORT" "$TEST_DB")" = none ] || fail "kp_catalog_stamp does not say 'none' for a catalog without a stamp"
+if out=$(kp_psql "$PORT" "$TEST_DB" -v VERBOSITY=verbose -c "SELECT kafka.create_topic('stamp_check2', 1)" 2>&1); then
+	fail "kafka.create_topic ran on a catalog without a stamp: $out"
+fi
+echo "$out" | grep -qF "DETAIL:  The catalog has no stamp: a build older than catalog stamps created it (this library's stamp is $library)" ||
+	fail "a catalog without a stamp: not the catalog stamp's error: $out"
+# the resolver, still refusing the catalog, reads it every second: another catalog, reported again
+wait_log "$from" "kafka_pg resolver DETAIL:  The catalog has no stamp" 10
+echo "ok 3b - a catalog without kafka.catalog_stamp (a build from before the stamps): kafka.create_topic fails with the detail saying so, the resolver reports it"
 
 # 4. re-created by this build
 from=$(($(wc -l <"$LOG") + 1))
