@@ -344,6 +344,7 @@ kp_topic_check_partition_id(int64 partition_id)
 	Datum		values[1] = {Int64GetDatum(partition_id)};
 	bool		found;
 
+	kp_catalog_stamp_check();	/* the views' per-partition functions */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT 1 FROM kafka.partitions WHERE partition_id = $1",

@@ -72,7 +72,7 @@ echo "ok 1 - CREATE EXTENSION stored this build's catalog stamp $library; kafka.
 # 2. another build's catalog, in SQL
 sql -c "UPDATE kafka.catalog_stamp SET stamp = 'another-build'"
 for call in "kafka.create_topic('stamp_check2', 1)" "kafka.produce('stamp_check', 'k', 'v')" \
-	"kafka.describe_acls()"; do
+	"kafka.describe_acls()" "kafka.partition_status"; do
 	if out=$(kp_psql "$PORT" "$TEST_DB" -v VERBOSITY=verbose -c "SELECT * FROM $call" 2>&1); then
 		fail "SELECT * FROM $call ran on another build's catalog: $out"
 	fi
@@ -83,7 +83,7 @@ for call in "kafka.create_topic('stamp_check2', 1)" "kafka.produce('stamp_check'
 	echo "$out" | grep -qF "DROP EXTENSION kafka_pg CASCADE; CREATE EXTENSION kafka_pg" ||
 		fail "SELECT * FROM $call: no remedy in the hint: $out"
 done
-echo "ok 2 - on another build's catalog kafka.create_topic, kafka.produce and kafka.describe_acls fail with 55000, both stamps and the remedy"
+echo "ok 2 - on another build's catalog kafka.create_topic, kafka.produce, kafka.describe_acls and the view kafka.partition_status fail with 55000, both stamps and the remedy"
 
 # 3. the workers after a restart
 kp_stop "$DATA"
