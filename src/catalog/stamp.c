@@ -128,18 +128,25 @@ report_other_build(int elevel, const char *who, const char *stamp)
 {
 	char	   *db = get_database_name(MyDatabaseId);
 
-	ereport(elevel,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("%s: the catalog in database \"%s\" was created by a different build of kafka_pg",
-					who, db ? db : "?"),
-			 stamp ?
-			 errdetail("The catalog's stamp is %s, this library's is %s: the catalog's tables and functions may not be the ones this library uses.",
-					   stamp, KP_CATALOG_STAMP) :
-			 errdetail("The catalog has no stamp: a build older than catalog stamps created it (this library's stamp is %s).",
-					   KP_CATALOG_STAMP),
-			 creating_extension ?
-			 errhint("The server runs a library other than the one installed with this script: restart the server, then CREATE EXTENSION kafka_pg.") :
-			 errhint("Either re-create the extension, which drops every topic and its records: DROP EXTENSION kafka_pg CASCADE; CREATE EXTENSION kafka_pg; or install the build that created the catalog and restart the server.")));
+	if (creating_extension)
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s: the install script is from a different build of kafka_pg than the library the server runs",
+						who),
+				 errdetail("The script's catalog stamp is %s, the library's is %s.",
+						   stamp ? stamp : "(none)", KP_CATALOG_STAMP),
+				 errhint("kafka_pg was installed again since the server started: restart the server, then CREATE EXTENSION kafka_pg.")));
+	else
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s: the catalog in database \"%s\" was created by a different build of kafka_pg",
+						who, db ? db : "?"),
+				 stamp ?
+				 errdetail("The catalog's stamp is %s, this library's is %s: the catalog's tables and functions may not be the ones this library uses.",
+						   stamp, KP_CATALOG_STAMP) :
+				 errdetail("The catalog has no stamp: a build older than catalog stamps created it (this library's stamp is %s).",
+						   KP_CATALOG_STAMP),
+				 errhint("Either re-create the extension, which drops every topic and its records: DROP EXTENSION kafka_pg CASCADE; CREATE EXTENSION kafka_pg; or install the build that created the catalog and restart the server.")));
 }
 
 void
