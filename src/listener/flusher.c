@@ -79,6 +79,7 @@ typedef struct KpFlusherShared
 static KpFlusherShared *flusher = NULL;
 
 int			kp_debug_wal_flush_delay_ms = 0;
+bool		kp_wal_flusher_enabled = true;
 
 Size
 kp_wal_flusher_shmem_size(void)
@@ -112,6 +113,15 @@ kp_wal_flusher_shmem_init(void)
 void
 kp_wal_flusher_define_settings(void)
 {
+	DefineCustomBoolVariable("kafka.wal_flusher",
+							 "The WAL flusher makes the flushes acks=all answers wait for.",
+							 "off: each listener worker flushes the WAL itself, in its event loop, "
+							 "and serves nothing meanwhile (kafka_pg's own setting).",
+							 &kp_wal_flusher_enabled,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.debug_wal_flush_delay_ms",
 							"Testing only: every WAL flush made for the listener waits this long first.",
 							"0 (the default) does nothing.  Simulates a slow disk: an acks=all answer "
@@ -279,11 +289,15 @@ kp_wal_flush_register_waiter(void)
 		on_shmem_exit(release_slot, Int32GetDatum(my_slot));
 }
 
-/* Is a flusher there to serve requests, and this worker registered? */
+/*
+ * Is a flusher there to serve requests, this worker registered, and
+ * kafka.wal_flusher on?  (The flusher runs whatever the setting: turned on
+ * again, it serves at once.)
+ */
 static bool
 flusher_running(void)
 {
-	return flusher != NULL && my_slot >= 0 &&
+	return kp_wal_flusher_enabled && flusher != NULL && my_slot >= 0 &&
 		pg_atomic_read_u32(&flusher->running) != 0;
 }
 

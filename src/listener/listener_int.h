@@ -174,6 +174,7 @@ extern void kp_conn_mute(KpConn *c, int64 until_ms);
 
 /* flusher.c: the WAL flusher (flushes the WAL for the workers) */
 extern int	kp_debug_wal_flush_delay_ms;
+extern bool kp_wal_flusher_enabled;
 extern Size kp_wal_flusher_shmem_size(void);
 extern void kp_wal_flusher_shmem_init(void);
 extern void kp_wal_flusher_define_settings(void);
