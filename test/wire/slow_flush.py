@@ -16,6 +16,8 @@ flush made for the listener wait 1.5 s: a slow fdatasync).  Checks:
 - the acks=all Produce is then answered without error, at the offset it
   was appended at (before the acks=1 one's), and every record is stored
   once;
+- with kafka.wal_flusher off, acks=all is answered all the same (the
+  workers flush themselves);
 - when the flusher is terminated, an acks=all Produce is answered all the
   same (the workers flush themselves until it is back), and the postmaster
   starts the flusher again within 10 s.
@@ -185,7 +187,25 @@ def check_flusher_restart():
     c.close()
 
 
+def check_flusher_off():
+    topic = f"slowflush-off-{RUN}"
+    c = kc.Conn()
+    kc.create_topic(c, topic)
+    wait_ready(c, topic)
+    psql("ALTER SYSTEM SET kafka.wal_flusher = off")
+    psql("SELECT pg_reload_conf()")
+    time.sleep(2)
+    got = [kc.produce(c, topic, kc.build_batch(0, [b"off-%d" % i])) for i in range(3)]
+    check("with kafka.wal_flusher off, acks=all Produce requests are answered (the workers flush themselves)",
+          got == [(0, 0), (0, 1), (0, 2)], f"(got {got})")
+    psql("ALTER SYSTEM RESET kafka.wal_flusher")
+    psql("SELECT pg_reload_conf()")
+    time.sleep(2)
+    c.close()
+
+
 def main():
+    check_flusher_off()
     check_flusher_restart()
     check_serving_during_slow_flush()
     finish()
