@@ -475,7 +475,10 @@ kp_fetch_session_begin(KpRequestContext *ctx, KpFetchRequest *req, KpFetchSessio
 	if (ctx->version < 7)
 		return;
 
-	/* full: epoch 0 (create a session) or -1 (none); a session named is closed */
+	/*
+	 * full: epoch 0 (create a session) or -1 (none); a session named is
+	 * closed
+	 */
 	if (req->session_epoch == 0 || req->session_epoch == -1)
 	{
 		if (req->session_id != 0 && (s = session_of_conn(c, req->session_id)) != NULL)
@@ -519,7 +522,10 @@ kp_fetch_session_begin(KpRequestContext *ctx, KpFetchRequest *req, KpFetchSessio
 
 	if (!rerun)
 	{
-		/* added and changed partitions, then the forgotten ones (Kafka's order) */
+		/*
+		 * added and changed partitions, then the forgotten ones (Kafka's
+		 * order)
+		 */
 		for (i = 0; i < Max(req->n_topics, 0); i++)
 		{
 			KpFetchRequestFetchTopic *rt = &req->topics[i];
@@ -530,9 +536,12 @@ kp_fetch_session_begin(KpRequestContext *ctx, KpFetchRequest *req, KpFetchSessio
 				KpFetchRequestFetchPartition *rp = &rt->partitions[j];
 				uint32		h = part_hash(s->by_id, name, &rt->topic_id, rp->partition);
 				int			k = part_find(s, name, &rt->topic_id, rp->partition, h);
-				FsPart	   *p = k >= 0 ? &s->parts[k] :
-					part_add(s, name, &rt->topic_id, rp->partition, h);
+				FsPart	   *p;
 
+				if (k >= 0)
+					p = &s->parts[k];
+				else
+					p = part_add(s, name, &rt->topic_id, rp->partition, h);
 				part_set_request(p, rp);
 			}
 		}
@@ -674,12 +683,12 @@ kp_fetch_session_finish(KpRequestContext *ctx, KpFetchRequest *req, KpFetchRespo
 	s = run->session;
 	resp->session_id = s->id;
 	{
-		KpFetchResponseFetchableTopicResponse *topics =
-			palloc0(sizeof(KpFetchResponseFetchableTopicResponse) * Max(resp->n_responses, 1));
+		KpFetchResponseFetchableTopicResponse *topics;
 		int			ntopics = 0;
 		int		   *with_records = palloc(sizeof(int) * Max(s->nparts, 1));
 		int			nwith = 0;
 
+		topics = palloc0(sizeof(KpFetchResponseFetchableTopicResponse) * Max(resp->n_responses, 1));
 		k = 0;
 		for (i = 0; i < resp->n_responses; i++)
 		{
