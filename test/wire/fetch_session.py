@@ -24,7 +24,9 @@ file runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafk
 With PGPORT set (the run-tests cluster), what is kafka_pg's own: a session dies with its
 connection (its id on a new connection is FETCH_SESSION_ID_NOT_FOUND; Kafka keeps sessions
 across connections), and with kafka.max_incremental_fetch_session_cache_slots 0 a full Fetch is
-answered session id 0 and full fetches keep working.
+answered session id 0 and full fetches keep working; with one slot a worker a consumer's full
+fetch gets no session while another's young one holds the slot, and a replica's fetch
+(privileged, as Kafka's followers) evicts it.
 
 Usage: fetch_session.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -61,13 +63,13 @@ class FlexConn(kc.Conn):
         return r
 
 
-def fetch_v11(c, session_id, epoch, listing, forgotten=(), max_wait_ms=0, send_only=False):
+def fetch_v11(c, session_id, epoch, listing, forgotten=(), max_wait_ms=0, send_only=False, replica=-1):
     """Fetch v11; listing [(topic, [(partition, offset)])], forgotten [(topic, [partitions])].
     Returns (error, session_id, {(topic, partition): (error, hw, [batch base offsets])})."""
     ts = [string(t) + array([i32(p) + i32(-1) + i64(o) + i64(-1) + i32(1 << 20) for p, o in parts])
           for t, parts in listing]
     fs = [string(t) + array([i32(p) for p in parts]) for t, parts in forgotten]
-    body = (i32(-1) + i32(max_wait_ms) + i32(1) + i32(1 << 30) + i8(0) + i32(session_id) + i32(epoch)
+    body = (i32(replica) + i32(max_wait_ms) + i32(1) + i32(1 << 30) + i8(0) + i32(session_id) + i32(epoch)
             + array(ts) + array(fs) + string(""))
     if send_only:
         c.send(1, 11, body)
@@ -298,6 +300,27 @@ def check_kafka_pg_only(topic):
     err, sid, parts = fetch_v11(c, 0, 0, [(topic, [(0, 0), (1, 0)])])
     check("... and again: full fetches go on working", err == 0 and sid == 0 and len(parts) == 2,
           f"got {err} {sid}")
+    # one slot a worker: the first consumer session on each worker holds it, later ones get 0;
+    # a replica's fetch (privileged, as Kafka's followers) evicts a consumer's session at once
+    set_slots(1)
+    conns = [FlexConn() for _ in range(6)]
+    got = [fetch_v11(x, 0, 0, [(topic, [(0, 0)])])[1] for x in conns]
+    holders = [(x, sid) for x, sid in zip(conns, got) if sid != 0]
+    others = [x for x, sid in zip(conns, got) if sid == 0]
+    check("one slot a worker: 1 or 2 of 6 connections get a session, the others session id 0",
+          1 <= len(holders) <= 2 and len(others) == 6 - len(holders), f"got {got}")
+    if others:
+        err, again, _ = fetch_v11(others[0], 0, 0, [(topic, [(0, 0), (1, 0)])])
+        check("a consumer's full fetch does not evict a young session: session id 0 again",
+              (err, again) == (0, 0), f"got {err} {again}")
+        err, rsid, _ = fetch_v11(others[0], 0, 0, [(topic, [(0, 0)])], replica=1)
+        check("a replica's full fetch evicts a consumer's session and gets one", err == 0 and rsid > 0,
+              f"got {err} {rsid}")
+        lost = [fetch_v11(x, sid, 1, [])[0] for x, sid in holders]
+        check("... the evicted session's id is FETCH_SESSION_ID_NOT_FOUND, another worker's session lives",
+              sorted(lost) == sorted([NOT_FOUND] + [0] * (len(holders) - 1)), f"got {lost}")
+    for x in conns:
+        x.close()
     set_slots(None)
     err, sid, _ = fetch_v11(c, 0, 0, [(topic, [(0, 0)])])
     check("slots back to the default: a session again", err == 0 and sid > 0, f"got {err} {sid}")
