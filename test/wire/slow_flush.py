@@ -151,10 +151,14 @@ def check_serving_during_slow_flush():
           one == (0, 2) and one_took < 0.5, f"(answer {one}, took {one_took:.3f} s)")
     check("... and the acks=all Produce is answered without error once the flush is done",
           res == (0, 1), f"(answer {res}, took {all_took:.3f} s)")
+    set_delay(None)
+    # one more acks=all record: once it is answered, everything before it is flushed and below
+    # the high watermark (the acks=1 record may not have been flushed yet)
+    last = kc.produce(a, topic, kc.build_batch(0, [b"last"]))
     r = a.call(1, 11, kc.fetch_listing_body([(topic, [(0, 0)])], 0))
     n = len(kc.batches(kc.read_fetch_listing(r)[(topic, 0)][1])) if r is not None else None
-    check("... and the three records are stored once each", n == 3, f"(batches stored: {n})")
-    set_delay(None)
+    check("... and the records are stored once each (with one more acks=all record after them: 4)",
+          last == (0, 3) and n == 4, f"(last {last}, batches stored: {n})")
     a.close()
     b.close()
 
