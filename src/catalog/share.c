@@ -708,7 +708,7 @@ kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 	SPI_finish();
 }
 
-void
+int64
 kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
 							   int64 end_offset, int64 min_start, int64 archived, int64 old_start)
 {
@@ -732,7 +732,7 @@ kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 pa
 	if (SPI_processed == 0)
 	{
 		SPI_finish();
-		return;
+		return -1;
 	}
 	start = col_int8(0, 1, 0);
 
@@ -754,6 +754,7 @@ kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 pa
 					" FROM kafka.share_records s WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3"
 					" AND s.first_offset < $4 AND s.last_offset >= $4 FOR UPDATE OF s SKIP LOCKED))", &a);
 	SPI_finish();
+	return start;
 }
 
 /*
@@ -1166,21 +1167,16 @@ kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partitio
 		todo = next;
 		ntodo = nnext;
 	}
-	if (done > 0)
-	{
-		int			t;
-
-		/* records done now: merge them with the done runs around them */
-		for (t = 0; t < ntypes; t++)
-			if (piece_state(types[t]) == KP_SHARE_ACKNOWLEDGED ||
-				piece_state(types[t]) == KP_SHARE_ARCHIVED)
-			{
-				merge_done_runs(group_id, topic, partition, first, last);
-				break;
-			}
-	}
 	SPI_finish();
 	return done;
+}
+
+void
+kp_cat_share_merge_done(const char *group_id, const char *topic, int32 partition, int64 lo, int64 hi)
+{
+	connect();
+	merge_done_runs(group_id, topic, partition, lo, hi);
+	SPI_finish();
 }
 
 int

@@ -117,11 +117,19 @@ extern void kp_cat_share_take_new(const char *group_id, const char *topic, int32
  * the log start), SPSO moves up to the first record still available or
  * acquired, the runs wholly behind it go (a run SPSO lands in, when the log
  * start moved past old_start, is cut at it); archived is added to the
- * count.
+ * count.  Returns SPSO (-1: no state).
  */
-extern void kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
-										   int64 end_offset, int64 min_start, int64 archived,
-										   int64 old_start);
+extern int64 kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
+											int64 end_offset, int64 min_start, int64 archived,
+											int64 old_start);
+
+/*
+ * Merge the acknowledged or archived runs around [lo, hi] that follow each
+ * other (same state and delivery count, nothing but done offsets between
+ * them) into one row; what another transaction holds is left alone.
+ */
+extern void kp_cat_share_merge_done(const char *group_id, const char *topic, int32 partition,
+									int64 lo, int64 hi);
 
 /*
  * Acknowledge [first, last] for member: types has ntypes entries (1: the

@@ -625,6 +625,8 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	int64		done;
 	int64		start;
 	int64		end;
+	int64		spso = -1;
+	bool		terminal = false;
 	int32		lock_ms = kp_share_record_lock_duration_ms;
 	int			i;
 
@@ -672,7 +674,16 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	 */
 	if (move_start &&
 		kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, false, &start, &end))
-		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0, start);
+		spso = kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0, start);
+
+	/*
+	 * records done now and still in the window (not behind the SPSO just
+	 * moved, whose rows went): merge them with the done runs around them
+	 */
+	for (i = 0; i < ntypes && done > 0 && !terminal; i++)
+		terminal = types[i] == KP_ACK_GAP || types[i] == KP_ACK_ACCEPT || types[i] == KP_ACK_REJECT;
+	if (terminal && last >= spso)
+		kp_cat_share_merge_done(group_id, topic, partition, Max(first, spso), last);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;
 	return KP_ERR_NONE;
