@@ -952,7 +952,10 @@ ack_pass(const char *group_id, const char *topic, int32 partition, const char *m
  * them.  The rows from the one before lo to the one after hi are read, the
  * candidates locked FOR UPDATE SKIP LOCKED and checked unchanged: a row
  * someone else holds, or that changed meanwhile, is left alone and ends the
- * merge there.  Only terminal runs: an available run merged into another
+ * merge there.  Only done runs past a run still pending (available or
+ * acquired): those with none before them go when SPSO next moves, and
+ * merging them would be work for nothing.  Only terminal runs: an
+ * available run merged into another
  * would stay locked by a SQL caller's transaction until it ends, its
  * records withheld from every other consumer.
  */
@@ -979,12 +982,15 @@ merge_done_runs(const char *group_id, const char *topic, int32 partition, int64 
 	int64	   *gone;
 	int			nh = 0;
 	int			ngone = 0;
+	int64		pending;
 
 	args_sp(&a, group_id, topic, partition);
 	arg_int8(&a, lo);
 	arg_int8(&a, hi);
 	exec_cached(&sel,
-				"SELECT first_offset, last_offset, state, delivery_count FROM kafka.share_records WHERE" WHERE_SP
+				"SELECT first_offset, last_offset, state, delivery_count,"
+				" (SELECT min(first_offset) FROM kafka.share_records WHERE" WHERE_SP " AND state IN (0, 1))"
+				" FROM kafka.share_records WHERE" WHERE_SP
 				" AND first_offset >= coalesce((SELECT max(first_offset) FROM kafka.share_records"
 				"   WHERE" WHERE_SP " AND first_offset < $4), $4)"
 				" AND first_offset <= coalesce((SELECT min(first_offset) FROM kafka.share_records"
@@ -993,6 +999,8 @@ merge_done_runs(const char *group_id, const char *topic, int32 partition, int64 
 	n = (int) SPI_processed;
 	if (n < 2)
 		return;
+	/* the first run still to deliver or acknowledge (none: past them all) */
+	pending = col_int8(0, 5, PG_INT64_MAX);
 	rf = palloc(sizeof(int64) * n);
 	rl = palloc(sizeof(int64) * n);
 	rs = palloc(sizeof(int16) * n);
@@ -1010,8 +1018,13 @@ merge_done_runs(const char *group_id, const char *topic, int32 partition, int64 
 #define MERGEABLE(i, j) \
 	((rs[i] == KP_SHARE_ACKNOWLEDGED || rs[i] == KP_SHARE_ARCHIVED) && \
 	 rs[i] == rs[j] && rdc[i] == rdc[j] && rl[i] < rf[j])
+
+	/*
+	 * Done runs with no run still pending before them are deleted when SPSO
+	 * next moves: only the ones past a pending run stay (what fragments)
+	 */
 	for (i = 0; i + 1 < n; i++)
-		if (MERGEABLE(i, i + 1))
+		if (MERGEABLE(i, i + 1) && rf[i] > pending)
 			cand[i] = cand[i + 1] = true;
 	for (i = 0; i < n; i++)
 		if (cand[i])
