@@ -223,7 +223,8 @@ SELECT * FROM lag_runs;
 SELECT start_offset, end_offset, acquired, archived, lag FROM kafka.share_group_status
 WHERE group_id = 'lag';
 COMMIT;
--- the session still holds offset 0; accepting it merges it with 2-8
+-- the session still holds offset 0; accepted, it is not merged with 2-8:
+-- no run is pending before them any more, SPSO passes them all next
 SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 0);
 SELECT * FROM lag_runs;
 -- the next acquisition moves the start offset past them all; lag 0
