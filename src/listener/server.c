@@ -1299,6 +1299,9 @@ kp_listener_main(Datum arg)
 					kp_advertised_host_name(), kp_advertised_port_number(),
 					RecoveryInProgress() ? ", read-only: this server is a hot standby" : "")));
 
+	/* another build's catalog: logged now, once (src/catalog/stamp.c) */
+	(void) kp_catalog_stamp_worker_start(psprintf("kafka_pg listener %d", worker));
+
 	standby = RecoveryInProgress();
 	for (;;)
 	{
