@@ -36,6 +36,7 @@
 #include "utils/snapmgr.h"
 
 #include "common/kafka_errors.h"
+#include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -766,6 +767,13 @@ respond:
 				kp_quota_unrecord_fetch(c, out->len - start, now);
 				fr->throttle_time_ms = (int32) throttle_ms;
 				fr->n_responses = 0;
+
+				/*
+				 * its session answers every partition next time; a session
+				 * this full fetch created is dropped, as Kafka creates none
+				 */
+				if (kp_fetch_session_throttled(c, fr->session_id))
+					fr->session_id = 0;
 				out->len = start;
 				(void) kp_conn_put_response(c, hdr.request_api_key, ctx.version,
 											hdr.correlation_id, ctx.response);

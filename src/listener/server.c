@@ -54,6 +54,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -238,6 +239,7 @@ kp_listener_init(void)
 	kp_sasl_define_settings();
 	kp_replicas_define_settings();
 	kp_leader_define_settings();
+	kp_fetch_session_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
@@ -287,6 +289,7 @@ conn_close(KpConn *c, const char *why)
 	kp_sasl_conn_free(c);
 	kp_tls_conn_free(c);
 	kp_share_conn_closed(c);
+	kp_fetch_sessions_conn_closed(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
