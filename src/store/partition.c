@@ -182,6 +182,28 @@ kp_partition_find(Oid dboid, int64 partition_id)
 #define KP_LOCKTAG_CLASS_PARTITION_LOAD	0x4B50	/* "KP" */
 
 /*
+ * Add an entry to the high-watermark ring (under published_mutex).  A full
+ * ring keeps every other entry, the newest among them, so the oldest entry
+ * not yet in sync always stays and the high watermark keeps moving under a
+ * steady load.
+ */
+static void
+hw_ring_push(KpPartitionState *state, int64 end_offset, XLogRecPtr end_lsn)
+{
+	int			i;
+
+	if (state->hw_count == KP_HW_RING)
+	{
+		for (i = 0; i < KP_HW_RING / 2; i++)
+			state->hw_ring[i] = state->hw_ring[2 * i + 1];
+		state->hw_count = KP_HW_RING / 2;
+	}
+	state->hw_ring[state->hw_count].end_offset = end_offset;
+	state->hw_ring[state->hw_count].end_lsn = end_lsn;
+	state->hw_count++;
+}
+
+/*
  * Copy the freshly recovered state into the shared entry, whose appender
  * lock the caller holds.  A transaction still open in fresh that was
  * decided in the entry's old list while we loaded keeps its outcome.
@@ -191,6 +213,7 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 {
 	int			i;
 	int			j;
+	XLogRecPtr	insert_lsn;
 
 	for (i = 0; i < fresh->ntxns; i++)
 	{
@@ -214,8 +237,16 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 	 * The high watermark: at the first load since the server started, the
 	 * whole log recovered from this server's disk (PostgreSQL's rule after a
 	 * restart too: what is on the primary's disk is not waited for again). A
-	 * reload after a failed append keeps what it was, below the log end.
+	 * reload after a failed append keeps what it was, below the log end.  If
+	 * the failed append left whole batches that recovery kept, no ring entry
+	 * ends at the reloaded log end: one is added with the WAL insert position
+	 * of now, after every record of those batches, so the high watermark
+	 * reaches the log end once the in-sync replicas have that (a little late,
+	 * never early) instead of at the next append.
 	 */
+	/* hw_valid changes only here, under the appender lock the caller holds */
+	insert_lsn = state->hw_valid && !RecoveryInProgress() ?
+		GetXLogInsertRecPtr() : InvalidXLogRecPtr;
 	SpinLockAcquire(&state->published_mutex);
 	if (!state->hw_valid)
 	{
@@ -229,6 +260,11 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 		while (state->hw_count > 0 &&
 			   state->hw_ring[state->hw_count - 1].end_offset > state->log_end_offset)
 			state->hw_count--;
+		if (state->hw < state->log_end_offset &&
+			!XLogRecPtrIsInvalid(insert_lsn) &&
+			(state->hw_count == 0 ||
+			 state->hw_ring[state->hw_count - 1].end_offset < state->log_end_offset))
+			hw_ring_push(state, state->log_end_offset, insert_lsn);
 	}
 	SpinLockRelease(&state->published_mutex);
 }
@@ -236,25 +272,13 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 /*
  * An append ended at log end offset end_offset, its WAL at end_lsn (under
  * the appender lock): the high watermark reaches end_offset once every
- * in-sync replica has end_lsn.  A full ring keeps every other entry, the
- * newest among them, so the oldest entry not yet in sync always stays and
- * the high watermark keeps moving under a steady load.
+ * in-sync replica has end_lsn.
  */
 void
 kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr end_lsn)
 {
-	int			i;
-
 	SpinLockAcquire(&state->published_mutex);
-	if (state->hw_count == KP_HW_RING)
-	{
-		for (i = 0; i < KP_HW_RING / 2; i++)
-			state->hw_ring[i] = state->hw_ring[2 * i + 1];
-		state->hw_count = KP_HW_RING / 2;
-	}
-	state->hw_ring[state->hw_count].end_offset = end_offset;
-	state->hw_ring[state->hw_count].end_lsn = end_lsn;
-	state->hw_count++;
+	hw_ring_push(state, end_offset, end_lsn);
 	SpinLockRelease(&state->published_mutex);
 }
 
