@@ -2,12 +2,13 @@
 """Issue 13: Fetch responses whose records the listener sends by reference (src/listener/README,
 "A Fetch's records ...") arrive byte-exact, with the limits of the request applied.
 
-A topic of 24 partitions gets batches of about 300 B to 20 KB (some copied into the response,
-some sent by reference, some crossing store pages).  One connection with a small receive buffer
-pipelines eight Fetch requests (v11, whose records end each partition and can end the frame, and
+A topic of 24 partitions gets batches of 40 B to 150 KB (some copied into the response, some
+sent by reference, some crossing store pages), several MB in all.  One connection with a small
+receive buffer pipelines ten Fetch requests (two of them of the whole topic, more than the
+kernel's send buffer holds) (v11, whose records end each partition and can end the frame, and
 v12, flexible, with tagged fields after them) with different max_bytes, partition_max_bytes and
-fetch offsets, waits so that the server's sends back up mid-record, then reads the answers a few
-hundred bytes at a time.  Each answer must parse to its frame's end, and each partition's records
+fetch offsets, waits so that the server's sends back up mid-record, then reads the answers 1 to 16 KB
+at a time.  Each answer must parse to its frame's end, and each partition's records
 must be exactly the whole batches a Fetch returns: from the fetch offset, as many as fit in the
 partition's and the response's bytes left, the first of the response even if larger (KIP-74).
 Another connection that closes with its answers unsent must leave the server serving.
@@ -141,7 +142,7 @@ def main():
     for p in range(PARTS):
         off = 0
         for k in range(6):
-            size = rnd.choice([40, 300, 1500, 4000, 9000])
+            size = rnd.choice([40, 300, 1500, 4000, 9000, 30000])
             n = rnd.randint(1, 5)
             batch = kc.build_batch(0, [bytes([65 + (p + i) % 26]) * size for i in range(n)])
             if kc.produce_to(c, topic, p, batch) != 0:
@@ -160,6 +161,10 @@ def main():
         max_bytes = rnd.choice([1, 30000, 150000, 1 << 20, 50 << 20])
         part_max = rnd.choice([1, 5000, 20000, 1 << 20])
         plans.append((version, offsets, max_bytes, part_max))
+    # and the whole topic twice: several MB pipelined, more than the kernel's send buffer holds
+    # (tcp_wmem's 4 MB), so sends stop mid-piece and resume
+    for version in (11, 12):
+        plans.insert(2, (version, [(p, 0) for p in range(PARTS)], 50 << 20, 1 << 20))
 
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -171,7 +176,7 @@ def main():
     for k, (version, offsets, max_bytes, part_max) in enumerate(plans):
         try:
             size = struct.unpack(">i", recv_exact(s, 4, 4))[0]
-            body = recv_exact(s, size, rnd.choice([97, 700, 4096]))
+            body = recv_exact(s, size, rnd.choice([997, 4096, 16384]))
             corr, parts = read_response(version, body)
         except (ValueError, ConnectionError, socket.timeout) as e:
             check(f"fetch {k} (v{version}) parses", False, repr(e))
