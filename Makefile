@@ -5,7 +5,14 @@
 
 MODULE_big = kafka_pg
 EXTENSION = kafka_pg
-DATA = $(wildcard sql/kafka_pg--*.sql)
+# The install script is installed with its catalog stamp filled in: a hash
+# of sql/kafka_pg--0.1.sql, which the script stores in kafka.catalog_stamp
+# and src/catalog/stamp.c is compiled with, so that a library can tell a
+# catalog another build's script created (src/catalog/stamp.c).
+KP_SCRIPT = sql/kafka_pg--0.1.sql
+KP_CATALOG_STAMP := $(shell sha256sum $(KP_SCRIPT) | cut -c1-16)
+DATA = $(filter-out $(KP_SCRIPT),$(wildcard sql/kafka_pg--*.sql))
+DATA_built = sql/stamped/kafka_pg--0.1.sql
 PGFILEDESC = "kafka_pg - a Kafka broker inside PostgreSQL"
 
 SRCS = $(sort $(wildcard src/*/*.c))
@@ -30,7 +37,13 @@ include $(PGXS)
 override CFLAGS += -MMD -MP
 $(OBJS:.o=.bc): %.bc: %.o
 -include $(OBJS:.o=.d)
-EXTRA_CLEAN = $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d) sql/stamped
+
+sql/stamped/kafka_pg--0.1.sql: $(KP_SCRIPT)
+	@mkdir -p sql/stamped
+	sed 's/@KP_CATALOG_STAMP@/$(KP_CATALOG_STAMP)/' $< > $@
+src/catalog/stamp.o src/catalog/stamp.bc: $(KP_SCRIPT)
+src/catalog/stamp.o src/catalog/stamp.bc: override CPPFLAGS += -DKP_CATALOG_STAMP='"$(KP_CATALOG_STAMP)"'
 
 # Generated protocol tables are committed; regenerate with `make protocol`.
 # `make check-protocol` regenerates into a temporary folder and fails if the

@@ -15,6 +15,11 @@
 #                                    a quarter of memory, background writer, WAL,
 #                                    checkpoints; docs/performance.md says why)
 #   KP_SHARED_BUFFERS, KP_MAX_WAL_SIZE  override two of those
+#   KP_RECREATE_EXTENSION=0          1: if the existing cluster's extension was created
+#                                    by another build of kafka_pg (its catalog stamp
+#                                    differs from the installed build's), drop it and
+#                                    create it again: THIS DELETES EVERY TOPIC.  Without
+#                                    it, setup.sh says so, prints the commands and exits 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -67,6 +72,32 @@ fi
 kp_start "$KP_DATA"
 kp_create_extension "$port" postgres
 kp_set_kafka_port "$KP_DATA" "$port" "$KAFKA_PORT"
+
+# The extension's version stays 0.1 while its catalog changes from build to
+# build: an existing cluster keeps the catalog the build that created it made,
+# and this build refuses it (src/catalog/stamp.c; README, "Upgrading").
+library_stamp=$(kp_installed_catalog_stamp)
+catalog_stamp=$(kp_catalog_stamp "$port" postgres)
+if [ -n "$catalog_stamp" ] && [ "$catalog_stamp" != "$library_stamp" ]; then
+	if [ "${KP_RECREATE_EXTENSION:-0}" = 1 ]; then
+		kp_log "the extension in database postgres was created by another build of kafka_pg (catalog stamp $catalog_stamp, this build $library_stamp): KP_RECREATE_EXTENSION=1, re-creating it (every topic is dropped)"
+		kp_psql "$port" postgres -c "DROP EXTENSION kafka_pg CASCADE" -c "CREATE EXTENSION kafka_pg"
+	else
+		cat >&2 <<MSG
+
+setup.sh: the cluster in $KP_DATA runs, but kafka_pg will not use its catalog.
+  The extension in database postgres was created by another build of kafka_pg
+  (catalog stamp $catalog_stamp; this build's is $library_stamp).  Its tables and
+  functions are not the ones this build uses, so the SQL functions refuse to run
+  and the Kafka listener closes every connection (see $(kp_logfile "$KP_DATA")).
+  Either re-create the extension, which DELETES EVERY TOPIC AND ITS RECORDS:
+      psql -h 127.0.0.1 -p $port -U postgres postgres -c 'DROP EXTENSION kafka_pg CASCADE' -c 'CREATE EXTENSION kafka_pg'
+  (or run setup.sh again with KP_RECREATE_EXTENSION=1), or install the build
+  that created the catalog and restart the server.
+MSG
+		exit 3
+	fi
+fi
 
 listening=no
 for _ in $(seq 1 25); do

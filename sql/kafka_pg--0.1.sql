@@ -1,6 +1,16 @@
 /* kafka_pg install script: schema kafka, its catalog and the SQL API. */
 \echo Use "CREATE EXTENSION kafka_pg" to load this file. \quit
 
+-- The catalog stamp: which build's script created this catalog.  The
+-- Makefile installs this script with the placeholder below replaced by a
+-- hash of this file and compiles the same hash into the library, which
+-- refuses to work on a catalog with another stamp (src/catalog/stamp.c).
+-- First, so that the library's functions this script calls find it.
+CREATE TABLE kafka.catalog_stamp (
+	stamp			text NOT NULL
+);
+INSERT INTO kafka.catalog_stamp VALUES ('@KP_CATALOG_STAMP@');
+
 -- A Kafka record header: an ordered list of (key, value) pairs, duplicate keys allowed.
 CREATE TYPE kafka.header AS (key text, value bytea);
 

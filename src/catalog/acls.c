@@ -241,6 +241,7 @@ acls_table(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"kafka_pg\" is not installed in this database")));
+	kp_catalog_stamp_check();	/* another build's catalog (stamp.c) */
 	return relid;
 }
 

@@ -61,6 +61,35 @@ extern int	kp_config_index(const char *name);
  */
 extern char *kp_config_check(const char *name, const char *value);
 
+/* ---------- the catalog stamp (stamp.c) ---------- */
+
+/*
+ * Which build of the install script created this database's catalog
+ * (kafka.catalog_stamp), compared with the library's own stamp, a hash of
+ * that script computed at build time.  All in a transaction.
+ */
+typedef enum KpCatalogStampState
+{
+	KP_CATALOG_ABSENT,			/* no extension in this database */
+	KP_CATALOG_CURRENT,			/* created by this build's script */
+	KP_CATALOG_OTHER_BUILD		/* another build's (or one without stamps) */
+} KpCatalogStampState;
+
+extern const char *kp_catalog_stamp_library(void);
+
+/* SQL entry points: ERROR 55000, with the remedy, on another build's catalog */
+extern void kp_catalog_stamp_check(void);
+
+/*
+ * Background workers: the state, with another build's catalog logged once
+ * per process as an ERROR (with the remedy) and its replacement by this
+ * build's logged too.  WHO names the worker in the message.
+ */
+extern KpCatalogStampState kp_catalog_stamp_worker(const char *who);
+
+/* The same at a worker's start, in a transaction of its own: false if another build's */
+extern bool kp_catalog_stamp_worker_start(const char *who);
+
 /* ---------- topics (topics.c) ---------- */
 
 /* Config values the log and the front doors need, parsed. */

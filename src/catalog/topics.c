@@ -86,6 +86,8 @@ topic_cache_init(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"kafka_pg\" is not installed in this database")));
+	/* nothing here is meant for another build's catalog (stamp.c) */
+	kp_catalog_stamp_check();
 
 	topic_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg topics",
 									  ALLOCSET_DEFAULT_SIZES);
@@ -342,6 +344,7 @@ kp_topic_check_partition_id(int64 partition_id)
 	Datum		values[1] = {Int64GetDatum(partition_id)};
 	bool		found;
 
+	kp_catalog_stamp_check();	/* the views' per-partition functions */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT 1 FROM kafka.partitions WHERE partition_id = $1",

@@ -40,6 +40,8 @@
 #include "cleaner/cleaner.h"
 #include "common/settings.h"
 
+#define CLEANER_NAME "kafka_pg log cleaner"
+
 int			kp_log_retention_check_interval_ms = 300000;
 
 void
@@ -97,7 +99,8 @@ list_topics(MemoryContext cxt, char ***names)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	old = MemoryContextSwitchTo(cxt);
-	if (OidIsValid(get_namespace_oid("kafka", true)))
+	/* another build's catalog is reported once, and left alone */
+	if (kp_catalog_stamp_worker(CLEANER_NAME) == KP_CATALOG_CURRENT)
 		n = kp_topic_list_names(names);
 	MemoryContextSwitchTo(old);
 	PopActiveSnapshot();
@@ -232,6 +235,7 @@ kp_cleaner_main(Datum arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg log cleaner",
 								ALLOCSET_DEFAULT_SIZES);
 	elog(LOG, "kafka_pg log cleaner started in database \"%s\"", kp_database);
+	(void) kp_catalog_stamp_worker_start(CLEANER_NAME);
 
 	while (!ShutdownRequestPending)
 	{

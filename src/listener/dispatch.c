@@ -36,6 +36,7 @@
 #include "utils/snapmgr.h"
 
 #include "common/kafka_errors.h"
+#include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -369,6 +370,16 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 	return code;
 }
 
+/* This worker's name in the catalog stamp's reports */
+static const char *
+listener_name(void)
+{
+	static char name[32];
+
+	snprintf(name, sizeof(name), "kafka_pg listener %d", kp_listener_worker_index);
+	return name;
+}
+
 /* Topic by name, or (name NULL / empty) by Kafka topic id; NULL if none. */
 const KpTopic *
 kp_handler_topic(const char *name, const KpUuid *topic_id)
@@ -452,6 +463,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	bool		ok = true;
 	char		header_nul[100] = "";
 	bool		handled = false;	/* the handler ran and committed */
+	volatile bool other_build = false;	/* another build's catalog */
 	int64		throttle_ms = 0;
 	instr_time	started;
 	MemoryContext cxt = request_cxt;
@@ -636,9 +648,19 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
-		if (kp_authz_admit(&ctx))
-			fn(&ctx);
+		/*
+		 * Nothing is served from a catalog another build of kafka_pg created
+		 * (src/catalog/stamp.c): the worker logs that once, and closes every
+		 * connection without an answer until the extension is re-created.
+		 */
+		if (kp_catalog_stamp_worker(listener_name()) == KP_CATALOG_OTHER_BUILD)
+			other_build = true;
+		else
+		{
+			ctx.quota_fetch_max_bytes = kp_quota_prepare(c, hdr.client_id);
+			if (kp_authz_admit(&ctx))
+				fn(&ctx);
+		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -660,6 +682,13 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextSwitchTo(cxt);
+	if (ok && other_build)
+	{
+		ereport(DEBUG1,
+				(errmsg("kafka_pg listener: closing connection from %s without answering its %s: the catalog was created by a different build of kafka_pg",
+						c->peer, api->name)));
+		ok = false;
+	}
 	if (!ok)
 		goto done;
 	handled = true;
@@ -769,6 +798,13 @@ respond:
 				fr->throttle_time_ms = (int32) throttle_ms;
 				fr->n_responses = 0;
 				kp_conn_pieces_truncate(c, mark);
+
+				/*
+				 * its session answers every partition next time; a session
+				 * this full fetch created is dropped, as Kafka creates none
+				 */
+				if (kp_fetch_session_throttled(c, fr->session_id))
+					fr->session_id = 0;
 				out->len = start;
 				(void) kp_conn_put_response(c, hdr.request_api_key, ctx.version,
 											hdr.correlation_id, ctx.response);

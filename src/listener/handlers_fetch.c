@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "codec/codec.h"
+#include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
@@ -466,6 +467,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	KpFetchRequest *req = ctx->request;
 	KpFetchResponse *resp = ctx->response;
 	FetchBudget budget;
+	KpFetchSessionRun session;
 	bool		read_committed = (req->isolation_level == 1);
 	bool		any_error = false;
 	int32		replica = ctx->version >= 15 ? req->replica_state.replica_id : req->replica_id;
@@ -488,6 +490,21 @@ kp_handle_fetch(KpRequestContext *ctx)
 		budget.total_left = Min(budget.total_left, ctx->quota_fetch_max_bytes);
 	budget.bytes = 0;
 	merge_fetch_listings(req, ctx->version >= 13);
+
+	/*
+	 * KIP-227 (fetch_session.c): an incremental fetch reads every partition
+	 * of its session, which replaces the request's listing; a session error
+	 * is the whole answer, at once.
+	 */
+	kp_fetch_session_begin(ctx, req, &session);
+	if (session.mode == KP_FETCH_SESSION_ERROR)
+	{
+		resp->error_code = session.error;
+		resp->session_id = 0;
+		resp->n_responses = 0;
+		resp->responses = palloc0(sizeof(KpFetchResponseFetchableTopicResponse));
+		return;
+	}
 	/* the wait buckets of the partitions read, should the fetch park */
 	for (i = 0; i < req->n_topics; i++)
 		nlisted += Max(req->topics[i].n_partitions, 0);
@@ -519,7 +536,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	follower_denied = replica >= 0 && !kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION);
 
 	resp->error_code = KP_ERR_NONE;
-	resp->session_id = 0;		/* no fetch sessions (KIP-227): full fetches */
+	resp->session_id = 0;		/* set when answered: kp_fetch_session_finish */
 	resp->n_responses = req->n_topics < 0 ? 0 : req->n_topics;
 	resp->responses = palloc0(sizeof(KpFetchResponseFetchableTopicResponse) * Max(resp->n_responses, 1));
 	for (i = 0; i < resp->n_responses; i++)
@@ -681,6 +698,14 @@ kp_handle_fetch(KpRequestContext *ctx)
 			ctx->isr_wait_lsn = budget.hw_next_lsn;
 		}
 	}
+
+	/*
+	 * Answered now: the session is created, or the response cut to what
+	 * changed since the session's last one.  A fetch that parks leaves the
+	 * session as its first run left it (its epoch stepped once) until then.
+	 */
+	if (!ctx->park)
+		kp_fetch_session_finish(ctx, req, resp, &session);
 }
 
 /* ---------------------------------------------------------------------

@@ -422,8 +422,12 @@ kp_leader_publish(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	PG_TRY();
 	{
-		/* nothing to publish into before CREATE EXTENSION */
-		if (OidIsValid(get_extension_oid("kafka_pg", true)))
+		/*
+		 * nothing to publish into before CREATE EXTENSION, nor into another
+		 * build's catalog (src/catalog/stamp.c)
+		 */
+		if (OidIsValid(get_extension_oid("kafka_pg", true)) &&
+			kp_catalog_stamp_worker("kafka_pg listener 0") == KP_CATALOG_CURRENT)
 		{
 			KpClusterView v;
 			KpLeaderRow now;

@@ -77,6 +77,8 @@ typedef struct KpConn
 	int			park_nkeys;
 	int		   *park_keys;
 	uint64	   *park_seen;
+	/* its incremental fetch sessions (fetch_session.c), which die with it */
+	struct KpFetchSession *fetch_sessions;
 
 	/*
 	 * Answers waiting for the in-sync replicas, in request order (server.c,

@@ -55,6 +55,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -240,6 +241,7 @@ kp_listener_init(void)
 	kp_sasl_define_settings();
 	kp_replicas_define_settings();
 	kp_leader_define_settings();
+	kp_fetch_session_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
@@ -318,6 +320,7 @@ conn_close(KpConn *c, const char *why)
 	kp_sasl_conn_free(c);
 	kp_tls_conn_free(c);
 	kp_share_conn_closed(c);
+	kp_fetch_sessions_conn_closed(c);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	for (pp = &connections; *pp; pp = &(*pp)->next)
@@ -1477,6 +1480,9 @@ kp_listener_main(Datum arg)
 					worker, kp_listen_address, kp_port, kp_database,
 					kp_advertised_host_name(), kp_advertised_port_number(),
 					RecoveryInProgress() ? ", read-only: this server is a hot standby" : "")));
+
+	/* another build's catalog: logged now, once (src/catalog/stamp.c) */
+	(void) kp_catalog_stamp_worker_start(psprintf("kafka_pg listener %d", worker));
 
 	standby = RecoveryInProgress();
 	for (;;)

@@ -363,6 +363,8 @@ kp_share_acquirer_main(Datum arg)
 	SetConfigOption("lock_timeout", "10s", PGC_SUSET, PGC_S_OVERRIDE);
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg share acquirer", ALLOCSET_DEFAULT_SIZES);
+	/* another build's catalog: reported here; requests then fail (topics.c) */
+	(void) kp_catalog_stamp_worker_start(psprintf("kafka_pg share acquirer %d", my_worker));
 	before_shmem_exit(acquirer_detach, (Datum) 0);
 	SpinLockAcquire(&acq->mutex);
 	acq->workers[my_worker] = MyLatch;

@@ -51,6 +51,8 @@ kp_arg_text(FunctionCallInfo fcinfo, int argno, const char *argname)
 Datum
 kp_sql_store_init(PG_FUNCTION_ARGS)
 {
+	/* the library must be the build this script is (stamp.c) */
+	kp_catalog_stamp_check();
 	kp_store_forget_database();
 	kp_catalog_record_store_directory(kp_store_create_directory());
 	PG_RETURN_VOID();

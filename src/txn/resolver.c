@@ -42,6 +42,8 @@
 #include "store/store.h"
 #include "txn/txn.h"
 
+#define RESOLVER_NAME "kafka_pg resolver"
+
 /*
  * After a restart, load every partition of this database once, before
  * anything else: recovery (src/store/recovery.c) finds the transactions a
@@ -63,7 +65,8 @@ load_all_partitions(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	PG_TRY();
 	{
-		if (OidIsValid(get_namespace_oid("kafka", true)))
+		/* another build's catalog is reported here, and left alone */
+		if (kp_catalog_stamp_worker(RESOLVER_NAME) == KP_CATALOG_CURRENT)
 		{
 			char	  **names;
 			int			n = kp_topic_list_names(&names);
@@ -142,7 +145,7 @@ kp_resolver_main(Datum arg)
 		written = 0;
 		/* idle from before the scan: a decision the scan misses wakes us */
 		kp_resolver_set_idle(true);
-		if (OidIsValid(get_namespace_oid("kafka", true)))
+		if (kp_catalog_stamp_worker(RESOLVER_NAME) == KP_CATALOG_CURRENT)
 		{
 			if (upkeep)
 				kp_log_sweep_sql_txns();

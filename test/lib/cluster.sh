@@ -221,6 +221,27 @@ kp_create_extension() {
 	kp_psql "$port" "$db" -c "CREATE EXTENSION IF NOT EXISTS $KP_EXTENSION"
 }
 
+# kp_installed_catalog_stamp: the catalog stamp of the installed build (the
+# Makefile writes it into the installed install script; src/catalog/stamp.c).
+kp_installed_catalog_stamp() {
+	local share; share=$(pg_config --sharedir 2>/dev/null || echo /usr/share/postgresql/15)
+	sed -n "s/^INSERT INTO kafka\.catalog_stamp VALUES ('\(.*\)');\$/\1/p" \
+		"$share/extension/kafka_pg--0.1.sql" 2>/dev/null | head -n 1
+}
+
+# kp_catalog_stamp PORT DB: the stamp of the catalog the extension in DB was
+# created with; "none" if it has none (a build older than catalog stamps),
+# nothing if the extension is not created there.
+kp_catalog_stamp() {
+	local port=$1 db=$2 has
+	has=$(kp_psql "$port" "$db" -At -c "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'kafka_pg')::text || (to_regclass('kafka.catalog_stamp') IS NOT NULL)::text") || return 1
+	case $has in
+		0*) ;;
+		1true) kp_psql "$port" "$db" -At -c "SELECT coalesce((SELECT stamp FROM kafka.catalog_stamp LIMIT 1), 'none')" ;;
+		*) echo none ;;
+	esac
+}
+
 # kp_wait_extension_file [SECONDS]: wait until the extension is installed in
 # the server's share dir (for harnesses started before the build lands).
 kp_extension_installed() {
