@@ -606,27 +606,36 @@ CREATE FUNCTION kafka.share_acknowledge(group_id text, topic text, partition int
 										type text DEFAULT 'accept')
 	RETURNS bigint AS 'MODULE_PATHNAME', 'kp_sql_share_acknowledge' LANGUAGE C VOLATILE;
 
+-- How many times the fetches parked on a partition's wait bucket were woken
+-- (appends, markers, share releases; the bucket is shared by a few
+-- partitions): a diagnostic, for tests (test/wire/share_wake.py).
+CREATE FUNCTION kafka._fetch_wait_changes(partition_id bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'kp_sql_fetch_wait_changes' LANGUAGE C VOLATILE STRICT;
+
 -- Per share group and partition: the in-flight window [start_offset,
 -- end_offset), its records acquired now and available for redelivery, the
 -- records archived after group.share.delivery.count.limit deliveries, and
--- the lag (records from start_offset to the log end not yet acknowledged
--- or archived).
+-- the lag: the records from start_offset to the log end not yet
+-- acknowledged or archived - those past end_offset (never acquired) and
+-- those of the window acquired or available; the offsets of the window in
+-- no run (transaction markers, aborted records under read_committed) are
+-- done, as in Kafka once its client acknowledged them as gaps.
 CREATE VIEW kafka.share_group_status AS
 	SELECT sp.group_id, sp.topic, sp.partition, sp.start_offset, sp.end_offset,
 		   coalesce(r.acquired, 0) AS acquired, coalesce(r.available, 0) AS available,
 		   sp.archived_count AS archived,
-		   greatest(ps.log_end_offset - sp.start_offset - coalesce(r.done, 0), 0) AS lag
+		   greatest(ps.log_end_offset - greatest(sp.end_offset, ps.log_start_offset), 0)
+		   + coalesce(r.acquired, 0) + coalesce(r.available, 0) AS lag
 	FROM kafka.share_partitions sp
 	LEFT JOIN kafka.partition_status ps ON ps.topic = sp.topic AND ps.partition = sp.partition
 	LEFT JOIN LATERAL (
 		SELECT sum(x.n) FILTER (WHERE x.state = 1 AND pg_xact_status(x.acq_xid) IS DISTINCT FROM 'aborted')::bigint AS acquired,
-			   sum(x.n) FILTER (WHERE x.state = 0 OR (x.state = 1 AND pg_xact_status(x.acq_xid) = 'aborted'))::bigint AS available,
-			   sum(x.n) FILTER (WHERE x.state IN (2, 4))::bigint AS done
+			   sum(x.n) FILTER (WHERE x.state = 0 OR (x.state = 1 AND pg_xact_status(x.acq_xid) = 'aborted'))::bigint AS available
 		FROM (SELECT s.state, s.acq_xid,
 					 s.last_offset - greatest(s.first_offset, sp.start_offset) + 1 AS n
 			  FROM kafka.share_records s
 			  WHERE s.group_id = sp.group_id AND s.topic = sp.topic AND s.partition = sp.partition
-				AND s.last_offset >= sp.start_offset) x) r ON true;
+				AND s.last_offset >= sp.start_offset AND s.state IN (0, 1)) x) r ON true;
 
 -- Each segment of each partition, with the relation file that holds it
 -- (under the database's directory: base/<database oid>/<relfilenode>).
@@ -826,9 +835,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_me
 -- Internal functions are not for PUBLIC; every other function pins
 -- search_path, so nothing a caller put on theirs runs inside kafka_pg.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer) FROM PUBLIC;
+	kafka._log_cleaner_status(bigint), kafka._fetch_wait_changes(bigint),
+	kafka.share_acquire(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
-	kafka._log_cleaner_status(bigint), kafka.share_acquire(text, text, integer)
+	kafka._log_cleaner_status(bigint), kafka._fetch_wait_changes(bigint),
+	kafka.share_acquire(text, text, integer)
 	TO kafka_admin, kafka_read_all_data;
 DO $$
 DECLARE

@@ -173,3 +173,65 @@ WHERE group_id = 'runs';
 DROP VIEW runs;
 SELECT kafka.delete_topic('sq-runs');
 DELETE FROM kafka.group_configs WHERE group_id = 'runs';
+
+-- The lag counts the records still to deliver or acknowledge: the
+-- transaction markers of the window are not records (a Kafka client
+-- acknowledges them as gaps).  Three SQL transactions of one record each:
+-- records 0, 2, 4, their commit markers 1, 3, 5.
+SELECT kafka.create_topic('sq-lag', 1);
+-- (each marker flushed before the next record)
+SELECT "offset" FROM kafka.produce('sq-lag', 'k', 'a');
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT "offset" FROM kafka.produce('sq-lag', 'k', 'b');
+SELECT kafka.flush_markers() >= 0 AS flushed;
+SELECT "offset" FROM kafka.produce('sq-lag', 'k', 'c');
+SELECT kafka.flush_markers() >= 0 AS flushed;
+INSERT INTO kafka.group_configs VALUES ('lag', 'share.auto.offset.reset', 'earliest');
+CREATE TEMP VIEW lag_runs AS
+  SELECT first_offset, last_offset, state, delivery_count
+  FROM kafka.share_records WHERE group_id = 'lag' ORDER BY first_offset;
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('lag', 'sq-lag', 10);
+SELECT start_offset, end_offset, acquired, lag FROM kafka.share_group_status WHERE group_id = 'lag';
+-- accept 2 and 4: offset 0 still holds the start offset; the lag is that
+-- one record, not the markers 1 and 3 too
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 2);
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 4);
+SELECT start_offset, end_offset, acquired, lag FROM kafka.share_group_status WHERE group_id = 'lag';
+-- and the two done runs, with nothing but the marker 3 between them, are
+-- one row
+SELECT * FROM lag_runs;
+COMMIT;
+
+-- Acknowledgements one record at a time, in any order, do not leave a row
+-- per record: done runs next to each other with the same state and
+-- delivery count are merged (an archived one is not merged with an
+-- acknowledged one).  Records 6-11, their marker 12.
+SELECT count(*) FROM kafka.produce_batch('sq-lag', NULL::text[],
+  (SELECT array_agg('m-' || i) FROM generate_series(6, 11) i));
+SELECT kafka.flush_markers() >= 0 AS flushed;
+BEGIN;
+SELECT "offset", delivery_count FROM kafka.share_acquire('lag', 'sq-lag', 10);
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 8);
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 6);
+SELECT * FROM lag_runs;
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 7);
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 10);
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 9, NULL, 'reject');
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 11);
+SELECT * FROM lag_runs;
+SELECT start_offset, end_offset, acquired, archived, lag FROM kafka.share_group_status
+WHERE group_id = 'lag';
+COMMIT;
+-- the session still holds offset 0; accepted, it is not merged with 2-8:
+-- no run is pending before them any more, SPSO passes them all next
+SELECT kafka.share_acknowledge('lag', 'sq-lag', 0, 0);
+SELECT * FROM lag_runs;
+-- the next acquisition moves the start offset past them all; lag 0
+SELECT count(*) FROM kafka.share_acquire('lag', 'sq-lag', 10);
+SELECT * FROM lag_runs;
+SELECT start_offset, end_offset, acquired, archived, lag FROM kafka.share_group_status
+WHERE group_id = 'lag';
+DROP VIEW lag_runs;
+SELECT kafka.delete_topic('sq-lag');
+DELETE FROM kafka.group_configs WHERE group_id = 'lag';

@@ -5,6 +5,8 @@
  *   consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]
  *       A consumer without a group (assign + seekToBeginning, client defaults) reads RECORDS
  *       records from the start of every partition; prints records/s and MB/s of record values.
+ *       Also prints the client's CPU seconds over the measured interval: client_cpu_s (the
+ *       whole JVM) and poll_thread_cpu_s (the thread that polls, fetches and parses).
  *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead
  *       (from the start of one that has fewer) and reads what is there from those positions.
  *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
@@ -23,6 +25,8 @@
  * Output: one line of key=value pairs, for bench.sh to parse. Compiled with javac against the jars
  * that test/clients/kafka/fetch-kafka.sh caches.
  */
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -133,6 +137,13 @@ public class WireBench {
             } else
                 c.seekToBeginning(tps);
             for (TopicPartition tp : tps) c.position(tp); // resolve offsets before the clock starts
+            // the client's own CPU over the measured interval: the whole JVM (GC and JIT threads
+            // included) and the thread that polls (the classic consumer fetches, decompresses,
+            // checks CRCs and parses records on it)
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            com.sun.management.OperatingSystemMXBean os =
+                    (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            long cpu0 = os.getProcessCpuTime(), poll0 = threads.getCurrentThreadCpuTime();
             long n = 0, bytes = 0, start = System.nanoTime(), deadline = start + timeoutS * 1_000_000_000L;
             while (n < records && System.nanoTime() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
@@ -141,8 +152,10 @@ public class WireBench {
                 }
             }
             double s = (System.nanoTime() - start) / 1e9;
-            System.out.printf("consume records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s%n",
-                    n, bytes, s, n / s, bytes / s / (1024 * 1024), n >= records);
+            double cpu = (os.getProcessCpuTime() - cpu0) / 1e9, poll = (threads.getCurrentThreadCpuTime() - poll0) / 1e9;
+            System.out.printf("consume records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
+                    + " client_cpu_s=%.3f poll_thread_cpu_s=%.3f%n",
+                    n, bytes, s, n / s, bytes / s / (1024 * 1024), n >= records, cpu, poll);
         }
     }
 

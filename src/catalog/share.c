@@ -439,19 +439,34 @@ kp_cat_share_groups_list(char ***group_ids, int32 **epochs)
 	return n;
 }
 
-void
-kp_cat_share_release_member(const char *group_id, const char *member_id)
+int
+kp_cat_share_release_member(const char *group_id, const char *member_id, char ***topics,
+							int32 **partitions)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	Args		a;
+	int			n;
+	int			i;
 
 	args_init(&a);
 	arg_text(&a, group_id);
 	arg_text(&a, member_id);
 	connect();
-	exec("UPDATE kafka.share_records r SET state = 0, member_id = NULL, lock_until = NULL, acq_xid = NULL"
-		 " WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records"
-		 "   WHERE group_id = $1 AND member_id = $2 AND state = 1 FOR UPDATE SKIP LOCKED))", &a);
+	exec("WITH x AS (UPDATE kafka.share_records r SET state = 0, member_id = NULL, lock_until = NULL,"
+		 "  acq_xid = NULL WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records"
+		 "   WHERE group_id = $1 AND member_id = $2 AND state = 1 FOR UPDATE SKIP LOCKED))"
+		 "  RETURNING r.topic, r.partition)"
+		 " SELECT DISTINCT topic, partition FROM x", &a);
+	n = (int) SPI_processed;
+	*topics = MemoryContextAlloc(cxt, sizeof(char *) * Max(n, 1));
+	*partitions = MemoryContextAlloc(cxt, sizeof(int32) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		(*topics)[i] = col_text(i, 1, cxt);
+		(*partitions)[i] = (int32) col_int8(i, 2, 0);
+	}
 	SPI_finish();
+	return n;
 }
 
 /* ---------------------------------------------------------------------
@@ -693,7 +708,7 @@ kp_cat_share_take_new(const char *group_id, const char *topic, int32 partition,
 	SPI_finish();
 }
 
-void
+int64
 kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
 							   int64 end_offset, int64 min_start, int64 archived, int64 old_start)
 {
@@ -717,7 +732,7 @@ kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 pa
 	if (SPI_processed == 0)
 	{
 		SPI_finish();
-		return;
+		return -1;
 	}
 	start = col_int8(0, 1, 0);
 
@@ -739,6 +754,7 @@ kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 pa
 					" FROM kafka.share_records s WHERE s.group_id = $1 AND s.topic = $2 AND s.partition = $3"
 					" AND s.first_offset < $4 AND s.last_offset >= $4 FOR UPDATE OF s SKIP LOCKED))", &a);
 	SPI_finish();
+	return start;
 }
 
 /*
@@ -925,6 +941,170 @@ ack_pass(const char *group_id, const char *topic, int32 partition, const char *m
 	return done;
 }
 
+/*
+ * Merge the done runs around [lo, hi] that now follow each other: after an
+ * acknowledgement, the acknowledged or archived runs next to each other
+ * (nothing but done offsets - markers, aborted records - between them, as
+ * no row lies there) with the same state and delivery count become one row,
+ * as Kafka's persister combines its state batches.  Without it,
+ * acknowledgements one record at a time (or one transaction's records at a
+ * time: each ends at its marker) leave a row per record until SPSO passes
+ * them.  The rows from the one before lo to the one after hi are read, the
+ * candidates locked FOR UPDATE SKIP LOCKED and checked unchanged: a row
+ * someone else holds, or that changed meanwhile, is left alone and ends the
+ * merge there.  Only done runs past a run still pending (available or
+ * acquired): those with none before them go when SPSO next moves, and
+ * merging them would be work for nothing.  Only terminal runs: an
+ * available run merged into another
+ * would stay locked by a SQL caller's transaction until it ends, its
+ * records withheld from every other consumer.
+ */
+static void
+merge_done_runs(const char *group_id, const char *topic, int32 partition, int64 lo, int64 hi)
+{
+	static SPIPlanPtr sel;
+	static SPIPlanPtr lck;
+	static SPIPlanPtr upd;
+	static SPIPlanPtr del;
+	Args		a;
+	int			n;
+	int			i;
+	int			ncand = 0;
+	int64	   *rf;
+	int64	   *rl;
+	int16	   *rs;
+	int16	   *rdc;
+	bool	   *cand;
+	bool	   *held;
+	int64	   *cf;
+	int64	   *hf;
+	int64	   *hl;
+	int64	   *gone;
+	int			nh = 0;
+	int			ngone = 0;
+	int64		pending;
+
+	args_sp(&a, group_id, topic, partition);
+	arg_int8(&a, lo);
+	arg_int8(&a, hi);
+	exec_cached(&sel,
+				"SELECT first_offset, last_offset, state, delivery_count,"
+				" (SELECT min(first_offset) FROM kafka.share_records WHERE" WHERE_SP " AND state IN (0, 1))"
+				" FROM kafka.share_records WHERE" WHERE_SP
+				" AND first_offset >= coalesce((SELECT max(first_offset) FROM kafka.share_records"
+				"   WHERE" WHERE_SP " AND first_offset < $4), $4)"
+				" AND first_offset <= coalesce((SELECT min(first_offset) FROM kafka.share_records"
+				"   WHERE" WHERE_SP " AND first_offset > $5), $5)"
+				" ORDER BY first_offset", &a);
+	n = (int) SPI_processed;
+	if (n < 2)
+		return;
+	/* the first run still to deliver or acknowledge (none: past them all) */
+	pending = col_int8(0, 5, PG_INT64_MAX);
+	rf = palloc(sizeof(int64) * n);
+	rl = palloc(sizeof(int64) * n);
+	rs = palloc(sizeof(int16) * n);
+	rdc = palloc(sizeof(int16) * n);
+	cand = palloc0(sizeof(bool) * n);
+	held = palloc0(sizeof(bool) * n);
+	cf = palloc(sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+	{
+		rf[i] = col_int8(i, 1, 0);
+		rl[i] = col_int8(i, 2, 0);
+		rs[i] = (int16) col_int8(i, 3, 0);
+		rdc[i] = (int16) col_int8(i, 4, 0);
+	}
+#define MERGEABLE(i, j) \
+	((rs[i] == KP_SHARE_ACKNOWLEDGED || rs[i] == KP_SHARE_ARCHIVED) && \
+	 rs[i] == rs[j] && rdc[i] == rdc[j] && rl[i] < rf[j])
+
+	/*
+	 * Done runs with no run still pending before them are deleted when SPSO
+	 * next moves: only the ones past a pending run stay (what fragments)
+	 */
+	for (i = 0; i + 1 < n; i++)
+		if (MERGEABLE(i, i + 1) && rf[i] > pending)
+			cand[i] = cand[i + 1] = true;
+	for (i = 0; i < n; i++)
+		if (cand[i])
+			cf[ncand++] = rf[i];
+	if (ncand == 0)
+		return;
+
+	/* lock them; what another transaction holds or changed stays as it is */
+	{
+		Args		b;
+		int			m;
+		int			j;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_datum(&b, INT8ARRAYOID, int8_array(ncand, cf));
+		exec_cached(&lck,
+					"SELECT first_offset, last_offset, state, delivery_count FROM kafka.share_records"
+					" WHERE" WHERE_SP " AND first_offset = ANY ($4) FOR UPDATE SKIP LOCKED", &b);
+		m = (int) SPI_processed;
+		for (j = 0; j < m; j++)
+		{
+			int64		f = col_int8(j, 1, 0);
+
+			for (i = 0; i < n; i++)
+				if (cand[i] && rf[i] == f)
+				{
+					held[i] = rl[i] == col_int8(j, 2, 0) && rs[i] == col_int8(j, 3, 0) &&
+						rdc[i] == col_int8(j, 4, 0);
+					break;
+				}
+		}
+	}
+
+	/* each chain of held rows that follow each other: one row */
+	hf = palloc(sizeof(int64) * n);
+	hl = palloc(sizeof(int64) * n);
+	gone = palloc(sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+	{
+		int			j = i;
+
+		if (!held[i])
+			continue;
+		while (j + 1 < n && held[j + 1] && MERGEABLE(j, j + 1))
+			j++;
+		if (j > i)
+		{
+			int			k;
+
+			hf[nh] = rf[i];
+			hl[nh] = rl[j];
+			nh++;
+			for (k = i + 1; k <= j; k++)
+				gone[ngone++] = rf[k];
+		}
+		i = j;
+	}
+#undef MERGEABLE
+	if (nh == 0)
+		return;
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_datum(&b, INT8ARRAYOID, int8_array(ngone, gone));
+		exec_cached(&del, "DELETE FROM kafka.share_records WHERE" WHERE_SP " AND first_offset = ANY ($4)", &b);
+	}
+	{
+		Args		b;
+
+		args_sp(&b, group_id, topic, partition);
+		arg_datum(&b, INT8ARRAYOID, int8_array(nh, hf));
+		arg_datum(&b, INT8ARRAYOID, int8_array(nh, hl));
+		exec_cached(&upd,
+					"UPDATE kafka.share_records r SET last_offset = p.l"
+					" FROM unnest($4::bigint[], $5::bigint[]) p(f, l)"
+					" WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.first_offset = p.f", &b);
+	}
+}
+
 int64
 kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 						 const char *member_id, int64 first, int64 last,
@@ -1004,6 +1184,14 @@ kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partitio
 	return done;
 }
 
+void
+kp_cat_share_merge_done(const char *group_id, const char *topic, int32 partition, int64 lo, int64 hi)
+{
+	connect();
+	merge_done_runs(group_id, topic, partition, lo, hi);
+	SPI_finish();
+}
+
 int
 kp_cat_share_partitions(const char *group_id, char ***topics, int32 **partitions, int64 **start_offsets)
 {
@@ -1076,7 +1264,7 @@ kp_cat_share_partition_delete(const char *group_id, const char *topic, int32 par
 
 bool
 kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 partition,
-							 int64 *start_offset, int64 *end_offset, int64 *done)
+							 int64 *start_offset, int64 *end_offset, int64 *pending)
 {
 	Args		a;
 	bool		found;
@@ -1085,7 +1273,7 @@ kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 part
 	connect();
 	exec("SELECT p.start_offset, p.end_offset, (SELECT coalesce(sum(r.last_offset"
 		 "   - greatest(r.first_offset, p.start_offset) + 1), 0)::bigint FROM kafka.share_records r"
-		 "  WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.state IN (2, 4)"
+		 "  WHERE r.group_id = $1 AND r.topic = $2 AND r.partition = $3 AND r.state IN (0, 1)"
 		 "  AND r.last_offset >= p.start_offset)"
 		 " FROM kafka.share_partitions p WHERE" WHERE_SP, &a);
 	found = SPI_processed > 0;
@@ -1093,7 +1281,7 @@ kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 part
 	{
 		*start_offset = col_int8(0, 1, 0);
 		*end_offset = col_int8(0, 2, 0);
-		*done = col_int8(0, 3, 0);
+		*pending = col_int8(0, 3, 0);
 	}
 	SPI_finish();
 	return found;

@@ -59,8 +59,12 @@ extern int	kp_cat_share_members(const char *group_id, KpShareMemberRow **rows);
 /* Every share group id, sorted; how many. */
 extern int	kp_cat_share_groups_list(char ***group_ids, int32 **epochs);
 
-/* Release a member's acquired records (not those locked by others now). */
-extern void kp_cat_share_release_member(const char *group_id, const char *member_id);
+/*
+ * Release a member's acquired records (not those locked by others now): the
+ * topics and partitions they were of, how many.
+ */
+extern int	kp_cat_share_release_member(const char *group_id, const char *member_id,
+										char ***topics, int32 **partitions);
 
 /*
  * Lock a share-partition (FOR UPDATE SKIP LOCKED; with wait, FOR UPDATE:
@@ -113,11 +117,19 @@ extern void kp_cat_share_take_new(const char *group_id, const char *topic, int32
  * the log start), SPSO moves up to the first record still available or
  * acquired, the runs wholly behind it go (a run SPSO lands in, when the log
  * start moved past old_start, is cut at it); archived is added to the
- * count.
+ * count.  Returns SPSO (-1: no state).
  */
-extern void kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
-										   int64 end_offset, int64 min_start, int64 archived,
-										   int64 old_start);
+extern int64 kp_cat_share_partition_advance(const char *group_id, const char *topic, int32 partition,
+											int64 end_offset, int64 min_start, int64 archived,
+											int64 old_start);
+
+/*
+ * Merge the acknowledged or archived runs around [lo, hi] that follow each
+ * other (same state and delivery count, nothing but done offsets between
+ * them) into one row; what another transaction holds is left alone.
+ */
+extern void kp_cat_share_merge_done(const char *group_id, const char *topic, int32 partition,
+									int64 lo, int64 hi);
 
 /*
  * Acknowledge [first, last] for member: types has ntypes entries (1: the
@@ -138,9 +150,12 @@ extern int64 kp_cat_share_acknowledge(const char *group_id, const char *topic, i
 extern int	kp_cat_share_partitions(const char *group_id, char ***topics, int32 **partitions,
 									int64 **start_offsets);
 
-/* SPSO, SPEO and how many records of the window are done; false: no state */
+/*
+ * SPSO, SPEO and how many records of the window are still to be delivered
+ * or acknowledged (available or acquired); false: no state
+ */
 extern bool kp_cat_share_partition_stats(const char *group_id, const char *topic, int32 partition,
-										 int64 *start_offset, int64 *end_offset, int64 *done);
+										 int64 *start_offset, int64 *end_offset, int64 *pending);
 
 /* Set SPSO (AlterShareGroupOffsets; the in-flight window is dropped). */
 extern void kp_cat_share_partition_reset(const char *group_id, const char *topic, int32 partition,

@@ -206,20 +206,45 @@ kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_
 	 * Encode straight into the connection's output buffer (which lives in the
 	 * listener's context: appending keeps it there), after a 4-byte size
 	 * filled in at the end.  No copy of the response.  Returns where the
-	 * frame starts in the buffer.
+	 * frame starts in the buffer.  The size counts the bytes the encoder gave
+	 * the connection by reference (kp_records_sink: a Fetch's records).
 	 */
 	StringInfo	out = kp_conn_output(c);
 	int			start = out->len;
+	int			mark = kp_conn_pieces_mark(c);
 	int32		size;
 
 	kp_wire_put_int32(out, 0);
 	kp_encode_response_header(api_key, version, correlation_id, out);
 	kp_encode(kp_api_lookup(api_key)->response, version, response, out);
-	size = out->len - start - 4;
+	size = (int32) (out->len - start - 4 + kp_conn_pieces_bytes(c, mark));
 	out->data[start] = (char) (size >> 24);
 	out->data[start + 1] = (char) (size >> 16);
 	out->data[start + 2] = (char) (size >> 8);
 	out->data[start + 3] = (char) size;
+	return start;
+}
+
+/*
+ * A Fetch response, its records sent by reference (handlers_fetch.c): the
+ * encoder hands them to the connection instead of copying them into its
+ * output buffer.
+ */
+static int
+put_fetch_response(KpConn *c, int16 version, int32 correlation_id, void *response)
+{
+	volatile int start = -1;
+
+	kp_fetch_send_by_reference(c, true);
+	PG_TRY();
+	{
+		start = kp_conn_put_response(c, KP_API_FETCH, version, correlation_id, response);
+	}
+	PG_FINALLY();
+	{
+		kp_fetch_send_by_reference(c, false);
+	}
+	PG_END_TRY();
 	return start;
 }
 
@@ -746,13 +771,18 @@ respond:
 	else if (!ctx.no_response)
 	{
 		StringInfo	out = kp_conn_output(c);
-		int			start = kp_conn_put_response(c, hdr.request_api_key, ctx.version,
-												 hdr.correlation_id, ctx.response);
+		int			mark = kp_conn_pieces_mark(c);
+		bool		fetch = handled && hdr.request_api_key == KP_API_FETCH;
+		int			start = fetch ?
+		put_fetch_response(c, ctx.version, hdr.correlation_id, ctx.response) :
+		kp_conn_put_response(c, hdr.request_api_key, ctx.version,
+							 hdr.correlation_id, ctx.response);
 
-		if (handled && hdr.request_api_key == KP_API_FETCH)
+		if (fetch)
 		{
 			int64		now = kp_listener_now_ms();
-			int64		t = kp_quota_record(c, 0, out->len - start, 0, true, now);
+			int64		bytes = out->len - start + kp_conn_pieces_bytes(c, mark);
+			int64		t = kp_quota_record(c, 0, bytes, 0, true, now);
 
 			/*
 			 * Throttled (over consumer_byte_rate or request_percentage):
@@ -764,9 +794,10 @@ respond:
 			{
 				KpFetchResponse *fr = ctx.response;
 
-				kp_quota_unrecord_fetch(c, out->len - start, now);
+				kp_quota_unrecord_fetch(c, bytes, now);
 				fr->throttle_time_ms = (int32) throttle_ms;
 				fr->n_responses = 0;
+				kp_conn_pieces_truncate(c, mark);
 
 				/*
 				 * its session answers every partition next time; a session
@@ -797,6 +828,14 @@ respond:
 				kp_isr_position(&pos);
 				if (commit_lsn > pos.confirmed)
 					wait = true;
+			}
+			if (wait && kp_conn_pieces_mark(c) > mark)
+			{
+				/* the answer waits as bytes of its own: encoded again, whole */
+				kp_conn_pieces_truncate(c, mark);
+				out->len = start;
+				(void) kp_conn_put_response(c, hdr.request_api_key, ctx.version,
+											hdr.correlation_id, ctx.response);
 			}
 			if (wait)
 			{

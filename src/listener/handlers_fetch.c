@@ -44,12 +44,112 @@
  * malloc maps and unmaps: a partition's buffer was sized for its
  * partition_max_bytes, 1 MiB by default).  The response's partitions point
  * into it until the response is encoded, which dispatch.c does right after
- * the handler, before any other request runs.  Given back when a Fetch
- * left it larger than FETCH_ARENA_KEEP.
+ * the handler, before any other request runs.
+ *
+ * The response is sent from it, not copied: the encoder hands the records
+ * to the connection by reference (kp_fetch_send_by_reference,
+ * kp_records_sink), and the connection holds the buffer (refs) until they
+ * are sent (server.c, conn_flush).  A Fetch that finds the buffer still
+ * held takes the spare one, or a new one; a buffer let go of becomes the
+ * spare, unless there is one, or it is larger than FETCH_ARENA_KEEP.
  */
-static StringInfoData fetch_arena;
+typedef struct FetchArena
+{
+	StringInfoData buf;
+	int			refs;			/* pieces of output pointing into it */
+} FetchArena;
+
+static FetchArena *fetch_arena;
+static FetchArena *fetch_arena_spare;
 
 #define FETCH_ARENA_KEEP	(64 * 1024 * 1024)
+/* smaller records are copied: an iovec costs more than such a copy */
+#define FETCH_BY_REFERENCE_MIN	4096
+
+static void
+fetch_arena_free(FetchArena *a)
+{
+	pfree(a->buf.data);
+	pfree(a);
+}
+
+/* the last piece pointing into a was sent (or taken back) */
+static void
+fetch_arena_unref(void *owner)
+{
+	FetchArena *a = owner;
+
+	Assert(a->refs > 0);
+	if (--a->refs > 0 || a == fetch_arena)
+		return;
+	if (fetch_arena_spare == NULL && a->buf.maxlen <= FETCH_ARENA_KEEP)
+		fetch_arena_spare = a;
+	else
+		fetch_arena_free(a);
+}
+
+static void
+fetch_arena_reset(void)
+{
+	if (fetch_arena != NULL && fetch_arena->refs > 0)
+		fetch_arena = NULL;		/* a connection sends from it */
+	else if (fetch_arena != NULL && fetch_arena->buf.maxlen > FETCH_ARENA_KEEP)
+	{
+		fetch_arena_free(fetch_arena);
+		fetch_arena = NULL;
+	}
+	if (fetch_arena == NULL && fetch_arena_spare != NULL)
+	{
+		fetch_arena = fetch_arena_spare;
+		fetch_arena_spare = NULL;
+	}
+	if (fetch_arena == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		fetch_arena = palloc(sizeof(FetchArena));
+		fetch_arena->refs = 0;
+		initStringInfo(&fetch_arena->buf);
+		enlargeStringInfo(&fetch_arena->buf, 1024 * 1024);
+		MemoryContextSwitchTo(old);
+	}
+	resetStringInfo(&fetch_arena->buf);
+}
+
+/*
+ * kp_records_sink's take: records that lie in the worker's records buffer
+ * go out by reference, anything else (a ShareFetch's) is copied.
+ */
+static bool
+fetch_records_take(StringInfo out, const uint8 *data, int32 len, void *arg)
+{
+	KpConn	   *c = arg;
+	FetchArena *a = fetch_arena;
+
+	if (a == NULL || (const char *) data < a->buf.data ||
+		(const char *) data + len > a->buf.data + a->buf.len)
+		return false;
+	kp_conn_add_piece(c, (const char *) data, len, fetch_arena_unref, a);
+	a->refs++;
+	return true;
+}
+
+void
+kp_fetch_send_by_reference(KpConn *c, bool on)
+{
+	static KpRecordsSink sink;
+
+	if (!on)
+	{
+		kp_records_sink = NULL;
+		return;
+	}
+	sink.out = kp_conn_output(c);
+	sink.min_len = FETCH_BY_REFERENCE_MIN;
+	sink.take = fetch_records_take;
+	sink.arg = c;
+	kp_records_sink = &sink;
+}
 
 typedef struct FetchBudget
 {
@@ -65,25 +165,6 @@ typedef struct FetchBudget
 	int		   *records_start;
 	int			nwith_records;
 } FetchBudget;
-
-static void
-fetch_arena_reset(void)
-{
-	if (fetch_arena.data != NULL && fetch_arena.maxlen > FETCH_ARENA_KEEP)
-	{
-		pfree(fetch_arena.data);
-		fetch_arena.data = NULL;
-	}
-	if (fetch_arena.data == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&fetch_arena);
-		enlargeStringInfo(&fetch_arena, 1024 * 1024);
-		MemoryContextSwitchTo(old);
-	}
-	resetStringInfo(&fetch_arena);
-}
 
 /*
  * Collect the batches of one partition from fetch_offset: whole batches,
@@ -101,8 +182,8 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	KpLogOffsets read_off;
 	KpLogReader *reader;
 	size_t		len;
-	StringInfo	records = &fetch_arena;
-	int			start = fetch_arena.len;
+	StringInfo	records = &fetch_arena->buf;
+	int			start = records->len;
 	int64		bound;
 	int64		part_left = partition_max_bytes;
 	int64		upper = fetch_offset;	/* past the last batch returned */
@@ -571,7 +652,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 	/* the arena is complete: no more growing, so the pointers stay */
 	for (i = 0; i < budget.nwith_records; i++)
 		budget.with_records[i]->records.data =
-			(const uint8 *) fetch_arena.data + budget.records_start[i];
+			(const uint8 *) fetch_arena->buf.data + budget.records_start[i];
 
 	/*
 	 * Long poll: wait for min_bytes, up to max_wait_ms from the request's

@@ -48,6 +48,18 @@ typedef struct KpConn
 	int			out_kept;		/* out.maxlen if out counts against the
 								 * worker's large-buffer allowance
 								 * (conn_flush), else 0 */
+
+	/*
+	 * Bytes sent by reference (server.c, conn_flush): each piece goes out
+	 * where its place in out is reached, from pieces[piece_next] (piece_off
+	 * of its bytes sent) on; pieces_unsent counts their bytes not sent.
+	 */
+	struct KpOutPiece *pieces;
+	int			npieces;
+	int			maxpieces;
+	int			piece_next;
+	int			piece_off;
+	int64		pieces_unsent;
 	bool		want_read;		/* current epoll interest */
 	bool		want_write;
 	bool		closing;		/* close once the output is sent */
@@ -112,6 +124,40 @@ extern void kp_conn_send(KpConn *c, const char *data, int len);
 
 /* The connection's output buffer, to append a response to directly. */
 extern StringInfo kp_conn_output(KpConn *c);
+
+/*
+ * Bytes to send by reference, not copied: len bytes at data go out right
+ * after what the connection's output holds now.  They must stay as they are
+ * until release(owner) is called: once they are sent, or the connection
+ * closes, or kp_conn_pieces_truncate takes them back.
+ */
+typedef struct KpOutPiece
+{
+	int			at;				/* their place: before out.data[at] */
+	const char *data;
+	int			len;
+	void		(*release) (void *owner);
+	void	   *owner;
+} KpOutPiece;
+
+extern void kp_conn_add_piece(KpConn *c, const char *data, int len,
+							  void (*release) (void *owner), void *owner);
+
+/* the number of pieces so far, a mark for the two below */
+extern int	kp_conn_pieces_mark(KpConn *c);
+
+/* the bytes of the pieces added since mark */
+extern int64 kp_conn_pieces_bytes(KpConn *c, int mark);
+
+/* take back (release) the pieces added since mark, none of them sent yet */
+extern void kp_conn_pieces_truncate(KpConn *c, int mark);
+
+/*
+ * handlers_fetch.c: while on, a Fetch response encoded into c's output
+ * sends its records by reference to the worker's records buffer
+ * (kp_records_sink), which the connection then holds until they are sent.
+ */
+extern void kp_fetch_send_by_reference(KpConn *c, bool on);
 
 /*
  * Park the request in frame: run it again at until_ms, or when woken.

@@ -37,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +82,7 @@ int			kp_listener_worker_index = -1;	/* this worker's number */
 #define MAX_EVENTS			64
 #define READ_CHUNK			65536
 #define OUTPUT_BACKLOG_MAX	(16 * 1024 * 1024)	/* stop reading above this */
+#define SEND_IOV_MAX		64	/* pieces of output per sendmsg */
 
 static MemoryContext listener_cxt = NULL;
 static KpConn *connections = NULL;
@@ -281,6 +283,35 @@ static int64 out_large_kept = 0;
  * ---------------------------------------------------------------------
  */
 
+/* Bytes of responses not sent yet: the output buffer's and the pieces'. */
+static inline int64
+conn_unsent(KpConn *c)
+{
+	return (int64) (c->out.len - c->out_pos) + c->pieces_unsent;
+}
+
+/* Release the pieces from the from'th on (not sent) and forget them. */
+static void
+conn_release_pieces(KpConn *c, int from)
+{
+	int			i;
+
+	for (i = from; i < c->npieces; i++)
+	{
+		KpOutPiece *p = &c->pieces[i];
+
+		c->pieces_unsent -= p->len - (i == c->piece_next ? c->piece_off : 0);
+		if (p->release)
+			p->release(p->owner);
+	}
+	c->npieces = Min(c->npieces, from);
+	if (c->piece_next >= c->npieces)
+	{
+		c->piece_off = 0;
+		c->piece_next = c->npieces;
+	}
+}
+
 static void
 conn_close(KpConn *c, const char *why)
 {
@@ -310,6 +341,9 @@ conn_close(KpConn *c, const char *why)
 	if (c->out.data)
 		pfree(c->out.data);
 	out_large_kept -= c->out_kept;
+	conn_release_pieces(c, c->piece_next);
+	if (c->pieces)
+		pfree(c->pieces);
 	if (c->parked_frame)
 		pfree(c->parked_frame);
 	if (c->park_keys)
@@ -326,8 +360,8 @@ static void
 conn_update_events(KpConn *c)
 {
 	struct epoll_event ev;
-	bool		want_write = c->out.len > c->out_pos;
-	bool		want_read = (!want_write || c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX) &&
+	bool		want_write = conn_unsent(c) > 0;
+	bool		want_read = (!want_write || conn_unsent(c) < OUTPUT_BACKLOG_MAX) &&
 	c->muted_until_ms == 0;
 
 	if (want_write == c->want_write && want_read == c->want_read)
@@ -340,16 +374,109 @@ conn_update_events(KpConn *c)
 	c->want_read = want_read;
 }
 
-/* Write what we can; returns false if the connection died. */
+/*
+ * The output from where it was sent up to as iovecs, at most max: the
+ * output buffer's bytes up to the next piece's place, the piece, and so on.
+ */
+static int
+conn_iov(KpConn *c, struct iovec *iov, int max)
+{
+	int			pos = c->out_pos;
+	int			i = c->piece_next;
+	int			off = c->piece_off;
+	int			k = 0;
+
+	while (k < max)
+	{
+		if (i < c->npieces && c->pieces[i].at == pos)
+		{
+			iov[k].iov_base = (void *) (c->pieces[i].data + off);
+			iov[k].iov_len = c->pieces[i].len - off;
+			k++;
+			i++;
+			off = 0;
+		}
+		else
+		{
+			int			end = i < c->npieces ? c->pieces[i].at : c->out.len;
+
+			if (end > pos)
+			{
+				iov[k].iov_base = c->out.data + pos;
+				iov[k].iov_len = end - pos;
+				k++;
+			}
+			pos = end;
+			if (i >= c->npieces)
+				break;
+		}
+	}
+	return k;
+}
+
+/* n bytes of the output were sent: release the pieces sent whole */
+static void
+conn_advance(KpConn *c, ssize_t n)
+{
+	while (n > 0)
+	{
+		if (c->piece_next < c->npieces && c->pieces[c->piece_next].at == c->out_pos)
+		{
+			KpOutPiece *p = &c->pieces[c->piece_next];
+			int			take = (int) Min(n, (ssize_t) (p->len - c->piece_off));
+
+			c->piece_off += take;
+			c->pieces_unsent -= take;
+			n -= take;
+			if (c->piece_off == p->len)
+			{
+				c->piece_next++;
+				c->piece_off = 0;
+				if (p->release)
+					p->release(p->owner);
+				p->release = NULL;
+			}
+		}
+		else
+		{
+			int			end = c->piece_next < c->npieces ?
+			c->pieces[c->piece_next].at : c->out.len;
+			int			take = (int) Min(n, (ssize_t) (end - c->out_pos));
+
+			Assert(take > 0);
+			c->out_pos += take;
+			n -= take;
+		}
+	}
+}
+
+/*
+ * Write what we can; returns false if the connection died.  Pieces sent by
+ * reference go out with the output buffer's bytes around them in one
+ * sendmsg (TLS: one piece at a time, through OpenSSL).
+ */
 static bool
 conn_flush(KpConn *c)
 {
-	while (c->out_pos < c->out.len)
+	while (conn_unsent(c) > 0)
 	{
-		ssize_t		n = c->tls ?
-		kp_tls_send(c, c->out.data + c->out_pos, c->out.len - c->out_pos) :
-		send(c->fd, c->out.data + c->out_pos, c->out.len - c->out_pos, MSG_NOSIGNAL);
+		struct iovec iov[SEND_IOV_MAX];
+		int			niov = conn_iov(c, iov, c->tls ? 1 : SEND_IOV_MAX);
+		ssize_t		n;
 
+		if (c->tls)
+			n = kp_tls_send(c, iov[0].iov_base, iov[0].iov_len);
+		else if (niov == 1)
+			n = send(c->fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);
+		else
+		{
+			struct msghdr msg;
+
+			memset(&msg, 0, sizeof(msg));
+			msg.msg_iov = iov;
+			msg.msg_iovlen = niov;
+			n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+		}
 		if (n < 0)
 		{
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -358,11 +485,15 @@ conn_flush(KpConn *c)
 				continue;
 			return false;
 		}
-		c->out_pos += n;
+		conn_advance(c, n);
 		c->last_active_ms = kp_listener_now_ms();	/* the client reads */
 	}
-	if (c->out_pos == c->out.len)
+	if (conn_unsent(c) == 0)
 	{
+		/* every piece sent: the output starts again at the beginning */
+		c->npieces = 0;
+		c->piece_next = 0;
+		c->piece_off = 0;
 		c->out_pos = 0;
 		resetStringInfo(&c->out);
 
@@ -405,6 +536,54 @@ kp_conn_output(KpConn *c)
 }
 
 void
+kp_conn_add_piece(KpConn *c, const char *data, int len,
+				  void (*release) (void *owner), void *owner)
+{
+	KpOutPiece *p;
+
+	if (c->npieces == c->maxpieces)
+	{
+		int			n = Max(16, c->maxpieces * 2);
+
+		c->pieces = c->pieces ?
+			repalloc(c->pieces, sizeof(KpOutPiece) * n) :
+			MemoryContextAlloc(listener_cxt, sizeof(KpOutPiece) * n);
+		c->maxpieces = n;
+	}
+	p = &c->pieces[c->npieces++];
+	p->at = c->out.len;
+	p->data = data;
+	p->len = len;
+	p->release = release;
+	p->owner = owner;
+	c->pieces_unsent += len;
+}
+
+int
+kp_conn_pieces_mark(KpConn *c)
+{
+	return c->npieces;
+}
+
+int64
+kp_conn_pieces_bytes(KpConn *c, int mark)
+{
+	int64		n = 0;
+	int			i;
+
+	for (i = mark; i < c->npieces; i++)
+		n += c->pieces[i].len;
+	return n;
+}
+
+void
+kp_conn_pieces_truncate(KpConn *c, int mark)
+{
+	Assert(mark >= c->piece_next);
+	conn_release_pieces(c, mark);
+}
+
+void
 kp_conn_send(KpConn *c, const char *data, int len)
 {
 	MemoryContext old = MemoryContextSwitchTo(listener_cxt);
@@ -420,11 +599,11 @@ kp_conn_send(KpConn *c, const char *data, int len)
 static bool
 conn_output_over_cap(KpConn *c)
 {
-	if (c->out.len - c->out_pos <= kp_connection_output_max_bytes)
+	if (conn_unsent(c) <= kp_connection_output_max_bytes)
 		return false;
 	ereport(LOG,
-			(errmsg("kafka_pg listener: closing connection from %s: %d bytes of responses unsent, more than kafka.connection_output_max_bytes (%d)",
-					c->peer, c->out.len - c->out_pos, kp_connection_output_max_bytes)));
+			(errmsg("kafka_pg listener: closing connection from %s: %lld bytes of responses unsent, more than kafka.connection_output_max_bytes (%d)",
+					c->peer, (long long) conn_unsent(c), kp_connection_output_max_bytes)));
 	return true;
 }
 
@@ -438,7 +617,7 @@ conn_process(KpConn *c)
 {
 	while (c->parked_frame == NULL && !c->closing &&
 		   c->muted_until_ms == 0 &&
-		   c->out.len - c->out_pos < OUTPUT_BACKLOG_MAX)
+		   conn_unsent(c) < OUTPUT_BACKLOG_MAX)
 	{
 		int			avail = c->in.len - c->in_pos;
 		int32		size;
@@ -508,14 +687,14 @@ conn_process(KpConn *c)
 			resetStringInfo(&c->in);
 		}
 	}
-	return !c->closing || c->out.len > c->out_pos || c->acks != NULL;
+	return !c->closing || conn_unsent(c) > 0 || c->acks != NULL;
 }
 
 /* A closing connection whose every answer is sent. */
 static inline bool
 conn_finished(KpConn *c)
 {
-	return c->closing && c->out.len == c->out_pos && c->acks == NULL;
+	return c->closing && conn_unsent(c) == 0 && c->acks == NULL;
 }
 
 static bool
@@ -1364,7 +1543,7 @@ kp_listener_main(Datum arg)
 				if (!conn_process(c))
 					ok = false;
 			}
-			if (ok && (events[i].events & EPOLLOUT || c->out.len > c->out_pos))
+			if (ok && (events[i].events & EPOLLOUT || conn_unsent(c) > 0))
 				ok = conn_flush(c);
 			else if (ok)
 				conn_update_events(c);

@@ -278,6 +278,24 @@ extern void kp_encode(const KpMessageDesc *desc, int version,
 					  const void *in, StringInfo out);
 
 /*
+ * Records by reference (the listener's Fetch responses: src/listener/README,
+ * "A Fetch's records"): while kp_records_sink is set, a records field of at
+ * least min_len bytes encoded into kp_records_sink->out itself (not into a
+ * tagged field's scratch buffer) gets its length written as usual, then
+ * take() is called with the bytes instead of their being appended.  take()
+ * returns false to have them appended after all.
+ */
+typedef struct KpRecordsSink
+{
+	StringInfo	out;
+	int32		min_len;
+	bool		(*take) (StringInfo out, const uint8 *data, int32 len, void *arg);
+	void	   *arg;
+} KpRecordsSink;
+
+extern KpRecordsSink *kp_records_sink;
+
+/*
  * Fill *out with the defaults of every field (what a field absent at the
  * decoded version decodes to).  Use it before filling a response.
  */

@@ -26,6 +26,8 @@
 static void encode_struct(StringInfo out, const KpStructDesc *sdesc,
 						  int version, bool flexible, const void *in);
 
+KpRecordsSink *kp_records_sink = NULL;
+
 /* ------------------------------------------------------------------------
  * Primitive writers
  */
@@ -177,6 +179,10 @@ encode_value(StringInfo out, const KpFieldDesc *f, int version, bool flexible,
 					int32		n = b->len < 0 ? 0 : b->len;
 
 					put_length(out, compact, false, n);
+					if (n > 0 && f->type == KP_T_RECORDS && kp_records_sink != NULL &&
+						out == kp_records_sink->out && n >= kp_records_sink->min_len &&
+						kp_records_sink->take(out, b->data, n, kp_records_sink->arg))
+						break;
 					if (n > 0)
 						appendBinaryStringInfo(out, (const char *) b->data, n);
 				}

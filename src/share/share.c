@@ -181,9 +181,7 @@ expire_members(const char *group_id)
 	int			i;
 
 	for (i = 0; i < n; i++)
-		kp_cat_share_release_member(group_id, gone[i]);
-	if (n > 0)
-		kp_share_wake_group_at_commit(group_id);
+		kp_share_release_member(group_id, gone[i]);
 	return n > 0;
 }
 
@@ -627,6 +625,8 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	int64		done;
 	int64		start;
 	int64		end;
+	int64		spso = -1;
+	bool		terminal = false;
 	int32		lock_ms = kp_share_record_lock_duration_ms;
 	int			i;
 
@@ -674,7 +674,16 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 	 */
 	if (move_start &&
 		kp_cat_share_partition_lock(group_id, topic, partition, -1, -1, false, &start, &end))
-		kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0, start);
+		spso = kp_cat_share_partition_advance(group_id, topic, partition, end, start, 0, start);
+
+	/*
+	 * records done now and still in the window (not behind the SPSO just
+	 * moved, whose rows went): merge them with the done runs around them
+	 */
+	for (i = 0; i < ntypes && done > 0 && !terminal; i++)
+		terminal = types[i] == KP_ACK_GAP || types[i] == KP_ACK_ACCEPT || types[i] == KP_ACK_REJECT;
+	if (terminal && last >= spso)
+		kp_cat_share_merge_done(group_id, topic, partition, Max(first, spso), last);
 	if (done != last - first + 1)
 		return KP_ERR_INVALID_RECORD_STATE;
 	return KP_ERR_NONE;
@@ -683,8 +692,14 @@ kp_share_acknowledge(const char *group_id, const char *topic, int32 partition,
 void
 kp_share_release_member(const char *group_id, const char *member_id)
 {
-	kp_cat_share_release_member(group_id, member_id);
-	kp_share_wake_group_at_commit(group_id);
+	char	  **topics;
+	int32	   *parts;
+	int			n = kp_cat_share_release_member(group_id, member_id, &topics, &parts);
+	int			i;
+
+	/* the partitions whose records it held, and only those (wake.c) */
+	for (i = 0; i < n; i++)
+		kp_share_wake_at_commit(kp_share_partition_id(topics[i], parts[i]));
 }
 
 int64
@@ -723,6 +738,18 @@ kp_share_init_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
+/*
+ * Kafka's share-partition lag (KIP-1226): the records from SPSO to the log
+ * end not yet delivered to completion, log end - SPSO - (acknowledged and
+ * archived records of the window).  Counted here as what is still to come:
+ * the offsets past SPEO (never acquired; transaction markers among them
+ * count, as in Kafka, which does not read them either) plus the records of
+ * the window still available or acquired.  The offsets of the window in no
+ * run - transaction markers, aborted records under read_committed, offsets
+ * the cleaner removed - are done: a Kafka client acknowledges markers as
+ * gaps and Kafka archives aborted records, so there too they leave the lag
+ * once acquired.
+ */
 int64
 kp_share_lag(const char *group_id, const char *topic, int32 partition)
 {
@@ -730,13 +757,13 @@ kp_share_lag(const char *group_id, const char *topic, int32 partition)
 	KpLogOffsets off;
 	int64		start;
 	int64		end;
-	int64		done;
+	int64		pending;
 
 	if (t == NULL || partition < 0 || partition >= t->partition_count ||
-		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &done))
+		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &pending))
 		return -1;
 	kp_log_offsets(t->partition_ids[partition], &off);
-	return Max(off.log_end_offset - start - done, 0);
+	return Max(off.log_end_offset - Max(end, off.log_start_offset), 0) + pending;
 }
 
 int

@@ -148,7 +148,7 @@ extern int16 kp_share_acquire_for_sql(const char *group_id, const char *topic, i
 
 /*
  * Release every record member_id holds (its share session ended); the parked
- * ShareFetches of the group's share-partitions are woken at commit.
+ * ShareFetches of the partitions it held records of are woken at commit.
  */
 extern void kp_share_release_member(const char *group_id, const char *member_id);
 
@@ -175,7 +175,6 @@ extern TimestampTz kp_share_expiry_timer(int64 partition_id, TimestampTz now);
 /* Wake the fetches parked on a partition when this transaction commits / aborts. */
 extern void kp_share_wake_at_commit(int64 partition_id);
 extern void kp_share_wake_at_abort(int64 partition_id);
-extern void kp_share_wake_group_at_commit(const char *group_id);
 
 /* A partition's id, -1 when the topic or partition does not exist. */
 extern int64 kp_share_partition_id(const char *topic, int32 partition);
@@ -188,7 +187,10 @@ extern int32 kp_share_lock_duration_ms(const char *group_id);
 /* SPSO of a share-partition, -1 when it has none */
 extern int64 kp_share_start_offset(const char *group_id, const char *topic, int32 partition);
 
-/* Records from SPSO to the log end not yet acknowledged or archived; -1: no state */
+/*
+ * Records from SPSO to the log end not yet acknowledged or archived (the
+ * markers of the window not counted); -1: no state
+ */
 extern int64 kp_share_lag(const char *group_id, const char *topic, int32 partition);
 
 /* Share-partitions with state: topics, partitions, SPSOs (sorted); how many. */

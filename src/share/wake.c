@@ -48,7 +48,6 @@
 #include "utils/timestamp.h"
 
 #include "catalog/kafka_catalog.h"
-#include "catalog/share_catalog.h"
 #include "share/share.h"
 #include "store/store.h"
 
@@ -233,22 +232,4 @@ kp_share_partition_id(const char *topic, int32 partition)
 	if (t == NULL || partition < 0 || partition >= t->partition_count)
 		return -1;
 	return t->partition_ids[partition];
-}
-
-/*
- * A member's records were released: wake, at commit, the partitions of every
- * share-partition of the group (the catalog does not say which held them;
- * the group's share-partitions are a superset, and releases are rare).
- */
-void
-kp_share_wake_group_at_commit(const char *group_id)
-{
-	char	  **topics;
-	int32	   *parts;
-	int64	   *starts;
-	int			n = kp_cat_share_partitions(group_id, &topics, &parts, &starts);
-	int			i;
-
-	for (i = 0; i < n; i++)
-		kp_share_wake_at_commit(kp_share_partition_id(topics[i], parts[i]));
 }

@@ -12,6 +12,9 @@
  *	      READ checked as kafka.fetch does).
  *	  kafka.share_acknowledge(group_id, topic, partition, first_offset,
  *	      last_offset, type) -> how many records were acknowledged.
+ *	  kafka._fetch_wait_changes(partition_id) -> how many times the parked
+ *	      fetches of the partition's wait bucket were woken (a diagnostic:
+ *	      test/wire/share_wake.py checks whom a release wakes).
  *
  * The member of the acquired records is the session ("sql:<pid>"): what
  * one session acquired, another cannot acknowledge.
@@ -47,6 +50,7 @@
 
 PG_FUNCTION_INFO_V1(kp_sql_share_acquire);
 PG_FUNCTION_INFO_V1(kp_sql_share_acknowledge);
+PG_FUNCTION_INFO_V1(kp_sql_fetch_wait_changes);
 
 static char *
 session_member(void)
@@ -297,4 +301,22 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 				(errcode(KAFKA_SQLSTATE(code)),
 				 errmsg("cannot acknowledge: Kafka error %d", code)));
 	PG_RETURN_INT64(last - first + 1);
+}
+
+/*
+ * kafka._fetch_wait_changes(partition_id bigint) -> bigint: the change count
+ * of the partition's fetch wait bucket (src/store/waiters.c), which every
+ * append, marker and share wake-up (src/share/wake.c) of the partitions of
+ * that bucket moves.  Since the server started; a diagnostic for tests.
+ */
+Datum
+kp_sql_fetch_wait_changes(PG_FUNCTION_ARGS)
+{
+	int64		partition_id = PG_GETARG_INT64(0);
+
+	if (partition_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("partition_id must not be negative")));
+	PG_RETURN_INT64((int64) kp_log_wait_bucket_changes(kp_log_wait_bucket(partition_id)));
 }

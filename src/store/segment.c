@@ -19,7 +19,9 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/rmgr.h"
 #include "access/xact.h"
+#include "access/xloginsert.h"
 #include "access/xlogutils.h"
 #include "catalog/catalog.h"
 #include "catalog/storage.h"
@@ -446,10 +448,50 @@ kp_segment_data_size(Relation rel)
 }
 
 /*
+ * One fragment header of a generic WAL delta, as core's generic_redo reads
+ * it (generic_xlog.c): the region's offset in the page and its length, two
+ * OffsetNumbers, followed by the region's bytes.
+ */
+static inline void
+put_fragment(char *dst, Size offset, Size length)
+{
+	OffsetNumber o = (OffsetNumber) offset;
+	OffsetNumber l = (OffsetNumber) length;
+
+	Assert(offset + length <= BLCKSZ);
+	memcpy(dst, &o, sizeof(o));
+	memcpy(dst + sizeof(o), &l, sizeof(l));
+}
+
+/*
  * Append len bytes at stream position pos, which must be the current end.
- * Pages are written in groups of at most MAX_GENERIC_XLOG_PAGES per WAL
- * record; fresh pages are logged as full images (they are about to be full
- * of new bytes anyway), the partly filled tail page as a delta.
+ *
+ * The WAL records are core's generic WAL records (RM_GENERIC_ID, replayed by
+ * core's generic_redo: a standby needs no extension), at most
+ * MAX_GENERIC_XLOG_PAGES pages each, but built here rather than through
+ * GenericXLogStart/RegisterBuffer/Finish, because an append knows exactly
+ * what it changes and that API does not: it copies every page into a
+ * scratch image and back, and for a page that is not logged whole it finds
+ * the changes by comparing the two 8 kB images byte by byte.  Instead:
+ *
+ * - a fresh page (the append starts it at its first byte) is initialised
+ *   in the buffer and logged as a full-page image (REGBUF_FORCE_IMAGE |
+ *   REGBUF_STANDARD: the hole after pd_lower left out), as
+ *   GENERIC_XLOG_FULL_IMAGE logs it;
+ * - the partly filled tail page gets the delta generic_redo applies, in
+ *   generic_xlog.c's format (fragments of offset and length, two
+ *   OffsetNumbers, then the bytes): pd_lower, the appended bytes, and the
+ *   page's max_timestamp when it grows.  Nothing else on the page changes.
+ *   generic_redo then zeroes the hole [pd_lower, pd_upper): it is already
+ *   zero here (every writer of a data page leaves it so: PageInit, core's
+ *   GenericXLogFinish (kp_segment_truncate), generic_redo, a full-page image's
+ *   restore; this function writes only below pd_lower), so replay gives the
+ *   same page.
+ *
+ * Pages are changed in a critical section, marked dirty, and the record
+ * inserted, the order core's own WAL-logged changes follow; everything that
+ * can fail (reading and locking the buffers, checking the tail page) comes
+ * before it.
  *
  * A batch spanning several records can be torn by a crash between them;
  * recovery finds it by its length and CRC and cuts it off (recovery.c).
@@ -462,39 +504,48 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 {
 	const int64 batch_pos = pos;
 	const int64 end = pos + (int64) len;
+	const bool	needwal = RelationNeedsWAL(rel);
 	XLogRecPtr	lsn = InvalidXLogRecPtr;
 	int64		running_max = max_timestamp;
 	BlockNumber nblocks = segment_nblocks(rel);
 
 	/*
 	 * The time index is the running maximum up to each page's end: start from
-	 * the page holding the byte before this batch.
+	 * the page holding the byte before this batch.  When that is the page the
+	 * batch starts on (a tail page), it is read below, under its exclusive
+	 * lock; otherwise it is the page before.
 	 */
-	if (pos > 0)
+	if (pos > 0 && pos % C_PER_PAGE == 0)
 	{
 		KpSegPageOpaque prev;
 
-		read_opaque(rel, (BlockNumber) (1 + (pos - 1) / C_PER_PAGE), &prev);
-		running_max = Max(running_max, prev.max_timestamp);
+		if (read_opaque(rel, (BlockNumber) (pos / C_PER_PAGE), &prev))
+			running_max = Max(running_max, prev.max_timestamp);
 	}
 
 	while (pos < end)
 	{
-		GenericXLogState *xstate = GenericXLogStart(rel);
 		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		int64		inpages[MAX_GENERIC_XLOG_PAGES];
+		int64		chunks[MAX_GENERIC_XLOG_PAGES];
+		int64		startpos = pos;
 		int			nbufs = 0;
+		int			i;
 
+		/* a tail page's delta: two fragment headers and pd_lower; the time */
+		char		taildelta[2 * 2 * sizeof(OffsetNumber) + sizeof(uint16)];
+		char		tsdelta[2 * sizeof(OffsetNumber) + sizeof(int64)];
+		bool		tsgrew = false;
+
+		/* pin and lock the pages of this record: all that can fail */
 		while (nbufs < MAX_GENERIC_XLOG_PAGES && pos < end)
 		{
 			BlockNumber blkno = (BlockNumber) (1 + pos / C_PER_PAGE);
 			int64		inpage = pos % C_PER_PAGE;
 			int64		chunk = Min(C_PER_PAGE - inpage, end - pos);
-			bool		fresh = (inpage == 0);
 			Buffer		buf;
-			Page		page;
-			KpSegPageOpaque *opaque;
 
-			if (fresh)
+			if (inpage == 0)
 			{
 				if (blkno >= nblocks && preextend(rel, blkno))
 					nblocks = segment_nblocks(rel);
@@ -515,36 +566,88 @@ kp_segment_write(Relation rel, int64 pos, const char *data, size_t len,
 			}
 			else
 			{
+				Page		page;
+
+				/* only the first page of a write can be a tail page */
+				Assert(pos == batch_pos && nbufs == 0);
 				buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
 				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				page = BufferGetPage(buf);
+				check_data_page(rel, blkno, page);
+				if (KpPageDataLen(page) != inpage)
+					elog(ERROR, "kafka_pg segment %u block %u holds %d bytes where %d were expected",
+						 rel->rd_node.relNode, blkno, (int) KpPageDataLen(page), (int) inpage);
+				if (KpSegOpaque(page)->max_timestamp >= running_max)
+					running_max = KpSegOpaque(page)->max_timestamp;
+				else
+					tsgrew = true;
 			}
-			bufs[nbufs++] = buf;
+			bufs[nbufs] = buf;
+			inpages[nbufs] = inpage;
+			chunks[nbufs] = chunk;
+			nbufs++;
+			pos += chunk;
+		}
 
-			page = GenericXLogRegisterBuffer(xstate, buf,
-											 fresh ? GENERIC_XLOG_FULL_IMAGE : 0);
-			if (fresh)
+		START_CRIT_SECTION();
+
+		for (i = 0; i < nbufs; i++)
+		{
+			Page		page = BufferGetPage(bufs[i]);
+			KpSegPageOpaque *opaque;
+
+			if (inpages[i] == 0)
 			{
 				PageInit(page, BLCKSZ, sizeof(KpSegPageOpaque));
 				opaque = KpSegOpaque(page);
 				opaque->magic = KP_SEG_MAGIC;
 				opaque->cover_offset = base_offset;
 				opaque->cover_pos = batch_pos;
-				opaque->max_timestamp = running_max;
 			}
 			else
-			{
-				check_data_page(rel, blkno, page);
-				if (KpPageDataLen(page) != inpage)
-					elog(ERROR, "kafka_pg segment %u block %u holds %d bytes where %d were expected",
-						 rel->rd_node.relNode, blkno, (int) KpPageDataLen(page), (int) inpage);
 				opaque = KpSegOpaque(page);
-				opaque->max_timestamp = running_max;
-			}
-			memcpy(KpPageData(page) + inpage, data + (pos - batch_pos), chunk);
-			((PageHeader) page)->pd_lower = SizeOfPageHeaderData + inpage + chunk;
-			pos += chunk;
+			opaque->max_timestamp = running_max;
+			memcpy(KpPageData(page) + inpages[i], data + (startpos - batch_pos), chunks[i]);
+			((PageHeader) page)->pd_lower = SizeOfPageHeaderData + inpages[i] + chunks[i];
+			startpos += chunks[i];
+			MarkBufferDirty(bufs[i]);
 		}
-		lsn = GenericXLogFinish(xstate);
+
+		if (needwal)
+		{
+			XLogBeginInsert();
+			for (i = 0; i < nbufs; i++)
+			{
+				Page		page = BufferGetPage(bufs[i]);
+
+				if (inpages[i] == 0)
+				{
+					XLogRegisterBuffer(i, bufs[i], REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+					continue;
+				}
+				XLogRegisterBuffer(i, bufs[i], REGBUF_STANDARD);
+				put_fragment(taildelta, offsetof(PageHeaderData, pd_lower), sizeof(uint16));
+				memcpy(taildelta + 2 * sizeof(OffsetNumber), &((PageHeader) page)->pd_lower,
+					   sizeof(uint16));
+				put_fragment(taildelta + 2 * sizeof(OffsetNumber) + sizeof(uint16),
+							 SizeOfPageHeaderData + inpages[i], chunks[i]);
+				XLogRegisterBufData(i, taildelta, sizeof(taildelta));
+				XLogRegisterBufData(i, KpPageData(page) + inpages[i], chunks[i]);
+				if (tsgrew)
+				{
+					put_fragment(tsdelta, ((PageHeader) page)->pd_special +
+								 offsetof(KpSegPageOpaque, max_timestamp), sizeof(int64));
+					memcpy(tsdelta + 2 * sizeof(OffsetNumber), &running_max, sizeof(int64));
+					XLogRegisterBufData(i, tsdelta, sizeof(tsdelta));
+				}
+			}
+			lsn = XLogInsert(RM_GENERIC_ID, 0);
+			for (i = 0; i < nbufs; i++)
+				PageSetLSN(BufferGetPage(bufs[i]), lsn);
+		}
+
+		END_CRIT_SECTION();
+
 		while (nbufs > 0)
 			UnlockReleaseBuffer(bufs[--nbufs]);
 	}

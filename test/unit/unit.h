@@ -56,6 +56,7 @@ extern const char *check_batch_records(const char *batch, size_t len,
 
 extern void test_varints(void);
 extern void test_murmur2(void);
+extern void test_crc32c(void);
 extern void test_round_trips(void);
 extern void test_control_batches(void);
 extern void test_batch_filter(void);

@@ -21,7 +21,11 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
 2. (kafka_pg) A share session close (epoch -1) of a member whose session the broker dropped to
    make room when its session table was full (kafka.group_share_session_timeout_ms lowered to
    1 s for the fill) still releases the member's records.
-3. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
+3. (kafka_pg) A release wakes the parked fetches of the partitions whose records were released,
+   not those of every share-partition of the group: a member holding records of partition 0 of a
+   2-partition topic closes its share session; the wait bucket of partition 0 moves
+   (kafka._fetch_wait_changes), that of partition 1 (a share-partition of the group too) does not.
+4. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
    kafka.share_partitions raises; its connection, not the one that opened the session, is
    closed) does not use up the session epoch: the same epoch is served next.
 
@@ -522,6 +526,52 @@ def check_close_after_eviction():
     s.close()
 
 
+def check_release_wakes_its_partitions():
+    """A release wakes the partitions whose records were released, not the whole group's."""
+    c = Conn()
+    topic, group = f"share-wake-scope-{RUN}", f"share-wake-scope-g-{RUN}"
+    tid = create_topic(c, topic, 2)
+    err = set_group_configs(c, group, {"share.auto.offset.reset": "earliest"})
+    s = pg()
+    cur = s.cursor()
+    # both partitions become share-partitions of the group (nothing to acquire yet)
+    cur.execute("SELECT count(*) FROM kafka.share_acquire(%s, %s, 10)", (group, topic))
+    cur.execute("SELECT count(*) FROM kafka.share_group_status WHERE group_id = %s", (group,))
+    (nsp,) = cur.fetchone()
+    perr = produce(c, topic, [b"p0-%d" % i for i in range(3)])     # partition 0 only
+    c.close()
+    check("the group has share-partitions 0 and 1; 3 records produced to partition 0",
+          tid is not None and err == 0 and perr == 0 and nsp == 2,
+          f"(topic id {tid}, config error {err}, produce error {perr}, share-partitions {nsp})")
+    a = Member(group, topic, tid)
+    a.wait_assigned()
+    held = a.fetch_until(3)
+    check("member A acquires the 3 records of partition 0", sorted(held) == [0, 1, 2],
+          f"(held {sorted(held)})")
+
+    def changes():
+        cur.execute("SELECT kafka._fetch_wait_changes(p.partition_id) FROM kafka.partitions p"
+                    " JOIN kafka.topics t USING (topic_id) WHERE t.name = %s ORDER BY p.partition",
+                    (topic,))
+        return [n for (n,) in cur.fetchall()]
+    before = changes()
+    err = a.ack([], epoch=-1)
+    time.sleep(0.2)
+    after = changes()
+    cur.execute("SELECT partition, available FROM kafka.share_group_status WHERE group_id = %s"
+                " ORDER BY partition", (group,))
+    avail = cur.fetchall()
+    check("A closes its share session: its 3 records are released",
+          err[0] == 0 and avail == [(0, 3), (1, 0)], f"(errors {err}, available {avail})")
+    check("... the fetches parked on partition 0 are woken (its wait bucket moved)",
+          len(after) == 2 and after[0] > before[0], f"(changes before {before}, after {after})")
+    check("... and not those of partition 1, where nothing was released (its bucket did not move)",
+          len(after) == 2 and after[1] == before[1], f"(changes before {before}, after {after})")
+    a.leave()
+    a.c.close()
+    s.close()
+
+
 def check_failed_fetch_keeps_epoch():
     topic, tid, group = setup("epoch", 6)
     a = Member(group, topic, tid)
@@ -560,13 +610,15 @@ def check_failed_fetch_keeps_epoch():
 
 
 def main():
-    only = os.environ.get("KP_SHARE_WAKE_ONLY", "release,expiry,leave,close,rollback,evicted,epoch").split(",")
+    only = os.environ.get("KP_SHARE_WAKE_ONLY",
+                          "release,expiry,leave,close,rollback,evicted,scope,epoch").split(",")
     for name, fn, needs_sql in (("release", check_release_latency, False),
                                 ("expiry", check_lock_expiry, False),
                                 ("leave", check_leave, False),
                                 ("close", check_session_close, False),
                                 ("rollback", check_sql_rollback, True),
                                 ("evicted", check_close_after_eviction, True),
+                                ("scope", check_release_wakes_its_partitions, True),
                                 ("epoch", check_failed_fetch_keeps_epoch, True)):
         if name not in only:
             continue
