@@ -105,7 +105,8 @@ kp_listener_shmem_size(void)
 {
 	return add_size(add_size(MAXALIGN(sizeof(KpConnShared)),
 							 hash_estimate_size(KP_CONN_ADDRESSES, sizeof(KpAddrCount))),
-					add_size(kp_quota_shmem_size(), kp_share_sessions_shmem_size()));
+					add_size(add_size(kp_quota_shmem_size(), kp_share_sessions_shmem_size()),
+							 kp_wal_flusher_shmem_size()));
 }
 
 void
@@ -137,6 +138,7 @@ kp_listener_shmem_init(void)
 							  HASH_ELEM | HASH_BLOBS);
 	kp_quota_shmem_init();
 	kp_share_sessions_shmem_init();
+	kp_wal_flusher_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

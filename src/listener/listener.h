@@ -47,4 +47,7 @@ extern void kp_listener_init(void);
 
 extern PGDLLEXPORT void kp_listener_main(Datum arg);
 
+/* The WAL flusher background worker (flusher.c). */
+extern PGDLLEXPORT void kp_wal_flusher_main(Datum arg);
+
 #endif							/* KP_LISTENER_H */

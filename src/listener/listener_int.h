@@ -220,6 +220,36 @@ extern bool kp_quota_set_throttle(const struct KpApiEntry *api, int version, voi
 								  int32 throttle_ms);
 extern void kp_conn_mute(KpConn *c, int64 until_ms);
 
+/* flusher.c: the WAL flusher (flushes the WAL for the workers) */
+extern int	kp_debug_wal_flush_delay_ms;
+extern bool kp_wal_flusher_enabled;
+extern Size kp_wal_flusher_shmem_size(void);
+extern void kp_wal_flusher_shmem_init(void);
+extern void kp_wal_flusher_define_settings(void);
+extern void kp_wal_flusher_register(void);
+
+/* Flush the WAL up to lsn (at most what is inserted) in this process. */
+extern void kp_wal_flush(XLogRecPtr lsn);
+
+/* Once per worker, before the calls below. */
+extern void kp_wal_flush_register_waiter(void);
+
+/*
+ * Ask the flusher to flush up to lsn; false: no flusher runs, flush
+ * yourself (kp_wal_flush).
+ */
+extern bool kp_wal_flush_request(XLogRecPtr lsn);
+
+typedef enum KpFlushWake
+{
+	KP_FLUSH_DONE,				/* flushed already */
+	KP_FLUSH_ARMED,				/* the flusher sets our latch once it is */
+	KP_FLUSH_SELF				/* no flusher: flush yourself */
+} KpFlushWake;
+
+/* Have our latch set once the WAL is flushed to lsn (and ask for it). */
+extern KpFlushWake kp_wal_flush_wake_at(XLogRecPtr lsn);
+
 /* dispatch.c */
 extern void kp_dispatch_init(MemoryContext parent);
 #ifdef KP_TRACE_LATENCY

@@ -242,6 +242,7 @@ kp_listener_init(void)
 	kp_replicas_define_settings();
 	kp_leader_define_settings();
 	kp_fetch_session_define_settings();
+	kp_wal_flusher_define_settings();
 
 	if (kp_port == 0 || !kp_listener_start_allowed())
 		return;
@@ -258,6 +259,8 @@ kp_listener_init(void)
 		kp_register_worker(name, "kafka_pg listener", "kp_listener_main",
 						   BgWorkerStart_ConsistentState, 2, Int32GetDatum(i));
 	}
+	/* flushes the WAL for the workers' acks=all answers (flusher.c) */
+	kp_wal_flusher_register();
 }
 
 int64
@@ -984,6 +987,32 @@ park_keys_changed(KpConn *c)
 }
 
 /*
+ * The WAL up to lsn, for answers that wait for it to be flushed: asked of
+ * the WAL flusher (flusher.c), which flushes while this worker goes on
+ * reading, appending and answering, and sets our latch when it is done
+ * (next_timeout asks it to); flushed here, as before, when no flusher runs.
+ */
+static void
+flush_for_answers(XLogRecPtr lsn, const char *who)
+{
+#ifdef KP_TRACE_LATENCY
+	XLogRecPtr	before;
+	int64		t0;
+#endif
+
+	if (lsn <= GetFlushRecPtr(NULL) || kp_wal_flush_request(lsn))
+		return;
+#ifdef KP_TRACE_LATENCY
+	before = GetFlushRecPtr(NULL);
+	t0 = kp_trace_us();
+#endif
+	kp_wal_flush(lsn);
+#ifdef KP_TRACE_LATENCY
+	trace_flush(who, t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
+#endif
+}
+
+/*
  * Re-run parked requests whose data may have come or whose time is up: on
  * a wake-up (woken), a parked Fetch whose partitions changed and every
  * other parked request.  Returns whether a Fetch is left parked at a high
@@ -1012,19 +1041,7 @@ run_parked(bool woken)
 			/* on a hot standby: what it replayed (nothing to flush) */
 			if (!RecoveryInProgress())
 			{
-				XLogRecPtr	insert = kp_xlog_insert_end();
-
-				if (insert > GetFlushRecPtr(NULL))
-				{
-#ifdef KP_TRACE_LATENCY
-					XLogRecPtr	before = GetFlushRecPtr(NULL);
-					int64		t0 = kp_trace_us();
-#endif
-					XLogFlush(insert);
-#ifdef KP_TRACE_LATENCY
-					trace_flush("fetch", t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
-#endif
-				}
+				flush_for_answers(kp_xlog_insert_end(), "fetch");
 			}
 			kp_isr_position(&pos);
 			confirmed = pos.confirmed;
@@ -1166,6 +1183,15 @@ next_timeout(void)
 	}
 	if (XLogRecPtrIsInvalid(wanted))
 		kp_isr_wake_cancel();
+	else if (!RecoveryInProgress() && GetFlushRecPtr(NULL) < wanted &&
+			 kp_wal_flush_wake_at(wanted) == KP_FLUSH_ARMED)
+	{
+		/*
+		 * Not flushed yet: the WAL flusher sets our latch once it is (then
+		 * the synchronous standbys are waited for, below).  Without a flusher
+		 * kp_isr_wake_at says KP_ISR_NOW: run_acks flushes itself.
+		 */
+	}
 	else
 	{
 		switch (kp_isr_wake_at(wanted))
@@ -1344,17 +1370,7 @@ run_acks(void)
 				if (e->lsn > furthest)
 					furthest = e->lsn;
 		}
-		if (furthest > GetFlushRecPtr(NULL))
-		{
-#ifdef KP_TRACE_LATENCY
-			XLogRecPtr	before = GetFlushRecPtr(NULL);
-			int64		t0 = kp_trace_us();
-#endif
-			XLogFlush(furthest);
-#ifdef KP_TRACE_LATENCY
-			trace_flush("acks", t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
-#endif
-		}
+		flush_for_answers(furthest, "acks");
 		kp_isr_position(&pos);
 		now = kp_listener_now_ms();
 		c = connections;
@@ -1473,6 +1489,7 @@ kp_listener_main(Datum arg)
 	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	AddWaitEventToSet(wes, WL_SOCKET_READABLE, epfd, NULL, NULL);
 	waiter_slot = kp_log_register_append_waiter(MyLatch);
+	kp_wal_flush_register_waiter();
 	kp_conn_limits_worker_start(worker);
 
 	ereport(LOG,

@@ -24,6 +24,10 @@ chosen at random, each at a random moment of the load:
   client        kill -9 of the producer or consumer process, started again
                 with a fresh client (its in-flight records are in doubt)
   sockets       every client TCP connection to the listener cut (ss -K)
+  flusher       the "kafka_pg WAL flusher" killed with SIGKILL (the postmaster
+                restarts every backend) or SIGTERM (it exits cleanly and is
+                restarted 1 s later; the listener workers flush themselves
+                meanwhile)
 
 After each cycle, once the server accepts a produce again by itself (no
 manual step other than the postmaster restart), and the clients have had time
@@ -68,7 +72,7 @@ GROUP = "fault_g"
 PARTS = 3
 PRODUCERS = int(os.environ.get("KP_FAULT_PRODUCERS", "2"))
 CONSUMERS = int(os.environ.get("KP_FAULT_CONSUMERS", "2"))
-FAULTS = ["postmaster", "listener", "resolver", "client", "sockets"]
+FAULTS = ["postmaster", "listener", "resolver", "client", "sockets", "flusher"]
 failures = kafkapg.Failures()
 fail = failures.fail
 
@@ -162,6 +166,13 @@ def inject(fault, data, port, kport, clients):
             return "no %s worker running: nothing killed" % fault
         os.kill(pid, signal.SIGKILL)
         return "killed the %s worker %d" % (fault, pid)
+    if fault == "flusher":
+        pid = worker_pid(port, "kafka_pg WAL flusher")
+        if pid is None:
+            return "no WAL flusher running: nothing killed"
+        sig = random.choice([signal.SIGKILL, signal.SIGTERM])
+        os.kill(pid, sig)
+        return "sent %s to the WAL flusher %d" % (sig.name, pid)
     if fault == "client":
         return "killed client %s (a fresh one replaces it)" % clients.kill_one()
     if fault == "sockets":
