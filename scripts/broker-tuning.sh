@@ -23,6 +23,7 @@ bgwriter_lru_multiplier = 4.0
 max_wal_size = ${KP_MAX_WAL_SIZE:-8GB}
 checkpoint_timeout = 15min
 wal_init_zero = off
+max_worker_processes = 16
 CONF
 }
 
