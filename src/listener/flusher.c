@@ -79,7 +79,7 @@ typedef struct KpFlusherShared
 static KpFlusherShared *flusher = NULL;
 
 int			kp_debug_wal_flush_delay_ms = 0;
-bool		kp_wal_flusher_enabled = true;
+bool		kp_wal_flusher_enabled = false;
 
 Size
 kp_wal_flusher_shmem_size(void)
@@ -115,10 +115,12 @@ kp_wal_flusher_define_settings(void)
 {
 	DefineCustomBoolVariable("kafka.wal_flusher",
 							 "The WAL flusher makes the flushes acks=all answers wait for.",
-							 "off: each listener worker flushes the WAL itself, in its event loop, "
-							 "and serves nothing meanwhile (kafka_pg's own setting).",
+							 "off (the default): each listener worker flushes the WAL itself, in its "
+							 "event loop, and serves nothing meanwhile; on: the worker goes on serving "
+							 "while the flusher flushes (for disks whose fdatasync is slow; "
+							 "docs/durability.md).",
 							 &kp_wal_flusher_enabled,
-							 true,
+							 false,
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
