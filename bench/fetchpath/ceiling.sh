@@ -28,6 +28,13 @@
 # (caches shared with other work), for both brokers alike; the records/s are then the load's,
 # not the brokers'.  Asserts nothing.  As root.
 #
+# BENCH_CEILING="consume produce" (the default) also measures the producer the same way: per round
+# and broker, WireBench produce (acks=1, batch.size BENCH_BATCH_SIZE, linger.ms 5, null keys, a
+# warm-up of a fifth unmeasured in the same JVM) of BENCH_SMALL records of 100 B to topic p100 and
+# BENCH_LARGE of 1 KiB to p1k (6 partitions each), with the client's CPU (the JVM; its busiest
+# thread: the sending thread or the producer's network thread) and the broker's, for the goal
+# rows "produce 100 B / 1 KiB >= 1.3x Kafka".  BENCH_CEILING=consume or =produce runs one half.
+#
 #   bench/fetchpath/ceiling.sh [ROUNDS]          # default 3
 set -u
 rounds=${1:-3}
@@ -39,6 +46,10 @@ BATCH=${BENCH_BATCH_SIZE:-65536}
 SMALL=${BENCH_SMALL:-1000000}
 LARGE=${BENCH_LARGE:-200000}
 PARTS=6
+KINDS=${BENCH_CEILING:-consume produce}
+TOPICS=""
+[[ " $KINDS " == *" consume "* ]] && TOPICS="c100 c1k"
+[[ " $KINDS " == *" produce "* ]] && TOPICS="$TOPICS p100 p1k"
 jars=$(test/clients/kafka/fetch-kafka.sh) || exit 1
 root=$(bash test/lib/pgcluster mktemp ceiling); d=$root/data
 export KAFKA_STATE_DIR=$root/kafka
@@ -66,7 +77,8 @@ fill() { # bootstrap topic records size
 		batch.size="$BATCH" linger.ms=5 2>&1 | grep "records sent" | tail -1
 }
 for b in kafka kafka_pg; do
-	wb create "${bs[$b]}" $PARTS c100 c1k >/dev/null 2>&1 || { echo "cannot create the topics on $b"; exit 1; }
+	wb create "${bs[$b]}" $PARTS c100 c1k p100 p1k >/dev/null 2>&1 || { echo "cannot create the topics on $b"; exit 1; }
+	[[ " $KINDS " == *" consume "* ]] || continue
 	echo "$b fill c100: $(fill "${bs[$b]}" c100 "$SMALL" 100)"
 	echo "$b fill c1k:  $(fill "${bs[$b]}" c1k "$LARGE" 1024)"
 done
@@ -81,50 +93,71 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $cores cores; bat
 
 declare -A v
 add() { v[$1]+="$2 "; }
+f() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+# one measured consume or produce: measure ROUND BROKER KIND TOPIC RECORDS [SIZE]
+measure() {
+	local r=$1 b=$2 kind=$3 topic=$4 n=$5 size=${6:-} bp lp b0 b1 l0 l1 out got rps secs ccpu tcpu key
+	if [ $b = kafka ]; then bp="$kafka_pid"; lp=""; else bp=$(kp_pids); lp=$(listener_pids); fi
+	b0=$(runtime_ns $bp); l0=$(runtime_ns $lp)
+	if [ $kind = consume ]; then
+		out=$(wb consume "${bs[$b]}" "$topic" $PARTS "$n" 300 2>&1 | grep "^consume")
+	else
+		out=$(wb produce "${bs[$b]}" "$topic" "$n" "$size" 1 "$BATCH" 5 2>&1 | grep "^produce")
+	fi
+	b1=$(runtime_ns $bp); l1=$(runtime_ns $lp)
+	got=$(sed -nE 's/.* records=([0-9]+).*/\1/p' <<<"$out")
+	grep -q complete=true <<<"$out" || { echo "round $r $b $kind $topic: incomplete: $out"; return; }
+	rps=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
+	secs=$(sed -nE 's/.*seconds=([0-9.]+).*/\1/p' <<<"$out")
+	ccpu=$(sed -nE 's/.*client_cpu_s=([0-9.]+).*/\1/p' <<<"$out")
+	# the client's busiest thread: the consumer's poll thread; the producer's sending thread or
+	# its network thread, whichever worked more
+	if [ $kind = consume ]; then
+		tcpu=$(sed -nE 's/.*poll_thread_cpu_s=([0-9.]+).*/\1/p' <<<"$out")
+	else
+		tcpu=$(awk -v a="$(sed -nE 's/.*app_thread_cpu_s=([0-9.]+).*/\1/p' <<<"$out")" \
+			-v i="$(sed -nE 's/.*io_thread_cpu_s=([0-9.]+).*/\1/p' <<<"$out")" 'BEGIN { print (a > i ? a : i) }')
+	fi
+	key="$b,$topic"
+	add "$key,rps" "$rps"
+	add "$key,client" "$(f "$ccpu * 1e6 / $got")"
+	add "$key,poll" "$(f "$tcpu * 1e6 / $got")"
+	add "$key,busy" "$(f "$tcpu / $secs")"
+	add "$key,broker" "$(f "($b1 - $b0) / 1e3 / $got")"
+	[ $b = kafka_pg ] && add "$key,listener" "$(f "($l1 - $l0) / 1e3 / $got")"
+	add "$key,ceiling" "$(awk -v n="$got" -v p="$tcpu" -v c="$ccpu" -v k="$cores" 'BEGIN {
+		a = n / p; b = k * n / c; printf "%.0f", (a < b ? a : b) }')"
+	echo "round $r $b $kind: $out broker_cpu_s=$(f "($b1 - $b0) / 1e9") listener_cpu_s=$(f "($l1 - $l0) / 1e9") load $(cut -d' ' -f1 /proc/loadavg)"
+}
 for r in $(seq 1 "$rounds"); do
 	for b in kafka kafka_pg; do
-		wb consume "${bs[$b]}" c100 $PARTS 200000 120 >/dev/null 2>&1 # warm the broker's path
-		for t in c100:$SMALL c1k:$LARGE; do
-			topic=${t%%:*}; n=${t##*:}
-			if [ $b = kafka ]; then bp="$kafka_pid"; lp=""; else bp=$(kp_pids); lp=$(listener_pids); fi
-			b0=$(runtime_ns $bp); l0=$(runtime_ns $lp)
-			out=$(wb consume "${bs[$b]}" "$topic" $PARTS "$n" 300 2>&1 | grep "^consume")
-			b1=$(runtime_ns $bp); l1=$(runtime_ns $lp)
-			got=$(sed -nE 's/.* records=([0-9]+).*/\1/p' <<<"$out")
-			grep -q complete=true <<<"$out" || { echo "round $r $b $topic: incomplete: $out"; continue; }
-			rps=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
-			secs=$(sed -nE 's/.*seconds=([0-9.]+).*/\1/p' <<<"$out")
-			ccpu=$(sed -nE 's/.*client_cpu_s=([0-9.]+).*/\1/p' <<<"$out")
-			pcpu=$(sed -nE 's/.*poll_thread_cpu_s=([0-9.]+).*/\1/p' <<<"$out")
-			f() { awk "BEGIN { printf \"%.3f\", $1 }"; }
-			add "$b,$topic,rps" "$rps"
-			add "$b,$topic,client" "$(f "$ccpu * 1e6 / $got")"
-			add "$b,$topic,poll" "$(f "$pcpu * 1e6 / $got")"
-			add "$b,$topic,busy" "$(f "$pcpu / $secs")"
-			add "$b,$topic,broker" "$(f "($b1 - $b0) / 1e3 / $got")"
-			[ $b = kafka_pg ] && add "$b,$topic,listener" "$(f "($l1 - $l0) / 1e3 / $got")"
-			add "$b,$topic,ceiling" "$(awk -v n="$got" -v p="$pcpu" -v c="$ccpu" -v k="$cores" 'BEGIN {
-				a = n / p; b = k * n / c; printf "%.0f", (a < b ? a : b) }')"
-			echo "round $r $b $topic: $out broker_cpu_s=$(f "($b1 - $b0) / 1e9") listener_cpu_s=$(f "($l1 - $l0) / 1e9") load $(cut -d' ' -f1 /proc/loadavg)"
-		done
+		if [[ " $KINDS " == *" consume "* ]]; then
+			wb consume "${bs[$b]}" c100 $PARTS 200000 120 >/dev/null 2>&1 # warm the broker's path
+			measure "$r" $b consume c100 "$SMALL"
+			measure "$r" $b consume c1k "$LARGE"
+		fi
+		if [[ " $KINDS " == *" produce "* ]]; then
+			measure "$r" $b produce p100 "$SMALL" 100
+			measure "$r" $b produce p1k "$LARGE" 1024
+		fi
 	done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| broker | topic | records/s | client CPU us/record: JVM | poll thread | poll thread busy | broker CPU us/record | of which listener | client ceiling records/s |"
+echo "| broker | topic | records/s | client CPU us/record: JVM | busiest thread | busiest thread busy | broker CPU us/record | of which listener | client ceiling records/s |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
-for t in c100 c1k; do
+for t in $TOPICS; do
 	for b in kafka kafka_pg; do
 		m() { local x=${v[$b,$t,$1]:-}; [ -n "$x" ] && echo "$(median "$x") ($(spread "$x"))" || echo "-"; }
 		echo "| $b | $t | $(m rps) | $(m client) | $(m poll) | $(m busy) | $(m broker) | $(m listener) | $(m ceiling) |"
 	done
 done
 echo
-# The consume is CPU-bound on the machine when the client alone keeps the cores busy (on 2 idle
-# cores it does: see docs/performance.md), so the rates go as the inverse of the CPU per record of
+# The consume (and the produce) is CPU-bound on the machine when client and broker keep the cores
+# busy (on 2 cores they do: see docs/performance.md), so the rates go as the inverse of the CPU per record of
 # client and broker together, whatever the load: kafka_pg/Kafka = (client + Kafka) / (client +
 # kafka_pg), and a broker costing nothing would reach (client + Kafka) / client.
-for t in c100 c1k; do
+for t in $TOPICS; do
 	ck=$(median "${v[kafka,$t,client]:-}"); bk=$(median "${v[kafka,$t,broker]:-}")
 	cp=$(median "${v[kafka_pg,$t,client]:-}"); bp=$(median "${v[kafka_pg,$t,broker]:-}")
 	k=$(median "${v[kafka,$t,rps]:-}"); p=$(median "${v[kafka_pg,$t,rps]:-}")

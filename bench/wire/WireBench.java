@@ -9,6 +9,14 @@
  *       whole JVM) and poll_thread_cpu_s (the thread that polls, fetches and parses).
  *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead
  *       (from the start of one that has fewer) and reads what is there from those positions.
+ *   produce BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS
+ *       A producer (null keys, the default partitioner, acks=ACKS, idempotent only for acks=all,
+ *       client defaults otherwise, as kafka-producer-perf-test) sends RECORDS/5 records unmeasured
+ *       (the JIT's warm-up), then RECORDS records of SIZE bytes as fast as it can, and waits for
+ *       every acknowledgement; prints records/s and the client's CPU seconds over the measured
+ *       interval: client_cpu_s (the whole JVM), app_thread_cpu_s (the sending thread: serializes
+ *       and appends to the batches) and io_thread_cpu_s (the producer's network thread: builds
+ *       requests, reads answers), for bench/fetchpath/ceiling.sh's produce ceiling.
  *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
  *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
@@ -61,12 +69,15 @@ public class WireBench {
             delete(a[1], Arrays.asList(a).subList(2, a.length));
         else if (a.length >= 5 && a[0].equals("consume"))
             consume(a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]), a.length > 5 ? Integer.parseInt(a[5]) : 300);
+        else if (a.length == 8 && a[0].equals("produce"))
+            produce(a[1], a[2], Long.parseLong(a[3]), Integer.parseInt(a[4]), a[5], Integer.parseInt(a[6]), Integer.parseInt(a[7]));
         else if (a.length == 7 && a[0].equals("e2e"))
             e2e(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]));
         else {
             System.err.println("usage: WireBench create BOOTSTRAP PARTITIONS TOPIC...\n"
                     + "       WireBench delete BOOTSTRAP TOPIC...\n"
                     + "       WireBench consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]\n"
+                    + "       WireBench produce BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS\n"
                     + "       WireBench e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE");
             System.exit(2);
         }
@@ -156,6 +167,50 @@ public class WireBench {
             System.out.printf("consume records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
                     + " client_cpu_s=%.3f poll_thread_cpu_s=%.3f%n",
                     n, bytes, s, n / s, bytes / s / (1024 * 1024), n >= records, cpu, poll);
+        }
+    }
+
+    /* CPU time of the producer's network threads (named kafka-producer-network-thread | ...) */
+    static long ioThreadsCpu(ThreadMXBean threads) {
+        long t = 0;
+        for (java.lang.management.ThreadInfo i : threads.getThreadInfo(threads.getAllThreadIds()))
+            if (i != null && i.getThreadName().startsWith("kafka-producer-network-thread"))
+                t += Math.max(0, threads.getThreadCpuTime(i.getThreadId()));
+        return t;
+    }
+
+    static void produce(String bootstrap, String topic, long records, int size, String acks, int batchSize,
+            int lingerMs) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, acks);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, acks.equals("all") ? "true" : "false");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(batchSize));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, Integer.toString(lingerMs));
+        byte[] value = new byte[size];
+        new java.util.Random(42).nextBytes(value);
+        java.util.concurrent.atomic.AtomicLong failed = new java.util.concurrent.atomic.AtomicLong();
+        try (KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p)) {
+            for (long i = 0; i < records / 5; i++)  // warm-up, not measured
+                pr.send(new ProducerRecord<>(topic, null, value), (md, e) -> { if (e != null) failed.incrementAndGet(); });
+            pr.flush();
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            com.sun.management.OperatingSystemMXBean os =
+                    (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            long cpu0 = os.getProcessCpuTime(), app0 = threads.getCurrentThreadCpuTime(), io0 = ioThreadsCpu(threads);
+            long start = System.nanoTime();
+            for (long i = 0; i < records; i++)
+                pr.send(new ProducerRecord<>(topic, null, value), (md, e) -> { if (e != null) failed.incrementAndGet(); });
+            pr.flush();
+            double s = (System.nanoTime() - start) / 1e9;
+            double cpu = (os.getProcessCpuTime() - cpu0) / 1e9, app = (threads.getCurrentThreadCpuTime() - app0) / 1e9,
+                    io = (ioThreadsCpu(threads) - io0) / 1e9;
+            System.out.printf("produce records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
+                    + " client_cpu_s=%.3f app_thread_cpu_s=%.3f io_thread_cpu_s=%.3f%n",
+                    records, records * size, s, records / s, records * size / s / (1024 * 1024), failed.get() == 0,
+                    cpu, app, io);
         }
     }
 
