@@ -29,7 +29,7 @@
 # not the brokers'.  Asserts nothing.  As root.
 #
 # BENCH_CEILING="consume produce" (the default) also measures the producer the same way: per round
-# and broker, WireBench produce (acks=1, batch.size BENCH_BATCH_SIZE, linger.ms 5, null keys, a
+# and broker, WireBench send (acks=1, batch.size BENCH_BATCH_SIZE, linger.ms 5, null keys, a
 # warm-up of a fifth unmeasured in the same JVM) of BENCH_SMALL records of 100 B to topic p100 and
 # BENCH_LARGE of 1 KiB to p1k (6 partitions each), with the client's CPU (the JVM; its busiest
 # thread: the sending thread or the producer's network thread) and the broker's, for the goal
@@ -102,7 +102,7 @@ measure() {
 	if [ $kind = consume ]; then
 		out=$(wb consume "${bs[$b]}" "$topic" $PARTS "$n" 300 2>&1 | grep "^consume")
 	else
-		out=$(wb produce "${bs[$b]}" "$topic" "$n" "$size" 1 "$BATCH" 5 2>&1 | grep "^produce")
+		out=$(wb send "${bs[$b]}" "$topic" "$n" "$size" 1 "$BATCH" 5 2>&1 | grep "^send")
 	fi
 	b1=$(runtime_ns $bp); l1=$(runtime_ns $lp)
 	got=$(sed -nE 's/.* records=([0-9]+).*/\1/p' <<<"$out")

@@ -9,7 +9,7 @@
  *       whole JVM) and poll_thread_cpu_s (the thread that polls, fetches and parses).
  *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead
  *       (from the start of one that has fewer) and reads what is there from those positions.
- *   produce BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS
+ *   send BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS
  *       A producer (null keys, the default partitioner, acks=ACKS, idempotent only for acks=all,
  *       client defaults otherwise, as kafka-producer-perf-test) sends RECORDS/5 records unmeasured
  *       (the JIT's warm-up), then RECORDS records of SIZE bytes as fast as it can, and waits for
@@ -69,15 +69,15 @@ public class WireBench {
             delete(a[1], Arrays.asList(a).subList(2, a.length));
         else if (a.length >= 5 && a[0].equals("consume"))
             consume(a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]), a.length > 5 ? Integer.parseInt(a[5]) : 300);
-        else if (a.length == 8 && a[0].equals("produce"))
-            produce(a[1], a[2], Long.parseLong(a[3]), Integer.parseInt(a[4]), a[5], Integer.parseInt(a[6]), Integer.parseInt(a[7]));
+        else if (a.length == 8 && a[0].equals("send"))
+            send(a[1], a[2], Long.parseLong(a[3]), Integer.parseInt(a[4]), a[5], Integer.parseInt(a[6]), Integer.parseInt(a[7]));
         else if (a.length == 7 && a[0].equals("e2e"))
             e2e(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]));
         else {
             System.err.println("usage: WireBench create BOOTSTRAP PARTITIONS TOPIC...\n"
                     + "       WireBench delete BOOTSTRAP TOPIC...\n"
                     + "       WireBench consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]\n"
-                    + "       WireBench produce BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS\n"
+                    + "       WireBench send BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS\n"
                     + "       WireBench e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE");
             System.exit(2);
         }
@@ -179,7 +179,7 @@ public class WireBench {
         return t;
     }
 
-    static void produce(String bootstrap, String topic, long records, int size, String acks, int batchSize,
+    static void send(String bootstrap, String topic, long records, int size, String acks, int batchSize,
             int lingerMs) throws Exception {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -207,7 +207,7 @@ public class WireBench {
             double s = (System.nanoTime() - start) / 1e9;
             double cpu = (os.getProcessCpuTime() - cpu0) / 1e9, app = (threads.getCurrentThreadCpuTime() - app0) / 1e9,
                     io = (ioThreadsCpu(threads) - io0) / 1e9;
-            System.out.printf("produce records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
+            System.out.printf("send records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
                     + " client_cpu_s=%.3f app_thread_cpu_s=%.3f io_thread_cpu_s=%.3f%n",
                     records, records * size, s, records / s, records * size / s / (1024 * 1024), failed.get() == 0,
                     cpu, app, io);
