@@ -62,18 +62,19 @@ stats() {
 				printf "%.2f %.2f %.1f %d %d\n", a[i50], a[i99], a[NR], o, NR }'
 }
 
-# the listener workers' and the flusher's scheduling so far: "wakeups runqueue_us" summed over
-# them (voluntary context switches, /proc/PID/status; time runnable but waiting for a CPU,
-# /proc/PID/schedstat), per backend type
+# the listener workers' and the flusher's scheduling so far: "wakeups runqueue_us cpu_us" summed
+# over them (voluntary context switches, /proc/PID/status; time runnable but waiting for a CPU
+# and time on a CPU, /proc/PID/schedstat), per backend type
 sched() {
-	local t pid w=0 r=0 out=""
+	local t pid w=0 r=0 c=0 out=""
 	for t in "kafka_pg listener" "kafka_pg WAL flusher"; do
-		w=0 r=0
+		w=0 r=0 c=0
 		for pid in $(q "SELECT pid FROM pg_stat_activity WHERE backend_type = '$t'"); do
 			w=$((w + $(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/status)))
 			r=$((r + $(awk '{ printf "%d", $2 / 1000 }' /proc/"$pid"/schedstat)))
+			c=$((c + $(awk '{ printf "%d", $1 / 1000 }' /proc/"$pid"/schedstat)))
 		done
-		out="$out $w $r"
+		out="$out $w $r $c"
 	done
 	echo "$out"
 }
@@ -88,14 +89,14 @@ for rep in $(seq 1 "$REPS"); do
 		q "SELECT pg_reload_conf()" >/dev/null
 		sleep 2
 		dump=$work/dump-$rep-$mode.txt
-		read -r lw0 lr0 fw0 fr0 < <(sched)
+		read -r lw0 lr0 lc0 fw0 fr0 fc0 < <(sched)
 		# the fdatasync calls the listener workers make themselves (perf, where it can count them)
 		wpids=$(q "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
 		perf stat -x, -e syscalls:sys_enter_fdatasync -p "$wpids" -o "$work/perf.$rep.$mode" >/dev/null 2>&1 &
 		perfpid=$!
 		out=$(java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
 			-Dwb.dump="$dump" -cp "$work/classes:$jars/*" WireBench e2e "127.0.0.1:$kport" fab 6 "$RATE" "$SECS" "$SIZE" 2>&1 | grep '^e2e ')
-		read -r lw1 lr1 fw1 fr1 < <(sched)
+		read -r lw1 lr1 lc1 fw1 fr1 fc1 < <(sched)
 		kill -INT "$perfpid" 2>/dev/null
 		wait "$perfpid" 2>/dev/null
 		wsync=$(awk -F, '/fdatasync/ { print $1 }' "$work/perf.$rep.$mode" 2>/dev/null)
@@ -105,9 +106,9 @@ for rep in $(seq 1 "$REPS"); do
 		mx[$mode]="${mx[$mode]:-} $c"
 		over[$mode]="${over[$mode]:-} $d"
 		say "rep $rep flusher $mode: ack p50 $a ms, p99 $b ms, max $c ms, $d of $n acks > 10 ms; load $(cut -d' ' -f1 /proc/loadavg); $(sed -nE 's/.*(e2e_p99_ms=[0-9.]+).*/\1/p' <<<"$out")"
-		awk -v lw=$((lw1 - lw0)) -v lr=$((lr1 - lr0)) -v fw=$((fw1 - fw0)) -v fr=$((fr1 - fr0)) -v n="$((RATE * SECS))" -v ws="${wsync:--}" 'BEGIN {
-			printf "    per 1,000 records: listener workers %.1f wake-ups, %.2f ms waiting for a CPU (%.0f us a wake-up); flusher %.1f wake-ups, %.2f ms waiting (%.0f us a wake-up); fdatasync calls by the listener workers: %s\n",
-				lw * 1000 / n, lr / n, lw ? lr / lw : 0, fw * 1000 / n, fr / n, fw ? fr / fw : 0, ws }' >&2
+		awk -v lw=$((lw1 - lw0)) -v lr=$((lr1 - lr0)) -v lc=$((lc1 - lc0)) -v fw=$((fw1 - fw0)) -v fr=$((fr1 - fr0)) -v fc=$((fc1 - fc0)) -v n="$((RATE * SECS))" -v ws="${wsync:--}" 'BEGIN {
+			printf "    per 1,000 records: listener workers %.1f wake-ups, %.2f ms on a CPU, %.2f ms waiting for one (%.0f us a wake-up); flusher %.1f wake-ups, %.2f ms on a CPU, %.2f ms waiting (%.0f us a wake-up); fdatasync calls by the listener workers: %s\n",
+				lw * 1000 / n, lc / n, lr / n, lw ? lr / lw : 0, fw * 1000 / n, fc / n, fr / n, fw ? fr / fw : 0, ws }' >&2
 		[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp "$dump" "$KEEP/"
 	done
 done
