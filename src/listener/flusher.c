@@ -65,6 +65,9 @@ typedef struct KpFlushWaiter
 {
 	Latch	   *latch;			/* NULL: slot free (under mutex) */
 	pg_atomic_uint64 wake_lsn;	/* 0: not waiting */
+#ifdef KP_TRACE_LATENCY
+	pg_atomic_uint64 set_at_us; /* when the flusher last set the latch */
+#endif
 } KpFlushWaiter;
 
 typedef struct KpFlusherShared
@@ -74,9 +77,113 @@ typedef struct KpFlusherShared
 	pg_atomic_uint32 running;	/* 1 while a flusher serves requests */
 	pg_atomic_uint64 request;	/* the furthest position asked for */
 	KpFlushWaiter waiters[KP_FLUSH_WAITERS];
+#ifdef KP_TRACE_LATENCY
+	pg_atomic_uint64 ftrace_next;	/* events written so far */
+	pg_atomic_uint64 request_at_us; /* when the request last moved */
+	KpFtraceEvent ftrace[KP_FTRACE_SIZE];
+#endif
 } KpFlusherShared;
 
 static KpFlusherShared *flusher = NULL;
+
+#ifdef KP_TRACE_LATENCY
+/*
+ * The hand-off's trace (make COPT=-DKP_TRACE_LATENCY): a ring of timestamped
+ * events in shared memory that the flusher and the workers write (requests,
+ * wake-up positions published, flushes, latches set, the workers' sleeps and
+ * wake-ups), so that a slow answer can be told apart: the flush started
+ * late, took long, the wake-up came late or never.  A worker reads it when
+ * it sends a slow answer (server.c, run_acks).  Writers race only for the
+ * slot (an atomic increment); a reader may see an event half-written, which
+ * a trace can afford.
+ */
+static int	ftrace_who = -2;	/* -1: the flusher; else the worker's slot */
+
+void
+kp_ftrace(int ev, uint64 a, uint64 b)
+{
+	uint64		i;
+	KpFtraceEvent *e;
+
+	if (flusher == NULL)
+		return;
+	i = pg_atomic_fetch_add_u64(&flusher->ftrace_next, 1);
+	e = &flusher->ftrace[i % KP_FTRACE_SIZE];
+	e->t = kp_trace_us();
+	e->who = ftrace_who;
+	e->ev = ev;
+	e->a = a;
+	e->b = b;
+}
+
+/* latency histograms: <100us <1ms <5 <10 <50 <100 >=100ms */
+void
+kp_ftrace_hist_add(int64 *hist, int64 us)
+{
+	static const int64 lim[6] = {100, 1000, 5000, 10000, 50000, 100000};
+	int			b = 0;
+
+	while (b < 6 && us >= lim[b])
+		b++;
+	hist[b]++;
+}
+
+char *
+kp_ftrace_hist_str(int64 *hist)
+{
+	char	   *r = psprintf("<100us %lld <1ms %lld <5 %lld <10 %lld <50 %lld <100 %lld >=100ms %lld",
+							 (long long) hist[0], (long long) hist[1], (long long) hist[2],
+							 (long long) hist[3], (long long) hist[4], (long long) hist[5],
+							 (long long) hist[6]);
+
+	memset(hist, 0, sizeof(int64) * 7);
+	return r;
+}
+
+/* when the flusher last set this worker's latch */
+int64
+kp_ftrace_set_at(void)
+{
+	if (flusher == NULL || ftrace_who < 0)
+		return 0;
+	return (int64) pg_atomic_read_u64(&flusher->waiters[ftrace_who].set_at_us);
+}
+
+int
+kp_ftrace_self(void)
+{
+	return ftrace_who;
+}
+
+/*
+ * Copy the events written at or after from_us (at most max, the newest if
+ * more) into out, oldest first; returns how many.
+ */
+int
+kp_ftrace_read(int64 from_us, KpFtraceEvent *out, int max)
+{
+	uint64		next;
+	uint64		i;
+	int			n = 0;
+
+	if (flusher == NULL)
+		return 0;
+	next = pg_atomic_read_u64(&flusher->ftrace_next);
+	i = next;
+	while (i > 0 && next - i < KP_FTRACE_SIZE - 1024 && n < max)
+	{
+		KpFtraceEvent *e = &flusher->ftrace[(i - 1) % KP_FTRACE_SIZE];
+
+		if (e->t < from_us)
+			break;
+		i--;
+		n++;
+	}
+	for (int k = 0; k < n; k++)
+		out[k] = flusher->ftrace[(i + k) % KP_FTRACE_SIZE];
+	return n;
+}
+#endif
 
 int			kp_debug_wal_flush_delay_ms = 0;
 bool		kp_wal_flusher_enabled = false;
@@ -86,6 +193,7 @@ kp_wal_flusher_shmem_size(void)
 {
 	return MAXALIGN(sizeof(KpFlusherShared));
 }
+
 
 void
 kp_wal_flusher_shmem_init(void)
@@ -102,6 +210,13 @@ kp_wal_flusher_shmem_init(void)
 		flusher->flusher_latch = NULL;
 		pg_atomic_init_u32(&flusher->running, 0);
 		pg_atomic_init_u64(&flusher->request, 0);
+#ifdef KP_TRACE_LATENCY
+		pg_atomic_init_u64(&flusher->ftrace_next, 0);
+		pg_atomic_init_u64(&flusher->request_at_us, 0);
+		for (i = 0; i < KP_FLUSH_WAITERS; i++)
+			pg_atomic_init_u64(&flusher->waiters[i].set_at_us, 0);
+		memset(flusher->ftrace, 0, sizeof(flusher->ftrace));
+#endif
 		for (i = 0; i < KP_FLUSH_WAITERS; i++)
 		{
 			flusher->waiters[i].latch = NULL;
@@ -187,8 +302,17 @@ wake_waiters(bool all)
 		if (want == 0 || (!all && want > flushed))
 			continue;
 		if (!pg_atomic_compare_exchange_u64(&w->wake_lsn, &want, 0))
+		{
+#ifdef KP_TRACE_LATENCY
+			kp_ftrace(KP_FT_F_MOVED, i, want);
+#endif
 			continue;			/* it moved: the worker looks again itself */
+		}
 		latch = w->latch;
+#ifdef KP_TRACE_LATENCY
+		kp_ftrace(KP_FT_F_SET, i, want);
+		pg_atomic_write_u64(&w->set_at_us, kp_trace_us());
+#endif
 		if (latch)
 			SetLatch(latch);
 	}
@@ -208,6 +332,13 @@ flusher_exit(int code, Datum arg)
 void
 kp_wal_flusher_main(Datum arg)
 {
+#ifdef KP_TRACE_LATENCY
+	int64		wake_hist[7] = {0};
+	int64		flush_hist[7] = {0};
+	int64		hist_at = kp_trace_us();
+	int64		slept_at = 0;
+#endif
+
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -220,11 +351,32 @@ kp_wal_flusher_main(Datum arg)
 	on_shmem_exit(flusher_exit, (Datum) 0);
 	pg_atomic_write_u32(&flusher->running, 1);
 	ereport(DEBUG1, (errmsg("kafka_pg WAL flusher started")));
+#ifdef KP_TRACE_LATENCY
+	ftrace_who = -1;
+#endif
 
 	for (;;)
 	{
 		XLogRecPtr	want;
 
+#ifdef KP_TRACE_LATENCY
+		if (slept_at != 0)
+		{
+			int64		r = (int64) pg_atomic_read_u64(&flusher->request_at_us);
+
+			/* asked for while we slept: how long until we ran */
+			if (r >= slept_at)
+				kp_ftrace_hist_add(wake_hist, kp_trace_us() - r);
+			slept_at = 0;
+		}
+		if (kp_trace_us() - hist_at > 10000000)
+		{
+			elog(LOG, "kp_trace flusher_hist woken (request -> running) %s",
+				 kp_ftrace_hist_str(wake_hist));
+			elog(LOG, "kp_trace flusher_hist flushes %s", kp_ftrace_hist_str(flush_hist));
+			hist_at = kp_trace_us();
+		}
+#endif
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -233,8 +385,21 @@ kp_wal_flusher_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		want = pg_atomic_read_u64(&flusher->request);
+#ifdef KP_TRACE_LATENCY
+		kp_ftrace(KP_FT_F_LOOK, want, GetFlushRecPtr(NULL));
+#endif
 		if (want > GetFlushRecPtr(NULL))
+		{
+#ifdef KP_TRACE_LATENCY
+			int64		t0 = kp_trace_us();
+
 			kp_wal_flush(want);
+			kp_ftrace(KP_FT_F_FLUSHED, GetFlushRecPtr(NULL), kp_trace_us() - t0);
+			kp_ftrace_hist_add(flush_hist, kp_trace_us() - t0);
+#else
+			kp_wal_flush(want);
+#endif
+		}
 
 		/*
 		 * Also when someone else flushed (a committing backend, the WAL
@@ -245,6 +410,10 @@ kp_wal_flusher_main(Datum arg)
 			continue;			/* asked for while we flushed */
 		/* our syncs in pg_stat_wal (wal_sync), as the WAL writer reports its */
 		pgstat_report_wal(false);
+#ifdef KP_TRACE_LATENCY
+		kp_ftrace(KP_FT_F_SLEEP, pg_atomic_read_u64(&flusher->request), GetFlushRecPtr(NULL));
+		slept_at = kp_trace_us();
+#endif
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000L, PG_WAIT_EXTENSION);
 	}
@@ -282,6 +451,9 @@ kp_wal_flush_register_waiter(void)
 			flusher->waiters[i].latch = MyLatch;
 			pg_atomic_write_u64(&flusher->waiters[i].wake_lsn, 0);
 			my_slot = i;
+#ifdef KP_TRACE_LATENCY
+			ftrace_who = i;
+#endif
 			break;
 		}
 	}
@@ -324,6 +496,10 @@ kp_wal_flush_request(XLogRecPtr lsn)
 			SpinLockAcquire(&flusher->mutex);
 			latch = flusher->flusher_latch;
 			SpinLockRelease(&flusher->mutex);
+#ifdef KP_TRACE_LATENCY
+			kp_ftrace(KP_FT_W_REQUEST, lsn, cur);
+			pg_atomic_write_u64(&flusher->request_at_us, kp_trace_us());
+#endif
 			if (latch)
 				SetLatch(latch);
 			break;
@@ -358,5 +534,8 @@ kp_wal_flush_wake_at(XLogRecPtr lsn)
 	}
 	if (!kp_wal_flush_request(lsn))
 		return KP_FLUSH_SELF;	/* it went away meanwhile */
+#ifdef KP_TRACE_LATENCY
+	kp_ftrace(KP_FT_W_ARMED, lsn, pg_atomic_read_u64(&flusher->request));
+#endif
 	return KP_FLUSH_ARMED;
 }

@@ -250,6 +250,43 @@ typedef enum KpFlushWake
 /* Have our latch set once the WAL is flushed to lsn (and ask for it). */
 extern KpFlushWake kp_wal_flush_wake_at(XLogRecPtr lsn);
 
+#ifdef KP_TRACE_LATENCY
+/* flusher.c: the hand-off's trace, a ring in shared memory */
+#define KP_FTRACE_SIZE 65536
+typedef struct KpFtraceEvent
+{
+	int64		t;				/* kp_trace_us() */
+	int16		who;			/* -1 the flusher, else a worker's slot */
+	int16		ev;				/* KpFtraceKind */
+	uint64		a;
+	uint64		b;
+} KpFtraceEvent;
+typedef enum KpFtraceKind
+{
+	KP_FT_F_LOOK,				/* flusher read the request: a request, b
+								 * flushed */
+	KP_FT_F_FLUSHED,			/* flusher flushed: a flushed now, b its us */
+	KP_FT_F_SET,				/* flusher set a worker's latch: a slot, b its
+								 * lsn */
+	KP_FT_F_MOVED,				/* ... the slot moved meanwhile: a slot, b lsn */
+	KP_FT_F_SLEEP,				/* flusher sleeps: a request, b flushed */
+	KP_FT_W_REQUEST,			/* worker raised the request: a lsn, b before */
+	KP_FT_W_ARMED,				/* worker published its wake-up: a lsn, b
+								 * request */
+	KP_FT_W_SLEEP,				/* worker sleeps: a timeout ms, b first ack
+								 * lsn */
+	KP_FT_W_WOKE,				/* worker woke: a latch set, b events */
+	KP_FT_W_SLOW				/* a slow answer: a its lsn, b us since
+								 * appended */
+} KpFtraceKind;
+extern void kp_ftrace(int ev, uint64 a, uint64 b);
+extern int	kp_ftrace_read(int64 from_us, KpFtraceEvent *out, int max);
+extern int	kp_ftrace_self(void);
+extern int64 kp_ftrace_set_at(void);
+extern void kp_ftrace_hist_add(int64 *hist, int64 us);
+extern char *kp_ftrace_hist_str(int64 *hist);
+#endif
+
 /* dispatch.c */
 extern void kp_dispatch_init(MemoryContext parent);
 #ifdef KP_TRACE_LATENCY

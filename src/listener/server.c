@@ -147,6 +147,17 @@ static void ack_queue_free(KpConn *c);
  * of all of them every 10 s, and each acks=all answer sent 5 ms or more
  * after its request was read, with where the time went.  Timestamps are
  * CLOCK_MONOTONIC microseconds, the clock of Java's System.nanoTime.
+ *
+ * With the WAL flusher (kafka.wal_flusher) the hand-off is traced too
+ * (flusher.c's ring of events): each answer sent 10 ms or more after its
+ * append is logged as "kp_trace slow_ack" with when its flush was asked
+ * for, when the flush that covered it ended, when the flusher set our latch,
+ * when this worker ran again and answered (trace_slow_ack), and every 10 s
+ * "kp_trace ack_hist" counts them by where most of their time went, and
+ * "kp_trace worker_hist" / "flusher_hist" give how long each process took
+ * to run after the other woke it (the scheduler's share) and the flushes'
+ * durations.  docs/performance.md ("The WAL flusher's acknowledgement
+ * tail") reads them.
  */
 int64
 kp_trace_us(void)
@@ -157,8 +168,160 @@ kp_trace_us(void)
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 static int64 trace_hist[8];
-static int64 trace_hist_at = 0;
 static int64 trace_last_flush_end = 0;
+static int64 trace_turn_woke_us = 0;	/* when this turn's wait returned */
+static bool trace_turn_latch = false;	/* ... with our latch set */
+static KpFtraceEvent *trace_evs = NULL;
+static int64 trace_dumped_at = 0;
+static int64 trace_slow[6];		/* slow answers by where their time went */
+static int64 trace_answered = 0;
+static int64 trace_slow_at = 0;
+static int64 trace_sleep_at = 0;
+static int64 trace_wake_hist[7];	/* the flusher set our latch -> we ran */
+
+#define TRACE_EVS 16384
+static const char *const ftrace_names[] = {
+	"F_LOOK", "F_FLUSHED", "F_SET", "F_MOVED", "F_SLEEP",
+	"W_REQUEST", "W_ARMED", "W_SLEEP", "W_WOKE", "W_SLOW"
+};
+
+/*
+ * A slow acks=all answer (10 ms or more after its append): where its time
+ * went, from the hand-off's trace (flusher.c).  From the append on:
+ * "requested" when a flush request covering it was first seen (the worker's
+ * or the flusher's look at the request), "covered" when the first flush
+ * that reached it ended (the flusher's, or this worker's own, inline),
+ * "latch" when the flusher set this worker's latch after that, "woke" when
+ * the turn that answered began, and the worker's last sleep before it.
+ * Counted by the largest share: waiting for the flush to start, the flush
+ * itself, the wake-up (covered -> woke), the turn (woke -> answered).  Once
+ * every 2 s the events around a slow answer are logged whole.
+ */
+static void
+trace_slow_ack(KpAckEntry *e, int64 t)
+{
+	int			n;
+	int			me = kp_ftrace_self();
+	int64		requested = -1,
+				covered = -1,
+				latch = -1,
+				flush_start = -1,
+				last_sleep_t = -1,
+				last_sleep_ms = -1;
+	int64		nflush = 0,
+				maxflush = 0;
+	int64		parts[4];
+	int			cat = 0;
+	int			i;
+
+	trace_answered++;
+	if (t - e->trace_done_us < 10000)
+		goto hist;
+	if (trace_evs == NULL)
+		trace_evs = MemoryContextAlloc(TopMemoryContext, sizeof(KpFtraceEvent) * TRACE_EVS);
+	n = kp_ftrace_read(e->trace_done_us - 200000, trace_evs, TRACE_EVS);
+	for (i = 0; i < n; i++)
+	{
+		KpFtraceEvent *v = &trace_evs[i];
+
+		if (v->t < e->trace_done_us)
+		{
+			/* before the append: only the flush in progress then counts */
+			if (v->ev == KP_FT_F_FLUSHED)
+				flush_start = -1;
+			else if (v->ev == KP_FT_F_LOOK && v->a > v->b)
+				flush_start = v->t;
+			continue;
+		}
+		if (requested < 0 &&
+			((v->ev == KP_FT_W_REQUEST && v->a >= e->lsn) ||
+			 (v->ev == KP_FT_F_LOOK && v->a >= e->lsn)))
+			requested = v->t;
+		if (v->ev == KP_FT_F_FLUSHED && covered < 0)
+		{
+			nflush++;
+			maxflush = Max(maxflush, (int64) v->b);
+			if (v->a >= e->lsn)
+				covered = v->t;
+		}
+		if (v->ev == KP_FT_F_SET && v->who == -1 && (int) v->a == me &&
+			covered >= 0 && latch < 0)
+			latch = v->t;
+		if (v->ev == KP_FT_W_SLEEP && v->who == me && v->t <= trace_turn_woke_us)
+		{
+			last_sleep_t = v->t;
+			last_sleep_ms = v->a;
+		}
+	}
+	/* this worker's own flush (no flusher) */
+	if (covered < 0 && trace_last_flush_end >= e->trace_done_us)
+		covered = trace_last_flush_end;
+	if (covered < 0)
+		covered = trace_turn_woke_us;
+	if (requested < 0)
+		requested = e->trace_done_us;
+	parts[0] = Max(0, requested - e->trace_done_us);
+	parts[1] = Max(0, covered - requested);
+	parts[2] = Max(0, trace_turn_woke_us - covered);
+	parts[3] = Max(0, t - Max(trace_turn_woke_us, covered));
+	for (i = 1; i < 4; i++)
+		if (parts[i] > parts[cat])
+			cat = i;
+	trace_slow[cat]++;
+	if (t - e->trace_done_us >= 50000)
+		trace_slow[4]++;
+	elog(LOG, "kp_trace slow_ack lsn %llX read %lld appended_us %lld requested_us %lld covered_us %lld latch_us %lld woke_us %lld answered_us %lld latch_turn %d flushes %lld max_flush_us %lld last_sleep_us %lld sleep_ms %lld flush_in_progress_us %lld cat %d",
+		 (unsigned long long) e->lsn, (long long) e->trace_read_us,
+		 (long long) (e->trace_done_us - e->trace_read_us),
+		 (long long) (requested - e->trace_done_us),
+		 (long long) (covered - e->trace_done_us),
+		 (long long) (latch < 0 ? -1 : latch - e->trace_done_us),
+		 (long long) (trace_turn_woke_us - e->trace_done_us),
+		 (long long) (t - e->trace_done_us),
+		 trace_turn_latch ? 1 : 0,
+		 (long long) nflush, (long long) maxflush,
+		 (long long) (last_sleep_t < 0 ? -1 : last_sleep_t - e->trace_done_us),
+		 (long long) last_sleep_ms,
+		 (long long) (flush_start < 0 ? -1 : e->trace_done_us - flush_start),
+		 cat);
+	if (t - e->trace_done_us >= 20000 && t - trace_dumped_at > 2000000)
+	{
+		StringInfoData buf;
+		int			from = 0;
+
+		trace_dumped_at = t;
+		initStringInfo(&buf);
+		while (from < n && trace_evs[from].t < e->trace_done_us - 5000)
+			from++;
+		for (i = from; i < n && i < from + 600; i++)
+		{
+			KpFtraceEvent *v = &trace_evs[i];
+
+			appendStringInfo(&buf, "\n  %+lld %d %s %llX %llX",
+							 (long long) (v->t - e->trace_done_us), v->who,
+							 v->ev >= 0 && v->ev <= KP_FT_W_SLOW ? ftrace_names[v->ev] : "?",
+							 (unsigned long long) v->a, (unsigned long long) v->b);
+		}
+		elog(LOG, "kp_trace slow_ack_events lsn %llX (worker slot %d, times in us from its append):%s",
+			 (unsigned long long) e->lsn, me, buf.data);
+		pfree(buf.data);
+	}
+hist:
+	if (trace_slow_at == 0)
+		trace_slow_at = t;
+	if (t - trace_slow_at > 10000000)
+	{
+		elog(LOG, "kp_trace ack_hist answered %lld slow(>=10ms after append) start %lld flush %lld wakeup %lld turn %lld, >=50ms %lld",
+			 (long long) trace_answered, (long long) trace_slow[0], (long long) trace_slow[1],
+			 (long long) trace_slow[2], (long long) trace_slow[3], (long long) trace_slow[4]);
+		memset(trace_slow, 0, sizeof(trace_slow));
+		elog(LOG, "kp_trace worker_hist woken by the flusher (latch set -> running) %s",
+			 kp_ftrace_hist_str(trace_wake_hist));
+		trace_answered = 0;
+		trace_slow_at = t;
+	}
+}
+static int64 trace_hist_at = 0;
 
 static void
 trace_flush(const char *who, int64 t0, int64 t1, XLogRecPtr before, XLogRecPtr after)
@@ -1005,10 +1168,12 @@ flush_for_answers(XLogRecPtr lsn, const char *who)
 #ifdef KP_TRACE_LATENCY
 	before = GetFlushRecPtr(NULL);
 	t0 = kp_trace_us();
+	kp_ftrace(KP_FT_F_LOOK, lsn, before);
 #endif
 	kp_wal_flush(lsn);
 #ifdef KP_TRACE_LATENCY
 	trace_flush(who, t0, kp_trace_us(), before, GetFlushRecPtr(NULL));
+	kp_ftrace(KP_FT_F_FLUSHED, GetFlushRecPtr(NULL), kp_trace_us() - t0);
 #endif
 }
 
@@ -1386,6 +1551,7 @@ run_acks(void)
 				KpAckEntry *e = c->acks;
 				int64		t = kp_trace_us();
 
+				trace_slow_ack(e, t);
 				if (t - e->trace_read_us >= 5000)
 					elog(LOG, "kp_trace ack read %lld queued_us %lld appended_us %lld flush_end_us %lld answered_us %lld",
 						 (long long) e->trace_read_us,
@@ -1512,10 +1678,27 @@ kp_listener_main(Datum arg)
 		bool		on_isr;
 		int64		now;
 
+#ifdef KP_TRACE_LATENCY
+		{
+			long		timeout = next_timeout();
+
+			kp_ftrace(KP_FT_W_SLEEP, timeout, nacks_waiting);
+			trace_sleep_at = kp_trace_us();
+			nwev = WaitEventSetWait(wes, timeout, wev, 3, PG_WAIT_EXTENSION);
+		}
+#else
 		nwev = WaitEventSetWait(wes, next_timeout(), wev, 3, PG_WAIT_EXTENSION);
+#endif
 		for (i = 0; i < nwev; i++)
 			if (wev[i].events & WL_LATCH_SET)
 				latch_set = true;
+#ifdef KP_TRACE_LATENCY
+		trace_turn_woke_us = kp_trace_us();
+		trace_turn_latch = latch_set;
+		if (latch_set && kp_ftrace_set_at() >= trace_sleep_at)
+			kp_ftrace_hist_add(trace_wake_hist, trace_turn_woke_us - kp_ftrace_set_at());
+		kp_ftrace(KP_FT_W_WOKE, latch_set, nwev);
+#endif
 		if (latch_set)
 			ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
