@@ -8,8 +8,9 @@
 # BENCH_SHARED_BUFFERS, 1GB); with BENCH_KAFKA=1 also a Kafka broker (test/clients/kafka/kafka.sh,
 # its state under the cluster's scratch folder, port BENCH_KAFKA_PORT).  Before the first
 # measurement each broker gets an unmeasured produce and consume of BENCH_WARMUP_RECORDS 100 B
-# records (6 partitions), as bench/wire/bench.sh warms its brokers.  Topic s1 (1 partition) is the
-# log that grows: before each size point of BENCH_SIZES_GB it is filled (unmeasured, 1 KiB
+# records (6 partitions), as bench/wire/bench.sh warms its brokers, and one batch in every
+# partition of the measured topics (a first append to a partition cost Kafka 217 us per record
+# against 3-5 later).  Topic s1 (1 partition) is the log that grows: before each size point of BENCH_SIZES_GB it is filled (unmeasured, 1 KiB
 # records, large batches) on every broker until it holds that many GB of record values; the other
 # topics grow only by what the measurements add.  At each size point, BENCH_REPS times, for each
 # batching of BENCH_BATCHING and P in BENCH_PARTITIONS, on each broker (interleaved; the brokers'
@@ -21,6 +22,9 @@
 #   equal    WireBench produce to topic eP: RECORDS/P records to partition 0, then to partition 1,
 #            ... (batch.size 16 KB, linger.ms 1000), so every batch is full (15 records of 1 KiB)
 #            at every partition count; with RECORDS/P a multiple of 15 there is no partial batch
+#   spread   kafka-producer-perf-test as default, but with the RoundRobinPartitioner to topic rP:
+#            record after record to the next partition, so with many partitions each batch is
+#            closed by linger.ms with a few records in it (small batches)
 # Each measurement gives records/s and the broker's CPU time per record (microseconds; the run
 # time of every thread from /proc/PID/task/*/schedstat, so nanosecond counts rather than /proc's
 # 10 ms ticks): for kafka_pg all the cluster's processes, and for the consume also the listener
@@ -46,7 +50,7 @@
 #
 # Settings: BENCH_SIZES_GB ("1 5"), BENCH_PARTITIONS ("1 100 1000"), BENCH_REPS (3),
 # BENCH_RECORDS (200000), BENCH_SHARED_BUFFERS (1GB), BENCH_STEP_TIMEOUT (600 s),
-# BENCH_BATCHING ("default"; "default equal" for both), BENCH_KAFKA (0; 1: Kafka beside kafka_pg),
+# BENCH_BATCHING ("default"; any of "default equal spread"), BENCH_KAFKA (0; 1: Kafka beside kafka_pg),
 # BENCH_KAFKA_PORT (KAFKA_TEST_PORT + 30, or 19122; the controller takes the next port),
 # BENCH_WARMUP_RECORDS (300000; 0: none).  Ports of kafka_pg: KP_TEST_PORT, KAFKA_TEST_PORT.
 set -u
@@ -64,7 +68,7 @@ MODES=${BENCH_BATCHING:-default}
 WARMUP=${BENCH_WARMUP_RECORDS:-300000}
 export KP_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB}
 for mode in $MODES; do
-	case $mode in default | equal) ;; *) echo "sweep.sh: BENCH_BATCHING: unknown batching '$mode' (default, equal)" >&2; exit 2 ;; esac
+	case $mode in default | equal | spread) ;; *) echo "sweep.sh: BENCH_BATCHING: unknown batching '$mode' (default, equal, spread)" >&2; exit 2 ;; esac
 done
 brokers=(kafka_pg)
 kafka_pid=""
@@ -86,7 +90,7 @@ bash test/lib/pgcluster create-extension $port postgres || exit 1
 psql_() { "$PG_BINDIR/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -XAtq -c "$1"; }
 pm=$(bash test/lib/pgcluster postmaster-pid "$d")
 declare -A bs=([kafka_pg]=127.0.0.1:$kport [kafka]=127.0.0.1:$kafka_port)
-prefix() { if [ "$1" = equal ]; then echo e; else echo s; fi; }
+prefix() { case $1 in equal) echo e ;; spread) echo r ;; *) echo s ;; esac; }
 for p in $PARTS; do
 	for mode in $MODES; do psql_ "SELECT kafka.create_topic('$(prefix "$mode")$p', $p)" >/dev/null || exit 1; done
 done
@@ -123,6 +127,15 @@ if [ "$WARMUP" -gt 0 ]; then
 				--producer-props bootstrap.servers="${bs[$b]}" acks=1 enable.idempotence=false >/dev/null 2>&1 &&
 			wb "${wbargs[@]}" WireBench consume "${bs[$b]}" warmup 6 "$WARMUP" "$STEP_TIMEOUT" >/dev/null 2>&1 &&
 			wb "${wbargs[@]}" WireBench delete "${bs[$b]}" warmup >/dev/null 2>&1 || echo "warm-up of $b failed"
+		# a first batch in every partition of the measured topics: the first append to a partition
+		# costs Kafka far more than the next ones (its log and indexes are opened then)
+		for p in $PARTS; do
+			for mode in $MODES; do
+				[ "$(prefix "$mode")$p" = s1 ] && continue
+				wb "${wbargs[@]}" WireBench produce "${bs[$b]}" "$(prefix "$mode")$p" "$p" $((15 * p)) 1024 >/dev/null 2>&1 ||
+					echo "warm-up of $b: $(prefix "$mode")$p failed"
+			done
+		done
 	done
 fi
 
@@ -133,9 +146,11 @@ measure() {
 	if [ "$b" = kafka ]; then bp=$kafka_pid; lp=""; else bp=$(kp_pids); lp=$(listener_pids); fi
 	[ "$b" = kafka_pg ] && psql_ "DROP TABLE IF EXISTS bench_mark; CREATE TABLE bench_mark AS SELECT partition, log_end_offset FROM kafka.partition_status WHERE topic = '$topic'" >/dev/null
 	c0=$(runtime_ns $bp); t0=$(stat_ticks "$kafka_pid")
-	if [ "$mode" = default ]; then
+	if [ "$mode" != equal ]; then
+		local rr=()
+		[ "$mode" = spread ] && rr=(partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner)
 		out=$(timeout "$STEP_TIMEOUT" "$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$N" --record-size 1024 --throughput -1 \
-			--producer-props bootstrap.servers="${bs[$b]}" acks=1 enable.idempotence=false --print-metrics 2>&1)
+			--producer-props bootstrap.servers="${bs[$b]}" acks=1 enable.idempotence=false "${rr[@]}" --print-metrics 2>&1)
 		rs=$(sed -nE "s/^$N records sent, ([0-9.]+) records\/sec.*/\1/p" <<<"$out" | tail -1)
 		n=$N
 		bsa=$(sed -nE 's/^producer-metrics:batch-size-avg:\{[^}]*\} *: *([0-9.]+).*/\1/p' <<<"$out" | head -1)
@@ -209,6 +224,7 @@ for gb in $SIZES; do
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); store: $(psql_ "SELECT pg_size_pretty(sum(size_bytes)::bigint) FROM kafka.partition_status" 2>/dev/null)"
 echo
+rnd() { if [[ $1 =~ ^[0-9.]+$ ]]; then printf '%.0f' "$1"; else printf '%s' "$1"; fi; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "-" }'; }
 echo "| broker | batching | log / partitions | produce rec/s | produce CPU us/rec | records/batch | consume rec/s | consume CPU us/rec | of which the listener's | ratios to the first point (produce rate, CPU; consume rate, CPU, listener CPU) |"
 echo "|---|---|---|---:|---:|---:|---:|---:|---:|---|"
@@ -221,7 +237,11 @@ for b in "${brokers[@]}"; do
 			ratios=""
 			for f in prod pcpu rpb cons ccpu lcpu; do
 				m=$(median "${v[$k,$f]}")
-				row+=" $m ($(spread "${v[$k,$f]}")) |"
+				if [ $f = prod ] || [ $f = cons ]; then
+					row+=" $(rnd "$m") ($(spread "$(for x in ${v[$k,$f]}; do rnd "$x"; echo; done)")) |"
+				else
+					row+=" $m ($(spread "${v[$k,$f]}")) |"
+				fi
 				[ $f = rpb ] || ratios+="$(ratio "$m" "$(median "${v[$base,$f]}")") "
 			done
 			echo "$row $ratios|"
