@@ -110,6 +110,7 @@ fi
 # the run time in ns of every thread of the given processes (schedstat's first field)
 runtime_ns() { local p; for p in "$@"; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done | awk '{ s += $1 } END { printf "%.0f", s }'; }
 stat_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; } # utime+stime
+minflt() { awk '{ print $10 }' "/proc/$1/stat" 2>/dev/null || echo 0; }            # minor page faults
 kp_pids() { echo "$pm" $(ps -o pid= --ppid "$pm"); }
 listener_pids() { ps -o pid=,args= --ppid "$pm" | awk '/kafka_pg listener/ { print $1 }'; }
 us_per_rec() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / 1e3 / n; else print "fail" }'; }
@@ -141,11 +142,11 @@ fi
 
 # measure BROKER BATCHING P: one produce and one consume; sets rs pu rpb rpr cs cu lu kt
 measure() {
-	local b=$1 mode=$2 p=$3 topic bp lp c0 c1 c2 l1 l2 t0 t1 t2 out got n bsa
+	local b=$1 mode=$2 p=$3 topic bp lp c0 c1 c2 l1 l2 t0 t1 t2 f0 f1 out got n bsa
 	topic=$(prefix "$mode")$p
 	if [ "$b" = kafka ]; then bp=$kafka_pid; lp=""; else bp=$(kp_pids); lp=$(listener_pids); fi
 	[ "$b" = kafka_pg ] && psql_ "DROP TABLE IF EXISTS bench_mark; CREATE TABLE bench_mark AS SELECT partition, log_end_offset FROM kafka.partition_status WHERE topic = '$topic'" >/dev/null
-	c0=$(runtime_ns $bp); t0=$(stat_ticks "$kafka_pid")
+	c0=$(runtime_ns $bp); t0=$(stat_ticks "$kafka_pid"); f0=$(minflt "$kafka_pid")
 	if [ "$mode" != equal ]; then
 		local rr=()
 		[ "$mode" = spread ] && rr=(partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner)
@@ -162,7 +163,7 @@ measure() {
 		bsa=$(sed -nE 's/.*batch_size_avg=([0-9.]+).*/\1/p' <<<"$out")
 		rpr=$(sed -nE 's/.*records_per_request_avg=([0-9.]+).*/\1/p' <<<"$out")
 	fi
-	c1=$(runtime_ns $bp); l1=$(runtime_ns $lp); t1=$(stat_ticks "$kafka_pid")
+	c1=$(runtime_ns $bp); l1=$(runtime_ns $lp); t1=$(stat_ticks "$kafka_pid"); f1=$(minflt "$kafka_pid")
 	out=$(wb -Dwb.tail=true "${wbargs[@]}" WireBench consume "${bs[$b]}" "$topic" "$p" "$N" "$STEP_TIMEOUT" 2>&1 | grep '^consume')
 	c2=$(runtime_ns $bp); l2=$(runtime_ns $lp); t2=$(stat_ticks "$kafka_pid")
 	cs=$(sed -nE 's/.*records_per_sec=([0-9.]+).*/\1/p' <<<"$out")
@@ -179,7 +180,7 @@ measure() {
 			CROSS JOIN LATERAL kafka.dump_log('$topic', m.partition, m.log_end_offset, 1000000) d
 			WHERE d.base_offset >= m.log_end_offset") (metric $rpb)"
 	else
-		kt=" (/proc/stat: produce $(awk -v a="$t0" -v b="$t1" -v n="${n:-0}" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / hz * 1e6 / n }'), consume $(awk -v a="$t1" -v b="$t2" -v n="${got:-$N}" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / hz * 1e6 / n }'))"
+		kt=" (/proc/stat: produce $(awk -v a="$t0" -v b="$t1" -v n="${n:-0}" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / hz * 1e6 / n }'), consume $(awk -v a="$t1" -v b="$t2" -v n="${got:-$N}" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.3f", (b - a) / hz * 1e6 / n }'); JVM page faults per record produced $(awk -v a="$f0" -v b="$f1" -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.2f", (b - a) / n }'))"
 	fi
 }
 
