@@ -9,10 +9,10 @@
 # its state under the cluster's scratch folder, port BENCH_KAFKA_PORT).  Before the first
 # measurement each broker gets an unmeasured produce and consume of BENCH_WARMUP_RECORDS 100 B
 # records (6 partitions), as bench/wire/bench.sh warms its brokers, and one batch in every
-# partition of the measured topics (a first append to a partition cost Kafka 217 us per record
-# against 3-5 later).  Topic s1 (1 partition) is the log that grows: before each size point of BENCH_SIZES_GB it is filled (unmeasured, 1 KiB
-# records, large batches) on every broker until it holds that many GB of record values; the other
-# topics grow only by what the measurements add.  At each size point, BENCH_REPS times, for each
+# partition of the measured topics, so that no measurement carries a partition's first append.
+# Topic s1 (1 partition) is the log that grows: before each size point of BENCH_SIZES_GB it is
+# filled (unmeasured, 1 KiB records, large batches) on every broker until it holds that many GB of
+# record values; the other topics grow only by what the measurements add.  At each size point, BENCH_REPS times, for each
 # batching of BENCH_BATCHING and P in BENCH_PARTITIONS, on each broker (interleaved; the brokers'
 # order swaps every repetition): BENCH_RECORDS records of 1 KiB produced with acks=1, then the same
 # number read back from the tail (WireBench consume -Dwb.tail=true: the last RECORDS/P of each
@@ -23,8 +23,10 @@
 #            ... (batch.size 16 KB, linger.ms 1000), so every batch is full (15 records of 1 KiB)
 #            at every partition count; with RECORDS/P a multiple of 15 there is no partial batch
 #   spread   kafka-producer-perf-test as default, but with the RoundRobinPartitioner to topic rP:
-#            record after record to the next partition, so with many partitions each batch is
-#            closed by linger.ms with a few records in it (small batches)
+#            record after record to the next partition (it still made 10-13 records per batch at
+#            1,000 partitions, against the default's 15: not small batches at this rate)
+# The default partitioner switches partitions after a full batch (KIP-794), so "default" writes
+# full batches at every partition count too (14.8-15.0 records per batch measured).
 # Each measurement gives records/s and the broker's CPU time per record (microseconds; the run
 # time of every thread from /proc/PID/task/*/schedstat, so nanosecond counts rather than /proc's
 # 10 ms ticks): for kafka_pg all the cluster's processes, and for the consume also the listener
@@ -45,8 +47,9 @@
 #   bench/scale/sweep.sh                                 # 1 and 5 GB; ~15 minutes
 #   BENCH_SIZES_GB="1 20" BENCH_RECORDS=100000 bench/scale/sweep.sh
 #                            # ~25 minutes, ~35 GB of disk (log + WAL); docs/performance.md's run
-#   BENCH_SIZES_GB=1 BENCH_RECORDS=105000 BENCH_KAFKA=1 BENCH_BATCHING="default equal" bench/scale/sweep.sh
-#                            # both brokers, both batchings; ~25 minutes; docs/performance.md's run
+#   BENCH_SIZES_GB=1 BENCH_RECORDS=105000 BENCH_KAFKA=1 BENCH_BATCHING="default equal spread" bench/scale/sweep.sh
+#                            # both brokers, all batchings; ~10 minutes; docs/performance.md's runs
+#                            # ("Beside Apache Kafka, and per batch or per partition")
 #
 # Settings: BENCH_SIZES_GB ("1 5"), BENCH_PARTITIONS ("1 100 1000"), BENCH_REPS (3),
 # BENCH_RECORDS (200000), BENCH_SHARED_BUFFERS (1GB), BENCH_STEP_TIMEOUT (600 s),
@@ -128,8 +131,8 @@ if [ "$WARMUP" -gt 0 ]; then
 				--producer-props bootstrap.servers="${bs[$b]}" acks=1 enable.idempotence=false >/dev/null 2>&1 &&
 			wb "${wbargs[@]}" WireBench consume "${bs[$b]}" warmup 6 "$WARMUP" "$STEP_TIMEOUT" >/dev/null 2>&1 &&
 			wb "${wbargs[@]}" WireBench delete "${bs[$b]}" warmup >/dev/null 2>&1 || echo "warm-up of $b failed"
-		# a first batch in every partition of the measured topics: the first append to a partition
-		# costs Kafka far more than the next ones (its log and indexes are opened then)
+		# a first batch in every partition of the measured topics: a partition's first append
+		# opens its log (Kafka: its segment and indexes), which is not what is measured
 		for p in $PARTS; do
 			for mode in $MODES; do
 				[ "$(prefix "$mode")$p" = s1 ] && continue
