@@ -23,10 +23,10 @@
 #            ... (batch.size 16 KB, linger.ms 1000), so every batch is full (15 records of 1 KiB)
 #            at every partition count; with RECORDS/P a multiple of 15 there is no partial batch
 #   spread   kafka-producer-perf-test as default, but with the RoundRobinPartitioner to topic rP:
-#            record after record to the next partition (it still made 10-13 records per batch at
+#            record after record to the next partition (it still made 10-14 records per batch at
 #            1,000 partitions, against the default's 15: not small batches at this rate)
 # The default partitioner switches partitions after a full batch (KIP-794), so "default" writes
-# full batches at every partition count too (14.8-15.0 records per batch measured).
+# full batches at every partition count too (14.7-15.0 records per batch measured).
 # Each measurement gives records/s and the broker's CPU time per record (microseconds; the run
 # time of every thread from /proc/PID/task/*/schedstat, so nanosecond counts rather than /proc's
 # 10 ms ticks): for kafka_pg all the cluster's processes, and for the consume also the listener
