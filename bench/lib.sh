@@ -39,3 +39,51 @@ bench_cleanup() {
 	"$K" stop "$KPORT" >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
+
+# Two kafka_pg builds side by side (bench/wire/produce_cpu_ab.sh, acks_all_ab.sh): a baseline and a
+# candidate, the PostgreSQL installations $BASE_BINDIR and $NEW_BINDIR, each with its kafka_pg
+# (e.g. made with `source /work/pgr-env.sh NAME; make install` from two trees).
+# ab_pgc BINDIR ARGS...: test/lib/pgcluster ARGS with that installation
+ab_pgc() { PG_BINDIR=$1 bash "$(dirname "${BASH_SOURCE[0]}")/../test/lib/pgcluster" "${@:2}"; }
+
+# ab_clusters NAME FIRST_PORT FIRST_KAFKA_PORT EXTRA_CONF [HOOK]: a throwaway cluster per build,
+# "base" and "new", in the scratch folder $work (stopped and removed on exit), each with the
+# postgresql.conf lines EXTRA_CONF and a topic "ab" of 6 partitions, on the first free ports from
+# FIRST_PORT (PostgreSQL) and FIRST_KAFKA_PORT (the listener).  HOOK BUILD, if given, runs once the
+# build's server serves and before the topic is made (acks_all_ab.sh adds a standby there); it may
+# raise ab_port, the last PostgreSQL port taken, for the next build to start above.  Sets
+# pgport[BUILD], kport[BUILD] and bindirs[BUILD].
+ab_clusters() {
+	local name=$1 extra=$4 hook=${5:-} build bindir kp=$3
+	: "${BASE_BINDIR:?the baseline PostgreSQL bin directory}" "${NEW_BINDIR:?the candidate PostgreSQL bin directory}"
+	declare -gA pgport kport bindirs
+	work=$(ab_pgc "$NEW_BINDIR" mktemp "$name") || exit 1
+	trap ab_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ab_port=$2
+	for build in base new; do
+		bindir=$BASE_BINDIR
+		[ $build = new ] && bindir=$NEW_BINDIR
+		ab_port=$(ab_pgc "$bindir" free-port "$ab_port")
+		kp=$(ab_pgc "$bindir" free-port "$kp" "$ab_port")
+		mkdir -p "$work/$build"
+		chown postgres:postgres "$work/$build" 2>/dev/null || true
+		KP_EXTRA_CONF="$extra" ab_pgc "$bindir" init "$work/$build/data" "$ab_port" "$kp" >/dev/null || exit 1
+		ab_pgc "$bindir" start "$work/$build/data" || exit 1
+		ab_pgc "$bindir" create-extension "$ab_port" postgres >/dev/null || exit 1
+		pgport[$build]=$ab_port
+		kport[$build]=$kp
+		bindirs[$build]=$bindir
+		[ -z "$hook" ] || "$hook" "$build" || exit 1
+		"$bindir/psql" -X -q -h 127.0.0.1 -p "${pgport[$build]}" -U postgres -c "SELECT kafka.create_topic('ab', 6)" >/dev/null || exit 1
+		ab_port=$((ab_port + 1))
+		kp=$((kp + 1))
+	done
+}
+ab_cleanup() {
+	local d
+	for d in "$work"/*/data "$work"/*/standby; do
+		[ -d "$d" ] && ab_pgc "$NEW_BINDIR" stop "$d" immediate
+	done
+	rm -rf "$work"
+}

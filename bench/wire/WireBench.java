@@ -17,6 +17,13 @@
  *       interval: client_cpu_s (the whole JVM), app_thread_cpu_s (the sending thread: serializes
  *       and appends to the batches) and io_thread_cpu_s (the producer's network thread: builds
  *       requests, reads answers), for bench/fetchpath/ceiling.sh's produce ceiling.
+ *   produce BOOTSTRAP TOPIC PARTITIONS RECORDS SIZE
+ *       A producer (acks=1, no idempotence, batch.size -Dwb.batch_size (16384), linger.ms
+ *       -Dwb.linger_ms (1000)) sends RECORDS/PARTITIONS records of SIZE random bytes to partition
+ *       0, then as many to partition 1, and so on: every partition's records fill whole batches
+ *       whatever the partition count (bench/scale/sweep.sh's "equal" batching; the default
+ *       partitioner would decide itself).  Prints records/s and the producer's own batch-size-avg
+ *       (bytes) and records-per-request-avg.
  *   e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE
  *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
@@ -71,6 +78,8 @@ public class WireBench {
             consume(a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]), a.length > 5 ? Integer.parseInt(a[5]) : 300);
         else if (a.length == 8 && a[0].equals("send"))
             send(a[1], a[2], Long.parseLong(a[3]), Integer.parseInt(a[4]), a[5], Integer.parseInt(a[6]), Integer.parseInt(a[7]));
+        else if (a.length == 6 && a[0].equals("produce"))
+            produce(a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]), Integer.parseInt(a[5]));
         else if (a.length == 7 && a[0].equals("e2e"))
             e2e(a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]));
         else {
@@ -78,6 +87,7 @@ public class WireBench {
                     + "       WireBench delete BOOTSTRAP TOPIC...\n"
                     + "       WireBench consume BOOTSTRAP TOPIC PARTITIONS RECORDS [TIMEOUT_S]\n"
                     + "       WireBench send BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS\n"
+                    + "       WireBench produce BOOTSTRAP TOPIC PARTITIONS RECORDS SIZE\n"
                     + "       WireBench e2e BOOTSTRAP TOPIC PARTITIONS RATE SECONDS SIZE");
             System.exit(2);
         }
@@ -128,6 +138,15 @@ public class WireBench {
         c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         c.putAll(extra);
         return new KafkaConsumer<>(c);
+    }
+
+    static KafkaProducer<byte[], byte[]> producer(String bootstrap, Properties extra) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
     }
 
     static void consume(String bootstrap, String topic, int parts, long records, int timeoutS) {
@@ -182,9 +201,6 @@ public class WireBench {
     static void send(String bootstrap, String topic, long records, int size, String acks, int batchSize,
             int lingerMs) throws Exception {
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.ACKS_CONFIG, acks);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, acks.equals("all") ? "true" : "false");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(batchSize));
@@ -192,7 +208,7 @@ public class WireBench {
         byte[] value = new byte[size];
         new java.util.Random(42).nextBytes(value);
         java.util.concurrent.atomic.AtomicLong failed = new java.util.concurrent.atomic.AtomicLong();
-        try (KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p)) {
+        try (KafkaProducer<byte[], byte[]> pr = producer(bootstrap, p)) {
             for (long i = 0; i < records / 5; i++)  // warm-up, not measured
                 pr.send(new ProducerRecord<>(topic, null, value), (md, e) -> { if (e != null) failed.incrementAndGet(); });
             pr.flush();
@@ -214,6 +230,39 @@ public class WireBench {
         }
     }
 
+    static void produce(String bootstrap, String topic, int parts, long records, int size) throws Exception {
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.ACKS_CONFIG, "1");
+        pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        pp.put(ProducerConfig.BATCH_SIZE_CONFIG, System.getProperty("wb.batch_size", "16384"));
+        pp.put(ProducerConfig.LINGER_MS_CONFIG, System.getProperty("wb.linger_ms", "1000"));
+        // random letters, as kafka-producer-perf-test sends
+        byte[] v = new byte[size];
+        java.util.Random rnd = new java.util.Random();
+        for (int i = 0; i < size; i++) v[i] = (byte) ('A' + rnd.nextInt(26));
+        long each = records / parts;
+        long[] errors = {0};
+        try (KafkaProducer<byte[], byte[]> p = producer(bootstrap, pp)) {
+            p.partitionsFor(topic); // metadata before the clock starts
+            long start = System.nanoTime();
+            for (int part = 0; part < parts; part++)
+                for (long i = 0; i < each; i++)
+                    p.send(new ProducerRecord<>(topic, part, null, v), (m, e) -> {
+                        if (e != null) errors[0]++;
+                    });
+            p.flush();
+            double s = (System.nanoTime() - start) / 1e9;
+            double batch = 0, perRequest = 0;
+            for (Map.Entry<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> m : p.metrics().entrySet()) {
+                if (!m.getKey().group().equals("producer-metrics")) continue;
+                if (m.getKey().name().equals("batch-size-avg")) batch = (Double) m.getValue().metricValue();
+                if (m.getKey().name().equals("records-per-request-avg")) perRequest = (Double) m.getValue().metricValue();
+            }
+            System.out.printf("produce records=%d errors=%d seconds=%.3f records_per_sec=%.1f batch_size_avg=%.1f records_per_request_avg=%.1f%n",
+                    each * parts, errors[0], s, each * parts / s, batch, perRequest);
+        }
+    }
+
     static double pct(long[] sorted, double p) {
         if (sorted.length == 0) return Double.NaN;
         int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
@@ -228,15 +277,12 @@ public class WireBench {
         Properties cp = new Properties();
         cp.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1");
         Properties pp = new Properties();
-        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
         pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
         AtomicBoolean done = new AtomicBoolean();
         long[] received = {0};
         try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, cp);
-             KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+             KafkaProducer<byte[], byte[]> p = producer(bootstrap, pp)) {
             List<TopicPartition> tps = partitions(topic, parts);
             c.assign(tps);
             c.seekToEnd(tps);

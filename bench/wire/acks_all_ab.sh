@@ -30,53 +30,22 @@ REPS=${BENCH_REPS:-3}
 P=${BENCH_PRODUCERS:-4}
 N=${BENCH_RECORDS:-100000}
 SYNC=${BENCH_SYNC_STANDBY:-0}
-: "${BASE_BINDIR:?the baseline PostgreSQL bin directory}" "${NEW_BINDIR:?the candidate PostgreSQL bin directory}"
-
-work=$(PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" mktemp acks_ab)
-cleanup() {
-	local d
-	for d in "$work"/*/data "$work"/*/standby; do
-		[ -d "$d" ] && PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" stop "$d" immediate
-	done
-	rm -rf "$work"
+# a synchronous standby 's1' of the build's cluster, on the next free port (ab_clusters' hook)
+sync_standby() {
+	local bindir=${bindirs[$1]} sport
+	sport=$(ab_pgc "$bindir" free-port $((ab_port + 1)))
+	ab_pgc "$bindir" basebackup "$ab_port" "$work/$1/standby" || return 1
+	KP_EXTRA_CONF="cluster_name = 's1'" ab_pgc "$bindir" write-conf "$work/$1/standby" "$sport" 0 "$work/$1" || return 1
+	ab_pgc "$bindir" start "$work/$1/standby" || return 1
+	"$bindir/psql" -X -q -h 127.0.0.1 -p "$ab_port" -U postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'" -c "SELECT pg_reload_conf()" >/dev/null
+	ab_port=$sport
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-pgc() { PG_BINDIR=$1 bash "$repo/test/lib/pgcluster" "${@:2}"; }
-
-declare -A kport pport bindirs
-port=${BENCH_PORT:-56460}
-kp=${BENCH_KAFKA_PORT:-29460}
-for build in base new; do
-	bindir=BASE_BINDIR; [ $build = new ] && bindir=NEW_BINDIR
-	bindir=${!bindir}
-	port=$(pgc "$bindir" free-port "$port")
-	kp=$(pgc "$bindir" free-port "$kp" "$port")
-	mkdir -p "$work/$build"
-	chown postgres:postgres "$work/$build" 2>/dev/null || true
-	KP_EXTRA_CONF="kafka.listener_workers = 1" pgc "$bindir" init "$work/$build/data" "$port" "$kp" >/dev/null || exit 1
-	pgc "$bindir" start "$work/$build/data" || exit 1
-	pgc "$bindir" create-extension "$port" postgres >/dev/null || exit 1
-	if [ "$SYNC" = 1 ]; then
-		sport=$(pgc "$bindir" free-port $((port + 1)))
-		pgc "$bindir" basebackup "$port" "$work/$build/standby" || exit 1
-		KP_EXTRA_CONF="cluster_name = 's1'" pgc "$bindir" write-conf "$work/$build/standby" "$sport" 0 "$work/$build" || exit 1
-		pgc "$bindir" start "$work/$build/standby" || exit 1
-		"$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'" -c "SELECT pg_reload_conf()" >/dev/null
-		port=$sport
-	fi
-	"$bindir/psql" -X -q -h 127.0.0.1 -p "$(sed -n 's/^port = //p' "$work/$build/data/kafka_pg.conf")" -U postgres \
-		-c "SELECT kafka.create_topic('ab', 6)" >/dev/null || exit 1
-	kport[$build]=$kp
-	pport[$build]=$(sed -n 's/^port = //p' "$work/$build/data/kafka_pg.conf")
-	bindirs[$build]=$bindir
-	port=$((port + 1))
-	kp=$((kp + 1))
-done
+hook=""
+[ "$SYNC" = 1 ] && hook=sync_standby
+ab_clusters acks_ab "${BENCH_PORT:-56460}" "${BENCH_KAFKA_PORT:-29460}" "kafka.listener_workers = 1" $hook
 say "acks_all_ab: baseline on 127.0.0.1:${kport[base]}, candidate on 127.0.0.1:${kport[new]}; $P producers x $N records, $REPS reps$([ "$SYNC" = 1 ] && echo ", synchronous standby")"
 
-q() { "${bindirs[$1]}/psql" -X -At -h 127.0.0.1 -p "${pport[$1]}" -U postgres -c "$2"; }
+q() { "${bindirs[$1]}/psql" -X -At -h 127.0.0.1 -p "${pgport[$1]}" -U postgres -c "$2"; }
 have_perf=0
 perf stat -e 'syscalls:sys_enter_fdatasync' -- true >/dev/null 2>&1 && have_perf=1
 

@@ -31,41 +31,7 @@ SIZES=${BENCH_RECORD_SIZES:-"1024 100"}
 BATCH=${BENCH_BATCH_SIZE:-65536}
 LINGER=${BENCH_LINGER_MS:-5}
 export KP_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-256MB}
-: "${BASE_BINDIR:?the baseline PostgreSQL bin directory}" "${NEW_BINDIR:?the candidate PostgreSQL bin directory}"
-
-work=$(PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" mktemp produce_ab)
-cleanup() {
-	local d
-	for d in "$work"/*/data; do
-		[ -d "$d" ] && PG_BINDIR=$NEW_BINDIR bash "$repo/test/lib/pgcluster" stop "$d" immediate
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-pgc() { PG_BINDIR=$1 bash "$repo/test/lib/pgcluster" "${@:2}"; }
-
-declare -A kport pgport bindirs
-port=${BENCH_PORT:-56480}
-kp=${BENCH_KAFKA_PORT:-29480}
-for build in base new; do
-	bindir=BASE_BINDIR; [ $build = new ] && bindir=NEW_BINDIR
-	bindir=${!bindir}
-	port=$(pgc "$bindir" free-port "$port")
-	kp=$(pgc "$bindir" free-port "$kp" "$port")
-	mkdir -p "$work/$build"
-	chown postgres:postgres "$work/$build" 2>/dev/null || true
-	KP_EXTRA_CONF="$(kp_broker_tuning)" pgc "$bindir" init "$work/$build/data" "$port" "$kp" >/dev/null || exit 1
-	pgc "$bindir" start "$work/$build/data" || exit 1
-	pgc "$bindir" create-extension "$port" postgres >/dev/null || exit 1
-	"$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -c "SELECT kafka.create_topic('ab', 6)" >/dev/null || exit 1
-	kport[$build]=$kp
-	pgport[$build]=$port
-	bindirs[$build]=$bindir
-	port=$((port + 1))
-	kp=$((kp + 1))
-done
+ab_clusters produce_ab "${BENCH_PORT:-56480}" "${BENCH_KAFKA_PORT:-29480}" "$(kp_broker_tuning)"
 
 cputime() { # cputime PID...: the nanoseconds they have run on a CPU (/proc/PID/schedstat)
 	local t=0 p
@@ -76,7 +42,7 @@ cputime() { # cputime PID...: the nanoseconds they have run on a CPU (/proc/PID/
 }
 cluster_pids() { # every process of a build's cluster
 	local pm
-	pm=$(pgc "${bindirs[$1]}" postmaster-pid "$work/$1/data")
+	pm=$(ab_pgc "${bindirs[$1]}" postmaster-pid "$work/$1/data")
 	echo "$pm" $(ps -o pid= --ppid "$pm")
 }
 listener_pids() {
