@@ -95,6 +95,11 @@ struct KpLogReader
 	int			seg;			/* current segment index */
 	Relation	rel;			/* open segment, or NULL */
 	BlockNumber nblocks;		/* its block count, cached (segment.c) */
+	/* the active segment and its data bytes when the offsets were read */
+	Oid			published_relnode;	/* InvalidOid: not known (standby) */
+	int64		published_size;
+	int64		data_end;		/* the open segment's: published_size if it
+								 * is that segment, else -1 (not known) */
 	Buffer		keep;			/* the page of it read last, pinned (not
 								 * locked) for the next read, or InvalidBuffer */
 	int64		pos;			/* stream position in it */
@@ -127,6 +132,16 @@ reader_release_page(KpLogReader *r)
 	r->keep = InvalidBuffer;
 }
 
+/*
+ * Open segment seg, positioned at the batch holding offset.  The segment
+ * that was active when the reader read the partition's offsets holds
+ * published_size bytes the reader may read, in blocks that exist: its
+ * block count is taken from that (kp_segment_blocks_for), not from the
+ * file, so reading it (and seeking in it, over its data blocks only) costs
+ * no smgrnblocks() unless a read needs a block past them.  A segment only
+ * grows while active and is never truncated while read (segment.c,
+ * cached_nblocks), so the count stays true while the reader reads it.
+ */
 static void
 reader_open_segment(KpLogReader *r, int seg, int64 offset)
 {
@@ -136,6 +151,12 @@ reader_open_segment(KpLogReader *r, int seg, int64 offset)
 	r->seg = seg;
 	r->rel = kp_segment_open(r->segs[seg].relnode);
 	r->nblocks = InvalidBlockNumber;
+	r->data_end = -1;
+	if (OidIsValid(r->published_relnode) && r->segs[seg].relnode == r->published_relnode)
+	{
+		r->data_end = r->published_size;
+		r->nblocks = kp_segment_blocks_for(r->published_size);
+	}
 	r->pos = offset <= r->segs[seg].base_offset ? 0 :
 		kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
 }
@@ -192,6 +213,7 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	r->run_pid = KP_NO_PRODUCER_ID;
 	r->idx_complete = -1;
 	r->keep = InvalidBuffer;
+	r->data_end = -1;
 	if (!RecoveryInProgress())
 	{
 		KpLogOffsets off;
@@ -202,6 +224,8 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 			kp_partition_offsets(partition_id, &off);
 		r->high_watermark = off.log_end_offset;
 		r->last_stable_offset = off.last_stable_offset;
+		r->published_relnode = off.active_relnode;
+		r->published_size = off.active_size;
 		log_start = off.log_start_offset;
 	}
 	else
@@ -256,6 +280,8 @@ typedef struct ReaderDecide
 {
 	KpLogReader *r;
 	int64		max_len;		/* -1: any size */
+	bool		peek;			/* stop before a wanted batch, uncopied */
+	bool		peeked;			/* ... and one was there */
 } ReaderDecide;
 
 static KpSegBatchStatus
@@ -271,6 +297,11 @@ reader_decide(const KpBatchHeader *hdr, void *arg)
 		return KP_SEGBATCH_SKIP;
 	if (d->max_len >= 0 && (int64) KpBatchTotalSize(hdr) > d->max_len)
 		return KP_SEGBATCH_STOP;
+	if (d->peek)
+	{
+		d->peeked = true;
+		return KP_SEGBATCH_STOP;
+	}
 	return KP_SEGBATCH_OK;
 }
 
@@ -281,14 +312,45 @@ reader_decide(const KpBatchHeader *hdr, void *arg)
  * then, and the reader stays before it.
  */
 static bool
+reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr);
+
+static bool
 reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 {
 	ReaderDecide d;
 
-	if (r->seg < 0)
-		return false;
 	d.r = r;
 	d.max_len = max_len;
+	d.peek = false;
+	d.peeked = false;
+	return reader_read(r, dst, &d, hdr);
+}
+
+/*
+ * The header of the batch reader_next would return next, without copying
+ * the batch (the reader stays before it); false where reader_next would
+ * return false.  On a primary only: a standby's reader checks each batch's
+ * CRC, on a copy, to find the end of what was replayed.
+ */
+static bool
+reader_peek(KpLogReader *r, KpBatchHeader *hdr)
+{
+	ReaderDecide d;
+
+	Assert(r->high_watermark >= 0);
+	d.r = r;
+	d.max_len = -1;
+	d.peek = true;
+	d.peeked = false;
+	(void) reader_read(r, NULL, &d, hdr);
+	return d.peeked;
+}
+
+static bool
+reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr)
+{
+	if (r->seg < 0)
+		return false;
 
 	for (;;)
 	{
@@ -296,8 +358,17 @@ reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 		size_t		total;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * The end of what the segment that was active held when the offsets
+		 * were read: every batch below them is before it (none is in a later
+		 * segment), so nothing more is readable, and the header there need
+		 * not be read to find that out.
+		 */
+		if (r->data_end >= 0 && r->pos >= r->data_end)
+			return false;
 		st = kp_segment_read_batch(r->rel, &r->nblocks, &r->keep, r->pos,
-								   reader_decide, &d, hdr, dst);
+								   reader_decide, d, hdr, dst);
 		switch (st)
 		{
 			case KP_SEGBATCH_END:
@@ -807,18 +878,23 @@ int32
 kp_log_epoch_at(int64 partition_id, int64 offset, int32 current)
 {
 	KpLogReader *r = kp_log_reader_open(partition_id, offset);
-	const char *batch;
-	size_t		len;
+	KpBatchHeader hdr;
+	bool		found;
 	int32		epoch = current;
 
-	if (kp_log_reader_next(r, &batch, &len))
+	/* a primary reads the header only (ListOffsets asks this per partition) */
+	if (r->high_watermark >= 0)
+		found = reader_peek(r, &hdr);
+	else
 	{
-		KpBatchHeader hdr;
+		const char *batch;
+		size_t		len;
 
-		if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK &&
-			hdr.base_offset <= offset)
-			epoch = Max(hdr.partition_leader_epoch, 0);
+		found = kp_log_reader_next(r, &batch, &len) &&
+			kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK;
 	}
+	if (found && hdr.base_offset <= offset)
+		epoch = Max(hdr.partition_leader_epoch, 0);
 	kp_log_reader_close(r);
 	return epoch;
 }
