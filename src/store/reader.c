@@ -68,6 +68,8 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "codec/codec.h"
 #include "store/store_int.h"
@@ -98,14 +100,95 @@ struct KpLogReader
 	/* the active segment and its data bytes when the offsets were read */
 	Oid			published_relnode;	/* InvalidOid: not known (standby) */
 	int64		published_size;
-	int64		data_end;		/* the open segment's: published_size if it
-								 * is that segment, else -1 (not known) */
+	int64		data_end;		/* the open segment's: published_size if it is
+								 * that segment, else -1 (not known) */
 	Buffer		keep;			/* the page of it read last, pinned (not
 								 * locked) for the next read, or InvalidBuffer */
 	int64		pos;			/* stream position in it */
 	int64		next_offset;	/* past the last batch returned */
 	StringInfoData buf;			/* kp_log_reader_next's copy of a batch */
 };
+
+/*
+ * Where this backend's readers of each partition left off: the segment,
+ * the offset the reader was to read next, and a position in the segment
+ * such that every batch before it ends below that offset.  A reader that
+ * starts at that offset in that segment (a consumer fetching on from where
+ * its last fetch ended, the usual case) starts there instead of seeking:
+ * the seek is a binary search over the segment's page index, a buffer
+ * lookup, pin and share lock for each of log2(pages) pages (17 for a 1 GB
+ * segment), for every partition of every Fetch.
+ *
+ * A remembered position stays right while its segment is listed: a
+ * segment's bytes never change below its end (appends go after it; the
+ * torn-tail cut of a reload only removes bytes past the last whole batch,
+ * after any position a reader reached; a crash restarts every process,
+ * emptying this cache), and a segment that compaction rewrites or
+ * retention removes is replaced by others with other relfilenodes, so the
+ * remembered one is simply not the segment the reader opens any more.
+ * Relfilenodes are not reused while the OID counter has not wrapped around,
+ * and the entry is per partition id as well.  On a standby replay only
+ * appends, or cuts a torn tail as the primary did, past whole batches.
+ */
+typedef struct ReaderPosition
+{
+	int64		partition_id;	/* hash key */
+	Oid			relnode;
+	int64		next_offset;
+	int64		pos;
+} ReaderPosition;
+
+static HTAB *reader_positions = NULL;
+
+/* more entries than this (partitions read by one backend): start afresh */
+#define READER_POSITIONS_MAX	65536
+
+/* The position remembered for starting at offset in segment seg, if any. */
+static bool
+reader_recall_position(KpLogReader *r, int seg, int64 offset, int64 *pos)
+{
+	ReaderPosition *p;
+
+	if (reader_positions == NULL)
+		return false;
+	p = hash_search(reader_positions, &r->partition_id, HASH_FIND, NULL);
+	if (p == NULL || p->relnode != r->segs[seg].relnode || p->next_offset != offset ||
+		(r->data_end >= 0 && p->pos > r->data_end))
+		return false;
+	*pos = p->pos;
+	return true;
+}
+
+/* Remember where the reader is (kp_log_reader_close). */
+static void
+reader_remember_position(KpLogReader *r)
+{
+	ReaderPosition *p;
+
+	if (r->rel == NULL)
+		return;
+	if (reader_positions != NULL &&
+		hash_get_num_entries(reader_positions) >= READER_POSITIONS_MAX)
+	{
+		hash_destroy(reader_positions);
+		reader_positions = NULL;
+	}
+	if (reader_positions == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(ReaderPosition);
+		ctl.hcxt = TopMemoryContext;
+		reader_positions = hash_create("kafka_pg reader positions", 256, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	p = hash_search(reader_positions, &r->partition_id, HASH_ENTER, NULL);
+	p->relnode = r->segs[r->seg].relnode;
+	p->next_offset = r->next_offset;
+	p->pos = r->pos;
+}
 
 static void
 reader_load_segments(KpLogReader *r)
@@ -133,7 +216,11 @@ reader_release_page(KpLogReader *r)
 }
 
 /*
- * Open segment seg, positioned at the batch holding offset.  The segment
+ * Open segment seg, positioned at the batch holding offset (or at a batch
+ * before it: the reader skips what ends below its start): at the start
+ * for an offset at or below its base, where a reader of the partition
+ * left off for that very offset (reader_recall_position), else by a seek.
+ * The segment
  * that was active when the reader read the partition's offsets holds
  * published_size bytes the reader may read, in blocks that exist: its
  * block count is taken from that (kp_segment_blocks_for), not from the
@@ -157,8 +244,10 @@ reader_open_segment(KpLogReader *r, int seg, int64 offset)
 		r->data_end = r->published_size;
 		r->nblocks = kp_segment_blocks_for(r->published_size);
 	}
-	r->pos = offset <= r->segs[seg].base_offset ? 0 :
-		kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
+	if (offset <= r->segs[seg].base_offset)
+		r->pos = 0;
+	else if (!reader_recall_position(r, seg, offset, &r->pos))
+		r->pos = kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
 }
 
 /*
@@ -312,7 +401,7 @@ reader_decide(const KpBatchHeader *hdr, void *arg)
  * then, and the reader stays before it.
  */
 static bool
-reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr);
+			reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr);
 
 static bool
 reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
@@ -668,6 +757,7 @@ kp_log_cursor_aborted(KpLogReader *r, int64 from, int64 upper_bound,
 void
 kp_log_reader_close(KpLogReader *r)
 {
+	reader_remember_position(r);
 	if (r->idx)
 		pfree(r->idx);
 	reader_release_page(r);

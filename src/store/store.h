@@ -276,9 +276,9 @@ typedef struct KpLogOffsets
 
 	/*
 	 * For the store's readers (reader.c): the active segment and its data
-	 * bytes, published with the offsets above (InvalidOid on a standby).
-	 * The blocks that hold those bytes exist, so a reader of that segment
-	 * needs no smgrnblocks() (an lseek, and an open() of the file in each
+	 * bytes, published with the offsets above (InvalidOid on a standby). The
+	 * blocks that hold those bytes exist, so a reader of that segment needs
+	 * no smgrnblocks() (an lseek, and an open() of the file in each
 	 * transaction) before it reads them.
 	 */
 	Oid			active_relnode;
