@@ -185,7 +185,8 @@ reader_remember_position(KpLogReader *r)
 									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	p = hash_search(reader_positions, &r->partition_id, HASH_ENTER, NULL);
-	p->relnode = r->segs[r->seg].relnode;
+	/* the open segment's (r->segs may have been reloaded since it was opened) */
+	p->relnode = r->rel->rd_node.relNode;
 	p->next_offset = r->next_offset;
 	p->pos = r->pos;
 }
