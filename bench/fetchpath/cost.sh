@@ -6,8 +6,9 @@
 # Fills three topics once (kafka-producer-perf-test, acks=1, linger.ms 5, batch.size
 # BENCH_BATCH_SIZE): c100, 6 partitions, BENCH_SMALL (500000) records of 100 B; w1, 1 partition,
 # and w1000, 1,000 partitions, BENCH_WIDE (100000) records of 1 KiB each (the 1- and
-# 1,000-partition points of bench/scale/sweep.sh: ~100 records per partition, in the small
-# batches a producer makes when it spreads records over 1,000 partitions).  Then per round and
+# 1,000-partition points of bench/scale/sweep.sh: ~100 records per partition; at the default
+# batch.size both get batches of 15 records, ~15.5 KB: bench/fetchpath/profile.sh prints them).
+# Then per round and
 # build: restart the server with that build, one unmeasured consume, then WireBench consume of
 # each topic from the start (no group) while `perf stat` counts the listener processes'
 # task-clock and page faults.  Prints every consume, then per build and topic the median (spread)
@@ -17,6 +18,16 @@
 # in shared buffers), a count that the load on the machine does not blur.  Records/s are
 # printed too but are the Java consumer's rate on a shared machine: read the CPU.  Asserts
 # nothing.  As root (perf, the library directory).
+#
+# Every round starts with empty shared buffers (the restart), so every page a consume reads comes
+# from the kernel (pread) and each worker's fetch buffers are faulted in afresh.  BENCH_WARM=1
+# consumes every topic once more, unmeasured, after each restart, so that what is measured is a
+# running broker's consume: with shared buffers that hold the three topics (the cluster's default
+# is 128 MB) every page is then a buffer hit, and with one listener worker the measured consume
+# runs on the worker that the warm-up faulted in (with two, a connection lands on either, and a
+# consume on the other one counts ~13,000 page faults of its fetch buffers):
+#   BENCH_WARM=1 KP_EXTRA_CONF=$'shared_buffers = 1GB\nkafka.listener_workers = 1' \
+#       bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 5
 #
 #   bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
 #   BENCH_BATCH_SIZE=65536 bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
@@ -61,6 +72,12 @@ for r in $(seq 1 "$rounds"); do
 	for b in before after; do
 		bash test/lib/pgcluster stop "$d" >/dev/null; use $b; bash test/lib/pgcluster start "$d" >/dev/null; sleep 3
 		wb consume 127.0.0.1:$kport c100 6 100000 120 >/dev/null 2>&1 # warm the path a little
+		if [ "${BENCH_WARM:-0}" = 1 ]; then
+			for t in $topics; do
+				IFS=: read -r topic parts n <<<"$t"
+				wb consume 127.0.0.1:$kport "$topic" "$parts" "$n" 300 >/dev/null 2>&1
+			done
+		fi
 		for t in $topics; do
 			IFS=: read -r topic parts n <<<"$t"
 			pids=$(psql_ "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type LIKE 'kafka_pg listener%'")

@@ -221,10 +221,10 @@ reader_release_page(KpLogReader *r)
  * before it: the reader skips what ends below its start): at the start
  * for an offset at or below its base, where a reader of the partition
  * left off for that very offset (reader_recall_position), else by a seek.
- * The segment
- * that was active when the reader read the partition's offsets holds
- * published_size bytes the reader may read, in blocks that exist: its
- * block count is taken from that (kp_segment_blocks_for), not from the
+ *
+ * The segment that was active when the reader read the partition's offsets
+ * holds published_size bytes the reader may read, in blocks that exist:
+ * its block count is taken from that (kp_segment_blocks_for), not from the
  * file, so reading it (and seeking in it, over its data blocks only) costs
  * no smgrnblocks() unless a read needs a block past them.  A segment only
  * grows while active and is never truncated while read (segment.c,
@@ -395,15 +395,15 @@ reader_decide(const KpBatchHeader *hdr, void *arg)
 	return KP_SEGBATCH_OK;
 }
 
+static bool reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d,
+						KpBatchHeader *hdr);
+
 /*
  * The next batch, appended to dst (straight from the segment's pages, one
  * copy), its header in *hdr.  False at the end of what is readable now, or
  * when the next batch is larger than max_len (>= 0): nothing is appended
  * then, and the reader stays before it.
  */
-static bool
-			reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr);
-
 static bool
 reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 {
@@ -436,6 +436,7 @@ reader_peek(KpLogReader *r, KpBatchHeader *hdr)
 	return d.peeked;
 }
 
+/* reader_next and reader_peek: d says what to do with the batches met */
 static bool
 reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr)
 {
