@@ -38,12 +38,20 @@ SELECT "offset" FROM kafka.produce('cmp', 'k9', 'last', partition => 0);
 SELECT kafka.flush_markers() >= 0 AS flushed;
 SELECT count(*) > 3 AS several_segments FROM kafka.segments WHERE topic = 'cmp';
 
+-- A reader stops inside a segment the clean below rewrites: the next
+-- reader from that offset reads the cleaned segment, not the position the
+-- first one left off at in the old one (src/store/reader.c).
+SELECT "offset", key, value FROM kafka.fetch_text('cmp', 0, 0, 5);
+
 -- The clean: every closed segment is rewritten (the active one, holding
 -- k9, is not), into one segment (they fit in segment.bytes).
 SELECT cleaned, forced, dirty_ratio, first_dirty_offset, segments_after,
        bytes_after < bytes_before AS smaller,
        end_offset = (SELECT max(base_offset) FROM kafka.segments WHERE topic = 'cmp') AS up_to_active
   FROM kafka.run_log_compaction('cmp');
+-- The reader above stopped at offset 5 of a segment the clean replaced:
+-- from there on, the cleaned segment's records.
+SELECT "offset", key, value FROM kafka.fetch_text('cmp', 0, 5, 3);
 -- Each key's latest value at its original offset; the tombstone stays for now.
 -- (Each round's COMMIT marker shares its segment: segments roll only after
 -- segment.ms = 300 ms, and the rounds are 310 ms apart.)

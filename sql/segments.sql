@@ -28,6 +28,21 @@ SELECT bool_and(o2 = o1 + 1) AS contiguous FROM
 SELECT s.base_offset, (SELECT "offset" FROM kafka.fetch('seg', 0, s.base_offset, 1)) = s.base_offset AS found
   FROM kafka.segments s WHERE topic = 'seg' ORDER BY 1;
 SELECT "offset", value FROM kafka.fetch_text('seg', 0, 2345, 1);
+-- A reader that starts where the last one stopped (each call below asks
+-- for the offset after the previous call's last batch, as a consumer does)
+-- starts at the position that one left off at instead of seeking
+-- (src/store/reader.c, reader positions), across segment boundaries too:
+-- the same records, each once.
+WITH RECURSIVE walk(calls, next_offset, records) AS (
+  SELECT 0, 0::bigint, 0::bigint
+  UNION ALL
+  SELECT w.calls + 1, f.last + 1, w.records + f.n
+    FROM walk w,
+    LATERAL (SELECT count(*) AS n, max("offset") AS last
+               FROM kafka.fetch('seg', 0, w.next_offset, 100)) f
+   WHERE f.n > 0
+)
+SELECT max(calls) AS calls, max(records) AS records, max(next_offset) AS next_offset FROM walk;
 
 -- Timestamps are indexed across segments too.
 SELECT "offset", "timestamp" > '2000-01-01' AS has_time FROM kafka.list_offsets('seg', 0, '2000-01-01'::timestamptz);

@@ -511,6 +511,8 @@ kp_partition_unlock(KpPartitionState *state)
 		off.size_bytes = state->closed_bytes + state->active_size;
 		off.segment_count = state->segment_count;
 		off.hw_next_lsn = InvalidXLogRecPtr;	/* kp_partition_offsets' */
+		off.active_relnode = state->active_relnode;
+		off.active_size = state->active_size;
 		SpinLockAcquire(&state->published_mutex);
 		changed = !state->published_valid ||
 			state->published.log_start_offset != off.log_start_offset ||

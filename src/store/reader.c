@@ -68,6 +68,8 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "codec/codec.h"
 #include "store/store_int.h"
@@ -95,12 +97,99 @@ struct KpLogReader
 	int			seg;			/* current segment index */
 	Relation	rel;			/* open segment, or NULL */
 	BlockNumber nblocks;		/* its block count, cached (segment.c) */
+	/* the active segment and its data bytes when the offsets were read */
+	Oid			published_relnode;	/* InvalidOid: not known (standby) */
+	int64		published_size;
+	int64		data_end;		/* the open segment's: published_size if it is
+								 * that segment, else -1 (not known) */
 	Buffer		keep;			/* the page of it read last, pinned (not
 								 * locked) for the next read, or InvalidBuffer */
 	int64		pos;			/* stream position in it */
 	int64		next_offset;	/* past the last batch returned */
 	StringInfoData buf;			/* kp_log_reader_next's copy of a batch */
 };
+
+/*
+ * Where this backend's readers of each partition left off: the segment,
+ * the offset the reader was to read next, and a position in the segment
+ * such that every batch before it ends below that offset.  A reader that
+ * starts at that offset in that segment (a consumer fetching on from where
+ * its last fetch ended, the usual case) starts there instead of seeking:
+ * the seek is a binary search over the segment's page index, a buffer
+ * lookup, pin and share lock for each of log2(pages) pages (17 for a 1 GB
+ * segment), for every partition of every Fetch.
+ *
+ * A remembered position stays right while its segment is listed: a
+ * segment's bytes never change below its end (appends go after it; the
+ * torn-tail cut of a reload only removes bytes past the last whole batch,
+ * after any position a reader reached; a crash restarts every process,
+ * emptying this cache), and a segment that compaction rewrites or
+ * retention removes is replaced by others with other relfilenodes, so the
+ * remembered one is simply not the segment the reader opens any more.
+ * Relfilenodes are not reused while the OID counter has not wrapped around,
+ * and the entry is per partition id as well.  On a standby replay only
+ * appends, or cuts a torn tail as the primary did, past whole batches.
+ */
+typedef struct ReaderPosition
+{
+	int64		partition_id;	/* hash key */
+	Oid			relnode;
+	int64		next_offset;
+	int64		pos;
+} ReaderPosition;
+
+static HTAB *reader_positions = NULL;
+
+/* more entries than this (partitions read by one backend): start afresh */
+#define READER_POSITIONS_MAX	65536
+
+/* The position remembered for starting at offset in segment seg, if any. */
+static bool
+reader_recall_position(KpLogReader *r, int seg, int64 offset, int64 *pos)
+{
+	ReaderPosition *p;
+
+	if (reader_positions == NULL)
+		return false;
+	p = hash_search(reader_positions, &r->partition_id, HASH_FIND, NULL);
+	if (p == NULL || p->relnode != r->segs[seg].relnode || p->next_offset != offset ||
+		(r->data_end >= 0 && p->pos > r->data_end))
+		return false;
+	*pos = p->pos;
+	return true;
+}
+
+/* Remember where the reader is (kp_log_reader_close). */
+static void
+reader_remember_position(KpLogReader *r)
+{
+	ReaderPosition *p;
+
+	if (r->rel == NULL)
+		return;
+	if (reader_positions != NULL &&
+		hash_get_num_entries(reader_positions) >= READER_POSITIONS_MAX)
+	{
+		hash_destroy(reader_positions);
+		reader_positions = NULL;
+	}
+	if (reader_positions == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(ReaderPosition);
+		ctl.hcxt = TopMemoryContext;
+		reader_positions = hash_create("kafka_pg reader positions", 256, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	p = hash_search(reader_positions, &r->partition_id, HASH_ENTER, NULL);
+	/* the open segment's (r->segs may have been reloaded since it was opened) */
+	p->relnode = r->rel->rd_node.relNode;
+	p->next_offset = r->next_offset;
+	p->pos = r->pos;
+}
 
 static void
 reader_load_segments(KpLogReader *r)
@@ -127,6 +216,20 @@ reader_release_page(KpLogReader *r)
 	r->keep = InvalidBuffer;
 }
 
+/*
+ * Open segment seg, positioned at the batch holding offset (or at a batch
+ * before it: the reader skips what ends below its start): at the start
+ * for an offset at or below its base, where a reader of the partition
+ * left off for that very offset (reader_recall_position), else by a seek.
+ *
+ * The segment that was active when the reader read the partition's offsets
+ * holds published_size bytes the reader may read, in blocks that exist:
+ * its block count is taken from that (kp_segment_blocks_for), not from the
+ * file, so reading it (and seeking in it, over its data blocks only) costs
+ * no smgrnblocks() unless a read needs a block past them.  A segment only
+ * grows while active and is never truncated while read (segment.c,
+ * cached_nblocks), so the count stays true while the reader reads it.
+ */
 static void
 reader_open_segment(KpLogReader *r, int seg, int64 offset)
 {
@@ -136,8 +239,16 @@ reader_open_segment(KpLogReader *r, int seg, int64 offset)
 	r->seg = seg;
 	r->rel = kp_segment_open(r->segs[seg].relnode);
 	r->nblocks = InvalidBlockNumber;
-	r->pos = offset <= r->segs[seg].base_offset ? 0 :
-		kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
+	r->data_end = -1;
+	if (OidIsValid(r->published_relnode) && r->segs[seg].relnode == r->published_relnode)
+	{
+		r->data_end = r->published_size;
+		r->nblocks = kp_segment_blocks_for(r->published_size);
+	}
+	if (offset <= r->segs[seg].base_offset)
+		r->pos = 0;
+	else if (!reader_recall_position(r, seg, offset, &r->pos))
+		r->pos = kp_segment_seek_offset_cached(r->rel, &r->nblocks, offset);
 }
 
 /*
@@ -192,6 +303,7 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 	r->run_pid = KP_NO_PRODUCER_ID;
 	r->idx_complete = -1;
 	r->keep = InvalidBuffer;
+	r->data_end = -1;
 	if (!RecoveryInProgress())
 	{
 		KpLogOffsets off;
@@ -202,6 +314,8 @@ reader_open(int64 partition_id, int64 from_offset, bool with_floor,
 			kp_partition_offsets(partition_id, &off);
 		r->high_watermark = off.log_end_offset;
 		r->last_stable_offset = off.last_stable_offset;
+		r->published_relnode = off.active_relnode;
+		r->published_size = off.active_size;
 		log_start = off.log_start_offset;
 	}
 	else
@@ -256,6 +370,8 @@ typedef struct ReaderDecide
 {
 	KpLogReader *r;
 	int64		max_len;		/* -1: any size */
+	bool		peek;			/* stop before a wanted batch, uncopied */
+	bool		peeked;			/* ... and one was there */
 } ReaderDecide;
 
 static KpSegBatchStatus
@@ -271,8 +387,16 @@ reader_decide(const KpBatchHeader *hdr, void *arg)
 		return KP_SEGBATCH_SKIP;
 	if (d->max_len >= 0 && (int64) KpBatchTotalSize(hdr) > d->max_len)
 		return KP_SEGBATCH_STOP;
+	if (d->peek)
+	{
+		d->peeked = true;
+		return KP_SEGBATCH_STOP;
+	}
 	return KP_SEGBATCH_OK;
 }
+
+static bool reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d,
+						KpBatchHeader *hdr);
 
 /*
  * The next batch, appended to dst (straight from the segment's pages, one
@@ -285,10 +409,39 @@ reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 {
 	ReaderDecide d;
 
-	if (r->seg < 0)
-		return false;
 	d.r = r;
 	d.max_len = max_len;
+	d.peek = false;
+	d.peeked = false;
+	return reader_read(r, dst, &d, hdr);
+}
+
+/*
+ * The header of the batch reader_next would return next, without copying
+ * the batch (the reader stays before it); false where reader_next would
+ * return false.  On a primary only: a standby's reader checks each batch's
+ * CRC, on a copy, to find the end of what was replayed.
+ */
+static bool
+reader_peek(KpLogReader *r, KpBatchHeader *hdr)
+{
+	ReaderDecide d;
+
+	Assert(r->high_watermark >= 0);
+	d.r = r;
+	d.max_len = -1;
+	d.peek = true;
+	d.peeked = false;
+	(void) reader_read(r, NULL, &d, hdr);
+	return d.peeked;
+}
+
+/* reader_next and reader_peek: d says what to do with the batches met */
+static bool
+reader_read(KpLogReader *r, StringInfo dst, ReaderDecide *d, KpBatchHeader *hdr)
+{
+	if (r->seg < 0)
+		return false;
 
 	for (;;)
 	{
@@ -296,8 +449,17 @@ reader_next(KpLogReader *r, StringInfo dst, int64 max_len, KpBatchHeader *hdr)
 		size_t		total;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * The end of what the segment that was active held when the offsets
+		 * were read: every batch below them is before it (none is in a later
+		 * segment), so nothing more is readable, and the header there need
+		 * not be read to find that out.
+		 */
+		if (r->data_end >= 0 && r->pos >= r->data_end)
+			return false;
 		st = kp_segment_read_batch(r->rel, &r->nblocks, &r->keep, r->pos,
-								   reader_decide, &d, hdr, dst);
+								   reader_decide, d, hdr, dst);
 		switch (st)
 		{
 			case KP_SEGBATCH_END:
@@ -597,6 +759,7 @@ kp_log_cursor_aborted(KpLogReader *r, int64 from, int64 upper_bound,
 void
 kp_log_reader_close(KpLogReader *r)
 {
+	reader_remember_position(r);
 	if (r->idx)
 		pfree(r->idx);
 	reader_release_page(r);
@@ -807,18 +970,23 @@ int32
 kp_log_epoch_at(int64 partition_id, int64 offset, int32 current)
 {
 	KpLogReader *r = kp_log_reader_open(partition_id, offset);
-	const char *batch;
-	size_t		len;
+	KpBatchHeader hdr;
+	bool		found;
 	int32		epoch = current;
 
-	if (kp_log_reader_next(r, &batch, &len))
+	/* a primary reads the header only (ListOffsets asks this per partition) */
+	if (r->high_watermark >= 0)
+		found = reader_peek(r, &hdr);
+	else
 	{
-		KpBatchHeader hdr;
+		const char *batch;
+		size_t		len;
 
-		if (kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK &&
-			hdr.base_offset <= offset)
-			epoch = Max(hdr.partition_leader_epoch, 0);
+		found = kp_log_reader_next(r, &batch, &len) &&
+			kp_batch_parse_header(batch, len, &hdr) == KP_CODEC_OK;
 	}
+	if (found && hdr.base_offset <= offset)
+		epoch = Max(hdr.partition_leader_epoch, 0);
 	kp_log_reader_close(r);
 	return epoch;
 }

@@ -668,6 +668,16 @@ kp_segment_read(Relation rel, int64 pos, char *dst, size_t len)
 }
 
 /*
+ * The block count of a segment that holds size bytes of data: its metapage
+ * and the data pages (segment.c's layout; pages past them may exist too).
+ */
+BlockNumber
+kp_segment_blocks_for(int64 size)
+{
+	return (BlockNumber) (1 + (size + C_PER_PAGE - 1) / C_PER_PAGE);
+}
+
+/*
  * The segment's block count as the caller caches it (*nblocks, or
  * InvalidBlockNumber when not known yet): smgrnblocks() is an lseek().  A
  * segment only grows while it is active (the appender pre-extends it) and
@@ -894,11 +904,17 @@ kp_segment_seek_offset(Relation rel, int64 offset)
 	return kp_segment_seek_offset_cached(rel, &nblocks, offset);
 }
 
-/* ... giving the block count it found in *nblocksp (cached_nblocks) */
+/*
+ * ... with the caller's cache of the block count (cached_nblocks): when it
+ * is known (the blocks holding data the caller knows of: the reader's
+ * published size, kp_segment_blocks_for) the search is over those blocks
+ * only, with no smgrnblocks(); otherwise over every block of the file,
+ * pre-extended zero pages included, and the count found is given back.
+ */
 int64
 kp_segment_seek_offset_cached(Relation rel, BlockNumber *nblocksp, int64 offset)
 {
-	BlockNumber nblocks = segment_nblocks(rel);
+	BlockNumber nblocks = *nblocksp != InvalidBlockNumber ? *nblocksp : segment_nblocks(rel);
 	BlockNumber lo = 1;
 	BlockNumber hi;
 	int64		best = 0;

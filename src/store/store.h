@@ -273,6 +273,16 @@ typedef struct KpLogOffsets
 								 * oldest append not known to be on them);
 								 * invalid when it is at the log end, and on a
 								 * standby */
+
+	/*
+	 * For the store's readers (reader.c): the active segment and its data
+	 * bytes, published with the offsets above (InvalidOid on a standby). The
+	 * blocks that hold those bytes exist, so a reader of that segment needs
+	 * no smgrnblocks() (an lseek, and an open() of the file in each
+	 * transaction) before it reads them.
+	 */
+	Oid			active_relnode;
+	int64		active_size;
 } KpLogOffsets;
 
 extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);

@@ -257,6 +257,9 @@ extern int64 kp_segment_seek_offset(Relation rel, int64 offset);
 extern int64 kp_segment_seek_offset_cached(Relation rel, BlockNumber *nblocks,
 										   int64 offset);
 
+/* The block count of a segment holding size bytes (metapage and data pages) */
+extern BlockNumber kp_segment_blocks_for(int64 size);
+
 /* The first batch of the segment above leader epoch epoch, below end_offset; -1 if none. */
 extern int64 kp_segment_epoch_end(Relation rel, int32 epoch, int64 end_offset);
 
