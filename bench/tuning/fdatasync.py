@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""bench/tuning/fdatasync.py [DIR]: what a WAL-like write + fdatasync costs alone on DIR's file system.
+
+For each write size (8 KB, 64 KB, 160 KB, 512 KB), appends that many bytes to a 16 MB file and
+calls fdatasync, up to 200 times, once on a sparse file (as PostgreSQL creates a WAL segment with
+wal_init_zero = off) and once on a preallocated one (wal_init_zero = on, or a recycled segment),
+and prints the median, 90th percentile and mean of the fdatasync calls in ms.  The baseline for the
+fdatasync durations a listener worker shows under `perf trace -s` (docs/performance.md, "What bounds
+acks=all at 16 KB batches").  DIR defaults to /tmp; the files are removed.  Asserts nothing.
+"""
+import os
+import statistics
+import sys
+import time
+
+SEGMENT = 16 << 20
+
+
+def measure(directory, size, preallocated):
+    path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_{size}")
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
+    try:
+        if preallocated:
+            os.write(fd, b"\0" * SEGMENT)
+            os.fsync(fd)
+            os.lseek(fd, 0, os.SEEK_SET)
+        else:
+            os.pwrite(fd, b"\0", SEGMENT - 1)
+            os.fsync(fd)
+        buf = os.urandom(size)
+        took = []
+        for _ in range(min(200, SEGMENT // size)):
+            os.write(fd, buf)
+            t = time.perf_counter()
+            os.fdatasync(fd)
+            took.append((time.perf_counter() - t) * 1000)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    took.sort()
+    return statistics.median(took), took[int(len(took) * 0.9)], statistics.mean(took)
+
+
+def main():
+    directory = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    for size in (8192, 65536, 163840, 524288):
+        for preallocated in (False, True):
+            med, p90, mean = measure(directory, size, preallocated)
+            kind = "preallocated" if preallocated else "sparse"
+            print(f"{size // 1024:4d} KB {kind:12s}: fdatasync median {med:.2f} ms, p90 {p90:.2f}, mean {mean:.2f}")
+
+
+if __name__ == "__main__":
+    main()
