@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""bench/tuning/fdatasync.py [DIR]: what a WAL-like write + fdatasync costs alone on DIR's file system.
+"""bench/tuning/fdatasync.py [DIR [SIZE SECONDS]]: what a WAL-like write + fdatasync costs on DIR's file system.
 
 For each write size (8 KB, 64 KB, 160 KB, 512 KB), appends that many bytes to a 16 MB file and
 calls fdatasync, up to 200 times, once on a sparse file (as PostgreSQL creates a WAL segment with
 wal_init_zero = off) and once on a preallocated one (wal_init_zero = on, or a recycled segment),
 and prints the median, 90th percentile and mean of the fdatasync calls in ms.  The baseline for the
 fdatasync durations a listener worker shows under `perf trace -s` (docs/performance.md, "What bounds
-acks=all at 16 KB batches").  DIR defaults to /tmp; the files are removed.  Asserts nothing.
+acks=all at 16 KB batches").  With SIZE and SECONDS: appends SIZE bytes and calls fdatasync in a
+loop for SECONDS (a new sparse 16 MB file each time one is full), and prints one line, "calls median p90
+mean" (ms), for bench/wire/acks_all_bound.sh to run beside a broker under load.  DIR defaults to
+/tmp; the files are removed.  Asserts nothing.
 """
 import os
 import statistics
@@ -41,8 +44,44 @@ def measure(directory, size, preallocated):
     return statistics.median(took), took[int(len(took) * 0.9)], statistics.mean(took)
 
 
+def sparse_segment(path):
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
+    os.pwrite(fd, b"\0", SEGMENT - 1)
+    os.fsync(fd)
+    return fd
+
+
+def loop(directory, size, seconds):
+    path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_loop")
+    fd = sparse_segment(path)
+    took = []
+    try:
+        buf = os.urandom(size)
+        off = 0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if off + size > SEGMENT:
+                # a new sparse segment, as PostgreSQL starts a new WAL file
+                os.close(fd)
+                fd = sparse_segment(path)
+                off = 0
+            os.pwrite(fd, buf, off)
+            off += size
+            t = time.perf_counter()
+            os.fdatasync(fd)
+            took.append((time.perf_counter() - t) * 1000)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    took.sort()
+    print(f"{len(took)} {statistics.median(took):.2f} {took[int(len(took) * 0.9)]:.2f} {statistics.mean(took):.2f}")
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    if len(sys.argv) > 3:
+        loop(directory, int(sys.argv[2]), float(sys.argv[3]))
+        return
     for size in (8192, 65536, 163840, 524288):
         for preallocated in (False, True):
             med, p90, mean = measure(directory, size, preallocated)

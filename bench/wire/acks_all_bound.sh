@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
 # bench/wire/acks_all_bound.sh: what bounds an acks=all producer at 16 KB batches on a quiet machine.
-# One producer (kafka-producer-perf-test, N records of 100 B, acks=all, idempotent, batch.size
-# 16384, linger.ms 5, max.in.flight 5, --print-metrics) against Apache Kafka 4.4 (KRaft on
-# loopback) and against a throwaway kafka_pg cluster with the broker tuning of
-# scripts/broker-tuning.sh, in three variants switched by a reload between runs: "tuned"
-# (as scripts/setup.sh makes it), "zero" (wal_init_zero = on: new WAL segments written full of
-# zeros before use) and "nobgw" (bgwriter_lru_maxpages = 0: no background writer writing segment
-# pages back while the WAL is flushed); "kafka-acks1" and "tuned-acks1" are Kafka and "tuned" with
-# acks=1 (idempotence off), to compare the request latency without the acks=all wait.
-# Repetitions interleaved.  Prints per variant the medians
-# (and spread) of records/s, the producer's request-latency-avg and -max (ms) and
-# records-per-request-avg, and for kafka_pg the listener workers' own fdatasync calls per 1,000
-# records and their mean duration (ms) from `perf trace -s` ("-" without perf), and the WAL
-# bytes written per record (pg_current_wal_lsn before and after).  Before the
-# first repetition Kafka and "tuned" get an unmeasured run of BENCH_WARMUP_RECORDS (300000).
-# Where throughput = in flight x records per request / request latency, the producer is bound by
-# the broker's time per request, not by CPU.  Asserts nothing.  As root.
+# One producer (kafka-producer-perf-test, N records of 100 B, batch.size 16384, linger.ms 5,
+# max.in.flight 5, --print-metrics) against Apache Kafka 4.4 (KRaft on loopback) and against a
+# throwaway kafka_pg cluster with the broker tuning of scripts/broker-tuning.sh, acks=all
+# (idempotent) unless the variant ends in "-acks1" (acks=1, idempotence off).  Variants, one run
+# each per repetition, repetitions interleaved:
+#   kafka, kafka-acks1    Apache Kafka
+#   tuned, tuned-acks1    kafka_pg as scripts/setup.sh makes it
+#   zero                  kafka_pg with wal_init_zero = on (new WAL segments written full of zeros
+#                         before use, so no flush allocates blocks), set by a reload
+#   nice                  kafka_pg with its listener workers reniced to -10 for the run (do they
+#                         wait for a CPU after their fdatasync returns?)
+# Prints per variant the medians (and spread) of records/s, the producer's request-latency-avg and
+# -max (ms) and records-per-request-avg; for kafka_pg the WAL bytes written per record
+# (pg_current_wal_lsn before and after) and, from `perf trace` of the listener workers ("-"
+# without perf), their own fdatasync calls per 1,000 records and the median, 90th percentile and
+# mean of their durations (ms).  Where throughput = in flight x records per request / request
+# latency, the producer is bound by the broker's time per request, not by CPU.
+# With BENCH_BESIDE=1, during each kafka_pg run bench/tuning/fdatasync.py also appends 160 KB and
+# calls fdatasync in a loop in the cluster's directory for 2 s (from 1 s after the producer
+# starts) and its median/mean (ms) are printed: the same call under the same traffic, outside the
+# server (it adds its own load to the disk: leave it off for the throughput figures).  At the end
+# it prints what the background writer, checkpoints and backends wrote (pg_stat_bgwriter).  Before
+# the first repetition Kafka and "tuned" get an unmeasured run of BENCH_WARMUP_RECORDS (300000).
+# Asserts nothing.  As root.
 #
 #   bash bench/wire/acks_all_bound.sh
+#   BENCH_BESIDE=1 BENCH_VARIANTS="tuned tuned-acks1" bash bench/wire/acks_all_bound.sh
 #
 # Settings: BENCH_REPS (3), BENCH_RECORDS (1000000), KP_TEST_PORT (55432), KAFKA_TEST_PORT (19092:
 # kafka_pg's listener), BENCH_KAFKA_PORT (39092: Apache Kafka), BENCH_VARIANTS ("kafka tuned zero
-# nobgw kafka-acks1 tuned-acks1").
+# nice kafka-acks1 tuned-acks1"), BENCH_BESIDE (0).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
@@ -30,7 +39,7 @@ bench_init acks_all_bound
 . "$repo/scripts/broker-tuning.sh"
 REPS=${BENCH_REPS:-3}
 N=${BENCH_RECORDS:-1000000}
-VARIANTS=${BENCH_VARIANTS:-kafka tuned zero nobgw kafka-acks1 tuned-acks1}
+VARIANTS=${BENCH_VARIANTS:-kafka tuned zero nice kafka-acks1 tuned-acks1}
 pgc() { bash "$repo/test/lib/pgcluster" "$@"; }
 
 root=$(pgc mktemp acks_bound) || exit 1
@@ -49,80 +58,97 @@ case " $VARIANTS " in *" kafka"*)
 	"$K" start "$KPORT" >>"$LOG" 2>&1 || { say "Kafka did not start"; tail -20 "$LOG" >&2; exit 1; } ;;
 esac
 have_perf=0
-perf trace -s -e fdatasync -- true >/dev/null 2>&1 && have_perf=1
+perf trace -e fdatasync -- true >/dev/null 2>&1 && have_perf=1
 say "acks_all_bound: kafka_pg 127.0.0.1:$kp (PostgreSQL $port), Kafka 127.0.0.1:$KPORT; $N x 100 B, $REPS reps; load $(cut -d' ' -f1-3 /proc/loadavg); raw output in $LOG"
 
-# set_variant V: the kafka_pg settings of variant V, by ALTER SYSTEM and a reload
-set_variant() {
-	local z=off b=1000
-	[ "$1" = zero ] && z=on
-	[ "$1" = nobgw ] && b=0
-	q "ALTER SYSTEM SET wal_init_zero = $z" >/dev/null
-	q "ALTER SYSTEM SET bgwriter_lru_maxpages = $b" >/dev/null
-	q "SELECT pg_reload_conf()" >/dev/null
-	sleep 1
+# renice_listener NICE: the listener workers' nice value
+renice_listener() {
+	local p
+	for p in $(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'"); do
+		renice -n "$1" -p "$p" >/dev/null
+	done
 }
 
 # run_once V REP [RECORDS]: one producer run; prints "records/s lat_avg lat_max rec_per_req
-# fds_per_1k fds_ms wal_bytes_per_record"
+# wal_bytes_per_record fds_per_1k fds_median fds_p90 fds_mean beside"
 run_once() {
-	local v=$1 n=${3:-$N} bs=127.0.0.1:$kp topic="b_$1_$2" out pids tr="$work/trace.$1.$2" tpid="" fds=- fdms=- wb=- l0
-	local acks="acks=all enable.idempotence=true"
+	local v=$1 n=${3:-$N} bs=127.0.0.1:$kp topic="b_$1_$2" out pids tr="$work/trace.$1.$2" tpid="" wb=- l0
+	local fd="- - - -" bpid="" beside=- acks="acks=all enable.idempotence=true"
 	[ "${v%-acks1}" != "$v" ] && acks="acks=1 enable.idempotence=false"
 	v=${v%-acks1}
 	[ "$v" = kafka ] && bs=127.0.0.1:$KPORT
 	"$K" cli kafka-topics --bootstrap-server "$bs" --create --topic "$topic" --partitions 6 >>"$LOG" 2>&1
 	if [ "$v" != kafka ]; then
-		set_variant "$v"
+		q "ALTER SYSTEM SET wal_init_zero = $([ "$v" = zero ] && echo on || echo off)" >/dev/null
+		q "SELECT pg_reload_conf()" >/dev/null
+		[ "$v" = nice ] && renice_listener -10
+		sleep 1
 		l0=$(q "SELECT pg_current_wal_lsn()")
 		pids=$(q "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
 		if [ "$have_perf" = 1 ] && [ -n "$pids" ]; then
-			perf trace -s -e fdatasync -p "$pids" -o "$tr" >/dev/null 2>&1 &
+			perf trace -e fdatasync -p "$pids" -o "$tr" >/dev/null 2>&1 &
 			tpid=$!
 			sleep 1
+		fi
+		if [ "${BENCH_BESIDE:-0}" = 1 ]; then
+			(sleep 1; python3 "$repo/bench/tuning/fdatasync.py" "$root" 163840 2 >"$work/beside") &
+			bpid=$!
 		fi
 	fi
 	out=$("$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$n" --record-size 100 --throughput -1 \
 		--print-metrics --producer-props bootstrap.servers="$bs" $acks \
 		batch.size=16384 linger.ms=5 max.in.flight.requests.per.connection=5 2>&1)
-	echo "== $v rep $2" >>"$LOG"
+	echo "== $1 rep $2" >>"$LOG"
 	echo "$out" >>"$LOG"
 	if [ "$v" != kafka ]; then
 		wb=$(q "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0') / $n)")
+		[ "$v" = nice ] && renice_listener 0
+		if [ -n "$bpid" ]; then
+			wait "$bpid"
+			beside=$(awk '{ printf "%s/%s", $2, $4 }' "$work/beside")
+		fi
 		if [ -n "$tpid" ]; then
 			kill -INT "$tpid" 2>/dev/null
 			wait "$tpid" 2>/dev/null
-			cat "$tr" >>"$LOG"
-			# perf trace -s: per thread "fdatasync  CALLS  ERRORS  TOTAL  MIN  AVG  ..." (ms)
-			read -r fds fdms < <(awk -v n="$n" '$1 == "fdatasync" { c += $2; t += $4 } END { if (c) printf "%.2f %.2f\n", c * 1000 / n, t / c; else print "0 -" }' "$tr")
+			# perf trace: one line per call, "TIME ( DURATION ms): COMM/PID fdatasync(fd: N) = 0"
+			fd=$(sed -n 's/^ *[0-9.]* ( *\([0-9.]*\) ms): .*fdatasync.*/\1/p' "$tr" | sort -g |
+				awk -v n="$n" '{ a[NR] = $1; t += $1 } END { if (!NR) { print "0 - - -"; exit } p = int(NR * 0.9); if (p < 1) p = 1; printf "%.2f %.2f %.2f %.2f", NR * 1000 / n, a[int((NR + 1) / 2)], a[p], t / NR }')
 		fi
 	fi
-	echo "$out" | awk -v fds="$fds" -v fdms="$fdms" -v wb="$wb" '
+	echo "$out" | awk -v wb="$wb" -v fd="$fd" -v beside="$beside" '
 		/records sent/ && !r { for (i = 1; i <= NF; i++) if ($(i) ~ /^records\/sec/) { r = $(i - 1); gsub(/[(,]/, "", r) } }
 		/^producer-metrics:request-latency-avg:/ { la = $NF }
 		/^producer-metrics:request-latency-max:/ { lm = $NF }
 		/^producer-metrics:records-per-request-avg:/ { rr = $NF }
-		END { printf "%.0f %.2f %.1f %.0f %s %s %s\n", r, la, lm, rr, fds, fdms, wb }'
+		END { printf "%.0f %.2f %.1f %.0f %s %s %s\n", r, la, lm, rr, wb, fd, beside }'
 }
 
 declare -A col
 for v in $VARIANTS; do
 	case $v in kafka | tuned) say "warm-up $v: $(run_once "$v" 0 "${BENCH_WARMUP_RECORDS:-300000}")" ;; esac
 done
+names=(records/s request-latency-avg_ms request-latency-max_ms records/request WAL_bytes/record
+	listener_fdatasync/1k_records fdatasync_median_ms fdatasync_p90_ms fdatasync_mean_ms)
 for rep in $(seq 1 "$REPS"); do
 	for v in $VARIANTS; do
 		res=$(run_once "$v" "$rep")
-		say "rep $rep $v: records/s lat_avg_ms lat_max_ms rec_per_req fdatasync_per_1k fdatasync_ms wal_bytes_per_record = $res"
-		read -r a b c d e f g <<<"$res"
-		col[$v,0]+="$a "; col[$v,1]+="$b "; col[$v,2]+="$c "; col[$v,3]+="$d "
-		col[$v,4]+="$e "; col[$v,5]+="$f "; col[$v,6]+="$g "
+		say "rep $rep $v: ${names[*]} beside_median/mean = $res"
+		read -r -a f <<<"$res"
+		for i in "${!names[@]}"; do col[$v,$i]+="${f[$i]} "; done
+		col[$v,b]+="${f[9]} "
 	done
 done
-printf '\n| variant | records/s | request-latency-avg ms | request-latency-max ms | records/request | listener fdatasync /1k records | its mean ms | WAL bytes/record |\n|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '\n| variant |'
+printf ' %s |' "${names[@]//_/ }" "beside: fdatasync median/mean ms"
+printf '\n|---|'
+for i in "${!names[@]}"; do printf -- '---:|'; done
+printf -- '---|\n'
 for v in $VARIANTS; do
 	printf '| %s |' "$v"
-	for i in 0 1 2 3 4 5 6; do
+	for i in "${!names[@]}"; do
 		printf ' %s (%s) |' "$(median "${col[$v,$i]}")" "$(spread "${col[$v,$i]}")"
 	done
-	echo
+	printf ' %s|\n' "${col[$v,b]}"
 done
+echo
+q "SELECT 'written during the whole run: by the background writer ' || buffers_clean || ' buffers, by ' || checkpoints_timed + checkpoints_req || ' checkpoints ' || buffers_checkpoint || ', by backends ' || buffers_backend FROM pg_stat_bgwriter"
