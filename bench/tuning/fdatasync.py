@@ -19,72 +19,62 @@ import time
 SEGMENT = 16 << 20
 
 
-def measure(directory, size, preallocated):
-    path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_{size}")
+def segment(path, preallocated):
+    """A 16 MB file as PostgreSQL makes a WAL segment: sparse, or written full of zeros."""
     fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
-    try:
-        if preallocated:
-            os.write(fd, b"\0" * SEGMENT)
-            os.fsync(fd)
-            os.lseek(fd, 0, os.SEEK_SET)
-        else:
-            os.pwrite(fd, b"\0", SEGMENT - 1)
-            os.fsync(fd)
-        buf = os.urandom(size)
-        took = []
-        for _ in range(min(200, SEGMENT // size)):
-            os.write(fd, buf)
-            t = time.perf_counter()
-            os.fdatasync(fd)
-            took.append((time.perf_counter() - t) * 1000)
-    finally:
-        os.close(fd)
-        os.unlink(path)
-    took.sort()
-    return statistics.median(took), took[int(len(took) * 0.9)], statistics.mean(took)
-
-
-def sparse_segment(path):
-    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
-    os.pwrite(fd, b"\0", SEGMENT - 1)
+    if preallocated:
+        os.write(fd, b"\0" * SEGMENT)
+    else:
+        os.pwrite(fd, b"\0", SEGMENT - 1)
     os.fsync(fd)
     return fd
 
 
-def loop(directory, size, seconds):
-    path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_loop")
-    fd = sparse_segment(path)
+def write_and_sync(fd, buf, off, took):
+    """Write buf at off, then fdatasync; its duration (ms) goes to took."""
+    os.pwrite(fd, buf, off)
+    t = time.perf_counter()
+    os.fdatasync(fd)
+    took.append((time.perf_counter() - t) * 1000)
+
+
+def stats(took):
+    took.sort()
+    return statistics.median(took), took[int(len(took) * 0.9)], statistics.mean(took)
+
+
+def run(directory, size, preallocated, calls=None, seconds=None):
+    """Append size bytes and fdatasync, calls times in one segment or for seconds (a new sparse
+    segment each time one is full, as PostgreSQL starts a new WAL file); the durations in ms."""
+    path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_{size}")
+    fd = segment(path, preallocated)
     took = []
     try:
         buf = os.urandom(size)
         off = 0
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
+        end = time.monotonic() + (seconds or 0)
+        while (len(took) < calls) if calls else (time.monotonic() < end):
             if off + size > SEGMENT:
-                # a new sparse segment, as PostgreSQL starts a new WAL file
                 os.close(fd)
-                fd = sparse_segment(path)
+                fd = segment(path, False)
                 off = 0
-            os.pwrite(fd, buf, off)
+            write_and_sync(fd, buf, off, took)
             off += size
-            t = time.perf_counter()
-            os.fdatasync(fd)
-            took.append((time.perf_counter() - t) * 1000)
     finally:
         os.close(fd)
         os.unlink(path)
-    took.sort()
-    print(f"{len(took)} {statistics.median(took):.2f} {took[int(len(took) * 0.9)]:.2f} {statistics.mean(took):.2f}")
+    return took
 
 
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
     if len(sys.argv) > 3:
-        loop(directory, int(sys.argv[2]), float(sys.argv[3]))
+        took = run(directory, int(sys.argv[2]), False, seconds=float(sys.argv[3]))
+        print(len(took), " ".join(f"{x:.2f}" for x in stats(took)))
         return
     for size in (8192, 65536, 163840, 524288):
         for preallocated in (False, True):
-            med, p90, mean = measure(directory, size, preallocated)
+            med, p90, mean = stats(run(directory, size, preallocated, calls=min(200, SEGMENT // size)))
             kind = "preallocated" if preallocated else "sparse"
             print(f"{size // 1024:4d} KB {kind:12s}: fdatasync median {med:.2f} ms, p90 {p90:.2f}, mean {mean:.2f}")
 
