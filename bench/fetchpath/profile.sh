@@ -14,31 +14,12 @@ rounds=${1:-3}
 cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
 K=$PWD/test/clients/kafka/kafka.sh
-BATCH=${BENCH_BATCH_SIZE:-16384}
-SMALL=${BENCH_SMALL:-500000}
-WIDE=${BENCH_WIDE:-100000}
 want=${BENCH_TOPICS:-"c100 w1 w1000"}
-jars=$(test/clients/kafka/fetch-kafka.sh) || exit 1
-root=$(bash test/lib/pgcluster mktemp fetchprof); d=$root/data
-trap 'bash test/lib/pgcluster stop "$d" immediate >/dev/null 2>&1; rm -rf "$root"' EXIT
-cls=$root/classes; mkdir -p "$cls"
-javac -nowarn -cp "$jars/*" -d "$cls" bench/wire/WireBench.java || exit 1
-wb() { java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile=$PWD/test/clients/kafka/log4j2-tools.properties -cp "$cls:$jars/*" WireBench "$@"; }
-port=$(bash test/lib/pgcluster free-port ${KP_TEST_PORT:-55432}); kport=$(bash test/lib/pgcluster free-port ${KAFKA_TEST_PORT:-19092} "$port")
-bash test/lib/pgcluster init "$d" "$port" "$kport" || exit 1
+. bench/fetchpath/topics.sh
+fp_cluster fetchprof
 bash test/lib/pgcluster start "$d" || exit 1
 bash test/lib/pgcluster create-extension $port postgres || exit 1
-psql_() { "$PG_BINDIR/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -XAtq -c "$1"; }
-psql_ "SELECT kafka.create_topic('c100', 6), kafka.create_topic('w1', 1), kafka.create_topic('w1000', 1000)" >/dev/null || exit 1
-fill() { # topic records size
-	"$K" cli kafka-producer-perf-test --topic "$1" --num-records "$2" --record-size "$3" --throughput -1 \
-		--producer-props bootstrap.servers=127.0.0.1:$kport acks=1 enable.idempotence=false \
-		batch.size="$BATCH" linger.ms=5 2>&1 | grep "records sent" | tail -1
-}
-fill c100 "$SMALL" 100
-fill w1 "$WIDE" 1024
-fill w1000 "$WIDE" 1024
-psql_ "CHECKPOINT" >/dev/null
+fp_fill
 # batches per topic: how small the 1,000-partition topic's batches are (partitions 0-9 of it)
 for t in c100:6 w1:1 w1000:10; do
 	echo "${t%%:*}: $(psql_ "SELECT count(*) || ' batches, ' || round(avg(record_count), 1) || ' records and ' || round(avg(size_bytes)) || ' bytes each' FROM generate_series(0, ${t#*:} - 1) p, kafka.dump_log('${t%%:*}', p, 0, 1000000)")"
