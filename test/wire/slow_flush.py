@@ -77,6 +77,18 @@ def wait_ready(c, topic):
     return False
 
 
+def new_topic(kind, what=None):
+    """A connection, a new topic slowflush-KIND-<run> and whether it became ready for fetches
+    (checked, as the topic for WHAT's checks, when WHAT is given)."""
+    c = kc.Conn()
+    topic = f"slowflush-{kind}-{RUN}"
+    kc.create_topic(c, topic)
+    ready = wait_ready(c, topic)
+    if what is not None:
+        check(f"the topic for the {what} checks is ready", ready)
+    return c, topic, ready
+
+
 def metadata_body(topic):
     """Metadata v4: the topic, no auto-creation."""
     return kc.array([kc.string(topic)]) + kc.i8(0)
@@ -113,10 +125,8 @@ class Pinger(threading.Thread):
 
 
 def check_serving_during_slow_flush():
-    topic = f"slowflush-{RUN}"
-    a = kc.Conn()
-    kc.create_topic(a, topic)
-    if not check("the topic for the slow-flush checks is ready", wait_ready(a, topic)):
+    a, topic, ready = new_topic("serve", "slow-flush")
+    if not ready:
         return
     # one record first, flushed normally, so the partition's state is loaded
     err, base = kc.produce(a, topic, kc.build_batch(0, [b"first"]))
@@ -171,10 +181,7 @@ def check_serving_during_slow_flush():
 
 
 def check_flusher_restart():
-    topic = f"slowflush-restart-{RUN}"
-    c = kc.Conn()
-    kc.create_topic(c, topic)
-    wait_ready(c, topic)
+    c, topic, _ = new_topic("restart")
     pid = flusher_pid()
     if not check("the WAL flusher runs (pg_stat_activity)", pid is not None):
         return
@@ -199,10 +206,7 @@ def check_flusher_restart():
 
 
 def check_flusher_off():
-    topic = f"slowflush-off-{RUN}"
-    c = kc.Conn()
-    kc.create_topic(c, topic)
-    wait_ready(c, topic)
+    c, topic, _ = new_topic("off")
     psql("ALTER SYSTEM SET kafka.wal_flusher = off")
     psql("SELECT pg_reload_conf()")
     time.sleep(2)
@@ -216,10 +220,8 @@ def check_flusher_off():
 
 
 def check_wakeups_not_lost():
-    topic = f"slowflush-wake-{RUN}"
-    c = kc.Conn()
-    kc.create_topic(c, topic)
-    if not check("the topic for the wake-up checks is ready", wait_ready(c, topic)):
+    c, topic, ready = new_topic("wake", "wake-up")
+    if not ready:
         return
     err, _ = kc.produce(c, topic, kc.build_batch(0, [b"first"]))
     conns = [kc.Conn() for _ in range(4)]
