@@ -11,6 +11,8 @@
 #                         before use, so no flush allocates blocks), set by a reload
 #   nice                  kafka_pg with its listener workers reniced to -10 for the run (do they
 #                         wait for a CPU after their fdatasync returns?)
+#   flusher               kafka_pg with kafka.wal_flusher = on (the WAL flusher makes the flushes,
+#                         not the listener workers; their fdatasync columns then read 0), by a reload
 # Prints per variant the medians (and spread) of records/s, the producer's request-latency-avg and
 # -max (ms) and records-per-request-avg; for kafka_pg the WAL bytes written per record
 # (pg_current_wal_lsn before and after) and, from `perf trace` of the listener workers ("-"
@@ -30,7 +32,7 @@
 #
 # Settings: BENCH_REPS (3), BENCH_RECORDS (1000000), KP_TEST_PORT (55432), KAFKA_TEST_PORT (19092:
 # kafka_pg's listener), BENCH_KAFKA_PORT (39092: Apache Kafka), BENCH_VARIANTS ("kafka tuned zero
-# nice kafka-acks1 tuned-acks1"), BENCH_BESIDE (0).
+# nice kafka-acks1 tuned-acks1"; "flusher" is left out unless named), BENCH_BESIDE (0).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
@@ -80,6 +82,7 @@ run_once() {
 	"$K" cli kafka-topics --bootstrap-server "$bs" --create --topic "$topic" --partitions 6 >>"$LOG" 2>&1
 	if [ "$v" != kafka ]; then
 		q "ALTER SYSTEM SET wal_init_zero = $([ "$v" = zero ] && echo on || echo off)" >/dev/null
+		q "ALTER SYSTEM SET kafka.wal_flusher = $([ "$v" = flusher ] && echo on || echo off)" >/dev/null
 		q "SELECT pg_reload_conf()" >/dev/null
 		[ "$v" = nice ] && renice_listener -10
 		sleep 1
