@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""bench/tuning/fdatasync.py [DIR [SIZE SECONDS]]: what a WAL-like write + fdatasync costs on DIR's file system.
+"""bench/tuning/fdatasync.py [DIR [SIZE SECONDS]]: a WAL-like write + fdatasync on DIR's file system.
 
 For each write size (8 KB, 64 KB, 160 KB, 512 KB), appends that many bytes to a 16 MB file and
-calls fdatasync, up to 200 times, once on a sparse file (as PostgreSQL creates a WAL segment with
-wal_init_zero = off) and once on a preallocated one (wal_init_zero = on, or a recycled segment),
-and prints the median, 90th percentile and mean of the fdatasync calls in ms.  The baseline for the
-fdatasync durations a listener worker shows under `perf trace -s` (docs/performance.md, "What bounds
-acks=all at 16 KB batches").  With SIZE and SECONDS: appends SIZE bytes and calls fdatasync in a
-loop for SECONDS (a new sparse 16 MB file each time one is full), and prints one line, "calls median p90
-mean" (ms), for bench/wire/acks_all_bound.sh to run beside a broker under load.  DIR defaults to
-/tmp; the files are removed.  Asserts nothing.
+calls fdatasync, 200 times or until the file is full (102 times at 160 KB), once on a sparse file
+(as PostgreSQL creates a WAL segment with wal_init_zero = off) and once on a preallocated one
+(wal_init_zero = on, or a recycled segment), and prints the median, 90th percentile and mean of
+the fdatasync calls in ms: the baseline for the durations of the listener workers' fdatasync
+calls that bench/wire/acks_all_bound.sh traces (docs/performance.md, "What bounds acks=all at
+16 KB batches").  pg_test_fsync measures 8 kB writes and prints a mean rate; this measures the
+flush sizes a listener makes and their distribution.  With SIZE and SECONDS: appends SIZE bytes
+and calls fdatasync in a loop for SECONDS (a new sparse 16 MB file each time one is full) and
+prints one line, "calls median p90 mean" (ms), for acks_all_bound.sh to run beside a broker under
+load.  DIR defaults to /tmp; the files are removed.  Asserts nothing.
 """
 import os
 import statistics

@@ -63,13 +63,8 @@ have_perf=0
 perf trace -e fdatasync -- true >/dev/null 2>&1 && have_perf=1
 say "acks_all_bound: kafka_pg 127.0.0.1:$kp (PostgreSQL $port), Kafka 127.0.0.1:$KPORT; $N x 100 B, $REPS reps; load $(cut -d' ' -f1-3 /proc/loadavg); raw output in $LOG"
 
-# renice_listener NICE: the listener workers' nice value
-renice_listener() {
-	local p
-	for p in $(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'"); do
-		renice -n "$1" -p "$p" >/dev/null
-	done
-}
+# listener_pids: the listener workers' pids, comma-separated
+listener_pids() { q "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'"; }
 
 # run_once V REP [RECORDS]: one producer run; prints "records/s lat_avg lat_max rec_per_req
 # wal_bytes_per_record fds_per_1k fds_median fds_p90 fds_mean beside"
@@ -84,10 +79,10 @@ run_once() {
 		q "ALTER SYSTEM SET wal_init_zero = $([ "$v" = zero ] && echo on || echo off)" >/dev/null
 		q "ALTER SYSTEM SET kafka.wal_flusher = $([ "$v" = flusher ] && echo on || echo off)" >/dev/null
 		q "SELECT pg_reload_conf()" >/dev/null
-		[ "$v" = nice ] && renice_listener -10
 		sleep 1
+		pids=$(listener_pids)
+		[ "$v" = nice ] && renice -n -10 -p ${pids//,/ } >/dev/null
 		l0=$(q "SELECT pg_current_wal_lsn()")
-		pids=$(q "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
 		if [ "$have_perf" = 1 ] && [ -n "$pids" ]; then
 			perf trace -e fdatasync -p "$pids" -o "$tr" >/dev/null 2>&1 &
 			tpid=$!
@@ -105,7 +100,7 @@ run_once() {
 	echo "$out" >>"$LOG"
 	if [ "$v" != kafka ]; then
 		wb=$(q "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0') / $n)")
-		[ "$v" = nice ] && renice_listener 0
+		[ "$v" = nice ] && renice -n 0 -p ${pids//,/ } >/dev/null
 		if [ -n "$bpid" ]; then
 			wait "$bpid"
 			beside=$(awk '{ printf "%s/%s", $2, $4 }' "$work/beside")
