@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/tuning/fdatasync.py [DIR [SIZE SECONDS]]: a WAL-like write + fdatasync on DIR's file system.
+"""bench/tuning/fdatasync.py [DIR [SIZE SECONDS [GAP_MS]]]: a WAL-like write + fdatasync on DIR's file system.
 
 For each write size (8 KB, 64 KB, 160 KB, 512 KB), appends that many bytes to a 16 MB file and
 calls fdatasync, 200 times or until the file is full (102 times at 160 KB), once on a sparse file
@@ -11,7 +11,8 @@ calls that bench/wire/acks_all_bound.sh traces (docs/performance.md, "What bound
 flush sizes a listener makes and their distribution.  With SIZE and SECONDS: appends SIZE bytes
 and calls fdatasync in a loop for SECONDS (a new sparse 16 MB file each time one is full) and
 prints one line, "calls median p90 mean" (ms), for acks_all_bound.sh to run beside a broker under
-load.  DIR defaults to /tmp; the files are removed.  Asserts nothing.
+load; with GAP_MS it sleeps that long after each call (a listener worker flushes every 4-5 ms, not
+back to back).  DIR defaults to /tmp; the files are removed.  Asserts nothing.
 """
 import os
 import statistics
@@ -45,7 +46,7 @@ def stats(took):
     return statistics.median(took), took[int(len(took) * 0.9)], statistics.mean(took)
 
 
-def run(directory, size, preallocated, calls=None, seconds=None):
+def run(directory, size, preallocated, calls=None, seconds=None, gap=0.0):
     """Append size bytes and fdatasync, calls times in one segment or for seconds (a new sparse
     segment each time one is full, as PostgreSQL starts a new WAL file); the durations in ms."""
     path = os.path.join(directory, f"kp_fdatasync_{os.getpid()}_{size}")
@@ -62,6 +63,8 @@ def run(directory, size, preallocated, calls=None, seconds=None):
                 off = 0
             write_and_sync(fd, buf, off, took)
             off += size
+            if gap:
+                time.sleep(gap)
     finally:
         os.close(fd)
         os.unlink(path)
@@ -71,7 +74,8 @@ def run(directory, size, preallocated, calls=None, seconds=None):
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
     if len(sys.argv) > 3:
-        took = run(directory, int(sys.argv[2]), False, seconds=float(sys.argv[3]))
+        gap = float(sys.argv[4]) / 1000 if len(sys.argv) > 4 else 0.0
+        took = run(directory, int(sys.argv[2]), False, seconds=float(sys.argv[3]), gap=gap)
         print(len(took), " ".join(f"{x:.2f}" for x in stats(took)))
         return
     for size in (8192, 65536, 163840, 524288):

@@ -13,17 +13,23 @@
 #                         wait for a CPU after their fdatasync returns?)
 #   flusher               kafka_pg with kafka.wal_flusher = on (the WAL flusher makes the flushes,
 #                         not the listener workers; their fdatasync columns then read 0), by a reload
+#   slice                 kafka_pg with its listener workers given a 0.1 ms scheduler slice for the
+#                         run (bench/tuning/sched_slice.py; Linux 6.12+): woken, they run sooner
 # Prints per variant the medians (and spread) of records/s, the producer's request-latency-avg and
 # -max (ms) and records-per-request-avg; for kafka_pg the WAL bytes written per record
-# (pg_current_wal_lsn before and after) and, from `perf trace` of the listener workers ("-"
-# without perf), their own fdatasync calls per 1,000 records and the median, 90th percentile and
-# mean of their durations (ms).  Where throughput = in flight x records per request / request
+# (pg_current_wal_lsn before and after) and, from a system-wide `perf record` of the scheduler
+# events and fdatasync calls during the run ("-" without perf), the listener workers' own
+# fdatasync calls per 1,000 records, the median, 90th percentile and mean of their durations
+# (ms), and the median and mean of the part of each call the worker spent runnable, waiting for a
+# CPU, and asleep (the I/O): bench/wire/sched_split.py, which also writes to the log who had the
+# CPUs (the listener, the client's JIT compiler threads, idle, ...).  Where throughput = in flight x records per request / request
 # latency, the producer is bound by the broker's time per request, not by CPU.
 # With BENCH_BESIDE=1, during each kafka_pg run bench/tuning/fdatasync.py also appends 160 KB and
 # calls fdatasync in a loop in the cluster's directory for 2 s (from 1 s after the producer
 # starts) and its median/mean (ms) are printed: the same call under the same traffic, outside the
 # server (it adds its own load to the disk: leave it off for the throughput figures).  At the end
-# it prints what the background writer, checkpoints and backends wrote (pg_stat_bgwriter).  Before
+# BENCH_BESIDE_GAP_MS (0) paces that loop: a sleep after each call, as a listener worker flushes every
+# few ms rather than back to back.  At the end it prints what the background writer, checkpoints and backends wrote (pg_stat_bgwriter).  Before
 # the first repetition Kafka and "tuned" get an unmeasured run of BENCH_WARMUP_RECORDS (300000).
 # Asserts nothing.  As root.
 #
@@ -32,7 +38,8 @@
 #
 # Settings: BENCH_REPS (3), BENCH_RECORDS (1000000), KP_TEST_PORT (55432), KAFKA_TEST_PORT (19092:
 # kafka_pg's listener), BENCH_KAFKA_PORT (39092: Apache Kafka), BENCH_VARIANTS ("kafka tuned zero
-# nice kafka-acks1 tuned-acks1"; "flusher" is left out unless named), BENCH_BESIDE (0).
+# nice kafka-acks1 tuned-acks1"; "flusher" and "slice" are left out unless named), BENCH_BESIDE (0),
+# BENCH_BESIDE_GAP_MS (0).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
@@ -60,17 +67,19 @@ case " $VARIANTS " in *" kafka"*)
 	"$K" start "$KPORT" >>"$LOG" 2>&1 || { say "Kafka did not start"; tail -20 "$LOG" >&2; exit 1; } ;;
 esac
 have_perf=0
-perf trace -e fdatasync -- true >/dev/null 2>&1 && have_perf=1
+perf_events=(-e sched:sched_switch -e sched:sched_wakeup -e syscalls:sys_enter_fdatasync -e syscalls:sys_exit_fdatasync)
+perf record -a -o "$work/perf.check" "${perf_events[@]}" -- true >/dev/null 2>&1 && have_perf=1
 say "acks_all_bound: kafka_pg 127.0.0.1:$kp (PostgreSQL $port), Kafka 127.0.0.1:$KPORT; $N x 100 B, $REPS reps; load $(cut -d' ' -f1-3 /proc/loadavg); raw output in $LOG"
 
 # listener_pids: the listener workers' pids, comma-separated
 listener_pids() { q "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'"; }
 
 # run_once V REP [RECORDS]: one producer run; prints "records/s lat_avg lat_max rec_per_req
-# wal_bytes_per_record fds_per_1k fds_median fds_p90 fds_mean beside"
+# wal_bytes_per_record fds_per_1k fds_median fds_p90 fds_mean runnable_median runnable_mean
+# asleep_median asleep_mean beside"
 run_once() {
 	local v=$1 n=${3:-$N} bs=127.0.0.1:$kp topic="b_$1_$2" out pids tr="$work/trace.$1.$2" tpid="" wb=- l0
-	local fd="- - - -" bpid="" beside=- acks="acks=all enable.idempotence=true"
+	local fd="- - - - - - - -" bpid="" beside=- acks="acks=all enable.idempotence=true"
 	[ "${v%-acks1}" != "$v" ] && acks="acks=1 enable.idempotence=false"
 	v=${v%-acks1}
 	[ "$v" = kafka ] && bs=127.0.0.1:$KPORT
@@ -82,14 +91,15 @@ run_once() {
 		sleep 1
 		pids=$(listener_pids)
 		[ "$v" = nice ] && renice -n -10 -p ${pids//,/ } >/dev/null
+		[ "$v" = slice ] && python3 "$repo/bench/tuning/sched_slice.py" 100000 ${pids//,/ } >>"$LOG"
 		l0=$(q "SELECT pg_current_wal_lsn()")
 		if [ "$have_perf" = 1 ] && [ -n "$pids" ]; then
-			perf trace -e fdatasync -p "$pids" -o "$tr" >/dev/null 2>&1 &
+			perf record -a -o "$tr" "${perf_events[@]}" >/dev/null 2>&1 &
 			tpid=$!
 			sleep 1
 		fi
 		if [ "${BENCH_BESIDE:-0}" = 1 ]; then
-			(sleep 1; python3 "$repo/bench/tuning/fdatasync.py" "$root" 163840 2 >"$work/beside") &
+			(sleep 1; python3 "$repo/bench/tuning/fdatasync.py" "$root" 163840 2 "${BENCH_BESIDE_GAP_MS:-0}" >"$work/beside") &
 			bpid=$!
 		fi
 	fi
@@ -101,6 +111,7 @@ run_once() {
 	if [ "$v" != kafka ]; then
 		wb=$(q "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$l0') / $n)")
 		[ "$v" = nice ] && renice -n 0 -p ${pids//,/ } >/dev/null
+		[ "$v" = slice ] && python3 "$repo/bench/tuning/sched_slice.py" 0 ${pids//,/ } >>"$LOG"
 		if [ -n "$bpid" ]; then
 			wait "$bpid"
 			beside=$(awk '{ printf "%s/%s", $2, $4 }' "$work/beside")
@@ -108,9 +119,11 @@ run_once() {
 		if [ -n "$tpid" ]; then
 			kill -INT "$tpid" 2>/dev/null
 			wait "$tpid" 2>/dev/null
-			# perf trace: one line per call, "TIME ( DURATION ms): COMM/PID fdatasync(fd: N) = 0"
-			fd=$(sed -n 's/^ *[0-9.]* ( *\([0-9.]*\) ms): .*fdatasync.*/\1/p' "$tr" | sort -g |
-				awk -v n="$n" '{ a[NR] = $1; t += $1 } END { if (!NR) { print "0 - - -"; exit } p = int(NR * 0.9); if (p < 1) p = 1; printf "%.2f %.2f %.2f %.2f", NR * 1000 / n, a[int((NR + 1) / 2)], a[p], t / NR }')
+			perf script -i "$tr" 2>/dev/null >"$tr.txt"
+			python3 "$repo/bench/wire/sched_split.py" "$tr.txt" "$pids" "$n" >"$tr.split"
+			fd=$(head -1 "$tr.split")
+			{ echo "== $1 rep $2: the listener's fdatasync calls and the CPUs"; tail -n +2 "$tr.split"; } >>"$LOG"
+			rm -f "$tr" "$tr.txt"
 		fi
 	fi
 	echo "$out" | awk -v wb="$wb" -v fd="$fd" -v beside="$beside" '
@@ -126,14 +139,15 @@ for v in $VARIANTS; do
 	case $v in kafka | tuned) say "warm-up $v: $(run_once "$v" 0 "${BENCH_WARMUP_RECORDS:-300000}")" ;; esac
 done
 names=(records/s request-latency-avg_ms request-latency-max_ms records/request WAL_bytes/record
-	listener_fdatasync/1k_records fdatasync_median_ms fdatasync_p90_ms fdatasync_mean_ms)
+	listener_fdatasync/1k_records fdatasync_median_ms fdatasync_p90_ms fdatasync_mean_ms
+	runnable_in_it_median_ms runnable_in_it_mean_ms asleep_in_it_median_ms asleep_in_it_mean_ms)
 for rep in $(seq 1 "$REPS"); do
 	for v in $VARIANTS; do
 		res=$(run_once "$v" "$rep")
 		say "rep $rep $v: ${names[*]} beside_median/mean = $res"
 		read -r -a f <<<"$res"
 		for i in "${!names[@]}"; do col[$v,$i]+="${f[$i]} "; done
-		col[$v,b]+="${f[9]} "
+		col[$v,b]+="${f[13]} "
 	done
 done
 printf '\n| variant |'
