@@ -9,8 +9,8 @@
 #   tuned, tuned-acks1    kafka_pg as scripts/setup.sh makes it
 #   zero                  kafka_pg with wal_init_zero = on (new WAL segments written full of zeros
 #                         before use, so no flush allocates blocks), set by a reload
-#   nice                  kafka_pg with its listener workers reniced to -10 for the run (do they
-#                         wait for a CPU after their fdatasync returns?)
+#   nice                  kafka_pg with its listener workers reniced to -10 for the run (a larger
+#                         share of the CPUs, not an earlier turn after a wake-up: see "slice")
 #   flusher               kafka_pg with kafka.wal_flusher = on (the WAL flusher makes the flushes,
 #                         not the listener workers; their fdatasync columns then read 0), by a reload
 #   slice                 kafka_pg with its listener workers given a 0.1 ms scheduler slice for the
@@ -22,15 +22,19 @@
 # fdatasync calls per 1,000 records, the median, 90th percentile and mean of their durations
 # (ms), and the median and mean of the part of each call the worker spent runnable, waiting for a
 # CPU, and asleep (the I/O): bench/wire/sched_split.py, which also writes to the log who had the
-# CPUs (the listener, the client's JIT compiler threads, idle, ...).  Where throughput = in flight x records per request / request
-# latency, the producer is bound by the broker's time per request, not by CPU.
+# CPUs (the listener, the client's JIT compiler threads, idle, ...).  Where throughput = in flight
+# x records per request / request latency, the producer is bound by the broker's time per
+# request, not by CPU.
 # With BENCH_BESIDE=1, during each kafka_pg run bench/tuning/fdatasync.py also appends 160 KB and
 # calls fdatasync in a loop in the cluster's directory for 2 s (from 1 s after the producer
 # starts) and its median/mean (ms) are printed: the same call under the same traffic, outside the
-# server (it adds its own load to the disk: leave it off for the throughput figures).  At the end
-# BENCH_BESIDE_GAP_MS (0) paces that loop: a sleep after each call, as a listener worker flushes every
-# few ms rather than back to back.  At the end it prints what the background writer, checkpoints and backends wrote (pg_stat_bgwriter).  Before
-# the first repetition Kafka and "tuned" get an unmeasured run of BENCH_WARMUP_RECORDS (300000).
+# server (it adds its own load to the disk: leave it off for the throughput figures).
+# BENCH_BESIDE_GAP_MS (0) paces that loop: a sleep after each call, as a listener worker flushes
+# every few ms rather than back to back.  At the end it prints what the background writer,
+# checkpoints and backends wrote (pg_stat_bgwriter).  Before the first repetition Kafka and
+# "tuned" get an unmeasured run of BENCH_WARMUP_RECORDS (3000000: a fresh Kafka's acks=all rate
+# on the 2-core machine rose from about 200k to 280k-370k records/s over its first 3,000,000
+# records; 300,000 left it cold: docs/performance.md, run 9).
 # Asserts nothing.  As root.
 #
 #   bash bench/wire/acks_all_bound.sh
@@ -136,7 +140,7 @@ run_once() {
 
 declare -A col
 for v in $VARIANTS; do
-	case $v in kafka | tuned) say "warm-up $v: $(run_once "$v" 0 "${BENCH_WARMUP_RECORDS:-300000}")" ;; esac
+	case $v in kafka | tuned) say "warm-up $v: $(run_once "$v" 0 "${BENCH_WARMUP_RECORDS:-3000000}")" ;; esac
 done
 names=(records/s request-latency-avg_ms request-latency-max_ms records/request WAL_bytes/record
 	listener_fdatasync/1k_records fdatasync_median_ms fdatasync_p90_ms fdatasync_mean_ms

@@ -29,10 +29,12 @@
 # and the latency rows, for work on the acknowledgement path; the other rows print "-"),
 # BENCH_E2E_DUMP (empty; a directory: every latency run writes each record's send time and
 # latencies there, e2e-<broker>-<size>B-<rate>-<n>.txt, WireBench's -Dwb.dump),
-# BENCH_WARMUP_RECORDS (300000; 0: none): before the first repetition each broker gets an unmeasured
+# BENCH_WARMUP_RECORDS (3000000; 0: none): before the first repetition each broker gets an unmeasured
 # produce (acks=1 and acks=all) and consume of that many 100 B records, so that the JVM's JIT
 # and page cache are warm for Kafka's first measured repetition as they are for the later ones
-# (without it Kafka's first repetition ran 30-45% slower, which flattered kafka_pg).
+# (without it Kafka's first repetition ran 30-45% slower, which flattered kafka_pg; with 300,000,
+# the default until run 9, a fresh Kafka's acks=all rate was still rising through its third
+# million records: docs/performance.md, run 9).
 # The raw output of every step goes to bench/out/wire-<time>.log.
 set -uo pipefail
 
@@ -180,7 +182,7 @@ for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 1024B @$
 for m in "e2e p50" "e2e p99" "ack p50" "ack p99"; do metrics+=("latency 1024B @50% of saturation acks=all $m ms"); done
 metrics+=("50% of saturation, records/s")
 
-WARMUP=${BENCH_WARMUP_RECORDS:-300000}
+WARMUP=${BENCH_WARMUP_RECORDS:-3000000}
 if [ "$WARMUP" -gt 0 ]; then
 	for tg in "${targets[@]}"; do
 		name=${tg%%=*}
