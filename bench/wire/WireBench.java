@@ -28,10 +28,14 @@
  *       A producer (acks=all, idempotent, linger.ms=0) sends SIZE-byte records at RATE per second
  *       for SECONDS; a group-less consumer (fetch.min.bytes=1) positioned at the end receives them.
  *       Each value starts with its send time (System.nanoTime, one JVM), so end-to-end latency is
- *       receive time minus send time. The first second is warm-up and not counted. Prints
- *       percentiles of end-to-end and of send-to-acknowledgement latency. With -Dwb.dump=FILE it
- *       also writes every record's send time (System.nanoTime: CLOCK_MONOTONIC on Linux) and
- *       both latencies to FILE, to line the tail up with a server's own timestamps.
+ *       receive time minus send time. Before those SECONDS it sends at the same rate, unmeasured,
+ *       for -Dwb.warmup_s seconds (1): a new JVM's JIT compiler takes most of a CPU for its first
+ *       ~15 s at 30,000 records/s, so a short warm-up measures the client's compiler on a
+ *       2-core machine (docs/performance.md, "The acknowledgement tail near saturation"). Prints
+ *       percentiles of end-to-end and of send-to-acknowledgement latency over the measured
+ *       records. With -Dwb.dump=FILE it also writes every record's send time (System.nanoTime:
+ *       CLOCK_MONOTONIC on Linux) and both latencies to FILE, warm-up included, to line the tail
+ *       up with a server's own timestamps.
  *
  *   create BOOTSTRAP PARTITIONS TOPIC...   /   delete BOOTSTRAP TOPIC...
  *       Topics for a run, in one JVM (faster than a kafka-topics call per topic). create waits
@@ -270,7 +274,7 @@ public class WireBench {
     }
 
     static void e2e(String bootstrap, String topic, int parts, int rate, int seconds, int size) throws Exception {
-        int total = rate * seconds, warm = rate;
+        int warm = rate * Integer.parseInt(System.getProperty("wb.warmup_s", "1")), total = warm + rate * seconds;
         long[] e2e = new long[total], ack = new long[total], sentAt = new long[total];
         Arrays.fill(e2e, -1);
         Arrays.fill(ack, -1);
@@ -324,8 +328,8 @@ public class WireBench {
             double elapsed = (System.nanoTime() - start) / 1e9;
             long[] e = Arrays.stream(e2e, warm, total).filter(x -> x >= 0).sorted().toArray();
             long[] k = Arrays.stream(ack, warm, total).filter(x -> x >= 0).sorted().toArray();
-            System.out.printf("e2e sent=%d received=%d rate=%d seconds=%.1f e2e_p50_ms=%.2f e2e_p99_ms=%.2f e2e_p999_ms=%.2f e2e_max_ms=%.2f ack_p50_ms=%.2f ack_p99_ms=%.2f%n",
-                    total, received[0], rate, elapsed, pct(e, 50), pct(e, 99), pct(e, 99.9), pct(e, 100), pct(k, 50), pct(k, 99));
+            System.out.printf("e2e sent=%d received=%d warmup=%d rate=%d seconds=%.1f e2e_p50_ms=%.2f e2e_p99_ms=%.2f e2e_p999_ms=%.2f e2e_max_ms=%.2f ack_p50_ms=%.2f ack_p99_ms=%.2f%n",
+                    total, received[0], warm, rate, elapsed, pct(e, 50), pct(e, 99), pct(e, 99.9), pct(e, 100), pct(k, 50), pct(k, 99));
             String dump = System.getProperty("wb.dump");
             if (dump != null) {
                 // one line per record: index, send time (System.nanoTime, which is CLOCK_MONOTONIC

@@ -106,7 +106,7 @@ for rep in $(seq 1 "$REPS"); do
 		mx[$mode]="${mx[$mode]:-} $c"
 		over[$mode]="${over[$mode]:-} $d"
 		say "rep $rep flusher $mode: ack p50 $a ms, p99 $b ms, max $c ms, $d of $n acks > 10 ms; load $(cut -d' ' -f1 /proc/loadavg); $(sed -nE 's/.*(e2e_p99_ms=[0-9.]+).*/\1/p' <<<"$out")"
-		awk -v lw=$((lw1 - lw0)) -v lr=$((lr1 - lr0)) -v lc=$((lc1 - lc0)) -v fw=$((fw1 - fw0)) -v fr=$((fr1 - fr0)) -v fc=$((fc1 - fc0)) -v n="$((RATE * SECS))" -v ws="${wsync:--}" 'BEGIN {
+		awk -v lw=$((lw1 - lw0)) -v lr=$((lr1 - lr0)) -v lc=$((lc1 - lc0)) -v fw=$((fw1 - fw0)) -v fr=$((fr1 - fr0)) -v fc=$((fc1 - fc0)) -v n="$((RATE * (SECS + 1)))" -v ws="${wsync:--}" 'BEGIN {
 			printf "    per 1,000 records: listener workers %.1f wake-ups, %.2f ms on a CPU, %.2f ms waiting for one (%.0f us a wake-up); flusher %.1f wake-ups, %.2f ms on a CPU, %.2f ms waiting (%.0f us a wake-up); fdatasync calls by the listener workers: %s\n",
 				lw * 1000 / n, lc / n, lr / n, lw ? lr / lw : 0, fw * 1000 / n, fc / n, fr / n, fw ? fr / fw : 0, ws }' >&2
 		[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp "$dump" "$KEEP/"
