@@ -15,13 +15,18 @@
 #   consume   from the start of the log just written, every partition, without a consumer group
 #             (WireBench consume: assign + seekToBeginning; kafka_pg has no groups yet), and
 #             kafka-consumer-perf-test (a group; "n/a" where groups are missing): records/s, MB/s
-#   latency   WireBench e2e: 100 B and 1 KiB records at a fixed rate (5000/s for 10 s, acks=all,
-#             and 1 KiB at half the broker's saturated acks=all 1 KiB rate so far, its "50% of
-#             saturation, records/s" row; linger.ms=0) read by a waiting consumer: end-to-end and acknowledgement p50/p99
+#   latency   WireBench e2e: 100 B and 1 KiB records at a fixed rate (5000/s for 10 s, after 15 s
+#             at that rate unmeasured, acks=all, and 1 KiB at half the broker's saturated acks=all
+#             1 KiB rate so far, its "50% of saturation, records/s" row; linger.ms=0) read by a
+#             waiting consumer: end-to-end and acknowledgement p50/p99; `sync` before each latency
+#             run and each broker's turn (settle below)
 #
 # Settings: KP_BOOTSTRAP, BENCH_REPS (3), BENCH_SMALL_RECORDS (1000000, 100 B),
 # BENCH_LARGE_RECORDS (200000, 1 KiB), BENCH_PARTITIONS (6), BENCH_E2E_RATE (5000),
-# BENCH_E2E_SECONDS (10), BENCH_KAFKA_PORT (39092; the controller takes the next port),
+# BENCH_E2E_SECONDS (10), BENCH_E2E_WARMUP_SECONDS (15: each latency run first sends at its rate for
+# that long, unmeasured, while the client JVM's JIT compiler, which takes most of a CPU for its
+# first ~13 s, finishes; 1 until run 11), BENCH_KAFKA_PORT (39092; the controller takes the next
+# port),
 # BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g),
 # BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
 # BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
@@ -47,6 +52,7 @@ LARGE=${BENCH_LARGE_RECORDS:-200000}
 PARTS=${BENCH_PARTITIONS:-6}
 RATE=${BENCH_E2E_RATE:-5000}
 E2E_S=${BENCH_E2E_SECONDS:-10}
+E2E_WARM=${BENCH_E2E_WARMUP_SECONDS:-15}
 KPORT=${BENCH_KAFKA_PORT:-39092}
 STEP_TIMEOUT=${BENCH_STEP_TIMEOUT:-300}
 ONLY=${BENCH_ONLY:-}
@@ -144,20 +150,28 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 	fi
 }
 
+# Write every dirty page in the page cache to disk before a broker's turn and before each latency
+# run.  Without it the kernel writes back the other broker's data (up to 1 GB from Kafka's last
+# latency run, which does not fsync) 30 s after it was written, during kafka_pg's turn, and
+# kafka_pg's WAL flushes wait for the disk behind it: thousands of acknowledgements of 5-30 ms in a
+# second (docs/performance.md, run 11).  Each broker still meets its own writeback.
+settle() { sync; }
+
 E2E_DUMP=${BENCH_E2E_DUMP:-}
 e2e_runs=0
 e2e() { # e2e TARGET BOOTSTRAP TOPIC [SIZE RATE LABEL]
 	local name=$1 bs=$2 topic=$3 size=${4:-100} rate=${5:-$RATE} label=${6:-${RATE}/s} out m dump=()
 	local key="latency ${size}B @${label} acks=all"
 	e2e_runs=$((e2e_runs + 1))
+	settle
 	[ -z "$E2E_DUMP" ] || dump=("-Dwb.dump=$E2E_DUMP/e2e-$name-${size}B-$rate-$e2e_runs.txt")
-	out=$(wb "${dump[@]}" e2e "$bs" "$topic" "$PARTS" "$rate" "$E2E_S" "$size" 2>&1)
+	out=$(wb "${dump[@]}" -Dwb.warmup_s="$E2E_WARM" e2e "$bs" "$topic" "$PARTS" "$rate" "$E2E_S" "$size" 2>&1)
 	echo "$out" >>"$LOG"
 	if grep -q "^e2e " <<<"$out"; then
 		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do
 			record "$name" "$key ${m/_/ } ms" "$(sed -nE "s/.*${m}_ms=([0-9.]+|NaN).*/\1/p" <<<"$out")"
 		done
-		grep -q "received=$((rate * E2E_S)) " <<<"$out" || say "  $name: $key: not every record was received: $out"
+		grep -q "received=$((rate * (E2E_WARM + E2E_S))) " <<<"$out" || say "  $name: $key: not every record was received: $out"
 	else
 		for m in e2e_p50 e2e_p99 ack_p50 ack_p99; do record "$name" "$key ${m/_/ } ms" fail; done
 		say "  $name: $key failed: $(tail -2 <<<"$out")"
@@ -207,6 +221,7 @@ for rep in $(seq 1 "$REPS"); do
 		tag=r$rep-$RANDOM
 		topics=(wb-100-1-$tag wb-100-all-$tag wb-1024-1-$tag wb-1024-all-$tag wb-e2e-$tag wb-lz4-$tag wb-zstd-$tag)
 		say "bench: repetition $rep/$REPS, $name at $bs ($((SECONDS - t_start)) s so far)"
+		settle
 		if ! wb create "$bs" "$PARTS" "${topics[@]}" >>"$LOG" 2>&1; then
 			say "  $name: creating topics failed (see $LOG)"
 			continue
