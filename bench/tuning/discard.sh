@@ -10,9 +10,9 @@
 # linger.ms 0, 15 s unmeasured then 10 s measured, on a topic of 6 partitions; before each, a file
 # of BENCH_FILE_MB (1500) MB of random bytes is written and synced next to the cluster's data
 # directory (BENCH_DIR, default /var/lib/kafka_pg), and 20 s after the client starts (3-5 s into
-# the measured part) it is removed ("rm") or left alone ("keep"; removed after the run).  Prints the file
-# system's mount options, then per run: the acknowledgements of the measured records that took
-# 5 ms or more, their p99 and max, and the rm's own duration.  Asserts nothing.  As root.
+# the measured part) it is removed ("rm") or left alone ("keep"; removed after the run).  Prints
+# the file system's mount options, then per run: the acknowledgements of the measured records
+# that took 5 ms or more, their p99 and max, and the rm's own duration.  Asserts nothing.  As root.
 #
 #   bench/tuning/discard.sh          # ~4 minutes
 #
@@ -24,6 +24,7 @@ KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 REPS=${BENCH_REPS:-2}
 DIR=${BENCH_DIR:-/var/lib/kafka_pg}
 MB=${BENCH_FILE_MB:-1500}
+RATE=5000 WARM=15 SECS=10  # records/s, unmeasured seconds, measured seconds
 jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { echo "cannot fetch the Kafka jars" >&2; exit 1; }
 work=$(mktemp -d)
 big=$DIR/discard-bench-$$.bin
@@ -42,20 +43,20 @@ for rep in $(seq 1 "$REPS"); do
 	for mode in keep rm; do
 		dd if=/dev/urandom of="$big" bs=1M count="$MB" status=none && sync
 		(
-			sleep 20
+			sleep $((WARM + 5))
 			if [ "$mode" = rm ]; then
 				t0=$(date +%s%N); rm -f "$big"; echo "rm took $((($(date +%s%N) - t0) / 1000000)) ms" >"$work/rm.txt"
 			fi
 		) &
 		timer=$!
-		wb -Dwb.warmup_s=15 -Dwb.dump="$work/dump.txt" e2e "$KP_BOOTSTRAP" "$topic" 6 5000 10 1024 >"$work/e2e.out" 2>&1
+		wb -Dwb.warmup_s=$WARM -Dwb.dump="$work/dump.txt" e2e "$KP_BOOTSTRAP" "$topic" 6 $RATE $SECS 1024 >"$work/e2e.out" 2>&1
 		wait "$timer"
 		rm -f "$big"
 		[ -s "$work/dump.txt" ] || { echo "rep $rep $mode: WireBench e2e failed: $(tail -3 "$work/e2e.out")"; continue; }
-		python3 - "$work/dump.txt" "rep $rep $mode" "$(cat "$work/rm.txt" 2>/dev/null)" <<'PY'
+		python3 - "$work/dump.txt" "rep $rep $mode" "$(cat "$work/rm.txt" 2>/dev/null)" $((RATE * WARM)) <<'PY'
 import sys
 rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
-acks = sorted(r[2] for r in rows[75000:] if r[2] >= 0)   # 15 s at 5,000/s unmeasured
+acks = sorted(r[2] for r in rows[int(sys.argv[4]):] if r[2] >= 0)   # after the unmeasured ones
 slow = sum(a >= 5_000_000 for a in acks)
 print(f"{sys.argv[2]:>10}: measured acknowledgements >= 5 ms {slow:5d} of {len(acks)}, "
       f"p99 {acks[int(len(acks) * 0.99)] / 1e6:6.1f} ms, max {acks[-1] / 1e6:6.1f} ms  {sys.argv[3]}")

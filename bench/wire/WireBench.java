@@ -32,9 +32,8 @@
  *       for -Dwb.warmup_s seconds (1): a new JVM's JIT compiler takes most of a CPU for its first
  *       ~13 s (at 5,000 and at 30,000 records/s), so a short warm-up measures the client's
  *       compiler on a 2-core machine (docs/performance.md, "The acknowledgement tail near
- *       saturation"). Prints
- *       percentiles of end-to-end and of send-to-acknowledgement latency over the measured
- *       records. With -Dwb.dump=FILE it also writes every record's send time (System.nanoTime:
+ *       saturation"). Prints percentiles of end-to-end and of send-to-acknowledgement latency
+ *       over the measured records. With -Dwb.dump=FILE it also writes every record's send time (System.nanoTime:
  *       CLOCK_MONOTONIC on Linux) and both latencies to FILE, warm-up included, to line the tail
  *       up with a server's own timestamps.
  *

@@ -154,13 +154,14 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 # run.  Without it the kernel writes back the other broker's data (up to 1 GB from Kafka's last
 # latency run, which does not fsync) 30 s after it was written, during kafka_pg's turn, and
 # kafka_pg's WAL flushes wait for the disk behind it: thousands of acknowledgements of 5-30 ms in a
-# second (docs/performance.md, run 11).  Each broker still meets its own writeback.
+# second (docs/performance.md, runs 11-14).  Each broker still meets its own writeback.
 settle() { sync; }
 
 # Topics are deleted after the last measurement, not after each broker's turn: a deleted topic's
 # files are freed (Kafka removes them file.delete.delay.ms, 60 s, later; kafka_pg when the deleting
-# transaction commits, as PostgreSQL drops a table), and on a file system mounted with `discard` (this machine's) freeing 1.5 GB
-# held every fsync on it for 100-170 ms, in the other broker's turn (docs/performance.md, run 13).
+# transaction commits, as PostgreSQL drops a table), and on a file system mounted with `discard`
+# (this machine's) freeing 1.5 GB held every fsync on it for 0.1-0.3 s, in the other broker's turn
+# (docs/performance.md, runs 11-14, and bench/tuning/discard.sh).
 deletes=()
 later_delete() { deletes+=("$*"); }
 

@@ -17,11 +17,9 @@ records sent from each of a few starting seconds on, to show how much of a run's
 start.  Asserts nothing.
 """
 import collections
-import re
 import sys
 
-EVENT = re.compile(r"^\s*(.+?)\s+(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s*(.*)$")
-SWITCH = re.compile(r"next_comm=(.*?) next_pid=(\d+)")
+from sched_split import EVENT, NEXT  # the same `perf script` lines, parsed the same way
 
 
 def group(comm):
@@ -60,7 +58,7 @@ def main():
             c, t = m.group(3), float(m.group(4))
             if c in running and t >= base:
                 cpu[int(t - base)][group(running[c])] += t - since[c]
-            n = SWITCH.search(m.group(6))
+            n = NEXT.search(m.group(6))
             running[c], since[c] = n.group(1), t
     last = max(per)
     for s in range(0, last + 1):
