@@ -18,8 +18,8 @@
 #   latency   WireBench e2e: 100 B and 1 KiB records at a fixed rate (5000/s for 10 s, after 15 s
 #             at that rate unmeasured, acks=all, and 1 KiB at half the broker's saturated acks=all
 #             1 KiB rate so far, its "50% of saturation, records/s" row; linger.ms=0) read by a
-#             waiting consumer: end-to-end and acknowledgement p50/p99; `sync` before each latency
-#             run and each broker's turn (settle below)
+#             waiting consumer: end-to-end and acknowledgement p50/p99; a CHECKPOINT of kafka_pg
+#             and `sync` before each latency run and each broker's turn (settle below)
 #
 # Settings: KP_BOOTSTRAP, BENCH_REPS (3), BENCH_SMALL_RECORDS (1000000, 100 B),
 # BENCH_LARGE_RECORDS (200000, 1 KiB), BENCH_PARTITIONS (6), BENCH_E2E_RATE (5000),
@@ -29,6 +29,10 @@
 # port),
 # BENCH_STEP_TIMEOUT (seconds per measurement, 300), KAFKA_HEAP_OPTS (-Xmx1g -Xms1g),
 # BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
+# BENCH_KP_PGPORT (5432: kafka_pg's SQL port, for the CHECKPOINT of settle below; user postgres
+# without a password from 127.0.0.1, as the scripts/setup.sh cluster; used only if its kafka.port is
+# KP_BOOTSTRAP's port), BENCH_CHECKPOINT (1; 0: no
+# CHECKPOINT, as until run 15),
 # BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
 # consume rows, for work on the fetch path; "acks": only the acks=all produces of 100 B and 1 KiB
 # and the latency rows, for work on the acknowledgement path; the other rows print "-"),
@@ -150,12 +154,28 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 	fi
 }
 
-# Write every dirty page in the page cache to disk before a broker's turn and before each latency
-# run.  Without it the kernel writes back the other broker's data (up to 1 GB from Kafka's last
+# Write what both brokers have pending to disk before a broker's turn and before each latency run:
+# kafka_pg's dirty shared buffers (a CHECKPOINT, through its SQL port BENCH_KP_PGPORT, when that
+# answers), then every dirty page in the page cache (`sync`), where Kafka's pending writes are.
+# Without the sync the kernel writes back the other broker's data (up to 1 GB from Kafka's last
 # latency run, which does not fsync) 30 s after it was written, during kafka_pg's turn, and
 # kafka_pg's WAL flushes wait for the disk behind it: thousands of acknowledgements of 5-30 ms in a
-# second (docs/performance.md, runs 11-14).  Each broker still meets its own writeback.
-settle() { sync; }
+# second (docs/performance.md, runs 11-14).  The sync also writes out Kafka's own earlier rows
+# before its latency runs; kafka_pg's earlier rows wait in shared buffers instead, where a sync does
+# not reach, and its checkpointer wrote them out during its latency run at 50% of saturation at up
+# to twice that run's rate (docs/performance.md, run 15), hence the CHECKPOINT.  Each broker still
+# meets the write-back of what it writes during the run.
+KP_PGPORT=${BENCH_KP_PGPORT:-5432}
+kp_sql() { psql -h 127.0.0.1 -p "$KP_PGPORT" -U postgres -d postgres -XAtq -c "$1" 2>>"$LOG"; }
+# only the cluster whose listener is KP_BOOTSTRAP's port
+if [ "${BENCH_CHECKPOINT:-1}" = 1 ] && [ "$(kp_sql "SHOW kafka.port")" = "${KP_BOOTSTRAP##*:}" ]; then
+	settle() { kp_sql CHECKPOINT; sync; }
+	settle_what="CHECKPOINT on kafka_pg (SQL port $KP_PGPORT), then sync"
+else
+	settle() { sync; }
+	settle_what="sync only (no kafka_pg listening on ${KP_BOOTSTRAP##*:} answers SQL at port $KP_PGPORT, or BENCH_CHECKPOINT=0)"
+fi
+say "bench: before each broker's turn and each latency run: $settle_what"
 
 # Topics are deleted after the last measurement, not after each broker's turn: a deleted topic's
 # files are freed (Kafka removes them file.delete.delay.ms, 60 s, later; kafka_pg when the deleting
@@ -275,6 +295,7 @@ echo "## Wire benchmark: Apache Kafka $(basename "$jars" | sed 's/kafka-jars-//'
 echo
 echo "Medians of $REPS repetitions. $PARTS partitions; $SMALL records of 100 B, $LARGE of 1 KiB; producer batch.size $BATCH, linger.ms $LINGER; same Java client"
 echo "(kafka-clients $(basename "$jars" | sed 's/kafka-jars-//')) and settings for both. Kafka: $KAFKA_STATE_DIR, heap ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g}."
+echo "Before each broker's turn and each latency run: $settle_what."
 [ $have_kp = 1 ] || echo "kafka_pg: not available at $KP_BOOTSTRAP"
 echo
 printf '| %-52s | %12s | %12s | %14s |\n' "figure" "Kafka" "kafka_pg" "kafka_pg/Kafka"
