@@ -87,3 +87,20 @@ ab_cleanup() {
 	done
 	rm -rf "$work"
 }
+
+# WireBench (bench/wire/WireBench.java) for a script that runs it directly, with the Kafka jars.
+# wb_build DIR: fetch the jars (into $jars) and compile WireBench into DIR (into $wb_classes).
+wb_build() {
+	local root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	jars=$("$root/test/clients/kafka/fetch-kafka.sh") || { echo "cannot fetch the Kafka jars" >&2; return 1; }
+	wb_classes=$1
+	wb_log4j=$root/test/clients/kafka/log4j2-tools.properties
+	javac -nowarn -cp "$jars/*" -d "$wb_classes" "$root/bench/wire/WireBench.java"
+}
+# wb [-Dprop=value...] COMMAND ARGS...: run WireBench (after wb_build)
+wb() {
+	local props=()
+	while [[ ${1:-} == -D* ]]; do props+=("$1"); shift; done
+	java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$wb_log4j" "${props[@]}" -cp "$wb_classes:$jars/*" WireBench "$@"
+}

@@ -31,6 +31,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/../lib.sh"
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 PGPORT_=${KP_PGPORT:-5432}
 REPS=${BENCH_REPS:-3}
@@ -39,17 +40,10 @@ SECS=${BENCH_SECONDS:-40}
 BFA=${BENCH_BFA:-256kB}
 WARM=15
 K=$repo/test/clients/kafka/kafka.sh
-jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { echo "cannot fetch the Kafka jars" >&2; exit 1; }
 work=$(mktemp -d)
 psql_() { runuser -u postgres -- psql -p "$PGPORT_" -d postgres -XAtq -c "$1"; }
 trap 'psql_ "ALTER SYSTEM RESET backend_flush_after" >/dev/null; psql_ "SELECT pg_reload_conf()" >/dev/null; rm -rf "$work"' EXIT
-javac -nowarn -cp "$jars/*" -d "$work" "$repo/bench/wire/WireBench.java" || exit 1
-wb() { # wb [-Dprop=value...] COMMAND ARGS...
-	local props=()
-	while [[ ${1:-} == -D* ]]; do props+=("$1"); shift; done
-	java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
-		"${props[@]}" -cp "$work:$jars/*" WireBench "$@"
-}
+wb_build "$work" || exit 1
 sb_mb=$(psql_ "SELECT setting::bigint * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'") ||
 	{ echo "no PostgreSQL at port $PGPORT_" >&2; exit 1; }
 FILL_MB=${BENCH_FILL_MB:-$((sb_mb + 1024))}

@@ -20,22 +20,16 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/../lib.sh"
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 REPS=${BENCH_REPS:-2}
 DIR=${BENCH_DIR:-/var/lib/kafka_pg}
 MB=${BENCH_FILE_MB:-1500}
 RATE=5000 WARM=15 SECS=10  # records/s, unmeasured seconds, measured seconds
-jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { echo "cannot fetch the Kafka jars" >&2; exit 1; }
 work=$(mktemp -d)
 big=$DIR/discard-bench-$$.bin
 trap 'rm -rf "$work"; rm -f "$big"' EXIT
-javac -nowarn -cp "$jars/*" -d "$work" "$repo/bench/wire/WireBench.java" || exit 1
-wb() { # wb [-Dprop=value...] COMMAND ARGS...
-	local props=()
-	while [[ ${1:-} == -D* ]]; do props+=("$1"); shift; done
-	java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
-		"${props[@]}" -cp "$work:$jars/*" WireBench "$@"
-}
+wb_build "$work" || exit 1
 topic=discard-bench-$$
 wb create "$KP_BOOTSTRAP" 6 "$topic" >/dev/null 2>&1 || { echo "kafka_pg does not answer at $KP_BOOTSTRAP" >&2; exit 1; }
 echo "file system of $DIR: $(findmnt -no SOURCE,FSTYPE,OPTIONS -T "$DIR"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
