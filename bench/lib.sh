@@ -98,9 +98,12 @@ wb_build() {
 	wb_log4j=$root/test/clients/kafka/log4j2-tools.properties
 	javac -nowarn -cp "$jars/*" -d "$wb_classes" "$root/bench/wire/WireBench.java"
 }
-# wb [-Dprop=value...] COMMAND ARGS...: run WireBench (after wb_build)
+# wb [-Dprop=value...] COMMAND ARGS...: run WireBench (after wb_build), for at most WB_TIMEOUT
+# seconds when that is set
 wb() {
-	local props=()
+	local props=() limit=()
 	while [[ ${1:-} == -D* ]]; do props+=("$1"); shift; done
-	java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$wb_log4j" "${props[@]}" -cp "$wb_classes:$jars/*" WireBench "$@"
+	[ -z "${WB_TIMEOUT:-}" ] || limit=(timeout "$WB_TIMEOUT")
+	"${limit[@]}" java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$wb_log4j" "${props[@]}" \
+		-cp "$wb_classes:$jars/*" WireBench "$@"
 }

@@ -20,7 +20,7 @@
 # topic of 6 partitions.  Per run it prints the measured acknowledgements of 5 ms and of 50 ms or
 # more, their p99 and max, the pages written by backends / the background writer / checkpoints
 # meanwhile (pg_stat_bgwriter), and the most Dirty and Writeback memory /proc/meminfo showed
-# (sampled every 0.2 s).  Resets backend_flush_after at the end.  Asserts nothing.
+# (bench/tuning/hostsample.sh every 0.2 s).  Resets backend_flush_after at the end.  Asserts nothing.
 #
 #   bash bench/tuning/backend_flush.sh      # ~10 minutes with a 6 GB shared_buffers
 #
@@ -54,35 +54,26 @@ echo "shared_buffers ${sb_mb} MB; filling with $FILL_MB MB of 1 KiB records (ack
 [ "$FILL_MB" -gt 0 ] && "$K" cli kafka-producer-perf-test --topic "$fill" --num-records $((FILL_MB * 1024)) --record-size 1024 \
 	--throughput -1 --producer-props bootstrap.servers="$KP_BOOTSTRAP" acks=1 enable.idempotence=false 2>&1 | tail -1
 bgw() { psql_ "SELECT buffers_backend || ' ' || buffers_clean || ' ' || buffers_checkpoint || ' ' || checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"; }
-sample() { # max Dirty and Writeback (kB) until killed, written to $1 on each new maximum
-	local d w md=0 mw=0
-	while :; do
-		read -r d w < <(awk '/^Dirty:/ { d = $2 } /^Writeback:/ { w = $2 } END { print d, w }' /proc/meminfo)
-		((d > md)) && md=$d
-		((w > mw)) && mw=$w
-		echo "$md $mw" >"$1"
-		sleep 0.2
-	done
-}
 for rep in $(seq 1 "$REPS"); do
 	for mode in ${BENCH_MODES:-0 $BFA}; do
 		psql_ "ALTER SYSTEM SET backend_flush_after = '$mode'" && psql_ "SELECT pg_reload_conf()" >/dev/null
 		sleep 1
 		sync
 		before=$(bgw)
-		sample "$work/mem.txt" &
+		bash "$here/hostsample.sh" 0.2 >"$work/host.txt" &
 		sampler=$!
 		wb -Dwb.warmup_s=$WARM -Dwb.dump="$work/dump.txt" e2e "$KP_BOOTSTRAP" "$topic" 6 "$RATE" "$SECS" 1024 >"$work/e2e.out" 2>&1
 		kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
 		after=$(bgw)
 		[ -s "$work/dump.txt" ] || { echo "rep $rep bfa=$mode: WireBench e2e failed: $(tail -3 "$work/e2e.out")"; continue; }
-		python3 - "$work/dump.txt" "rep $rep backend_flush_after=$mode" $((RATE * WARM)) "$before" "$after" "$(cat "$work/mem.txt")" <<'PY'
+		python3 - "$work/dump.txt" "rep $rep backend_flush_after=$mode" $((RATE * WARM)) "$before" "$after" "$work/host.txt" <<'PY'
 import sys
 rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
 acks = sorted(r[2] for r in rows[int(sys.argv[3]):] if r[2] >= 0)   # after the unmeasured ones
 b, a = list(map(int, sys.argv[4].split())), list(map(int, sys.argv[5].split()))
 d = [y - x for x, y in zip(b, a)]
-md, mw = (int(x) // 1024 for x in sys.argv[6].split())
+host = [line.split() for line in open(sys.argv[6]) if len(line.split()) == 15]  # hostsample.sh's lines
+md, mw = (max((int(h[i]) for h in host), default=0) // 1024 for i in (13, 14))  # Dirty, Writeback kB
 print(f"{sys.argv[2]:>32}: acks >= 5 ms {sum(x >= 5_000_000 for x in acks):6d}, >= 50 ms {sum(x >= 50_000_000 for x in acks):5d} "
       f"of {len(acks)}; p99 {acks[int(len(acks) * 0.99)] / 1e6:6.1f} ms, max {acks[-1] / 1e6:6.1f} ms; "
       f"pages written: backend {d[0]}, bgwriter {d[1]}, checkpoint {d[2]} ({d[3]} checkpoints); "

@@ -19,7 +19,6 @@
 # Settings: KP_BOOTSTRAP, BENCH_REPS (2), BENCH_DIR, BENCH_FILE_MB.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
 . "$here/../lib.sh"
 KP_BOOTSTRAP=${KP_BOOTSTRAP:-127.0.0.1:9092}
 REPS=${BENCH_REPS:-2}

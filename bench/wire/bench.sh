@@ -31,8 +31,7 @@
 # BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
 # BENCH_KP_PGPORT (5432: kafka_pg's SQL port, for the CHECKPOINT of settle below; user postgres
 # without a password from 127.0.0.1, as the scripts/setup.sh cluster; used only if its kafka.port is
-# KP_BOOTSTRAP's port), BENCH_CHECKPOINT (1; 0: no
-# CHECKPOINT, as until run 15),
+# KP_BOOTSTRAP's port), BENCH_CHECKPOINT (1; 0: no CHECKPOINT, as until run 15),
 # BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
 # consume rows, for work on the fetch path; "acks": only the acks=all produces of 100 B and 1 KiB
 # and the latency rows, for work on the acknowledgement path; the other rows print "-"),
@@ -65,18 +64,9 @@ LINGER=${BENCH_LINGER_MS:-5}
 
 bench_init wire
 
-jars=$("$repo/test/clients/kafka/fetch-kafka.sh") || { say "bench: cannot fetch the Kafka jars"; exit 1; }
 mkdir -p "$work/classes"
-javac -nowarn -cp "$jars/*" -d "$work/classes" "$here/WireBench.java" || exit 1
-wb() { # wb [-Dprop=value...] COMMAND ARGS...
-	local props=()
-	while [[ ${1:-} == -D* ]]; do
-		props+=("$1")
-		shift
-	done
-	timeout "$STEP_TIMEOUT" java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$repo/test/clients/kafka/log4j2-tools.properties" \
-		"${props[@]}" -cp "$work/classes:$jars/*" WireBench "$@"
-}
+wb_build "$work/classes" || exit 1  # and wb (bench/lib.sh), each run at most STEP_TIMEOUT seconds
+WB_TIMEOUT=$STEP_TIMEOUT
 port_open() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
 say "bench: starting Apache Kafka on 127.0.0.1:$KPORT (log: $LOG)"
@@ -155,8 +145,8 @@ consume_group() { # consume_group TARGET BOOTSTRAP TOPIC RECORDS SIZE
 }
 
 # Write what both brokers have pending to disk before a broker's turn and before each latency run:
-# kafka_pg's dirty shared buffers (a CHECKPOINT, through its SQL port BENCH_KP_PGPORT, when that
-# answers), then every dirty page in the page cache (`sync`), where Kafka's pending writes are.
+# kafka_pg's dirty shared buffers (a CHECKPOINT, through its SQL port BENCH_KP_PGPORT, when the
+# cluster there is the one listening on KP_BOOTSTRAP's port), then every dirty page in the page cache (`sync`), where Kafka's pending writes are.
 # Without the sync the kernel writes back the other broker's data (up to 1 GB from Kafka's last
 # latency run, which does not fsync) 30 s after it was written, during kafka_pg's turn, and
 # kafka_pg's WAL flushes wait for the disk behind it: thousands of acknowledgements of 5-30 ms in a
