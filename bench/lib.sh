@@ -99,11 +99,54 @@ wb_build() {
 	javac -nowarn -cp "$jars/*" -d "$wb_classes" "$root/bench/wire/WireBench.java"
 }
 # wb [-Dprop=value...] COMMAND ARGS...: run WireBench (after wb_build), for at most WB_TIMEOUT
-# seconds when that is set
+# seconds when that is set, with the JVM options WB_JAVA_OPTS (space-separated) when set, e.g.
+# WB_JAVA_OPTS="-Xlog:gc:file=DIR/gc-%p.log:timenanos" for bench/tuning/e2e_sched.py
 wb() {
-	local props=() limit=()
+	local props=() limit=() jopts=()
 	while [[ ${1:-} == -D* ]]; do props+=("$1"); shift; done
 	[ -z "${WB_TIMEOUT:-}" ] || limit=(timeout "$WB_TIMEOUT")
-	"${limit[@]}" java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile="$wb_log4j" "${props[@]}" \
+	[ -z "${WB_JAVA_OPTS:-}" ] || read -ra jopts <<<"$WB_JAVA_OPTS"
+	"${limit[@]}" java -Xmx1g -XX:+UseG1GC "${jopts[@]}" -Dlog4j2.configurationFile="$wb_log4j" "${props[@]}" \
 		-cp "$wb_classes:$jars/*" WireBench "$@"
+}
+
+# wait_partitions_loaded PGPORT: after a start, wait (up to 10 minutes) until the kafka_pg resolver of
+# the cluster on 127.0.0.1:PGPORT has loaded every partition: it walks each active segment once
+# after every start (src/txn/resolver.c, src/store/recovery.c), a CPU for ~30 s per 10 GB of active
+# segments (docs/performance.md, "The first minute after a restart").  Done when the resolver used
+# less than 100 ms of CPU in a second.
+wait_partitions_loaded() {
+	local pid a b i
+	pid=$(psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -XAtq \
+		-c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'") || return 1
+	[ -n "$pid" ] || return 0
+	for i in $(seq 1 600); do
+		a=$(cut -d' ' -f1 "/proc/$pid/schedstat" 2>/dev/null) || return 0
+		sleep 1
+		b=$(cut -d' ' -f1 "/proc/$pid/schedstat" 2>/dev/null) || return 0
+		[ $((b - a)) -lt 100000000 ] && return 0
+	done
+	return 1
+}
+
+# prewarm_buffers PGPORT: the kafka_pg cluster on 127.0.0.1:PGPORT as a broker that has run a while
+# is, after a start: its partitions loaded (wait_partitions_loaded), then every shared buffer
+# touched once.  The first use of each buffer's memory after a start costs the kernel a page fault
+# and a page cleared (22% of a listener worker's CPU in a profile right after a restart, at 42,000
+# 1 KiB records/s; acks=all 7-13% slower over the first 0.6 GB: docs/performance.md).  pg_prewarm
+# reads into the buffers a table a little larger than shared_buffers: bench_prewarm in the postgres
+# database, one ~700-byte row per 8 KB page (fillfactor 10), made on first use (about a minute, and
+# shared_buffers + 512 MB of disk) and kept for the next run.
+prewarm_buffers() {
+	local q=(env PGOPTIONS=-cclient_min_messages=warning psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -XAtq -c) want
+	wait_partitions_loaded "$1" || echo "prewarm_buffers: the resolver still busy after 10 minutes" >&2
+	want=$("${q[@]}" "SELECT setting::bigint + 65536 FROM pg_settings WHERE name = 'shared_buffers'") || return 1
+	if [ "$("${q[@]}" "SELECT coalesce(pg_relation_size(to_regclass('bench_prewarm')) / 8192, 0)")" != "$want" ]; then
+		echo "prewarm_buffers: making bench_prewarm ($want pages)" >&2
+		"${q[@]}" "DROP TABLE IF EXISTS bench_prewarm" &&
+			"${q[@]}" "CREATE TABLE bench_prewarm (pad text) WITH (fillfactor = 10, autovacuum_enabled = off)" &&
+			"${q[@]}" "ALTER TABLE bench_prewarm ALTER pad SET STORAGE PLAIN" &&
+			"${q[@]}" "INSERT INTO bench_prewarm SELECT repeat('x', 700) FROM generate_series(1, $want)" || return 1
+	fi
+	"${q[@]}" "CREATE EXTENSION IF NOT EXISTS pg_prewarm" && "${q[@]}" "SELECT pg_prewarm('bench_prewarm')" >/dev/null
 }

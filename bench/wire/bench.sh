@@ -31,7 +31,9 @@
 # BENCH_BATCH_SIZE (16384: the producer's batch.size; issue 13 also compares 65536),
 # BENCH_KP_PGPORT (5432: kafka_pg's SQL port, for the CHECKPOINT of settle below; user postgres
 # without a password from 127.0.0.1, as the scripts/setup.sh cluster; used only if its kafka.port is
-# KP_BOOTSTRAP's port), BENCH_CHECKPOINT (1; 0: no CHECKPOINT, as until run 15),
+# KP_BOOTSTRAP's port), BENCH_CHECKPOINT (1; 0: no CHECKPOINT, as until run 15), BENCH_PREWARM (0;
+# 1: before anything else, bench/lib.sh's prewarm_buffers on that cluster: the resolver's load of
+# every partition waited for, every shared buffer touched once; for a cluster just restarted),
 # BENCH_LINGER_MS (5: linger.ms, Kafka 4's default), BENCH_ONLY (empty; "consume": only the acks=1 produces that fill the logs and the two
 # consume rows, for work on the fetch path; "acks": only the acks=all produces of 100 B and 1 KiB
 # and the latency rows, for work on the acknowledgement path; the other rows print "-"),
@@ -166,6 +168,21 @@ else
 	settle_what="sync only (no kafka_pg listening on ${KP_BOOTSTRAP##*:} answers SQL at port $KP_PGPORT, or BENCH_CHECKPOINT=0)"
 fi
 say "bench: before each broker's turn and each latency run: $settle_what"
+# BENCH_PREWARM=1: first wait for that cluster's resolver to load every partition and touch every
+# shared buffer once, as a broker that has run a while has (after a start both cost the listener:
+# docs/performance.md, "The first minute after a restart")
+if [ "${BENCH_PREWARM:-0}" = 1 ]; then
+	if [ "$(kp_sql "SHOW kafka.port")" = "${KP_BOOTSTRAP##*:}" ]; then
+		say "bench: waiting for kafka_pg's partitions to load, then touching its shared buffers once (bench/lib.sh's prewarm_buffers)"
+		if prewarm_buffers "$KP_PGPORT" 2>>"$LOG"; then
+			prewarm_what=" Before anything, kafka_pg's partitions loaded and its shared buffers touched once (BENCH_PREWARM=1)."
+		else
+			say "bench: prewarm_buffers failed (see $LOG)"
+		fi
+	else
+		say "bench: BENCH_PREWARM=1, but no kafka_pg listening on ${KP_BOOTSTRAP##*:} answers SQL at port $KP_PGPORT: not done"
+	fi
+fi
 
 # Topics are deleted after the last measurement, not after each broker's turn: a deleted topic's
 # files are freed (Kafka removes them file.delete.delay.ms, 60 s, later; kafka_pg when the deleting
@@ -285,7 +302,7 @@ echo "## Wire benchmark: Apache Kafka $(basename "$jars" | sed 's/kafka-jars-//'
 echo
 echo "Medians of $REPS repetitions. $PARTS partitions; $SMALL records of 100 B, $LARGE of 1 KiB; producer batch.size $BATCH, linger.ms $LINGER; same Java client"
 echo "(kafka-clients $(basename "$jars" | sed 's/kafka-jars-//')) and settings for both. Kafka: $KAFKA_STATE_DIR, heap ${KAFKA_HEAP_OPTS:--Xmx1g -Xms1g}."
-echo "Before each broker's turn and each latency run: $settle_what."
+echo "Before each broker's turn and each latency run: $settle_what.${prewarm_what:-}"
 [ $have_kp = 1 ] || echo "kafka_pg: not available at $KP_BOOTSTRAP"
 echo
 printf '| %-52s | %12s | %12s | %14s |\n' "figure" "Kafka" "kafka_pg" "kafka_pg/Kafka"
