@@ -58,6 +58,7 @@ static void
 load_all_partitions(void)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
+	TimestampTz started = GetCurrentTimestamp();
 	int			loaded = 0;
 
 	SetCurrentStatementStartTimestamp();
@@ -86,7 +87,15 @@ load_all_partitions(void)
 		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
-		elog(DEBUG1, "kafka_pg resolver loaded %d partitions", loaded);
+
+		/*
+		 * Logged: the load reads each active segment whole (recovery.c), a
+		 * CPU for seconds per GB, which a DBA sees after every start and
+		 * every promotion (docs/architecture.md, Recovery).
+		 */
+		ereport(LOG,
+				(errmsg("kafka_pg resolver: loaded %d partitions in %.1f s", loaded,
+						(double) TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) / 1000.0)));
 	}
 	PG_CATCH();
 	{

@@ -581,7 +581,7 @@ def run():
         if problems:
             for line in problems.splitlines()[:20]:
                 fail("server log: %s" % line)
-        routine = re.compile(r"serving Kafka clients|resolver started|resolver shutting down|"
+        routine = re.compile(r"serving Kafka clients|resolver started|resolver: loaded|resolver shutting down|"
                              r"due to administrator command|exited with exit code 1")
         recovery_lines = [l for l in recovery_lines if not routine.search(l)]
         print("\nserver log lines about kafka_pg, less worker starts and stops: %d" % len(recovery_lines))
