@@ -95,7 +95,7 @@ def main():
         wait = collections.Counter()
         pg = collections.Counter()
         for key, (run1, wait1, name) in samples[b].items():
-            run0, wait0, _ = samples[a].get(key, (run1, wait1, name)) if key in samples[a] else (0, 0, name)
+            run0, wait0, _ = samples[a].get(key, (0, 0, name))  # a thread born in the second: all of it
             g = group(name, key[0] == client)
             cpu[g] += (run1 - run0) / 1e6 * scale
             wait[g] += (wait1 - wait0) / 1e6 * scale

@@ -63,10 +63,11 @@ def main():
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
-            if (pid, None) not in names:
-                names[(pid, None)] = title(pid)
-            if names[(pid, None)] is None:
-                continue
+            if (pid, None) not in names:  # only found ones are kept: a forked child may exec java later
+                t = title(pid)
+                if t is None:
+                    continue
+                names[(pid, None)] = t
             try:
                 tids = os.listdir(f"/proc/{pid}/task")
             except OSError:
