@@ -11,9 +11,10 @@ TIME is CLOCK_MONOTONIC in seconds (the clock of a WireBench dump's send times a
 `-Xlog` decorator `timenanos`).  ON_CPU_NS and RUNQUEUE_WAIT_NS are the kernel's cumulative
 figures (schedstat's first two fields): time spent running, and time spent runnable but waiting
 for a CPU.  NAME is a PostgreSQL process's title (`postgres: kafka_pg listener 0`, `postgres:
-walwriter`, ...), or `java:` and the thread's name (`java:kafka-producer-network-thread`), or `kernel:` and the kernel
-thread's name (`kernel:kdamond.0`).
-bench/tuning/e2e_sched.py lines this up with a WireBench e2e dump, second by second.  A sample costs 10-15 ms of CPU (5-8% of a CPU at 0.2 s); it asserts nothing.
+walwriter`, ...), `java:` and the thread's name (`java:kafka-producer-network-thread`), or
+`kernel:` and the kernel thread's name (`kernel:kdamond.0`).  bench/tuning/e2e_sched.py lines
+this up with a WireBench e2e dump, second by second.  A sample costs 10-15 ms of CPU (5-8% of a
+CPU at 0.2 s); it asserts nothing.
 
     python3 bench/tuning/schedsample.py > SCHED & BENCH_E2E_DUMP=DIR bash bench/wire/bench.sh; kill %1
 """
