@@ -111,14 +111,19 @@ wb() {
 }
 
 # wait_partitions_loaded PGPORT: after a start, wait (up to 10 minutes) until the kafka_pg resolver of
-# the cluster on 127.0.0.1:PGPORT has loaded every partition: it walks each active segment once
-# after every start (src/txn/resolver.c, src/store/recovery.c), a CPU for ~30 s per 10 GB of active
-# segments (docs/performance.md, "The first minute after a restart").  Done when the resolver used
-# less than 100 ms of CPU in a second.
+# the cluster on 127.0.0.1:PGPORT has loaded every partition: it reads the batch headers of each
+# active segment after every start, about 10 us a batch, up to tens of seconds of a CPU
+# (src/txn/resolver.c; the server log's "kafka_pg resolver: loaded N partitions in S s";
+# docs/performance.md, "The first minute after a restart").  Done when the resolver, once it runs,
+# used less than 100 ms of CPU in a second.
 wait_partitions_loaded() {
-	local pid a b i
-	pid=$(psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -XAtq \
-		-c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'") || return 1
+	local pid="" a b i
+	for i in $(seq 1 30); do
+		pid=$(psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -XAtq \
+			-c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'") || return 1
+		[ -n "$pid" ] && break
+		sleep 1
+	done
 	[ -n "$pid" ] || return 0
 	for i in $(seq 1 600); do
 		a=$(cut -d' ' -f1 "/proc/$pid/schedstat" 2>/dev/null) || return 0
@@ -127,6 +132,23 @@ wait_partitions_loaded() {
 		[ $((b - a)) -lt 100000000 ] && return 0
 	done
 	return 1
+}
+
+# restart_broker DATADIR BOOTSTRAP: restart the kafka_pg cluster in DATADIR (test/lib/cluster.sh's
+# kp_stop and kp_start, which the caller has sourced) and wait until its listener accepts
+restart_broker() {
+	kp_stop "$1"
+	kp_start "$1" || return 1
+	kp_wait_kafka "${2##*:}" >/dev/null 2>&1
+}
+
+# perf_produce K BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH: kafka-producer-perf-test (K is
+# test/clients/kafka/kafka.sh) as fast as it goes, linger.ms 5; prints its records/s, whole, or
+# nothing when it did not finish
+perf_produce() {
+	"$1" cli kafka-producer-perf-test --topic "$3" --num-records "$4" --record-size "$5" --throughput -1 \
+		--producer-props bootstrap.servers="$2" acks="$6" batch.size="$7" linger.ms=5 2>&1 |
+		grep -E "^$4 records sent" | tail -1 | sed -E 's/.* records sent, ([0-9]+)[0-9.]* records\/sec.*/\1/'
 }
 
 # prewarm_buffers PGPORT: the kafka_pg cluster on 127.0.0.1:PGPORT as a broker that has run a while

@@ -17,6 +17,7 @@ compilers (jit), any other JVM on the machine (Apache Kafka's broker beside it, 
 kernel's memory threads (kern: kdamond, kswapd), and the client's GC pauses that ended in the
 second (count, longest ms).  Asserts nothing.
 """
+import bisect
 import collections
 import re
 import sys
@@ -77,12 +78,8 @@ def main():
                 gc[int(int(m.group(1)) / 1e9 - t0)].append(float(m.group(2)))
 
     def at(t):  # the last sample at or before t
-        best = None
-        for x in times:
-            if x > t:
-                break
-            best = x
-        return best
+        i = bisect.bisect_right(times, t) - 1
+        return times[i] if i >= 0 else None
 
     order = ["L", "PG", "main", "io", "app", "gc", "jit", "jvm", "kern"]
     print("sec: acks>=5ms max_ms | " + " | ".join(f"{g} cpu/wait" for g in order) + " | busiest PG | gc pauses")

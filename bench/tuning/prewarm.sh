@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# bench/tuning/prewarm.sh: what the first touch of shared buffers after a restart costs the acks=all
-# produce rows of bench/wire/bench.sh.  On the scripts/setup.sh cluster, repetitions interleaved, each
-# turn restarts the server, then either touches every shared buffer once (bench/lib.sh's
-# prewarm_buffers: "touched") or not ("fresh"), or waits BENCH_WAIT seconds (30, about what the
-# touching takes: "waited", for what the server does in its first seconds), runs a CHECKPOINT and a
-# sync, and measures on a new
+# bench/tuning/prewarm.sh: what the first minute after a restart costs the acks=all produce rows of
+# bench/wire/bench.sh: the resolver's load of every partition and the first touch of shared buffers
+# (docs/performance.md, "The first minute after a restart").  On the scripts/setup.sh cluster,
+# repetitions interleaved, each turn restarts the server, then either runs bench/lib.sh's
+# prewarm_buffers (waits for the load, touches every buffer once: "touched") or nothing ("fresh"),
+# or waits BENCH_WAIT seconds (30: "waited"), runs a CHECKPOINT and a sync, and measures on a new
 # topic of 6 partitions kafka-producer-perf-test with BENCH_RECORDS (2,000,000) records of 100 B
 # and then BENCH_LARGE_RECORDS (400,000) of 1 KiB, acks=all (idempotent), batch.size
 # BENCH_BATCH_SIZE (16384), linger.ms 5: about 0.6 GB of log, a tenth of the buffers.  Prints each
 # turn (records/s, and the page faults the listener workers took per 1,000 records:
-# /proc/PID/stat's minflt), then the medians (min-max) and the ratio of the last mode to the first.  The server is
-# left running; run as root; asserts nothing.
+# /proc/PID/stat's minflt), then the medians (min-max) and the ratio of the last mode to the
+# first.  The server is left running; run as root; asserts nothing.
 #
 #   bash bench/tuning/prewarm.sh
 #
-# Settings: BENCH_REPS (4), BENCH_MODES ("fresh touched"; any of fresh, touched, waited), BENCH_RECORDS, BENCH_LARGE_RECORDS, BENCH_BATCH_SIZE, KP_DATA
-# (/var/lib/kafka_pg/data), BENCH_KP_PGPORT (5432), KP_BOOTSTRAP (127.0.0.1:9092).
+# Settings: BENCH_REPS (4), BENCH_MODES ("fresh touched"; any of fresh, touched, waited),
+# BENCH_RECORDS, BENCH_LARGE_RECORDS, BENCH_BATCH_SIZE, KP_DATA (/var/lib/kafka_pg/data),
+# BENCH_KP_PGPORT (5432), KP_BOOTSTRAP (127.0.0.1:9092).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,19 +38,12 @@ wb_build "$work/classes" || exit 1
 
 # minor page faults of the pids given, summed (field 10 of /proc/PID/stat)
 faults() { local p n=0; for p in "$@"; do n=$((n + $(awk '{ print $10 }' "/proc/$p/stat"))); done; echo "$n"; }
-produce() { # produce TOPIC RECORDS SIZE: records/s
-	"$K" cli kafka-producer-perf-test --topic "$1" --num-records "$2" --record-size "$3" --throughput -1 \
-		--producer-props bootstrap.servers="$BS" acks=all batch.size="$BATCH" linger.ms=5 2>&1 |
-		grep -E "^$2 records sent" | tail -1 | sed -E 's/.* records sent, ([0-9]+)[0-9.]* records\/sec.*/\1/'
-}
 
 declare -A vals
 echo "prewarm A/B on $DATA: $REPS repetitions; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
 	for mode in ${BENCH_MODES:-fresh touched}; do
-		kp_stop "$DATA"
-		kp_start "$DATA" || exit 1
-		kp_wait_kafka "${BS##*:}" >/dev/null 2>&1
+		restart_broker "$DATA" "$BS" || exit 1
 		[ $mode = touched ] && { prewarm_buffers "$PGPORT" 2>/dev/null || exit 1; }
 		[ $mode = waited ] && sleep "${BENCH_WAIT:-30}"
 		topic=pw-$mode-$rep-$RANDOM
@@ -58,9 +52,9 @@ for rep in $(seq 1 "$REPS"); do
 		sync
 		mapfile -t L < <(pgrep -f "postgres: kafka_pg listener")
 		f0=$(faults "${L[@]}")
-		small=$(produce "$topic" "$N" 100)
+		small=$(perf_produce "$K" "$BS" "$topic" "$N" 100 all "$BATCH")
 		f1=$(faults "${L[@]}")
-		large=$(produce "$topic" "$NL" 1024)
+		large=$(perf_produce "$K" "$BS" "$topic" "$NL" 1024 all "$BATCH")
 		f2=$(faults "${L[@]}")
 		wb delete "$BS" "$topic" >/dev/null 2>&1
 		fs=$(awk -v a="$f0" -v b="$f1" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n / 1000) }')

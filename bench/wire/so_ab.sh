@@ -43,8 +43,7 @@ work=$(mktemp -d)
 cp "$installed" "$work/installed.so"
 restore() {
 	cp "$work/installed.so" "$installed"
-	kp_stop "$DATA"
-	kp_start "$DATA" && kp_wait_kafka "${BS##*:}" >/dev/null 2>&1
+	restart_broker "$DATA" "$BS"
 	rm -rf "$work"
 }
 trap restore EXIT
@@ -54,15 +53,20 @@ wb_build "$work/classes" || exit 1
 # schedstat: cpu ns and times run, of the pids given, summed
 sched() { local p c=0 r=0 a b; for p in "$@"; do read -r a _ b <"/proc/$p/schedstat" && c=$((c + a)) && r=$((r + b)); done; echo "$c $r"; }
 
+# per_thousand "CPU_NS RUNS" "CPU_NS RUNS": the CPU ms and the runs between two sched() readings, per
+# 1,000 of the N records
+per_thousand() {
+	awk -v a="$1" -v b="$2" -v n="$N" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		printf "%.2f %.2f\n", (y[1] - x[1]) / 1e6 / (n / 1000), (y[2] - x[2]) / (n / 1000) }'
+}
+
 declare -A vals
 add() { vals["$1|$2"]+="$3 "; }
 echo "kafka_pg.so A/B on $DATA: base $1, new $2; $REPS repetitions; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
 	for b in base new; do
 		cp "${so[$b]}" "$installed"
-		kp_stop "$DATA"
-		kp_start "$DATA" || exit 1
-		kp_wait_kafka "${BS##*:}" >/dev/null 2>&1
+		restart_broker "$DATA" "$BS" || exit 1
 		prewarm_buffers "$PGPORT" || exit 1
 		topic=ab-$b-$rep-$RANDOM
 		wb create "$BS" 6 "$topic" >/dev/null 2>&1 || { echo "creating $topic failed"; exit 1; }
@@ -72,14 +76,11 @@ for rep in $(seq 1 "$REPS"); do
 		mapfile -t L < <(pgrep -f "postgres: kafka_pg listener")
 		w0=$(sched "$ww")
 		l0=$(sched "${L[@]}")
-		out=$("$K" cli kafka-producer-perf-test --topic "$topic" --num-records "$N" --record-size 100 \
-			--throughput -1 --producer-props bootstrap.servers="$BS" acks=all batch.size="$BATCH" linger.ms=5 2>&1 |
-			grep -E "^$N records sent" | tail -1)
+		rps=$(perf_produce "$K" "$BS" "$topic" "$N" 100 all "$BATCH")
 		w1=$(sched "$ww")
 		l1=$(sched "${L[@]}")
-		rps=$(sed -E 's/.* records sent, ([0-9]+)[0-9.]* records\/sec.*/\1/' <<<"$out")
-		read -r wc wr < <(awk -v a="$w0" -v b="$w1" -v n="$N" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f %.2f\n", (y[1] - x[1]) / 1e6 / (n / 1000), (y[2] - x[2]) / (n / 1000) }')
-		read -r lc lr < <(awk -v a="$l0" -v b="$l1" -v n="$N" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.2f %.2f\n", (y[1] - x[1]) / 1e6 / (n / 1000), (y[2] - x[2]) / (n / 1000) }')
+		read -r wc wr < <(per_thousand "$w0" "$w1")
+		read -r lc lr < <(per_thousand "$l0" "$l1")
 		sql "CHECKPOINT"
 		sync
 		e=$(wb -Dwb.batch_size="$BATCH" -Dwb.warmup_s=15 e2e "$BS" "$topic" 6 "$RATE" 10 1024 2>&1 | grep "^e2e ")
