@@ -33,7 +33,10 @@
 # warm-up of a fifth unmeasured in the same JVM) of BENCH_SMALL records of 100 B to topic p100 and
 # BENCH_LARGE of 1 KiB to p1k (6 partitions each), with the client's CPU (the JVM; its busiest
 # thread: the sending thread or the producer's network thread) and the broker's, for the goal
-# rows "produce 100 B / 1 KiB >= 1.3x Kafka".  BENCH_CEILING=consume or =produce runs one half.
+# rows "produce 100 B / 1 KiB >= 1.3x Kafka"; each broker first gets BENCH_PRODUCE_WARMUP (3000000)
+# records of 100 B, unmeasured (0: none, as until 2026-12-03).  BENCH_CEILING=consume or =produce
+# runs one half.  bench/wire/produce_split.sh splits the CPU of bench.sh's own produce rows
+# (kafka-producer-perf-test, a new JVM per run) the same way.
 #
 #   bench/fetchpath/ceiling.sh [ROUNDS]          # default 3
 set -u
@@ -45,6 +48,7 @@ K=$PWD/test/clients/kafka/kafka.sh
 BATCH=${BENCH_BATCH_SIZE:-65536}
 SMALL=${BENCH_SMALL:-1000000}
 LARGE=${BENCH_LARGE:-200000}
+PWARM=${BENCH_PRODUCE_WARMUP:-3000000}
 PARTS=6
 KINDS=${BENCH_CEILING:-consume produce}
 TOPICS=""
@@ -78,6 +82,11 @@ fill() { # bootstrap topic records size
 }
 for b in kafka kafka_pg; do
 	wb create "${bs[$b]}" $PARTS c100 c1k p100 p1k >/dev/null 2>&1 || { echo "cannot create the topics on $b"; exit 1; }
+	# the produce half: the broker warmed first (a fresh Kafka's JVM costs twice its warm CPU per
+	# record: docs/performance.md, "Producing at 64 KB batches"), as bench.sh warms both
+	if [[ " $KINDS " == *" produce "* ]] && [ "$PWARM" -gt 0 ]; then
+		echo "$b warm-up p100: $(fill "${bs[$b]}" p100 "$PWARM" 100)"
+	fi
 	[[ " $KINDS " == *" consume "* ]] || continue
 	echo "$b fill c100: $(fill "${bs[$b]}" c100 "$SMALL" 100)"
 	echo "$b fill c1k:  $(fill "${bs[$b]}" c1k "$LARGE" 1024)"
