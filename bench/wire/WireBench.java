@@ -7,6 +7,8 @@
  *       records from the start of every partition; prints records/s and MB/s of record values.
  *       Also prints the client's CPU seconds over the measured interval: client_cpu_s (the
  *       whole JVM) and poll_thread_cpu_s (the thread that polls, fetches and parses).
+ *       Then a line "closed close_s=S": how long the consumer's close() took (it closes its fetch
+ *       session on each broker and waits for the answers).
  *       With -Dwb.tail=true it starts RECORDS/PARTITIONS records before the end of each instead
  *       (from the start of one that has fewer) and reads what is there from those positions.
  *   send BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH_SIZE LINGER_MS
@@ -154,7 +156,8 @@ public class WireBench {
     }
 
     static void consume(String bootstrap, String topic, int parts, long records, int timeoutS) {
-        try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, new Properties())) {
+        KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, new Properties());
+        try {
             List<TopicPartition> tps = partitions(topic, parts);
             c.assign(tps);
             if (Boolean.getBoolean("wb.tail")) {
@@ -190,6 +193,11 @@ public class WireBench {
             System.out.printf("consume records=%d bytes=%d seconds=%.3f records_per_sec=%.1f mb_per_sec=%.2f complete=%s"
                     + " client_cpu_s=%.3f poll_thread_cpu_s=%.3f%n",
                     n, bytes, s, n / s, bytes / s / (1024 * 1024), n >= records, cpu, poll);
+        } finally {
+            // close() ends the fetch session and waits for the broker's answer to that
+            long t = System.nanoTime();
+            c.close();
+            System.out.printf("closed close_s=%.3f%n", (System.nanoTime() - t) / 1e9);
         }
     }
 

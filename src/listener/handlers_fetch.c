@@ -508,6 +508,17 @@ kp_handle_fetch(KpRequestContext *ctx)
 	/* the wait buckets of the partitions read, should the fetch park */
 	for (i = 0; i < req->n_topics; i++)
 		nlisted += Max(req->topics[i].n_partitions, 0);
+
+	/*
+	 * Nothing to read (a Java consumer's close of its session, epoch -1 and
+	 * no partitions; a session whose last partition was just forgotten):
+	 * answered at once, as Kafka's ReplicaManager answers a fetch with no
+	 * partitions without waiting.  Parked, it held the consumer's close()
+	 * for max_wait_ms, and the forgetting fetch, run again at its deadline,
+	 * no longer found the session it had closed.
+	 */
+	if (nlisted == 0)
+		answer_now = true;
 	ctx->park_nkeys = 0;
 	ctx->park_keys = palloc(sizeof(int) * Max(nlisted, 1));
 	ctx->park_seen = palloc(sizeof(uint64) * Max(nlisted, 1));

@@ -15,6 +15,9 @@ file runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafk
 - epoch -1 is a full fetch without a session (session id 0), and closes a session it names:
   that id is then FETCH_SESSION_ID_NOT_FOUND; forgetting every partition of a session closes
   it too (answered sessionless);
+- a fetch with nothing to read (listing nothing without a session; a session's close, epoch -1
+  and nothing listed, as the Java consumer's close() sends; forgetting a session's last
+  partition) is answered at once even with a max_wait_ms of 5 s;
 - an incremental Fetch that parks (max_wait_ms) and is woken by a produce answers that
   partition, and its epoch stepped once: the next epoch is accepted; one that times out
   answers nothing and steps once too;
@@ -240,6 +243,27 @@ def check_session(topic):
           err == 0 and sid > 0 and (err2, sid2, parts) == (0, 0, {}), f"got {err} {sid} {err2} {sid2}")
     err, _, _ = fetch_v11(c, sid, 2, [])
     check("... and the session is closed", err == NOT_FOUND, f"got {err}")
+
+    # nothing to read is answered at once, whatever max_wait_ms says (Kafka's ReplicaManager
+    # answers a fetch with no partitions without waiting); the Java consumer's close() sends
+    # such a fetch (its session id, epoch -1) and waits for the answer
+    t0 = time.time()
+    res = fetch_v11(c, 0, -1, [], max_wait_ms=5000)
+    took = time.time() - t0
+    check("a sessionless fetch listing nothing, max_wait_ms 5000: answered at once, empty",
+          res == (0, 0, {}) and took < 2, f"got {res} after {took:.1f} s")
+    err, sid, _ = fetch_v11(c, 0, 0, [(topic, [(0, 0)])])
+    t0 = time.time()
+    res = fetch_v11(c, sid, -1, [], max_wait_ms=5000)
+    took = time.time() - t0
+    check("closing a session (its id, epoch -1, nothing listed; a consumer's close): answered at once",
+          err == 0 and sid > 0 and res == (0, 0, {}) and took < 2, f"got {err} {sid} {res} after {took:.1f} s")
+    err, sid, _ = fetch_v11(c, 0, 0, [(topic, [(0, 0)])])
+    t0 = time.time()
+    res = fetch_v11(c, sid, 1, [], forgotten=[(topic, [0])], max_wait_ms=5000)
+    took = time.time() - t0
+    check("forgetting every partition with max_wait_ms 5000: answered at once, sessionless, no error",
+          err == 0 and sid > 0 and res == (0, 0, {}) and took < 2, f"got {err} {sid} {res} after {took:.1f} s")
     c.close()
     prod.close()
 
