@@ -142,6 +142,13 @@ restart_broker() {
 	kp_wait_kafka "${2##*:}" >/dev/null 2>&1
 }
 
+# install_so SRC [DEST]: SRC as the installed kafka_pg.so (DEST: pg_config's pkglibdir's), put there as
+# `make install` puts it, by install(1): a new file in its place.  Never with cp, which rewrites the
+# old file in place: every PostgreSQL process of a running server that loaded it (all of them, by
+# shared_preload_libraries) then runs code paged in from the new bytes and crashes with SIGSEGV,
+# which restarts the server and loses what acks=1 had not yet flushed (seen 2026-12-03).
+install_so() { install -m 755 "$1" "${2:-$(pg_config --pkglibdir)/kafka_pg.so}"; }
+
 # perf_produce K BOOTSTRAP TOPIC RECORDS SIZE ACKS BATCH: kafka-producer-perf-test (K is
 # test/clients/kafka/kafka.sh) as fast as it goes, linger.ms 5; prints its records/s, whole, or
 # nothing when it did not finish

@@ -40,7 +40,7 @@ K=$PWD/test/clients/kafka/kafka.sh
 LIB=$(pg_config --pkglibdir)
 . bench/fetchpath/topics.sh
 fp_cluster fetchcost
-use() { if [ "$1" = before ]; then cp "$before_so" "$LIB/kafka_pg.so"; else cp "$after_so" "$LIB/kafka_pg.so"; fi; }
+use() { if [ "$1" = before ]; then install_so "$before_so" "$LIB/kafka_pg.so"; else install_so "$after_so" "$LIB/kafka_pg.so"; fi; }
 use before
 bash test/lib/pgcluster start "$d" || exit 1
 bash test/lib/pgcluster create-extension $port postgres || exit 1
@@ -103,4 +103,4 @@ for b in before after; do
 	echo "$b: w1000/w1 listener CPU per record $(awk -v a="$(median "${v[$b,w1000,us]}")" -v b="$(median "${v[$b,w1,us]}")" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
 done
 bash test/lib/pgcluster stop "$d" >/dev/null
-cp "$after_so" "$LIB/kafka_pg.so"
+install_so "$after_so" "$LIB/kafka_pg.so"

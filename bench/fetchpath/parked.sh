@@ -27,7 +27,7 @@ root=$(bash test/lib/pgcluster mktemp parked); d=$root/data
 trap 'bash test/lib/pgcluster stop "$d" immediate >/dev/null 2>&1; rm -rf "$root"' EXIT
 port=$(bash test/lib/pgcluster free-port ${KP_TEST_PORT:-55432}); kport=$(bash test/lib/pgcluster free-port ${KAFKA_TEST_PORT:-19092} "$port")
 bash test/lib/pgcluster init "$d" "$port" "$kport" || exit 1
-use() { if [ "$1" = before ]; then cp "$before_so" "$LIB/kafka_pg.so"; else cp "$after_so" "$LIB/kafka_pg.so"; fi; }
+use() { if [ "$1" = before ]; then install_so "$before_so" "$LIB/kafka_pg.so"; else install_so "$after_so" "$LIB/kafka_pg.so"; fi; }
 use before
 bash test/lib/pgcluster start "$d" || exit 1
 bash test/lib/pgcluster create-extension $port postgres || exit 1
@@ -87,4 +87,4 @@ for p in $POLLERS; do
 	done
 done
 bash test/lib/pgcluster stop "$d" >/dev/null
-cp "$after_so" "$LIB/kafka_pg.so"
+install_so "$after_so" "$LIB/kafka_pg.so"

@@ -10,6 +10,7 @@ set -u
 before_so=$(readlink -f "$1"); after_so=$(readlink -f "$2"); rounds=${3:-3}
 cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
+. bench/lib.sh
 K=$PWD/test/clients/kafka/kafka.sh
 LIB=$(pg_config --pkglibdir)
 jars=$(test/clients/kafka/fetch-kafka.sh) || exit 1
@@ -19,7 +20,7 @@ wb() { java -Xmx1g -XX:+UseG1GC -Dlog4j2.configurationFile=$PWD/test/clients/kaf
 root=$(bash test/lib/pgcluster mktemp fetchpath); d=$root/data
 port=$(bash test/lib/pgcluster free-port ${KP_TEST_PORT:-55432}); kport=$(bash test/lib/pgcluster free-port ${KAFKA_TEST_PORT:-19092} "$port")
 bash test/lib/pgcluster init "$d" "$port" "$kport" || exit 1
-use() { if [ "$1" = before ]; then cp "$before_so" "$LIB/kafka_pg.so"; else cp "$after_so" "$LIB/kafka_pg.so"; fi; }
+use() { if [ "$1" = before ]; then install_so "$before_so" "$LIB/kafka_pg.so"; else install_so "$after_so" "$LIB/kafka_pg.so"; fi; }
 use before
 bash test/lib/pgcluster start "$d" || exit 1
 bash test/lib/pgcluster create-extension $port postgres || exit 1
@@ -55,5 +56,5 @@ for r in $(seq 1 $rounds); do
   done
 done
 bash test/lib/pgcluster stop "$d"
-cp "$after_so" "$LIB/kafka_pg.so"
+install_so "$after_so" "$LIB/kafka_pg.so"
 rm -rf "$root"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/wire/so_ab.sh BASE.so NEW.so: two builds of kafka_pg.so on the scripts/setup.sh cluster
 # (its broker tuning, its 6 GB of shared buffers), one after the other, repetitions interleaved.
-# For each turn the build's kafka_pg.so is copied over the installed one and the server restarted;
+# For each turn the build's kafka_pg.so is installed in place of the installed one and the server restarted;
 # then bench/lib.sh's prewarm_buffers waits for the resolver to load every partition and touches
 # every shared buffer once (after a start both cost the listener: docs/performance.md, "The first
 # minute after a restart"); then a CHECKPOINT and a sync.  Measured per turn, on a new topic of 6
@@ -42,7 +42,7 @@ sql() { psql -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -XAtq -c "$1"; }
 work=$(mktemp -d)
 cp "$installed" "$work/installed.so"
 restore() {
-	cp "$work/installed.so" "$installed"
+	install_so "$work/installed.so" "$installed"
 	restart_broker "$DATA" "$BS"
 	rm -rf "$work"
 }
@@ -65,7 +65,7 @@ add() { vals["$1|$2"]+="$3 "; }
 echo "kafka_pg.so A/B on $DATA: base $1, new $2; $REPS repetitions; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
 	for b in base new; do
-		cp "${so[$b]}" "$installed"
+		install_so "${so[$b]}" "$installed"  # a new file: the running server keeps its own (bench/lib.sh)
 		restart_broker "$DATA" "$BS" || exit 1
 		prewarm_buffers "$PGPORT" || exit 1
 		topic=ab-$b-$rep-$RANDOM
