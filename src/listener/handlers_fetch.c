@@ -513,9 +513,9 @@ kp_handle_fetch(KpRequestContext *ctx)
 	 * Nothing to read (a Java consumer's close of its session, epoch -1 and
 	 * no partitions; a session whose last partition was just forgotten):
 	 * answered at once, as Kafka's ReplicaManager answers a fetch with no
-	 * partitions without waiting.  Parked, it held the consumer's close()
-	 * for max_wait_ms, and the forgetting fetch, run again at its deadline,
-	 * no longer found the session it had closed.
+	 * partitions without waiting.  Parked, it held the consumer's close() for
+	 * max_wait_ms, and the forgetting fetch, run again at its deadline, no
+	 * longer found the session it had closed.
 	 */
 	if (nlisted == 0)
 		answer_now = true;
