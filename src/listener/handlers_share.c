@@ -1148,7 +1148,12 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		 * acquisition, shortly; it answers at max_wait_ms after it arrived.
 		 */
 		now_ms = kp_listener_now_ms();
-		if (!any && out.n == 0 && !any_acks && req->max_wait_ms > 0 && now_ms < deadline_ms)
+
+		/*
+		 * A session of no partition has nothing to wait for: answered at
+		 * once, as Kafka answers a ShareFetch with no partitions to read.
+		 */
+		if (n > 0 && !any && out.n == 0 && !any_acks && req->max_wait_ms > 0 && now_ms < deadline_ms)
 		{
 			int64		until = deadline_ms;
 

@@ -18,14 +18,15 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
    - (kafka_pg) a SQL transaction that held the records (kafka.share_acquire) rolls back.
    Each parked fetch waits up to 10 s (5 s in the release rounds); it must get the records
    (delivery count 2) within 2 s of the event (the lock within 2 s of the lock's end).
-2. (kafka_pg) A share session close (epoch -1) of a member whose session the broker dropped to
+2. A ShareFetch whose share session holds no partition is answered at once (MaxWaitMs 5 s).
+3. (kafka_pg) A share session close (epoch -1) of a member whose session the broker dropped to
    make room when its session table was full (kafka.group_share_session_timeout_ms lowered to
    1 s for the fill) still releases the member's records.
-3. (kafka_pg) A release wakes the parked fetches of the partitions whose records were released,
+4. (kafka_pg) A release wakes the parked fetches of the partitions whose records were released,
    not those of every share-partition of the group: a member holding records of partition 0 of a
    2-partition topic closes its share session; the wait bucket of partition 0 moves
    (kafka._fetch_wait_changes), that of partition 1 (a share-partition of the group too) does not.
-4. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
+5. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
    kafka.share_partitions raises; its connection, not the one that opened the session, is
    closed) does not use up the session epoch: the same epoch is served next.
 
@@ -609,10 +610,29 @@ def check_failed_fetch_keeps_epoch():
     s.close()
 
 
+def check_nothing_to_read():
+    """A ShareFetch whose share session holds no partition (it listed none) has nothing to wait
+    for: answered at once whatever its MaxWaitMs, as Kafka answers it."""
+    topic, tid, group = setup("empty", 1)
+    m = Member(group, topic, tid)
+    m.wait_assigned()
+    for epoch, what in ((0, "opening a session that lists no partition"),
+                        (1, "the next one on that session of no partition")):
+        t0 = time.time()
+        res = share_fetch(m.c, group, m.id, epoch, None, 5000)
+        took = time.time() - t0
+        check(f"nothing: a ShareFetch {what}, MaxWaitMs 5000, is answered at once, empty",
+              res is not None and res[0] == 0 and res[1] == {} and took < 2,
+              f"got {res} after {took:.1f} s")
+    m.leave()
+    m.c.close()
+
+
 def main():
     only = os.environ.get("KP_SHARE_WAKE_ONLY",
-                          "release,expiry,leave,close,rollback,evicted,scope,epoch").split(",")
-    for name, fn, needs_sql in (("release", check_release_latency, False),
+                          "release,expiry,leave,close,nothing,rollback,evicted,scope,epoch").split(",")
+    for name, fn, needs_sql in (("nothing", check_nothing_to_read, False),
+                                ("release", check_release_latency, False),
                                 ("expiry", check_lock_expiry, False),
                                 ("leave", check_leave, False),
                                 ("close", check_session_close, False),
