@@ -179,6 +179,17 @@ _PG_init(void)
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("kafka.debug_ignore_producer_snapshots",
+							 "Testing only: partition loads ignore producer-state snapshots.",
+							 "Recovery then walks every batch header of the active segment, as "
+							 "before snapshots existed (src/store/prodsnap.c); the resolver still "
+							 "writes them.  Takes effect at the next load of a partition.",
+							 &kp_debug_ignore_prodsnap,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = kp_utility_hook;
 

@@ -19,9 +19,11 @@
  *	  last stable offset when it was rolled, so possibly in an older
  *	  segment) to the end give the transactions still open (a
  *	  transactional batch with no marker after it); the active segment's
- *	  give the recent batches of idempotent producers.  SQL transactions
- *	  among the open ones are decided from the commit log at once; the
- *	  resolver then writes their markers.
+ *	  give the recent batches of idempotent producers.  When the active
+ *	  segment's metapage holds a producer-state snapshot (prodsnap.c) that
+ *	  this log can have, both start from it and only the batches after it
+ *	  are walked.  SQL transactions among the open ones are decided from
+ *	  the commit log at once; the resolver then writes their markers.
  *	- The active segment's aborted-transaction index (txnindex.c) is made
  *	  to agree with its ABORT markers: entries whose marker the cut
  *	  removed go, and a marker whose entry a crash lost (they are written
@@ -32,7 +34,8 @@
  * CRC-valid batch; every acknowledged batch is kept; offsets continue from
  * there with no hole and no reuse; every transaction without a marker is
  * found again, whichever segment it began in, and no aborted range is
- * lost.  Not recovered: producer state older than the active segment.
+ * lost.  Not recovered: producer state older than the active segment
+ * (unless a snapshot carried it).
  *
  *-------------------------------------------------------------------------
  */
@@ -140,13 +143,87 @@ note_abort(KpTxnIndexEntry **aborts, int *naborts, int *cap,
 	(*naborts)++;
 }
 
+bool		kp_debug_ignore_prodsnap = false;
+uint64		kp_recovery_snapshots_used = 0;
+uint64		kp_recovery_batches_walked = 0;
+
+static KpSegBatchStatus
+scan_decide(const KpBatchHeader *hdr, void *arg)
+{
+	return hdr->base_offset >= *(const int64 *) arg ? KP_SEGBATCH_STOP : KP_SEGBATCH_SKIP;
+}
+
+/*
+ * Walk the batch headers of one segment from stream position pos to the
+ * first batch at or past end_offset (or the end of the data), updating
+ * state->txns, and with note_producers the idempotent producers; ABORT
+ * markers of transactions it closes go to *aborts if not NULL.  Only
+ * headers are read: a page holding several is pinned once, with no lseek
+ * per batch (the block count is cached).
+ */
+static void
+scan_segment(KpPartitionState *state, Relation rel, int64 pos, int64 end_offset,
+			 bool note_producers, KpTxnIndexEntry **aborts, int *naborts, int *cap)
+{
+	BlockNumber nblocks = InvalidBlockNumber;
+	Buffer		keep = InvalidBuffer;
+	char		keybuf[KP_BATCH_HEADER_SIZE + 64];
+	int			i;
+
+	for (;;)
+	{
+		KpBatchHeader hdr;
+
+		CHECK_FOR_INTERRUPTS();
+		if (kp_segment_read_batch(rel, &nblocks, &keep, pos, scan_decide, &end_offset,
+								  &hdr, NULL) != KP_SEGBATCH_SKIP)
+			break;
+		kp_recovery_batches_walked++;
+		if (note_producers && kp_producer_batch_is_idempotent(&hdr))
+			kp_producer_note_batch(state, &hdr, hdr.base_offset);
+		if (KpBatchIsTransactional(&hdr) && KpBatchIsControl(&hdr))
+		{
+			for (i = 0; i < state->ntxns; i++)
+				if (state->txns[i].producer_id == hdr.producer_id)
+					break;
+			if (i < state->ntxns)
+			{
+				KpOpenTxn	txn = state->txns[i];
+				int16		type = -1;
+				KpRecordIter it;
+				KpRecord	rec;
+				bool		done;
+				size_t		total = KpBatchTotalSize(&hdr);
+
+				kp_txnstate_remove(state, i);
+				/* which marker: its one record's key (a small batch) */
+				if (aborts && total <= sizeof(keybuf) &&
+					kp_segment_read_cached(rel, &nblocks, pos, keybuf, total) &&
+					kp_record_iter_begin(&it, keybuf, total, 1024) == KP_CODEC_OK)
+				{
+					if (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
+						(void) kp_parse_control_key(rec.key, rec.key_len, &type);
+					kp_record_iter_end(&it);
+				}
+				if (type == KP_CONTROL_ABORT)
+					note_abort(aborts, naborts, cap, txn.producer_id,
+							   txn.first_offset, hdr.base_offset, state);
+			}
+		}
+		else if (KpBatchIsTransactional(&hdr) && state->ntxns < KP_MAX_OPEN_TXNS)
+			kp_txnstate_add(state, hdr.producer_id, hdr.producer_epoch,
+							hdr.base_offset);
+		pos += KpBatchTotalSize(&hdr);
+	}
+	if (BufferIsValid(keep))
+		ReleaseBuffer(keep);
+}
+
 void
 kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 				  int64 end_offset, bool from_first, bool note_producers,
 				  KpTxnIndexEntry **aborts, int *naborts, int64 *first_open)
 {
-	char		hdrbuf[KP_BATCH_HEADER_SIZE];
-	char		keybuf[KP_BATCH_HEADER_SIZE + 64];
 	int64		start_offset;
 	int			seg;
 	int			cap = 0;
@@ -175,53 +252,58 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 			for (i = 0; i < state->ntxns; i++)
 				first_open[seg] = Min(first_open[seg], state->txns[i].first_offset);
 		}
-		for (;;)
-		{
-			KpBatchHeader hdr;
-
-			CHECK_FOR_INTERRUPTS();
-			if (!kp_segment_read(rel, pos, hdrbuf, KP_BATCH_HEADER_SIZE) ||
-				kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) != KP_CODEC_OK ||
-				hdr.base_offset >= end_offset)
-				break;
-			if (last && note_producers && kp_producer_batch_is_idempotent(&hdr))
-				kp_producer_note_batch(state, &hdr, hdr.base_offset);
-			if (KpBatchIsTransactional(&hdr) && KpBatchIsControl(&hdr))
-			{
-				for (i = 0; i < state->ntxns; i++)
-					if (state->txns[i].producer_id == hdr.producer_id)
-						break;
-				if (i < state->ntxns)
-				{
-					KpOpenTxn	txn = state->txns[i];
-					int16		type = -1;
-					KpRecordIter it;
-					KpRecord	rec;
-					bool		done;
-					size_t		total = KpBatchTotalSize(&hdr);
-
-					kp_txnstate_remove(state, i);
-					/* which marker: its one record's key (a small batch) */
-					if (aborts && total <= sizeof(keybuf) &&
-						kp_segment_read(rel, pos, keybuf, total) &&
-						kp_record_iter_begin(&it, keybuf, total, 1024) == KP_CODEC_OK)
-					{
-						if (kp_record_iter_next(&it, &rec, &done) == KP_CODEC_OK && !done)
-							(void) kp_parse_control_key(rec.key, rec.key_len, &type);
-						kp_record_iter_end(&it);
-					}
-					if (type == KP_CONTROL_ABORT)
-						note_abort(aborts, naborts, &cap, txn.producer_id,
-								   txn.first_offset, hdr.base_offset, state);
-				}
-			}
-			else if (KpBatchIsTransactional(&hdr) && state->ntxns < KP_MAX_OPEN_TXNS)
-				kp_txnstate_add(state, hdr.producer_id, hdr.producer_epoch,
-								hdr.base_offset);
-			pos += KpBatchTotalSize(&hdr);
-		}
+		scan_segment(state, rel, pos, end_offset, last && note_producers,
+					 aborts, naborts, &cap);
 		kp_segment_close(rel);
 	}
+}
+
+/*
+ * Restore the producer-state snapshot (prodsnap.c) of the active segment
+ * (relnode, its log already recovered into state) if it is one this log
+ * can have: taken in this segment, at a position and offset that are a
+ * batch boundary of the log as recovered.  Sets *pos to the position to
+ * walk from.  False (state untouched) otherwise: the caller walks it all.
+ */
+static bool
+restore_snapshot(KpPartitionState *state, Relation active, Oid relnode, int64 *pos)
+{
+	KpProducerSnapshot *snap = palloc(sizeof(KpProducerSnapshot));
+	bool		ok;
+	int			i;
+
+	ok = kp_segment_read_prodsnap(active, snap) &&
+		snap->partition_id == state->key.partition_id &&
+		snap->relnode == relnode &&
+		snap->pos >= 0 && snap->pos <= state->active_size &&
+		snap->offset >= state->active_base_offset &&
+		snap->offset <= state->log_end_offset &&
+		snap->ntxns >= 0 && snap->ntxns <= KP_MAX_OPEN_TXNS;
+	for (i = 0; ok && i < KP_MAX_PRODUCERS; i++)
+		ok = snap->producers[i].nbatches >= 0 &&
+			snap->producers[i].nbatches <= KP_PRODUCER_BATCHES;
+	if (ok && snap->pos == state->active_size)
+		ok = snap->offset == state->log_end_offset;
+	else if (ok)
+	{
+		char		hdrbuf[KP_BATCH_HEADER_SIZE];
+		KpBatchHeader hdr;
+
+		ok = kp_segment_read(active, snap->pos, hdrbuf, KP_BATCH_HEADER_SIZE) &&
+			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK &&
+			hdr.base_offset == snap->offset;
+	}
+	if (ok)
+	{
+		state->ntxns = snap->ntxns;
+		memcpy(state->txns, snap->txns, sizeof(KpOpenTxn) * snap->ntxns);
+		memcpy(state->producers, snap->producers, sizeof(state->producers));
+		*pos = snap->pos;
+		state->snapshot_relnode = relnode;
+		state->snapshot_size = snap->pos;
+	}
+	pfree(snap);
+	return ok;
 }
 
 /*
@@ -274,6 +356,7 @@ recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 	int64	   *first_open = palloc(sizeof(int64) * nsegs);
 	bool	   *legacy = palloc0(sizeof(bool) * nsegs);
 	bool		any_legacy = false;
+	int64		pos;
 	int			i;
 
 	for (i = 0; i < nsegs; i++)
@@ -286,8 +369,20 @@ recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 		legacy[i] = !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN);
 		any_legacy |= legacy[i];
 	}
-	kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, any_legacy, true,
-					  &aborts, &naborts, first_open);
+	if (!any_legacy && !kp_debug_ignore_prodsnap && restore_snapshot(state, active, segs[nsegs - 1].relnode, &pos))
+	{
+		/* ABORT markers below the snapshot have their entries (prodsnap.c) */
+		int			cap = 0;
+
+		aborts = NULL;
+		naborts = 0;
+		scan_segment(state, active, pos, state->log_end_offset, true,
+					 &aborts, &naborts, &cap);
+		kp_recovery_snapshots_used++;
+	}
+	else
+		kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, any_legacy, true,
+						  &aborts, &naborts, first_open);
 	if (!RecoveryInProgress())
 	{
 		kp_txnindex_truncate(active, state->log_end_offset);
@@ -361,6 +456,8 @@ kp_partition_recover(KpPartitionState *state)
 	state->max_timestamp = -1;
 	state->max_timestamp_offset = -1;
 	memset(&state->config, 0, sizeof(KpLogConfig));
+	state->snapshot_relnode = InvalidOid;
+	state->snapshot_size = 0;
 
 	if (nsegs == 0)
 	{

@@ -233,6 +233,38 @@ kp_segment_create(int64 partition_id, int64 base_offset,
 }
 
 /*
+ * Write len bytes at offset at of the metapage's contents (after the page
+ * header), raising pd_lower to cover them, with generic WAL.  A metapage
+ * that is not a segment's, or has no room there, is an ERROR.
+ */
+static void
+write_metapage_bytes(Relation rel, Size at, const void *data, Size len)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	GenericXLogState *xstate;
+	Page		page;
+	Size		end = MAXALIGN(SizeOfPageHeaderData) + at + len;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xstate = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xstate, buf, 0);
+	if (((KpSegmentMeta *) PageGetContents(page))->magic != KP_SEG_MAGIC ||
+		((PageHeader) page)->pd_upper < end)
+	{
+		GenericXLogAbort(xstate);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("kafka_pg segment %u has a bad metapage",
+						rel->rd_node.relNode)));
+	}
+	memcpy(PageGetContents(page) + at, data, len);
+	((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower, end);
+	GenericXLogFinish(xstate);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
  * Rewrite the segment's metapage with meta (read by kp_segment_read_meta,
  * then changed: the aborted-transaction index's relfilenode, txnindex.c;
  * first_open_offset for a segment from before it was kept, recovery.c).
@@ -242,28 +274,8 @@ kp_segment_create(int64 partition_id, int64 base_offset,
 void
 kp_segment_write_meta(Relation rel, const KpSegmentMeta *meta)
 {
-	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
-	GenericXLogState *xstate;
-	Page		page;
-
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	xstate = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(xstate, buf, 0);
-	if (((KpSegmentMeta *) PageGetContents(page))->magic != KP_SEG_MAGIC)
-	{
-		GenericXLogAbort(xstate);
-		UnlockReleaseBuffer(buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("kafka_pg segment %u has a bad metapage",
-						rel->rd_node.relNode)));
-	}
-	memcpy(PageGetContents(page), meta, sizeof(KpSegmentMeta));
 	/* a segment from before issue 8: its metapage grows to the new size */
-	((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower,
-										SizeOfPageHeaderData + sizeof(KpSegmentMeta));
-	GenericXLogFinish(xstate);
-	UnlockReleaseBuffer(buf);
+	write_metapage_bytes(rel, 0, meta, sizeof(KpSegmentMeta));
 }
 
 /*
@@ -362,6 +374,48 @@ kp_segment_read_meta(Relation rel, KpSegmentMeta *meta)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("kafka_pg segment %u has a bad metapage",
 						rel->rd_node.relNode)));
+}
+
+/*
+ * Where the producer-state snapshot lies in the metapage: after the
+ * segment's KpSegmentMeta.  pd_lower covers it once one is written (so a
+ * full-page image and generic WAL's delta keep it); a metapage whose
+ * pd_lower stops short has none.
+ */
+#define PRODSNAP_AT		MAXALIGN(sizeof(KpSegmentMeta))
+#define PRODSNAP_END	(SizeOfPageHeaderData + PRODSNAP_AT + sizeof(KpProducerSnapshot))
+
+StaticAssertDecl(PRODSNAP_END <= BLCKSZ,
+				 "a producer-state snapshot must fit in a segment's metapage");
+
+bool
+kp_segment_read_prodsnap(Relation rel, KpProducerSnapshot *snap)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, 0, RBM_NORMAL, NULL);
+	Page		page;
+	bool		found = false;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (((PageHeader) page)->pd_lower >= PRODSNAP_END)
+	{
+		memcpy(snap, PageGetContents(page) + PRODSNAP_AT, sizeof(KpProducerSnapshot));
+		found = snap->magic == KP_PRODSNAP_MAGIC && snap->version == KP_PRODSNAP_VERSION;
+	}
+	UnlockReleaseBuffer(buf);
+	return found;
+}
+
+/*
+ * Write snap into the metapage, replacing any earlier one.  The caller
+ * holds the partition's appender lock (so the snapshot matches the log it
+ * describes, and no other writer of the metapage runs: kp_segment_write_meta
+ * has the same rule).  Generic WAL, so a standby has it at promotion.
+ */
+void
+kp_segment_write_prodsnap(Relation rel, const KpProducerSnapshot *snap)
+{
+	write_metapage_bytes(rel, PRODSNAP_AT, snap, sizeof(KpProducerSnapshot));
 }
 
 static BlockNumber

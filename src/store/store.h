@@ -132,6 +132,21 @@ extern int	kp_log_write_pending_markers(void);
 extern void kp_log_sweep_sql_txns(void);
 
 /*
+ * Write a producer-state snapshot (prodsnap.c) for each loaded partition of
+ * this database whose active segment grew by 8 MB since its last one, or
+ * with all, changed at all (at shutdown).  Returns how many were written.
+ * In a transaction; not on a standby.
+ */
+extern int	kp_log_snapshot_producers(bool all);
+
+/*
+ * How many partition loads by this process restored a producer-state
+ * snapshot, and how many batches its loads walked (recovery.c).
+ */
+extern uint64 kp_recovery_snapshots_used;
+extern uint64 kp_recovery_batches_walked;
+
+/*
  * The outcome of a SQL transaction that has no marker yet, from the commit
  * log: OPEN while it runs (or is the caller's own), else COMMITTED or
  * ABORTED (a crashed one aborted).  src/txn registers it (sqltxn.c); the
@@ -443,6 +458,7 @@ extern void kp_log_drop_partition(int64 partition_id);
  * advisory lock on this key just after listing their segments; 0: never.
  */
 extern int	kp_debug_reader_pause_lock;
+extern bool kp_debug_ignore_prodsnap;	/* recovery.c */
 
 /* ---------- deleting records (logstart.c) ---------- */
 

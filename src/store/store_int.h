@@ -383,7 +383,49 @@ typedef struct KpPartitionState
 	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
 	int64		append_count;
 	KpProducerState producers[KP_MAX_PRODUCERS];
+
+	/*
+	 * The last producer-state snapshot (prodsnap.c) in the active segment's
+	 * metapage: the segment it is in (InvalidOid: none in the active one) and
+	 * the active segment's size when it was taken.
+	 */
+	Oid			snapshot_relnode;
+	int64		snapshot_size;
 } KpPartitionState;
+
+/*
+ * A producer-state snapshot (prodsnap.c): what recovery would rebuild by
+ * walking the batch headers of the log below offset (the open
+ * transactions, the idempotent producers), kept in the active segment's
+ * metapage after its KpSegmentMeta.  Recovery restores it and walks only
+ * the batches from pos on.  Fixed-size arrays; unused slots zero.
+ */
+#define KP_PRODSNAP_MAGIC	0x4B505053	/* "KPPS" */
+#define KP_PRODSNAP_VERSION 1
+
+typedef struct KpProducerSnapshot
+{
+	uint32		magic;
+	uint32		version;
+	int64		partition_id;
+	Oid			relnode;		/* the segment it was taken in */
+	int32		ntxns;
+	int64		offset;			/* the log end offset when taken */
+	int64		pos;			/* the segment's data size then */
+	KpOpenTxn	txns[KP_MAX_OPEN_TXNS];
+	KpProducerState producers[KP_MAX_PRODUCERS];
+} KpProducerSnapshot;
+
+/*
+ * The producer-state snapshot in a segment's metapage: false if it has
+ * none (a segment never snapshotted, or from before snapshots existed).
+ * Writing it: the appender lock held; generic WAL (segment.c).
+ */
+extern bool kp_segment_read_prodsnap(Relation rel, KpProducerSnapshot *snap);
+extern void kp_segment_write_prodsnap(Relation rel, const KpProducerSnapshot *snap);
+
+/* Take one, of the active segment, under the appender lock (prodsnap.c) */
+extern void kp_prodsnap_take(KpPartitionState *state);
 
 #define KP_MAX_APPEND_WAITERS	64	/* a bit each in a wait bucket's mask */
 

@@ -54,49 +54,26 @@
  * error is reported and the resolver goes on: the partitions left load at
  * first use, as before.
  */
-static void
-load_all_partitions(void)
+/*
+ * Run work(arg) in a transaction of its own, if the catalog is this
+ * build's (another build's is reported by kp_catalog_stamp_worker, and
+ * left alone).  An error is reported and the resolver goes on; false then.
+ */
+static bool
+in_transaction(void (*work) (void *arg), void *arg)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
-	TimestampTz started = GetCurrentTimestamp();
-	int			loaded = 0;
+	bool		ok = true;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	PG_TRY();
 	{
-		/* another build's catalog is reported here, and left alone */
 		if (kp_catalog_stamp_worker(RESOLVER_NAME) == KP_CATALOG_CURRENT)
-		{
-			char	  **names;
-			int			n = kp_topic_list_names(&names);
-			int			i;
-			int			p;
-
-			for (i = 0; i < n; i++)
-			{
-				const KpTopic *t = kp_topic_open(names[i], AccessShareLock, true);
-
-				for (p = 0; t != NULL && p < t->partition_count; p++)
-				{
-					kp_log_load_partition(t->partition_ids[p]);
-					loaded++;
-				}
-			}
-		}
+			work(arg);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
-
-		/*
-		 * Logged: the load reads the batch headers of each active segment
-		 * (recovery.c), about 10 us a batch, up to tens of seconds of a CPU
-		 * that a DBA sees after every start and every promotion
-		 * (docs/architecture.md, Recovery).
-		 */
-		ereport(LOG,
-				(errmsg("kafka_pg resolver: loaded %d partitions in %.1f s", loaded,
-						(double) TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) / 1000.0)));
 	}
 	PG_CATCH();
 	{
@@ -104,8 +81,81 @@ load_all_partitions(void)
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		ok = false;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+static void
+load_work(void *arg)
+{
+	int		   *loaded = (int *) arg;
+	char	  **names;
+	int			n = kp_topic_list_names(&names);
+	int			i;
+	int			p;
+
+	for (i = 0; i < n; i++)
+	{
+		const KpTopic *t = kp_topic_open(names[i], AccessShareLock, true);
+
+		for (p = 0; t != NULL && p < t->partition_count; p++)
+		{
+			kp_log_load_partition(t->partition_ids[p]);
+			(*loaded)++;
+		}
+	}
+}
+
+static void
+load_all_partitions(void)
+{
+	TimestampTz started = GetCurrentTimestamp();
+	int			loaded = 0;
+	uint64		snapshots = kp_recovery_snapshots_used;
+	uint64		walked = kp_recovery_batches_walked;
+
+	if (!in_transaction(load_work, &loaded))
+		return;
+
+	/*
+	 * Logged: the load reads the batch headers of each active segment from
+	 * its producer-state snapshot on (recovery.c, prodsnap.c), or all of them
+	 * where it has none: what a DBA waits for after a start or a promotion
+	 * (docs/architecture.md, Recovery).
+	 */
+	ereport(LOG,
+			(errmsg("kafka_pg resolver: loaded %d partitions in %.2f s (%llu from a producer-state snapshot, %llu batches read)",
+					loaded,
+					(double) TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) / 1000.0,
+					(unsigned long long) (kp_recovery_snapshots_used - snapshots),
+					(unsigned long long) (kp_recovery_batches_walked - walked))));
+}
+
+static void
+snapshot_work(void *arg)
+{
+	*(int *) arg = kp_log_snapshot_producers(true);
+}
+
+/*
+ * At shutdown, a producer-state snapshot of every partition that changed
+ * since its last one (src/store/prodsnap.c), so that the next start (a
+ * clean shutdown's) reads no log to load them, as Kafka's snapshot at a
+ * clean shutdown.  The postmaster's shutdown checkpoint waits for this
+ * worker to exit, so they are in it.  A listener may still append after
+ * one: recovery then walks only what came after.
+ */
+static void
+snapshot_at_shutdown(void)
+{
+	int			taken = 0;
+
+	if (in_transaction(snapshot_work, &taken))
+		ereport(DEBUG1,
+				(errmsg_internal("kafka_pg resolver: %d producer-state snapshots at shutdown",
+								 taken)));
 }
 
 void
@@ -168,6 +218,8 @@ kp_resolver_main(Datum arg)
 			if (upkeep)
 			{
 				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
+				/* active segments grown by 8 MB: a new producer snapshot */
+				(void) kp_log_snapshot_producers(false);
 			}
 		}
 		if (written > 0)
@@ -191,6 +243,7 @@ kp_resolver_main(Datum arg)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	snapshot_at_shutdown();
 	elog(LOG, "kafka_pg resolver shutting down");
 
 	/*
