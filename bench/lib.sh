@@ -112,10 +112,10 @@ wb() {
 
 # wait_partitions_loaded PGPORT: after a start, wait (up to 10 minutes) until the kafka_pg resolver of
 # the cluster on 127.0.0.1:PGPORT has loaded every partition: it reads the batch headers of each
-# active segment after every start, about 10 us a batch, up to tens of seconds of a CPU
-# (src/txn/resolver.c; the server log's "kafka_pg resolver: loaded N partitions in S s";
-# docs/performance.md, "The first minute after a restart").  Done when the resolver, once it runs,
-# used less than 100 ms of CPU in a second.
+# active segment after every start from its producer-state snapshot on, or all of them where it has
+# none, up to tens of seconds of a CPU (src/txn/resolver.c; the server log's "kafka_pg resolver:
+# loaded N partitions in S s (...)"; docs/performance.md, "The first minute after a restart").  Done
+# when the resolver, once it runs, used less than 100 ms of CPU in a second.
 wait_partitions_loaded() {
 	local pid="" a b i
 	for i in $(seq 1 30); do
