@@ -134,6 +134,12 @@ typedef struct KpTopic
 extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok);
 
 /*
+ * kp_topic_open without waiting: NULL if the topic does not exist or its
+ * lock is held in a conflicting mode (a deletion in progress).
+ */
+extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode);
+
+/*
  * A copy of a cached topic in CurrentMemoryContext: valid across catalog
  * calls (any relation lock taken may process invalidations, which drop the
  * whole cache).

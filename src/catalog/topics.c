@@ -259,8 +259,23 @@ topic_load(const char *name)
 	return t;
 }
 
+static const KpTopic *topic_open(const char *name, LOCKMODE lockmode, bool missing_ok,
+								 bool nowait);
+
 const KpTopic *
 kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
+{
+	return topic_open(name, lockmode, missing_ok, false);
+}
+
+const KpTopic *
+kp_topic_try_open(const char *name, LOCKMODE lockmode)
+{
+	return topic_open(name, lockmode, true, true);
+}
+
+static const KpTopic *
+topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
 {
 	for (;;)
 	{
@@ -286,7 +301,10 @@ kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
 
 		topic_id = t->topic_id;
 		generation = cache_generation;
-		LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
+		if (!nowait)
+			LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
+		else if (!ConditionalLockDatabaseObject(topics_relid, topic_id, 0, lockmode))
+			return NULL;
 		AcceptInvalidationMessages();
 		if (generation == cache_generation)
 		{

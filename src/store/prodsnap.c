@@ -30,7 +30,11 @@
  * Who takes them: the resolver (src/txn/resolver.c), once a second for
  * each partition whose active segment grew by KP_PRODSNAP_BYTES since its
  * last snapshot, and for every partition that changed at all when it shuts
- * down (a clean shutdown: the next start walks nothing).
+ * down (a clean shutdown: the next start walks nothing).  It holds the
+ * partition's topic lock (AccessShareLock) as an append does: a topic being
+ * deleted is not written to, so no snapshot's WAL record can follow the
+ * commit record that drops its segment (replaying a change to a dropped
+ * relation's page is an invalid-page PANIC on a standby).
  *
  *-------------------------------------------------------------------------
  */
@@ -110,30 +114,25 @@ snapshot_stale(const KpPartitionState *state)
 		state->active_size != state->snapshot_size;
 }
 
-int
-kp_log_snapshot_producers(bool all)
+List *
+kp_log_snapshot_due(bool all)
 {
-	bool		(*filter) (const KpPartitionState *) = all ? snapshot_stale : snapshot_due;
-	List	   *todo = kp_partition_ids(filter);
-	ListCell   *lc;
-	int			taken = 0;
+	return kp_partition_ids(all ? snapshot_stale : snapshot_due);
+}
 
-	foreach(lc, todo)
+bool
+kp_log_snapshot_partition(int64 partition_id, bool all)
+{
+	KpPartitionState *state = kp_partition_lock(partition_id, false);
+	bool		taken = false;
+
+	if (state == NULL)
+		return false;
+	if (state->loaded && (all ? snapshot_stale(state) : snapshot_due(state)))
 	{
-		int64		partition_id = *(int64 *) lfirst(lc);
-		KpPartitionState *state;
-
-		CHECK_FOR_INTERRUPTS();
-		state = kp_partition_lock(partition_id, false);
-		if (state == NULL)
-			continue;
-		if (state->loaded && filter(state))
-		{
-			kp_prodsnap_take(state);
-			taken++;
-		}
-		kp_partition_unlock(state);
+		kp_prodsnap_take(state);
+		taken = true;
 	}
-	list_free_deep(todo);
+	kp_partition_unlock(state);
 	return taken;
 }

@@ -33,6 +33,7 @@
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
 
 #include "codec/codec.h"
 
@@ -132,12 +133,16 @@ extern int	kp_log_write_pending_markers(void);
 extern void kp_log_sweep_sql_txns(void);
 
 /*
- * Write a producer-state snapshot (prodsnap.c) for each loaded partition of
- * this database whose active segment grew by 8 MB since its last one, or
- * with all, changed at all (at shutdown).  Returns how many were written.
- * In a transaction; not on a standby.
+ * Producer-state snapshots (prodsnap.c).  kp_log_snapshot_due: the ids
+ * (palloc'd int64s) of this database's loaded partitions whose active
+ * segment grew by 8 MB since their last snapshot, or with all, changed at
+ * all (at shutdown): a hint, checked again under the appender lock.
+ * kp_log_snapshot_partition writes one if the partition still needs it;
+ * the caller holds the partition's topic lock (AccessShareLock at least),
+ * as for an append.  In a transaction; not on a standby.
  */
-extern int	kp_log_snapshot_producers(bool all);
+extern List *kp_log_snapshot_due(bool all);
+extern bool kp_log_snapshot_partition(int64 partition_id, bool all);
 
 /*
  * How many partition loads by this process restored a producer-state

@@ -133,10 +133,68 @@ load_all_partitions(void)
 					(unsigned long long) (kp_recovery_batches_walked - walked))));
 }
 
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Producer-state snapshots (src/store/prodsnap.c) of the partitions that
+ * need one: every 8 MB an active segment grows, or with all (at shutdown)
+ * any change.  Each is written holding its topic's AccessShareLock, as an
+ * append does, so none is written into a topic being deleted; a topic whose
+ * lock is not free at once (a deletion in progress) is skipped, so that an
+ * open delete_topic transaction never holds up the resolver's round.
+ * Returns how many were written.
+ */
+static int
+snapshot_producers(bool all)
+{
+	List	   *due = kp_log_snapshot_due(all);
+	int64	   *ids;
+	int			ndue = list_length(due);
+	int			taken = 0;
+	char	  **names;
+	int			n;
+	int			i;
+	int			p;
+	ListCell   *lc;
+
+	if (ndue == 0)
+		return 0;
+	ids = palloc(sizeof(int64) * ndue);
+	i = 0;
+	foreach(lc, due)
+		ids[i++] = *(int64 *) lfirst(lc);
+	qsort(ids, ndue, sizeof(int64), cmp_int64);
+	list_free_deep(due);
+
+	n = kp_topic_list_names(&names);
+	for (i = 0; i < n; i++)
+	{
+		/* a topic being deleted is skipped, not waited for */
+		const KpTopic *t = kp_topic_try_open(names[i], AccessShareLock);
+
+		for (p = 0; t != NULL && p < t->partition_count; p++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (bsearch(&t->partition_ids[p], ids, ndue, sizeof(int64), cmp_int64) &&
+				kp_log_snapshot_partition(t->partition_ids[p], all))
+				taken++;
+		}
+	}
+	pfree(ids);
+	return taken;
+}
+
 static void
 snapshot_work(void *arg)
 {
-	*(int *) arg = kp_log_snapshot_producers(true);
+	*(int *) arg = snapshot_producers(true);
 }
 
 /*
@@ -219,7 +277,7 @@ kp_resolver_main(Datum arg)
 			{
 				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
 				/* active segments grown by 8 MB: a new producer snapshot */
-				(void) kp_log_snapshot_producers(false);
+				(void) snapshot_producers(false);
 			}
 		}
 		if (written > 0)

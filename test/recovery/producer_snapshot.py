@@ -22,6 +22,9 @@ says which.
    are as before the crash.
 3. The same crash again with kafka.debug_ignore_producer_snapshots on: the load walks the whole
    segment and rebuilds the same log end offset, last stable offset and duplicate answer.
+4. A topic whose delete_topic waits for a producing transaction's lock, with 8 MB more to
+   snapshot: the resolver skips it (no snapshot's WAL may follow the commit that drops the
+   segment), and is not held up (a commit to another topic gets its marker meanwhile).
 
 Last line: "N passed, M failed".
 """
@@ -295,6 +298,44 @@ def run():
         end, stable = settled(c, port)
         check("COMMIT PREPARED of the second: the last stable offset at the log end",
               stable == end and end == end_before + 1, "(%s, %s)" % (end, stable))
+
+        # 4. a topic whose deletion waits for its lock is skipped, and the resolver goes on
+        sql(port, "SELECT kafka.create_topic('psdel', 1)")
+        pid_del = sql(port, "SELECT partition_id FROM kafka.partitions JOIN kafka.topics USING (topic_id) "
+                            "WHERE name = 'psdel'")[0][0]
+        big = "SELECT count(*) FROM (SELECT kafka.produce('psdel', NULL::text, repeat('y', 1000000), " \
+              "partition => 0) FROM generate_series(1, 9)) s"
+        t1 = kafkapg.connect(port)
+        t1.autocommit = True
+        t1c = t1.cursor()
+        t1c.execute("BEGIN")
+        t1c.execute(big)
+        before = len(snapshot_offsets(log))
+        check("a snapshot of the topic written in an open transaction", wait_new_snapshot(log, before) is not None)
+        deleter = kafkapg.Session(kafkapg.connect(port), "SELECT kafka.delete_topic('psdel')")
+        deleter.start()
+        ok = kafkapg.wait_for(t1, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND mode = 'AccessExclusiveLock')",
+                              None, 20)
+        check("delete_topic waits for the producing transaction's topic lock", ok)
+        t1c.execute(big)  # 9 MB more: due again, while the deletion waits
+        with open(log, errors="replace") as f:
+            log_at = len(f.read())
+        time.sleep(2.5)  # two of the resolver's upkeeps
+        end = leo(port)
+        sql(port, "SELECT kafka.produce(%s, 'k', 'after', partition => 0)", (TOPIC,))
+        got = settled(c, port, 10)
+        check("the resolver is not held up: a commit elsewhere gets its marker meanwhile",
+              got == (end + 2, end + 2), "(%s, %s; log end before %s)" % (got[0], got[1], end))
+        with open(log, errors="replace") as f:
+            f.seek(log_at)
+            later = f.read()
+        check("no snapshot is written to the topic while its deletion waits",
+              ("producer-state snapshot of partition %d " % pid_del) not in later)
+        t1c.execute("COMMIT")
+        t1.close()
+        deleter.join(30)
+        check("the deletion then goes through", deleter.error is None and not deleter.is_alive(),
+              "(%s)" % deleter.error)
         c.close()
     finally:
         tap.cleanup(cluster)
