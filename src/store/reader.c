@@ -773,8 +773,11 @@ kp_log_reader_close(KpLogReader *r)
 }
 
 /*
- * The partition's offsets.  On a standby the log end offset is found by
- * reading the batches of the last segment.
+ * The partition's offsets.  On a standby, which has no partition state,
+ * they are found in the store at every call: the log end offset by walking
+ * from the last page's cover batch of the last segment (a few batches), the
+ * last stable offset from the active segment's producer-state snapshot on
+ * (prodsnap.c; the whole walk where there is none).
  */
 void
 kp_log_offsets(int64 partition_id, KpLogOffsets *out)
@@ -785,50 +788,39 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 	else
 	{
 		int			nsegs;
-		const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
-		int64		last_base = nsegs > 0 ? segs[nsegs - 1].base_offset : 0;
+		const KpSegInfo *dsegs = kp_directory_segments(partition_id, &nsegs);
+		KpSegInfo  *segs = palloc(sizeof(KpSegInfo) * Max(nsegs, 1));
+		int64		end_pos = 0;
 		int			i;
-		KpLogReader *r;
-		const char *batch;
-		size_t		len;
 
+		/* the directory's array lasts until its next call: a copy */
+		memcpy(segs, dsegs, sizeof(KpSegInfo) * nsegs);
 		out->segment_count = nsegs;
+		out->log_end_offset = 0;
 		for (i = 0; i < nsegs; i++)
 		{
 			Relation	rel = kp_segment_open(segs[i].relnode);
 
 			out->size_bytes += kp_segment_data_size(rel);
+			/* the last segment's end, even below the log start */
+			if (i == nsegs - 1)
+				out->log_end_offset = kp_segment_find_end(rel, segs[i].base_offset, &end_pos);
 			kp_segment_close(rel);
 		}
-		out->log_end_offset = last_base;
-		/* the last segment's batches, even those below the log start */
-		r = reader_open(partition_id, last_base, false, KP_READ_UNCOMMITTED, NULL);
-		while (kp_log_reader_next(r, &batch, &len))
-		{
-			KpBatchHeader hdr;
-
-			kp_batch_parse_header(batch, len, &hdr);
-			out->log_end_offset = KpBatchLastOffset(&hdr) + 1;
-		}
-		kp_log_reader_close(r);
 		/* the first offset of the earliest transaction without a marker */
 		out->last_stable_offset = out->log_end_offset;
 		if (nsegs > 0)
 		{
 			KpPartitionState *scan = palloc0(sizeof(KpPartitionState));
-			KpSegInfo  *copy;
 
-			segs = kp_directory_segments(partition_id, &nsegs);
-			copy = palloc(sizeof(KpSegInfo) * Max(nsegs, 1));
-			memcpy(copy, segs, sizeof(KpSegInfo) * nsegs);
-			kp_scan_open_txns(scan, copy, nsegs, out->log_end_offset, false, false,
-							  NULL, NULL, NULL);
+			scan->key.partition_id = partition_id;
+			kp_scan_open_txns_at_end(scan, segs, nsegs, out->log_end_offset, end_pos);
 			for (i = 0; i < scan->ntxns; i++)
 				out->last_stable_offset = Min(out->last_stable_offset,
 											  scan->txns[i].first_offset);
 			pfree(scan);
-			pfree(copy);
 		}
+		pfree(segs);
 		out->log_start_offset = Min(standby_log_start(partition_id),
 									out->log_end_offset);
 		/* what this standby replayed is what it has */

@@ -92,6 +92,39 @@ walk_tail(Relation rel, int64 pos, int64 data_size, int64 expected_offset,
 }
 
 /*
+ * The end of a segment's log: the offset after its last whole, CRC-valid
+ * batch (base_offset if none), and in *end_pos the stream position after
+ * it.  Walks from the cover batch of the last page (the page index), so a
+ * few batches, not the segment; if that header is torn, from the start.
+ * Nothing is changed.
+ */
+int64
+kp_segment_find_end(Relation rel, int64 base_offset, int64 *end_pos)
+{
+	int64		size = kp_segment_data_size(rel);
+	int64		start = kp_segment_seek_offset(rel, PG_INT64_MAX);
+	int64		cover_offset = base_offset;
+	int64		leo;
+
+	if (size > 0)
+	{
+		char		hdrbuf[KP_BATCH_HEADER_SIZE];
+		KpBatchHeader hdr;
+
+		if (kp_segment_read(rel, start, hdrbuf, KP_BATCH_HEADER_SIZE) &&
+			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK)
+			cover_offset = hdr.base_offset;
+		else
+		{
+			/* a torn header: trust the page index for its offset */
+			start = 0;
+		}
+	}
+	*end_pos = walk_tail(rel, start, size, start == 0 ? base_offset : cover_offset, &leo);
+	return leo;
+}
+
+/*
  * The segment and stream position where the walk for open transactions
  * starts: the batch holding the active segment's first_open_offset (the
  * last stable offset when it was rolled; every transaction still open at
@@ -307,6 +340,38 @@ restore_snapshot(KpPartitionState *state, Relation active, Oid relnode, int64 *p
 }
 
 /*
+ * The transactions open below end_offset into state->txns, as
+ * kp_scan_open_txns finds them, for a reader that has no partition state
+ * (a standby): from the active segment's producer-state snapshot when it
+ * is one of this log (end_pos: the active segment's end, as
+ * kp_segment_find_end gives it), walking only the batches after it; else
+ * by kp_scan_open_txns.  state is scratch; its key's partition_id is set.
+ */
+void
+kp_scan_open_txns_at_end(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
+						 int64 end_offset, int64 end_pos)
+{
+	state->ntxns = 0;
+	if (nsegs > 0 && !kp_debug_ignore_prodsnap)
+	{
+		Relation	rel = kp_segment_open(segs[nsegs - 1].relnode);
+		int64		pos;
+		bool		restored;
+
+		state->active_base_offset = segs[nsegs - 1].base_offset;
+		state->active_size = end_pos;
+		state->log_end_offset = end_offset;
+		restored = restore_snapshot(state, rel, segs[nsegs - 1].relnode, &pos);
+		if (restored)
+			scan_segment(state, rel, pos, end_offset, false, NULL, NULL, NULL);
+		kp_segment_close(rel);
+		if (restored)
+			return;
+	}
+	kp_scan_open_txns(state, segs, nsegs, end_offset, false, false, NULL, NULL, NULL);
+}
+
+/*
  * Add to a segment's index the ABORT markers among aborts that lie in it
  * ([base, next_base)) and come after its last entry.
  */
@@ -474,8 +539,6 @@ kp_partition_recover(KpPartitionState *state)
 		Relation	rel;
 		KpSegmentMeta meta;
 		int64		size;
-		int64		start;
-		int64		cover_offset;
 		int64		end;
 		int64		leo;
 
@@ -492,25 +555,7 @@ kp_partition_recover(KpPartitionState *state)
 		rel = kp_segment_open(last.relnode);
 		kp_segment_read_meta(rel, &meta);
 		size = kp_segment_data_size(rel);
-
-		/* the last page's cover batch, and the offset it must start with */
-		start = kp_segment_seek_offset(rel, PG_INT64_MAX);
-		cover_offset = meta.base_offset;
-		if (size > 0)
-		{
-			char		hdrbuf[KP_BATCH_HEADER_SIZE];
-			KpBatchHeader hdr;
-
-			if (kp_segment_read(rel, start, hdrbuf, KP_BATCH_HEADER_SIZE) &&
-				kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK)
-				cover_offset = hdr.base_offset;
-			else
-			{
-				/* a torn header: trust the page index for its offset */
-				start = 0;
-			}
-		}
-		end = walk_tail(rel, start, size, start == 0 ? meta.base_offset : cover_offset, &leo);
+		leo = kp_segment_find_end(rel, meta.base_offset, &end);
 		if (end < size)
 		{
 			if (!RecoveryInProgress())

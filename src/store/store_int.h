@@ -544,6 +544,21 @@ extern void kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs,
 							  bool note_producers, KpTxnIndexEntry **aborts,
 							  int *naborts, int64 *first_open);
 
+/*
+ * The same for a reader without partition state (a standby), from the
+ * active segment's producer-state snapshot when it has a usable one;
+ * end_pos: the active segment's end (kp_segment_find_end).
+ */
+extern void kp_scan_open_txns_at_end(KpPartitionState *state, const KpSegInfo *segs,
+									 int nsegs, int64 end_offset, int64 end_pos);
+
+/*
+ * A segment's log end: the offset after its last whole, CRC-valid batch
+ * (base_offset if none) and, in *end_pos, the position after it; walks
+ * from the last page's cover batch.
+ */
+extern int64 kp_segment_find_end(Relation rel, int64 base_offset, int64 *end_pos);
+
 /* ---------- txnstate.c: the commit log, through src/txn ---------- */
 
 extern KpTxnOutcome kp_txnstate_sql_outcome(int64 producer_id);

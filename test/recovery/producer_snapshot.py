@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """test/recovery/producer_snapshot.py: a partition's producer state and open transactions come back
-from its producer-state snapshot (src/store/prodsnap.c), after a clean restart and after kill -9.
+from its producer-state snapshot (src/store/prodsnap.c), after a clean restart, after kill -9 and
+on a hot standby.
 
 Recovery rebuilds a partition's idempotent producers (their last five batches: duplicates are
 answered with the first append's offsets, a gap is OUT_OF_ORDER_SEQUENCE_NUMBER) and its open
@@ -25,6 +26,10 @@ says which.
 4. A topic whose delete_topic waits for a producing transaction's lock, with 8 MB more to
    snapshot: the resolver skips it (no snapshot's WAL may follow the commit that drops the
    segment), and is not held up (a commit to another topic gets its marker meanwhile).
+5. A hot standby (pg_basebackup) replays a snapshot taken with a prepared transaction open and
+   batches after it: its last stable offset (ListOffsets read_committed, found in the store from
+   the snapshot on) is the transaction's first offset, and the same with the whole walk; after
+   COMMIT PREPARED it is the log end.
 
 Last line: "N passed, M failed".
 """
@@ -336,6 +341,58 @@ def run():
         deleter.join(30)
         check("the deletion then goes through", deleter.error is None and not deleter.is_alive(),
               "(%s)" % deleter.error)
+
+        # 5. a hot standby's last stable offset, from the snapshot it replayed and from the whole walk
+        sdata = os.path.join(cluster.root, "standby")
+        sport = int(kafkapg.pgcluster("free-port", port + 1, port))
+        skport = int(kafkapg.pgcluster("free-port", kport + 1, port, sport, kport))
+        kafkapg.pgcluster("basebackup", port, sdata)
+        kafkapg.pgcluster("write-conf", sdata, sport, skport, cluster.root,
+                          env={"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "cluster_name = 's1'\nkafka.node_id = 1\n"
+                                                                     "max_prepared_transactions = 5"})
+        kafkapg.pgcluster("start", sdata)
+        try:
+            open3 = prepare_open(port, "ps_open3", "open3")
+            before = len(snapshot_offsets(log))
+            sql(port, "SELECT count(*) FROM (SELECT kafka.produce(%s, NULL::text, repeat('z', 1000000), "
+                      "partition => 0) FROM generate_series(1, 9)) s", (TOPIC,))
+            at = wait_new_snapshot(log, before)
+            check("a snapshot with the prepared transaction open", at is not None and at > open3,
+                  "(at %s, transaction at %s)" % (at, open3))
+            check("and batches after it", produce(c, idem_batch(pid, epoch, 7, [b"h"]))[0] == 0)
+            sql(port, "SELECT kafka.flush_markers()")
+            end = leo(port)
+            prim = kafkapg.connect(port)
+            stby = kafkapg.connect(sport)
+            ok = kafkapg.wait_for(prim, "SELECT EXISTS (SELECT 1 FROM pg_stat_replication "
+                                        "WHERE replay_lsn >= pg_current_wal_lsn())", None, 60)
+            kafkapg.pgcluster("wait-kafka", skport, 60)
+            s = Conn(skport)
+            check("the standby replays it", ok)
+            check("the standby's last stable offset is the prepared transaction's first offset",
+                  lso(s) == open3, "(%s, want %s; log end %s)" % (lso(s), open3, end))
+            sql(sport, "ALTER SYSTEM SET kafka.debug_ignore_producer_snapshots = on", fetch=False)
+            sql(sport, "SELECT pg_reload_conf()")
+            time.sleep(0.5)
+            s.close()
+            s = Conn(skport)
+            check("... and the same by the whole walk", lso(s) == open3, "(%s)" % lso(s))
+            sql(sport, "ALTER SYSTEM RESET kafka.debug_ignore_producer_snapshots", fetch=False)
+            sql(sport, "SELECT pg_reload_conf()")
+            sql(port, "COMMIT PREPARED 'ps_open3'", fetch=False)
+            sql(port, "SELECT kafka.flush_markers()")
+            kafkapg.wait_for(prim, "SELECT EXISTS (SELECT 1 FROM pg_stat_replication "
+                                   "WHERE replay_lsn >= pg_current_wal_lsn())", None, 60)
+            deadline = time.time() + 20
+            while lso(s) != end + 1 and time.time() < deadline:
+                time.sleep(0.2)
+            check("after COMMIT PREPARED the standby's last stable offset is its log end",
+                  lso(s) == end + 1, "(%s, want %s)" % (lso(s), end + 1))
+            s.close()
+            prim.close()
+            stby.close()
+        finally:
+            kafkapg.pgcluster("stop", sdata)
         c.close()
     finally:
         tap.cleanup(cluster)

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""bench/replication/standby_offsets.py BASE.so NEW.so: what a Fetch costs a hot standby's listener
+as the active segment grows, for two builds of kafka_pg.so.  A benchmark: asserts nothing.
+
+A standby has no partition state: every Fetch (and ListOffsets, and SQL fetch) finds the partition's
+log end offset and last stable offset in the store (src/store/reader.c, kp_log_offsets).  Until
+2026-12-03 that read every batch of the active segment; now it walks from the last page's cover
+batch, and the open transactions from the producer-state snapshot (src/store/prodsnap.c) on.
+
+For each build in turn (installed in place of the installed kafka_pg.so with install(1), put back at
+the end): a throwaway primary and a standby made with pg_basebackup (test/lib/pgcluster; one
+listener worker on the standby, so one process serves every fetch); topic `small` with 100 records
+of 100 B, topic `big` with BENCH_BIG_MB (200) MB of 1 KiB records in batches of 64 (SQL
+kafka.produce_batch, a transaction per 10 MB, so the log also holds the transactions' markers); the
+standby caught up, and 3 s for the primary's resolver to write its producer-state snapshots.  Then
+BENCH_REPS (3) rounds, the two topics alternating: for BENCH_SECONDS (3) s, Fetch v11 requests of
+partition 0 from offset 0 (max_wait_ms 0, one at a time, on one connection): the listener worker's
+CPU (utime + stime of /proc/PID/stat) per Fetch and the fetches per second.  Prints per build and
+topic the medians (min-max), then NEW/BASE.
+
+    bench/replication/standby_offsets.py /tmp/base.so /tmp/new.so   # as root
+
+Settings: BENCH_PORT (first PostgreSQL port, 56680), BENCH_KAFKA_PORT (first Kafka port, 19680),
+BENCH_REPS, BENCH_SECONDS, BENCH_BIG_MB.
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "wire"))
+import kafkapg  # noqa: E402
+
+so_paths = sys.argv[1:3]
+sys.argv[1:] = ["127.0.0.1:0"]
+import conformance as kc  # noqa: E402
+
+i8, i32, i64, string, array = kc.i8, kc.i32, kc.i64, kc.string, kc.array
+REPS = int(os.environ.get("BENCH_REPS", "3"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
+BIG_MB = int(os.environ.get("BENCH_BIG_MB", "200"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def conn(port):
+    kc.HOST, kc.PORT = "127.0.0.1", port
+    return kc.Conn()
+
+
+def sql(c, q, args=None):
+    cur = c.cursor()
+    cur.execute(q, args)
+    return cur.fetchall() if cur.description else None
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def fetch_body(topic):
+    return (i32(-1) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
+            + array([string(topic) + array([i32(0) + i32(-1) + i64(0) + i64(-1) + i32(1700)])])
+            + array([]) + string(""))
+
+
+def run_build(so):
+    installed = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                               check=True).stdout.strip() + "/kafka_pg.so"
+    subprocess.run(["install", "-m", "755", so, installed], check=True)
+    root = kafkapg.make_tmp("standby_offsets")
+    pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
+    pport = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_PORT", "56680")))
+    sport = int(kafkapg.pgcluster("free-port", pport + 1))
+    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_KAFKA_PORT", "19680"), pport, sport))
+    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "kafka.listener_workers = 1"}
+    started = []
+    out = {}
+    try:
+        kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
+        kafkapg.pgcluster("start", pdata)
+        started.append(pdata)
+        kafkapg.pgcluster("create-extension", pport, "postgres")
+        prim = kafkapg.connect(pport)
+        sql(prim, "SELECT kafka.create_topic('small', 1), kafka.create_topic('big', 1)")
+        sql(prim, "SELECT kafka.produce_batch('small', array_fill(NULL::bytea, ARRAY[100]), "
+                  "array_fill(convert_to(repeat('x', 100), 'UTF8'), ARRAY[100]), 0)")
+        for _ in range(BIG_MB // 10):  # 10 MB a transaction: 160 batches of 64 x 1 KiB
+            # (the partition argument names g, so the function runs once per row)
+            sql(prim, "SELECT count(*) FROM generate_series(1, 160) g, LATERAL kafka.produce_batch('big', "
+                      "array_fill(NULL::bytea, ARRAY[64]), array_fill(convert_to(repeat('x', 1000), 'UTF8'), "
+                      "ARRAY[64]), 0 * g)")
+        sql(prim, "SELECT kafka.flush_markers()")
+        size = sql(prim, "SELECT size_bytes FROM kafka.partition_status WHERE topic = 'big'")[0][0]
+        time.sleep(3)  # the resolver's upkeep: producer-state snapshots
+        kafkapg.pgcluster("basebackup", pport, sdata)
+        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
+                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\nkafka.listener_workers = 1"))
+        kafkapg.pgcluster("start", sdata)
+        started.append(sdata)
+        stby = kafkapg.connect(sport)
+        t0 = time.time()
+        while not sql(prim, "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming' "
+                            "AND replay_lsn >= pg_current_wal_lsn()"):
+            if time.time() - t0 > 120:
+                raise RuntimeError("the standby does not catch up")
+            time.sleep(0.2)
+        pid = sql(stby, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
+        assert pid and len(pid) == 1, pid
+        pid = pid[0][0]
+        b = conn(kp2)
+        for topic in ("small", "big"):
+            t0 = time.time()
+            while True:  # the standby knows the leader and has the records
+                r = b.call(1, 11, fetch_body(topic))
+                if r is not None and len(r.d) > 1000:
+                    break
+                if time.time() - t0 > 60:
+                    raise RuntimeError("the standby does not serve %s" % topic)
+                time.sleep(0.2)
+        out = {"small": [], "big": []}
+        for rep in range(REPS):
+            for topic in (("small", "big") if rep % 2 == 0 else ("big", "small")):
+                body = fetch_body(topic)
+                c0, w0 = cpu_seconds(pid), time.time()
+                n = 0
+                while time.time() - w0 < SECONDS:
+                    assert b.call(1, 11, body) is not None
+                    n += 1
+                c1, w1 = cpu_seconds(pid), time.time()
+                out[topic].append(((c1 - c0) * 1e6 / n, n / (w1 - w0)))
+                print("# %s rep %d %-5s %9.1f us CPU/fetch %8.1f fetch/s  (load %.2f)" %
+                      (os.path.basename(so), rep, topic, out[topic][-1][0], out[topic][-1][1],
+                       os.getloadavg()[0]), flush=True)
+        return out, size
+    finally:
+        kafkapg.stop_clusters(started)
+        if os.environ.get("KP_KEEP_TMP") != "1":
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def main():
+    if len(so_paths) != 2 or not all(os.path.isfile(p) for p in so_paths):
+        sys.exit("usage: standby_offsets.py BASE.so NEW.so")
+    installed = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                               check=True).stdout.strip() + "/kafka_pg.so"
+    keep = installed + ".standby_offsets"
+    shutil.copy(installed, keep)
+    res = {}
+    try:
+        for name, so in zip(("base", "new"), so_paths):
+            res[name], size = run_build(so)
+    finally:
+        subprocess.run(["install", "-m", "755", keep, installed], check=True)
+        os.unlink(keep)
+    print("\nlistener CPU per Fetch on a hot standby, `big` %.0f MB in its active segment "
+          "(%.0f s a round, %d rounds; load average %.2f):" % (size / 1e6, SECONDS, REPS, os.getloadavg()[0]))
+    print("| build | topic | CPU per Fetch, us | fetches/s |")
+    print("|---|---|---:|---:|")
+    med = {}
+    for name in ("base", "new"):
+        for topic in ("small", "big"):
+            cpu = [x[0] for x in res[name][topic]]
+            rate = [x[1] for x in res[name][topic]]
+            med[name, topic] = statistics.median(cpu)
+            print("| %s | %s | %.1f (%.1f-%.1f) | %.0f (%.0f-%.0f) |" %
+                  (name, topic, med[name, topic], min(cpu), max(cpu), statistics.median(rate), min(rate), max(rate)))
+    for topic in ("small", "big"):
+        print("%s: new/base CPU per Fetch %.3f" % (topic, med["new", topic] / med["base", topic]))
+
+
+if __name__ == "__main__":
+    main()
