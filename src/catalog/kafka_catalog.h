@@ -139,6 +139,9 @@ extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool mi
  */
 extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode);
 
+/* Release kp_topic_open's lock now, not at the end of the transaction. */
+extern void kp_topic_close(const KpTopic *topic, LOCKMODE lockmode);
+
 /*
  * A copy of a cached topic in CurrentMemoryContext: valid across catalog
  * calls (any relation lock taken may process invalidations, which drop the

@@ -274,6 +274,19 @@ kp_topic_try_open(const char *name, LOCKMODE lockmode)
 	return topic_open(name, lockmode, true, true);
 }
 
+/*
+ * Release the lock kp_topic_open took, before the end of the transaction:
+ * for a worker that goes through every topic in one transaction (the
+ * resolver), which would otherwise hold a lock per topic until it ends.
+ * kafka.topics, locked by the lookup until then, keeps its relid stable.
+ */
+void
+kp_topic_close(const KpTopic *topic, LOCKMODE lockmode)
+{
+	topic_cache_init();
+	UnlockDatabaseObject(topics_relid, topic->topic_id, 0, lockmode);
+}
+
 static const KpTopic *
 topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
 {

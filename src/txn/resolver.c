@@ -100,11 +100,15 @@ load_work(void *arg)
 	{
 		const KpTopic *t = kp_topic_open(names[i], AccessShareLock, true);
 
-		for (p = 0; t != NULL && p < t->partition_count; p++)
+		if (t == NULL)
+			continue;
+		for (p = 0; p < t->partition_count; p++)
 		{
 			kp_log_load_partition(t->partition_ids[p]);
 			(*loaded)++;
 		}
+		/* one topic lock at a time, not one per topic to the end */
+		kp_topic_close(t, AccessShareLock);
 	}
 }
 
@@ -179,13 +183,17 @@ snapshot_producers(bool all)
 		/* a topic being deleted is skipped, not waited for */
 		const KpTopic *t = kp_topic_try_open(names[i], AccessShareLock);
 
-		for (p = 0; t != NULL && p < t->partition_count; p++)
+		if (t == NULL)
+			continue;
+		for (p = 0; p < t->partition_count; p++)
 		{
 			CHECK_FOR_INTERRUPTS();
 			if (bsearch(&t->partition_ids[p], ids, ndue, sizeof(int64), cmp_int64) &&
 				kp_log_snapshot_partition(t->partition_ids[p], all))
 				taken++;
 		}
+		/* written: the lock has done its work (one at a time, not all) */
+		kp_topic_close(t, AccessShareLock);
 	}
 	pfree(ids);
 	return taken;
