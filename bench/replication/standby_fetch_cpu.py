@@ -20,48 +20,17 @@ BENCH_REPS, BENCH_FETCHES, BENCH_RECORDS.
 """
 
 import os
-import shutil
 import statistics
 import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "lib"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "wire"))
-import kafkapg  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standby_pair import Pair, conn, cpu_seconds, fetch_body, sql, kc, i16, i32, string, array  # noqa: E402
 
-sys.argv[1:] = ["127.0.0.1:0"]
-import conformance as kc  # noqa: E402
-
-i8, i16, i32, i64, string, array = kc.i8, kc.i16, kc.i32, kc.i64, kc.string, kc.array
 REPS = int(os.environ.get("BENCH_REPS", "5"))
 FETCHES = int(os.environ.get("BENCH_FETCHES", "5000"))
 RECORDS = int(os.environ.get("BENCH_RECORDS", "100"))
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def conn(port):
-    kc.HOST, kc.PORT = "127.0.0.1", port
-    return kc.Conn()
-
-
-def sql(c, q):
-    cur = c.cursor()
-    cur.execute(q)
-    return cur.fetchall() if cur.description else None
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def fetch_body(topic):
-    return (i32(-1) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
-            + array([string(topic) + array([i32(0) + i32(-1) + i64(0) + i64(-1) + i32(10 * 170)])])
-            + array([]) + string(""))
 
 
 def produce(c, topic, values):
@@ -72,54 +41,23 @@ def produce(c, topic, values):
 
 
 def main():
-    root = kafkapg.make_tmp("standby_fetch_cpu")
-    pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_PORT", "56580")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_KAFKA_PORT", "19580"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
-    env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "kafka.listener_workers = 1"}
-    started = []
+    pair = Pair("standby_fetch_cpu", "BENCH_PORT", 56580, "BENCH_KAFKA_PORT", 19580)
     try:
-        kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
-        kafkapg.pgcluster("start", pdata)
-        started.append(pdata)
-        kafkapg.pgcluster("create-extension", pport, "postgres")
-        prim = kafkapg.connect(pport)
+        prim = pair.start_primary()
         sql(prim, "SELECT kafka.create_topic('cpu', 1)")
         sql(prim, "SELECT kafka.create_topic('churn', 1)")
-        a = conn(kp1)
+        a = conn(pair.kp1)
         for i in range(0, RECORDS, 10):
             produce(a, "cpu", [b"x" * 100] * 10)
-        kafkapg.pgcluster("basebackup", pport, sdata)
-        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\nkafka.listener_workers = 1"))
-        kafkapg.pgcluster("start", sdata)
-        started.append(sdata)
-        stby = kafkapg.connect(sport)
-        t0 = time.time()
-        while not sql(prim, "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming'"):
-            if time.time() - t0 > 60:
-                raise RuntimeError("the standby does not stream")
-            time.sleep(0.2)
-        pid = sql(stby, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
-        assert pid and len(pid) == 1, pid
-        pid = pid[0][0]
-        b = conn(kp2)
-        body = fetch_body("cpu")
-        t0 = time.time()
-        while True:  # the standby knows the leader and has the records
-            r = b.call(1, 11, body)
-            if r is not None and len(r.d) > 1000:
-                break
-            if time.time() - t0 > 60:
-                raise RuntimeError("the standby does not serve the records")
-            time.sleep(0.2)
+        stby, pid = pair.start_standby(prim)
+        b = conn(pair.kp2)
+        body = fetch_body("cpu", 10 * 170)
+        pair.wait_served(b, body, "the records")  # the standby knows the leader and has them
 
         stop = threading.Event()
 
         def churn():
-            c = conn(kp1)
+            c = conn(pair.kp1)
             while not stop.is_set():
                 produce(c, "churn", [b"y" * 100])
                 time.sleep(0.005)
@@ -158,9 +96,7 @@ def main():
         base, new = med[modes[0][0]], med[modes[1][0]]
         print("  copy / read every Fetch: %.2f" % (new / base if base else float("nan")))
     finally:
-        kafkapg.stop_clusters(started)
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+        pair.stop()
 
 
 if __name__ == "__main__":

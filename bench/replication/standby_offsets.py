@@ -31,64 +31,25 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "lib"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "wire"))
-import kafkapg  # noqa: E402
+so_paths = sys.argv[1:3]  # before standby_pair's import (conformance.py reads argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standby_pair import Pair, conn, cpu_seconds, fetch_body, sql  # noqa: E402
 
-so_paths = sys.argv[1:3]
-sys.argv[1:] = ["127.0.0.1:0"]
-import conformance as kc  # noqa: E402
-
-i8, i32, i64, string, array = kc.i8, kc.i32, kc.i64, kc.string, kc.array
 REPS = int(os.environ.get("BENCH_REPS", "3"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 BIG_MB = int(os.environ.get("BENCH_BIG_MB", "200"))
-TICK = os.sysconf("SC_CLK_TCK")
 
 
-def conn(port):
-    kc.HOST, kc.PORT = "127.0.0.1", port
-    return kc.Conn()
-
-
-def sql(c, q, args=None):
-    cur = c.cursor()
-    cur.execute(q, args)
-    return cur.fetchall() if cur.description else None
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def fetch_body(topic):
-    return (i32(-1) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
-            + array([string(topic) + array([i32(0) + i32(-1) + i64(0) + i64(-1) + i32(1700)])])
-            + array([]) + string(""))
+def installed_so():
+    return subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
+                          check=True).stdout.strip() + "/kafka_pg.so"
 
 
 def run_build(so):
-    installed = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
-                               check=True).stdout.strip() + "/kafka_pg.so"
-    subprocess.run(["install", "-m", "755", so, installed], check=True)
-    root = kafkapg.make_tmp("standby_offsets")
-    pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_PORT", "56680")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("BENCH_KAFKA_PORT", "19680"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
-    env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "kafka.listener_workers = 1"}
-    started = []
-    out = {}
+    subprocess.run(["install", "-m", "755", so, installed_so()], check=True)
+    pair = Pair("standby_offsets", "BENCH_PORT", 56680, "BENCH_KAFKA_PORT", 19680)
     try:
-        kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
-        kafkapg.pgcluster("start", pdata)
-        started.append(pdata)
-        kafkapg.pgcluster("create-extension", pport, "postgres")
-        prim = kafkapg.connect(pport)
+        prim = pair.start_primary()
         sql(prim, "SELECT kafka.create_topic('small', 1), kafka.create_topic('big', 1)")
         sql(prim, "SELECT kafka.produce_batch('small', array_fill(NULL::bytea, ARRAY[100]), "
                   "array_fill(convert_to(repeat('x', 100), 'UTF8'), ARRAY[100]), 0)")
@@ -100,35 +61,14 @@ def run_build(so):
         sql(prim, "SELECT kafka.flush_markers()")
         size = sql(prim, "SELECT size_bytes FROM kafka.partition_status WHERE topic = 'big'")[0][0]
         time.sleep(3)  # the resolver's upkeep: producer-state snapshots
-        kafkapg.pgcluster("basebackup", pport, sdata)
-        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\nkafka.listener_workers = 1"))
-        kafkapg.pgcluster("start", sdata)
-        started.append(sdata)
-        stby = kafkapg.connect(sport)
-        t0 = time.time()
-        while not sql(prim, "SELECT 1 FROM pg_stat_replication WHERE state = 'streaming' "
-                            "AND replay_lsn >= pg_current_wal_lsn()"):
-            if time.time() - t0 > 120:
-                raise RuntimeError("the standby does not catch up")
-            time.sleep(0.2)
-        pid = sql(stby, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'")
-        assert pid and len(pid) == 1, pid
-        pid = pid[0][0]
-        b = conn(kp2)
+        stby, pid = pair.start_standby(prim, caught_up=True)
+        b = conn(pair.kp2)
         for topic in ("small", "big"):
-            t0 = time.time()
-            while True:  # the standby knows the leader and has the records
-                r = b.call(1, 11, fetch_body(topic))
-                if r is not None and len(r.d) > 1000:
-                    break
-                if time.time() - t0 > 60:
-                    raise RuntimeError("the standby does not serve %s" % topic)
-                time.sleep(0.2)
+            pair.wait_served(b, fetch_body(topic, 1700), topic)
         out = {"small": [], "big": []}
         for rep in range(REPS):
             for topic in (("small", "big") if rep % 2 == 0 else ("big", "small")):
-                body = fetch_body(topic)
+                body = fetch_body(topic, 1700)
                 c0, w0 = cpu_seconds(pid), time.time()
                 n = 0
                 while time.time() - w0 < SECONDS:
@@ -141,16 +81,13 @@ def run_build(so):
                        os.getloadavg()[0]), flush=True)
         return out, size
     finally:
-        kafkapg.stop_clusters(started)
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+        pair.stop()
 
 
 def main():
     if len(so_paths) != 2 or not all(os.path.isfile(p) for p in so_paths):
         sys.exit("usage: standby_offsets.py BASE.so NEW.so")
-    installed = subprocess.run(["pg_config", "--pkglibdir"], capture_output=True, text=True,
-                               check=True).stdout.strip() + "/kafka_pg.so"
+    installed = installed_so()
     keep = installed + ".standby_offsets"
     shutil.copy(installed, keep)
     res = {}
