@@ -53,8 +53,9 @@
  */
 #define KP_PRODSNAP_BYTES	(8 * 1024 * 1024)
 
-void
-kp_prodsnap_take(KpPartitionState *state)
+/* Take one, of the active segment, under the appender lock */
+static void
+prodsnap_take(KpPartitionState *state)
 {
 	KpProducerSnapshot *snap = palloc0(sizeof(KpProducerSnapshot));
 	Relation	rel;
@@ -130,7 +131,7 @@ kp_log_snapshot_partition(int64 partition_id, bool all)
 		return false;
 	if (state->loaded && (all ? snapshot_stale(state) : snapshot_due(state)))
 	{
-		kp_prodsnap_take(state);
+		prodsnap_take(state);
 		taken = true;
 	}
 	kp_partition_unlock(state);

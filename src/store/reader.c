@@ -814,7 +814,8 @@ kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 			KpPartitionState *scan = palloc0(sizeof(KpPartitionState));
 
 			scan->key.partition_id = partition_id;
-			kp_scan_open_txns_at_end(scan, segs, nsegs, out->log_end_offset, end_pos);
+			kp_scan_open_txns(scan, segs, nsegs, out->log_end_offset, end_pos, false, false,
+							  NULL, NULL, NULL);
 			for (i = 0; i < scan->ntxns; i++)
 				out->last_stable_offset = Min(out->last_stable_offset,
 											  scan->txns[i].first_offset);

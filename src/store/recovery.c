@@ -252,9 +252,58 @@ scan_segment(KpPartitionState *state, Relation rel, int64 pos, int64 end_offset,
 		ReleaseBuffer(keep);
 }
 
+/*
+ * Restore the producer-state snapshot (prodsnap.c) of the active segment
+ * seg (rel) into state if it is one this log can have: taken in this
+ * segment, at a position and offset that are a batch boundary of the log
+ * as recovered (end_offset, end_pos: its end).  Sets *pos to the position
+ * to walk from.  False (state untouched) otherwise.
+ */
+static bool
+restore_snapshot(KpPartitionState *state, Relation rel, const KpSegInfo *seg,
+				 int64 end_offset, int64 end_pos, int64 *pos)
+{
+	KpProducerSnapshot *snap = palloc(sizeof(KpProducerSnapshot));
+	bool		ok;
+	int			i;
+
+	ok = kp_segment_read_prodsnap(rel, snap) &&
+		snap->partition_id == state->key.partition_id &&
+		snap->relnode == seg->relnode &&
+		snap->pos >= 0 && snap->pos <= end_pos &&
+		snap->offset >= seg->base_offset &&
+		snap->offset <= end_offset &&
+		snap->ntxns >= 0 && snap->ntxns <= KP_MAX_OPEN_TXNS;
+	for (i = 0; ok && i < KP_MAX_PRODUCERS; i++)
+		ok = snap->producers[i].nbatches >= 0 &&
+			snap->producers[i].nbatches <= KP_PRODUCER_BATCHES;
+	if (ok && snap->pos == end_pos)
+		ok = snap->offset == end_offset;
+	else if (ok)
+	{
+		char		hdrbuf[KP_BATCH_HEADER_SIZE];
+		KpBatchHeader hdr;
+
+		ok = kp_segment_read(rel, snap->pos, hdrbuf, KP_BATCH_HEADER_SIZE) &&
+			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK &&
+			hdr.base_offset == snap->offset;
+	}
+	if (ok)
+	{
+		state->ntxns = snap->ntxns;
+		memcpy(state->txns, snap->txns, sizeof(KpOpenTxn) * snap->ntxns);
+		memcpy(state->producers, snap->producers, sizeof(state->producers));
+		*pos = snap->pos;
+		state->snapshot_relnode = seg->relnode;
+		state->snapshot_size = snap->pos;
+	}
+	pfree(snap);
+	return ok;
+}
+
 void
 kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
-				  int64 end_offset, bool from_first, bool note_producers,
+				  int64 end_offset, int64 end_pos, bool from_first, bool note_producers,
 				  KpTxnIndexEntry **aborts, int *naborts, int64 *first_open)
 {
 	int64		start_offset;
@@ -270,6 +319,30 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 	}
 	if (nsegs == 0)
 		return;
+
+	/*
+	 * From the active segment's producer-state snapshot if it has a usable
+	 * one: it holds the transactions open at its offset, whichever segment
+	 * they began in.  Not for a walk from the first segment (segments from
+	 * before first_open_offset existed: recovery then walks them all).
+	 */
+	if (end_pos >= 0 && !from_first && !kp_debug_ignore_prodsnap)
+	{
+		Relation	rel = kp_segment_open(segs[nsegs - 1].relnode);
+		int64		pos;
+		bool		restored = restore_snapshot(state, rel, &segs[nsegs - 1],
+												end_offset, end_pos, &pos);
+
+		if (restored)
+		{
+			scan_segment(state, rel, pos, end_offset, note_producers,
+						 aborts, naborts, &cap);
+			kp_recovery_snapshots_used++;
+		}
+		kp_segment_close(rel);
+		if (restored)
+			return;
+	}
 	for (seg = walk_start(segs, nsegs, from_first, &start_offset); seg < nsegs; seg++)
 	{
 		Relation	rel = kp_segment_open(segs[seg].relnode);
@@ -289,86 +362,6 @@ kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 					 aborts, naborts, &cap);
 		kp_segment_close(rel);
 	}
-}
-
-/*
- * Restore the producer-state snapshot (prodsnap.c) of the active segment
- * (relnode, its log already recovered into state) if it is one this log
- * can have: taken in this segment, at a position and offset that are a
- * batch boundary of the log as recovered.  Sets *pos to the position to
- * walk from.  False (state untouched) otherwise: the caller walks it all.
- */
-static bool
-restore_snapshot(KpPartitionState *state, Relation active, Oid relnode, int64 *pos)
-{
-	KpProducerSnapshot *snap = palloc(sizeof(KpProducerSnapshot));
-	bool		ok;
-	int			i;
-
-	ok = kp_segment_read_prodsnap(active, snap) &&
-		snap->partition_id == state->key.partition_id &&
-		snap->relnode == relnode &&
-		snap->pos >= 0 && snap->pos <= state->active_size &&
-		snap->offset >= state->active_base_offset &&
-		snap->offset <= state->log_end_offset &&
-		snap->ntxns >= 0 && snap->ntxns <= KP_MAX_OPEN_TXNS;
-	for (i = 0; ok && i < KP_MAX_PRODUCERS; i++)
-		ok = snap->producers[i].nbatches >= 0 &&
-			snap->producers[i].nbatches <= KP_PRODUCER_BATCHES;
-	if (ok && snap->pos == state->active_size)
-		ok = snap->offset == state->log_end_offset;
-	else if (ok)
-	{
-		char		hdrbuf[KP_BATCH_HEADER_SIZE];
-		KpBatchHeader hdr;
-
-		ok = kp_segment_read(active, snap->pos, hdrbuf, KP_BATCH_HEADER_SIZE) &&
-			kp_batch_parse_header(hdrbuf, KP_BATCH_HEADER_SIZE, &hdr) == KP_CODEC_OK &&
-			hdr.base_offset == snap->offset;
-	}
-	if (ok)
-	{
-		state->ntxns = snap->ntxns;
-		memcpy(state->txns, snap->txns, sizeof(KpOpenTxn) * snap->ntxns);
-		memcpy(state->producers, snap->producers, sizeof(state->producers));
-		*pos = snap->pos;
-		state->snapshot_relnode = relnode;
-		state->snapshot_size = snap->pos;
-	}
-	pfree(snap);
-	return ok;
-}
-
-/*
- * The transactions open below end_offset into state->txns, as
- * kp_scan_open_txns finds them, for a reader that has no partition state
- * (a standby): from the active segment's producer-state snapshot when it
- * is one of this log (end_pos: the active segment's end, as
- * kp_segment_find_end gives it), walking only the batches after it; else
- * by kp_scan_open_txns.  state is scratch; its key's partition_id is set.
- */
-void
-kp_scan_open_txns_at_end(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
-						 int64 end_offset, int64 end_pos)
-{
-	state->ntxns = 0;
-	if (nsegs > 0 && !kp_debug_ignore_prodsnap)
-	{
-		Relation	rel = kp_segment_open(segs[nsegs - 1].relnode);
-		int64		pos;
-		bool		restored;
-
-		state->active_base_offset = segs[nsegs - 1].base_offset;
-		state->active_size = end_pos;
-		state->log_end_offset = end_offset;
-		restored = restore_snapshot(state, rel, segs[nsegs - 1].relnode, &pos);
-		if (restored)
-			scan_segment(state, rel, pos, end_offset, false, NULL, NULL, NULL);
-		kp_segment_close(rel);
-		if (restored)
-			return;
-	}
-	kp_scan_open_txns(state, segs, nsegs, end_offset, false, false, NULL, NULL, NULL);
 }
 
 /*
@@ -421,7 +414,6 @@ recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 	int64	   *first_open = palloc(sizeof(int64) * nsegs);
 	bool	   *legacy = palloc0(sizeof(bool) * nsegs);
 	bool		any_legacy = false;
-	int64		pos;
 	int			i;
 
 	for (i = 0; i < nsegs; i++)
@@ -434,20 +426,13 @@ recover_open_txns(KpPartitionState *state, const KpSegInfo *segs, int nsegs,
 		legacy[i] = !(meta.flags & KP_SEGMETA_HAS_FIRST_OPEN);
 		any_legacy |= legacy[i];
 	}
-	if (!any_legacy && !kp_debug_ignore_prodsnap && restore_snapshot(state, active, segs[nsegs - 1].relnode, &pos))
-	{
-		/* ABORT markers below the snapshot have their entries (prodsnap.c) */
-		int			cap = 0;
 
-		aborts = NULL;
-		naborts = 0;
-		scan_segment(state, active, pos, state->log_end_offset, true,
-					 &aborts, &naborts, &cap);
-		kp_recovery_snapshots_used++;
-	}
-	else
-		kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, any_legacy, true,
-						  &aborts, &naborts, first_open);
+	/*
+	 * From the snapshot, aborts holds only the markers after it: those below
+	 * it have their index entries (prodsnap.c).
+	 */
+	kp_scan_open_txns(state, segs, nsegs, state->log_end_offset, state->active_size,
+					  any_legacy, true, &aborts, &naborts, first_open);
 	if (!RecoveryInProgress())
 	{
 		kp_txnindex_truncate(active, state->log_end_offset);

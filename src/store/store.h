@@ -145,8 +145,9 @@ extern List *kp_log_snapshot_due(bool all);
 extern bool kp_log_snapshot_partition(int64 partition_id, bool all);
 
 /*
- * How many partition loads by this process restored a producer-state
- * snapshot, and how many batches its loads walked (recovery.c).
+ * How many walks for open transactions by this process started from a
+ * producer-state snapshot, and how many batch headers they read
+ * (recovery.c): the resolver's load line after a start.
  */
 extern uint64 kp_recovery_snapshots_used;
 extern uint64 kp_recovery_batches_walked;

@@ -424,9 +424,6 @@ typedef struct KpProducerSnapshot
 extern bool kp_segment_read_prodsnap(Relation rel, KpProducerSnapshot *snap);
 extern void kp_segment_write_prodsnap(Relation rel, const KpProducerSnapshot *snap);
 
-/* Take one, of the active segment, under the appender lock (prodsnap.c) */
-extern void kp_prodsnap_take(KpPartitionState *state);
-
 #define KP_MAX_APPEND_WAITERS	64	/* a bit each in a wait bucket's mask */
 
 typedef struct KpAppendWaiter
@@ -532,25 +529,22 @@ extern void kp_txnindex_drop(Relation segrel);
  * Find the transactions that have no marker at the end of the log (below
  * end_offset) into state->txns, walking the batch headers from the active
  * segment's first_open_offset (possibly in an older segment), or with
- * from_first from the first segment, to the end.  note_producers: also
- * rebuild the idempotent producers of the last segment.  aborts: if not
- * NULL, the ABORT markers met, as index entries, in a palloc'd array.
- * first_open: if not NULL, [nsegs] filled, for each segment walked, with
- * the last stable offset when it was rolled.  Used by recovery and by
- * standby readers (their last stable offset).
+ * from_first from the first segment, to the end.  With end_pos >= 0 (the
+ * active segment's end: kp_segment_find_end) and not from_first, the walk
+ * starts at the active segment's producer-state snapshot when it has a
+ * usable one (prodsnap.c; state->key.partition_id must be set).
+ * note_producers: also rebuild the idempotent producers of the last
+ * segment.  aborts: if not NULL, the ABORT markers met, as index entries,
+ * in a palloc'd array.  first_open: if not NULL, [nsegs] filled, for each
+ * segment walked, with the last stable offset when it was rolled (a walk
+ * from a snapshot fills none).  Used by recovery and by standby readers
+ * (their last stable offset).
  */
 extern void kp_scan_open_txns(KpPartitionState *state, const KpSegInfo *segs,
-							  int nsegs, int64 end_offset, bool from_first,
-							  bool note_producers, KpTxnIndexEntry **aborts,
-							  int *naborts, int64 *first_open);
-
-/*
- * The same for a reader without partition state (a standby), from the
- * active segment's producer-state snapshot when it has a usable one;
- * end_pos: the active segment's end (kp_segment_find_end).
- */
-extern void kp_scan_open_txns_at_end(KpPartitionState *state, const KpSegInfo *segs,
-									 int nsegs, int64 end_offset, int64 end_pos);
+							  int nsegs, int64 end_offset, int64 end_pos,
+							  bool from_first, bool note_producers,
+							  KpTxnIndexEntry **aborts, int *naborts,
+							  int64 *first_open);
 
 /*
  * A segment's log end: the offset after its last whole, CRC-valid batch
