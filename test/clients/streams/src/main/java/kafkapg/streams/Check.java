@@ -13,16 +13,20 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.LongDeserializer;
@@ -31,14 +35,17 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Kafka Streams exactly_once_v2 through kill -9 (issue 8). Input lines are produced (idempotent)
- * at a steady pace while the WordCount instance (another JVM) is started, killed with SIGKILL after
- * a random 4-9 s, and restarted, STREAMS_KILLS times (default 2); the last instance runs until the
- * output is complete. The output topic read with read_committed must then hold, for every word,
+ * at a steady pace while the WordCount instance (another JVM) is started, killed with SIGKILL a
+ * random 1-4 s after it has written its first output record, and restarted, STREAMS_KILLS times
+ * (default 2); the last instance runs until the output is complete. (A kill at a fixed time after
+ * the start could land before the instance had joined its group and restored its state, which
+ * takes longer on a loaded machine, and then cut no transaction.) The output topic read with read_committed must then hold, for every word,
  * the counts 1, 2, ..., N in order: no count twice (an aborted transaction shown, or a replay
  * committed twice), none missing, and N the word's exact count in the input.
  *
  * Environment: KAFKA_BOOTSTRAP (127.0.0.1:9092), STREAMS_KILLS (2), STREAMS_LINES (3000),
- * STREAMS_WAIT_S (180: how long the last instance may take to finish). Prints one line per check
+ * STREAMS_WAIT_S (180: how long the last instance may take to finish, and each killed one to
+ * write its first output). Prints one line per check
  * and "N passed, M failed" last.
  */
 public final class Check {
@@ -57,6 +64,17 @@ public final class Check {
 
     static String line(int i) {
         return "w" + (i % 13) + " w" + ((i * 7) % 29) + " x" + (i % 5);
+    }
+
+    /** The output topic's log end offsets summed (read_uncommitted: open transactions count). */
+    static long outputEnd(Admin admin, String out) throws Exception {
+        Map<TopicPartition, OffsetSpec> req = new HashMap<>();
+        for (int p = 0; p < 2; p++) req.put(new TopicPartition(out, p), OffsetSpec.latest());
+        long sum = 0;
+        for (var e : admin.listOffsets(req, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .all().get(30, TimeUnit.SECONDS).values())
+            sum += e.offset();
+        return sum;
     }
 
     static Process start(String app, String in, String out, Path state, Path logs, int run) throws Exception {
@@ -78,17 +96,18 @@ public final class Check {
 
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-        try (Admin admin = Admin.create(ap)) {
-            admin.createTopics(List.of(new NewTopic(in, 2, (short) 1), new NewTopic(out, 2, (short) 1)))
-                    .all().get(60, TimeUnit.SECONDS);
-        }
+        Admin admin = Admin.create(ap);
+        admin.createTopics(List.of(new NewTopic(in, 2, (short) 1), new NewTopic(out, 2, (short) 1)))
+                .all().get(60, TimeUnit.SECONDS);
 
         Map<String, Long> expected = new TreeMap<>();
         for (int i = 0; i < LINES; i++)
             for (String w : line(i).split(" ")) expected.merge(w, 1L, Long::sum);
 
-        // the input, produced over the whole kill window so that every kill lands mid-stream
-        long produceMs = (long) (KILLS + 1) * 7000;
+        // the input, paced over the kill window so that every kill lands mid-stream; once the kills
+        // are done the rest goes at once
+        long produceMs = (long) (KILLS + 1) * 10000;
+        AtomicBoolean killsDone = new AtomicBoolean(false);
         AtomicReference<Exception> produceError = new AtomicReference<>();
         Thread producer = new Thread(() -> {
             Properties pp = new Properties();
@@ -102,7 +121,7 @@ public final class Check {
                     p.send(new ProducerRecord<>(in, i % 2, "line" + i, line(i)));
                     long due = t0 + produceMs * (i + 1) / LINES;
                     long now = System.currentTimeMillis();
-                    if (due > now) {
+                    if (due > now && !killsDone.get()) {
                         p.flush();
                         Thread.sleep(due - now);
                     }
@@ -116,20 +135,33 @@ public final class Check {
 
         Random rnd = new Random();
         int midStream = 0;
+        int writing = 0;
         for (int k = 0; k < KILLS; k++) {
+            long before = outputEnd(admin, out), t0 = System.currentTimeMillis();
             Process p = start(app, in, out, state, work, k);
-            Thread.sleep(4000 + rnd.nextInt(5000));
+            long firstOutputMs = -1;
+            while (System.currentTimeMillis() < t0 + WAIT_S * 1000L && p.isAlive()) {
+                if (outputEnd(admin, out) > before) { firstOutputMs = System.currentTimeMillis() - t0; break; }
+                Thread.sleep(100);
+            }
+            if (firstOutputMs >= 0) writing++;
+            Thread.sleep(1000 + rnd.nextInt(3000));
             boolean alive = producer.isAlive();
             p.destroyForcibly(); // SIGKILL
             p.waitFor();
-            System.out.println("kill -9 #" + (k + 1) + " (exit " + p.exitValue() + ")" + (alive ? ", input still arriving" : ""));
+            System.out.println("kill -9 #" + (k + 1) + " (exit " + p.exitValue() + ")"
+                    + (firstOutputMs >= 0 ? ", first output " + firstOutputMs + " ms after the start" : ", no output before it")
+                    + (alive ? ", input still arriving" : ""));
             if (alive && p.exitValue() == 137) midStream++;
         }
+        killsDone.set(true);
+        admin.close();
         Process last = start(app, in, out, state, work, KILLS);
         producer.join();
         check(produceError.get() == null, "input produced: " + LINES + " lines"
                 + (produceError.get() == null ? "" : " (" + produceError.get() + ")"));
-        check(midStream == KILLS, midStream + " of " + KILLS + " kills with SIGKILL while input was still arriving");
+        check(midStream == KILLS && writing == KILLS, midStream + " of " + KILLS + " kills with SIGKILL while input was still arriving, "
+                + writing + " of them after the instance had written output");
 
         // the output, read_committed, until it holds every count or time runs out
         Map<String, List<Long>> seen = new HashMap<>();
