@@ -408,6 +408,7 @@ find_or_create(int64 partition_id, bool create)
 		state->drop_mark_init = false;
 		state->drop_mark_relnode = InvalidOid;
 		state->drop_mark_ms = 0;
+		state->dropping = false;
 	}
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;
@@ -634,11 +635,44 @@ kp_store_forget_database(void)
 	list_free_deep(ids);
 }
 
+/*
+ * Flag (or unflag) the partitions of ids being deleted by the committing
+ * transaction (KpPartitionState.dropping).  Those with no state have nothing
+ * to write, and no state can be made for them while their topic is locked.
+ */
+static void
+set_dropping(List *ids, bool dropping)
+{
+	ListCell   *lc;
+
+	foreach(lc, ids)
+	{
+		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
+		KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
+
+		if (state == NULL)
+			continue;
+		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+		state->dropping = dropping;
+		LWLockRelease(&state->lock);
+	}
+}
+
 static void
 store_xact_callback(XactEvent event, void *arg)
 {
+	if (event == XACT_EVENT_PRE_PREPARE && dropped_partitions != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot prepare a transaction that deleted a topic"),
+				 errdetail("A prepared deletion would leave the topic's partitions in shared memory, and their markers unwritten, until the server restarts.")));
 	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
+	{
 		kp_directory_flag_lost_segments();
+		set_dropping(dropped_partitions, true);
+	}
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		set_dropping(dropped_partitions, false);
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 		kp_directory_forget_lost_segments();

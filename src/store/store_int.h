@@ -361,6 +361,18 @@ typedef struct KpPartitionState
 	int64		drop_mark_ms;
 
 	/*
+	 * A transaction that deletes the partition (its topic, or the extension)
+	 * is committing: set at its pre-commit, before its commit record, and
+	 * cleared if it aborts; at commit the state is forgotten.  Nothing is
+	 * written to the partition meanwhile (the COMMIT/ABORT markers, the only
+	 * writes not under the topic's lock): a record after the commit record
+	 * that drops the segment would reach a standby after the file is gone,
+	 * and its replay would stop the standby (README, invariant 13).  Under
+	 * the appender lock; kept across reloads.
+	 */
+	bool		dropping;
+
+	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,
 	 * installed as one block by partition.c.
 	 */

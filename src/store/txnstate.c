@@ -153,6 +153,15 @@ kp_txnstate_write_markers(KpPartitionState *state)
 	bool		exists = OidIsValid(state->active_relnode);
 
 	/*
+	 * A transaction deleting the partition is committing: its commit record
+	 * may be in the WAL already, and a marker after it would reach a standby
+	 * after the segment's file is gone (KpPartitionState.dropping).  The
+	 * markers wait; if it aborts, the next pass writes them.
+	 */
+	if (state->dropping)
+		return 0;
+
+	/*
 	 * A dropped segment's file is emptied when the dropping (or, for a
 	 * partition created by an aborted transaction, the creating) transaction
 	 * ends: no blocks means no partition to write to.

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""test/standby/drop_race_test.py: a topic deleted while COMMIT/ABORT markers are being written
+must not stop a standby (src/store/README, invariant 13).
+
+The markers are the one write to a partition that takes no topic lock (the resolver, an EndTxn,
+kafka.flush_markers()). A marker written after the commit record of the transaction that deletes
+the topic, before its commit callback forgets the partitions, reached the standby after the
+segment's file was gone: its replay stopped the standby for good ("WAL contains references to
+invalid pages"). The deleting transaction now flags its partitions at pre-commit, and no marker
+is written to a flagged partition.
+
+A primary (max_prepared_transactions = 5) and a hot standby made with pg_basebackup:
+
+1. ROUNDS rounds (default 300) while two sessions call kafka.flush_markers() without a pause:
+   create a 4-partition topic, produce 4 records in a SQL transaction that also deletes the
+   topic; every other round the records are committed first and the topic deleted in the next
+   transaction. The marker writers raise no error; the standby still replays and catches up.
+2. A deletion that fails at commit, after pre-commit (a SERIALIZABLE transaction cancelled as a
+   pivot during its commit attempt, SQLSTATE 40001): the topic stays, and the marker of a later
+   SQL transaction on it is written (ListOffsets read_committed reaches the log end), so the flag
+   went with the abort.
+3. PREPARE TRANSACTION of a deletion is refused (0A000) and the topic stays usable.
+4. Neither server log shows a PANIC or a crash.
+
+Environment: ROUNDS, KP_NEXT_PORT / KAFKA_NEXT_PORT, KP_KEEP_TMP=1 keeps the clusters' directory.
+Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "wire"))
+import kafkapg  # noqa: E402
+import psycopg2  # noqa: E402
+
+sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set below
+import conformance as kc  # noqa: E402
+from tap import check, finish  # noqa: E402
+
+ROUNDS = int(os.environ.get("ROUNDS", "300"))
+
+
+def info(msg):
+    print("# [%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def one(conn, q, args=None):
+    cur = conn.cursor()
+    cur.execute(q, args)
+    return cur.fetchone()
+
+
+def lso(kport, topic):
+    """ListOffsets v2, read_committed, latest, partition 0: the last stable offset."""
+    kc.HOST, kc.PORT = "127.0.0.1", kport
+    c = kc.Conn()
+    r = c.call(2, 2, kc.i32(-1) + kc.i8(1) + kc.array([kc.string(topic) + kc.array([kc.i32(0) + kc.i64(-1)])]))
+    c.close()
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64()))))
+    _, err, _, off = res[0][1][0]
+    return off if err == 0 else ("error", err)
+
+
+def flusher(port, stop, errors, calls):
+    conn = kafkapg.connect(port)
+    cur = conn.cursor()
+    while not stop.is_set():
+        try:
+            cur.execute("SELECT kafka.flush_markers()")
+            calls[0] += 1
+        except psycopg2.Error as e:
+            errors.append(str(e).strip())
+    conn.close()
+
+
+def caught_up(prim, stby):
+    """Whether the standby replays up to the primary's current WAL position within 60 s."""
+    target = one(prim, "SELECT pg_current_wal_lsn()")[0]
+    try:
+        return kafkapg.wait_for(stby, "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (target,), 60)
+    except psycopg2.Error:
+        return False  # the standby is down
+
+
+def deletes_under_marker_writers(prim, pport, stby):
+    stop = threading.Event()
+    errors, calls = [], [0]
+    threads = [threading.Thread(target=flusher, args=(pport, stop, errors, calls)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    cur = prim.cursor()
+    t0 = time.time()
+    try:
+        for i in range(ROUNDS):
+            topic = "drop-race-%d" % i
+            cur.execute("SELECT kafka.create_topic(%s, 4)", (topic,))
+            prim.autocommit = False
+            for k in range(4):
+                cur.execute("SELECT * FROM kafka.produce(%s, %s, 'v')", (topic, "k%d" % k))
+            if i % 2:
+                prim.commit()  # the markers of another transaction are pending at the deletion
+            cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+            prim.commit()
+            prim.autocommit = True
+    finally:
+        prim.autocommit = True
+        stop.set()
+        for t in threads:
+            t.join()
+    info("%d rounds in %.1f s, %d flush_markers() calls" % (ROUNDS, time.time() - t0, calls[0]))
+    check("%d topics created, produced to and deleted while 2 sessions write markers: no marker "
+          "writer failed" % ROUNDS, not errors, "; ".join(errors[:3]))
+    left = one(prim, "SELECT count(*) FROM kafka.topics WHERE name LIKE 'drop-race-%%'")[0]
+    check("every one of them is gone", left == 0, "%d left" % left)
+
+    check("the standby replays all of it and catches up (it used to stop: 'WAL contains references "
+          "to invalid pages')", caught_up(prim, stby))
+
+
+def deletion_aborted_after_precommit(prim, pport, kport):
+    cur = prim.cursor()
+    cur.execute("CREATE TABLE drop_race_skew (k int)")
+    cur.execute("SELECT kafka.create_topic('drop-race-kept', 1)")
+    prim.autocommit = False
+    cur.execute("SELECT * FROM kafka.produce('drop-race-kept', 'k', 'before')")
+    prim.commit()
+    prim.autocommit = True
+    # write skew between two SERIALIZABLE transactions: the first to commit wins, the other is
+    # cancelled as a pivot during its commit attempt, after the pre-commit callbacks
+    t1, t2 = kafkapg.connect(pport), kafkapg.connect(pport)
+    for t in (t1, t2):
+        t.autocommit = False
+        t.set_session(isolation_level="SERIALIZABLE")
+    c1, c2 = t1.cursor(), t2.cursor()
+    c1.execute("SELECT count(*) FROM drop_race_skew WHERE k = 1")
+    c2.execute("SELECT count(*) FROM drop_race_skew WHERE k = 2")
+    c1.execute("INSERT INTO drop_race_skew VALUES (2)")
+    c2.execute("INSERT INTO drop_race_skew VALUES (1)")
+    c1.execute("SELECT kafka.delete_topic('drop-race-kept')")
+    t2.commit()
+    code, detail = None, ""
+    try:
+        t1.commit()
+    except psycopg2.Error as e:
+        code, detail = e.pgcode, (e.diag.message_detail or "")
+    t1.close()
+    t2.close()
+    check("a deletion cancelled during its commit attempt fails with 40001",
+          code == "40001" and "during commit" in detail, "%s %s" % (code, detail))
+    exists = one(prim, "SELECT count(*) FROM kafka.topics WHERE name = 'drop-race-kept'")[0]
+    check("the topic is still there", exists == 1)
+
+    prim.autocommit = False
+    cur.execute("SELECT \"offset\" FROM kafka.produce('drop-race-kept', 'k', 'after')")
+    off = cur.fetchone()[0]
+    prim.commit()
+    prim.autocommit = True
+    deadline, got = time.time() + 20, None
+    while time.time() < deadline:
+        got = lso(kport, "drop-race-kept")
+        if isinstance(got, int) and got > off:
+            break
+        time.sleep(0.1)
+    check("the marker of a later transaction on it is written: the last stable offset passes its "
+          "record at %d" % off, isinstance(got, int) and got > off, "last stable offset %s" % (got,))
+
+
+def prepare_refused(prim):
+    cur = prim.cursor()
+    cur.execute("SELECT kafka.create_topic('drop-race-prepared', 2)")
+    prim.autocommit = False
+    code = None
+    try:
+        cur.execute("SELECT kafka.delete_topic('drop-race-prepared')")
+        cur.execute("PREPARE TRANSACTION 'drop-race'")
+    except psycopg2.Error as e:
+        code = e.pgcode
+    prim.rollback()
+    prim.autocommit = True
+    prepared = one(prim, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'drop-race'")[0]
+    if prepared:
+        cur.execute("ROLLBACK PREPARED 'drop-race'")  # else it holds the topic's lock
+    check("PREPARE TRANSACTION of a deletion is refused (0A000), nothing prepared",
+          code == "0A000" and prepared == 0, "%s, %d prepared" % (code, prepared))
+    cur.execute("SELECT \"offset\" FROM kafka.produce('drop-race-prepared', 'k', 'v')")
+    check("the topic stays usable", cur.fetchone()[0] == 0)
+
+
+def run(root):
+    pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
+    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57532")))
+    sport = int(kafkapg.pgcluster("free-port", pport + 1))
+    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39192"), pport, sport))
+    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "max_prepared_transactions = 5"}
+    started = []
+    try:
+        kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
+        kafkapg.pgcluster("start", pdata)
+        started.append(pdata)
+        kafkapg.pgcluster("create-extension", pport, "postgres")
+        prim = kafkapg.connect(pport)
+        kafkapg.pgcluster("basebackup", pport, sdata)
+        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
+                          env=dict(env, KP_EXTRA_CONF="max_prepared_transactions = 5\nkafka.node_id = 1"))
+        kafkapg.pgcluster("start", sdata)
+        started.append(sdata)
+        stby = kafkapg.connect(sport)
+        if not kafkapg.wait_for(prim, "SELECT count(*) > 0 FROM pg_stat_replication WHERE state = 'streaming'",
+                                None, 120):
+            raise RuntimeError("the standby does not stream")
+        info("primary %d (Kafka %d), standby %d streaming" % (pport, kp1, sport))
+
+        deletes_under_marker_writers(prim, pport, stby)
+        deletion_aborted_after_precommit(prim, pport, kp1)
+        prepare_refused(prim)
+
+        check("the standby is still up and has replayed everything", caught_up(prim, stby))
+        prim.close()
+        stby.close()
+    finally:
+        kafkapg.stop_clusters(started)
+        kafkapg.check_server_logs((pdata, sdata), check, 30)
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit("drop race test: terminated (timeout?)"))
+    root = kafkapg.make_tmp("droprace")
+    try:
+        run(root)
+    except (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error) as e:
+        check("harness: %s" % e, False, getattr(e, "stderr", "") or "")
+    finally:
+        if os.environ.get("KP_KEEP_TMP") != "1":
+            shutil.rmtree(root, ignore_errors=True)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
