@@ -74,6 +74,19 @@ def make_tmp(name):
     return d
 
 
+def run_in_tmp(name, run, check, errors=(subprocess.CalledProcessError, RuntimeError, OSError)):
+    """run(root) in a fresh make_tmp(name) directory, removed afterwards unless KP_KEEP_TMP=1; an
+    exception of errors is a failed check "harness: ..." (check: test/wire/tap.py's)."""
+    root = make_tmp(name)
+    try:
+        run(root)
+    except errors as e:
+        check("harness: %r" % (e,), False, getattr(e, "stderr", "") or "")
+    finally:
+        if os.environ.get("KP_KEEP_TMP") != "1":
+            shutil.rmtree(root, ignore_errors=True)
+
+
 def tail(path, n):
     try:
         with open(path, errors="replace") as f:

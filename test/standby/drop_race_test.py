@@ -27,7 +27,6 @@ Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -233,14 +232,7 @@ def run(root):
 
 def main():
     signal.signal(signal.SIGTERM, lambda *a: sys.exit("drop race test: terminated (timeout?)"))
-    root = kafkapg.make_tmp("droprace")
-    try:
-        run(root)
-    except (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error) as e:
-        check("harness: %s" % e, False, getattr(e, "stderr", "") or "")
-    finally:
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+    kafkapg.run_in_tmp("droprace", run, check, (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error))
     finish()
 
 

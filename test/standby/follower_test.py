@@ -52,7 +52,6 @@ Kafka 4.4 (test/clients/kafka/kafka.sh), which the test also runs against kafka_
 """
 
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -987,14 +986,7 @@ def main():
         check_leader_epochs(int(port), "fol_epochs_%d" % int(time.time()), ns="kafka: ")
         finish()
         return
-    root = kafkapg.make_tmp("follower")
-    try:
-        run(root)
-    except (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError) as e:
-        check("harness: %r" % e, False, getattr(e, "stderr", "") or "")
-    finally:
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+    kafkapg.run_in_tmp("follower", run, check, (subprocess.CalledProcessError, RuntimeError, OSError, AssertionError))
     finish()
 
 

@@ -44,7 +44,6 @@ effective min ISR is at most the replication factor).
 """
 
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -501,14 +500,7 @@ def main():
         c.close()
         check_single_broker(host, int(port), md_leader, ns="_%d" % int(time.time()))
         finish()
-    root = kafkapg.make_tmp("replicas")
-    try:
-        run(root)
-    except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
-        check("harness: %s" % e, False, getattr(e, "stderr", "") or "")
-    finally:
-        if os.environ.get("KP_KEEP_TMP") != "1":
-            shutil.rmtree(root, ignore_errors=True)
+    kafkapg.run_in_tmp("replicas", run, check)
     finish()
 
 
