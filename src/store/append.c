@@ -70,7 +70,7 @@ roll_segment(KpPartitionState *state, bool drop_on_abort)
 	relnode = kp_segment_create(partition_id, state->log_end_offset, first_open,
 								drop_on_abort);
 	if (drop_on_abort)
-		kp_partition_created_in_xact(partition_id, relnode);
+		kp_partition_created_in_xact(state, relnode);
 	kp_directory_add(partition_id, state->log_end_offset, relnode);
 	if (!OidIsValid(state->active_relnode))
 	{

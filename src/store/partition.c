@@ -65,6 +65,20 @@ static bool xact_callback_registered = false;
 
 static void remember_partition(List **list, int64 partition_id, Oid relnode);
 
+/* Whether the list of RememberedPartition has partition_id. */
+static bool
+partition_listed(List *list, int64 partition_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (((RememberedPartition *) lfirst(lc))->partition_id == partition_id)
+			return true;
+	}
+	return false;
+}
+
 /* ms since the Unix epoch, as Kafka timestamps are */
 int64
 kp_now_ms(void)
@@ -408,7 +422,9 @@ find_or_create(int64 partition_id, bool create)
 		state->drop_mark_init = false;
 		state->drop_mark_relnode = InvalidOid;
 		state->drop_mark_ms = 0;
-		state->dropping = false;
+		/* forgotten by a subtransaction's abort, its parent's storage kept */
+		state->no_markers = partition_listed(created_partitions, partition_id) ?
+			KP_NO_MARKERS_CREATING : 0;
 	}
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;
@@ -636,12 +652,12 @@ kp_store_forget_database(void)
 }
 
 /*
- * Flag (or unflag) the partitions of ids being deleted by the committing
- * transaction (KpPartitionState.dropping).  Those with no state have nothing
- * to write, and no state can be made for them while their topic is locked.
+ * Set (on) or clear a KP_NO_MARKERS_* flag of the partitions of ids.  Those
+ * with no state have nothing to write, and no state can be made for them
+ * while their topic is locked (or, created by this transaction, invisible).
  */
 static void
-set_dropping(List *ids, bool dropping)
+set_no_markers(List *ids, uint8 flag, bool on)
 {
 	ListCell   *lc;
 
@@ -653,7 +669,10 @@ set_dropping(List *ids, bool dropping)
 		if (state == NULL)
 			continue;
 		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-		state->dropping = dropping;
+		if (on)
+			state->no_markers |= flag;
+		else
+			state->no_markers &= ~flag;
 		LWLockRelease(&state->lock);
 	}
 }
@@ -666,13 +685,21 @@ store_xact_callback(XactEvent event, void *arg)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot prepare a transaction that deleted a topic"),
 				 errdetail("A prepared deletion would leave the topic's partitions in shared memory, and their markers unwritten, until the server restarts.")));
+	if (event == XACT_EVENT_PRE_PREPARE && created_partitions != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot prepare a transaction that wrote to a topic it created"),
+				 errdetail("The partitions' markers would stay unwritten until the server restarts."),
+				 errhint("Create the topic in a transaction of its own.")));
 	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
 	{
 		kp_directory_flag_lost_segments();
-		set_dropping(dropped_partitions, true);
+		set_no_markers(dropped_partitions, KP_NO_MARKERS_DROPPING, true);
 	}
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+		set_no_markers(created_partitions, KP_NO_MARKERS_CREATING, false);
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		set_dropping(dropped_partitions, false);
+		set_no_markers(dropped_partitions, KP_NO_MARKERS_DROPPING, false);
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 		kp_directory_forget_lost_segments();
@@ -783,12 +810,15 @@ remember_partition(List **list, int64 partition_id, Oid relnode)
  * The current (sub)transaction created segment relnode of the partition,
  * storage that goes away if it aborts (append.c, a partition not yet
  * committed): forget its state then, and at a subtransaction's abort the
- * segment's directory entry too (kp_directory_lose_segment).
+ * segment's directory entry too (kp_directory_lose_segment).  No marker is
+ * written to the partition until the transaction commits
+ * (KP_NO_MARKERS_CREATING).  Under the appender lock.
  */
 void
-kp_partition_created_in_xact(int64 partition_id, Oid relnode)
+kp_partition_created_in_xact(KpPartitionState *state, Oid relnode)
 {
-	remember_partition(&created_partitions, partition_id, relnode);
+	remember_partition(&created_partitions, state->key.partition_id, relnode);
+	state->no_markers |= KP_NO_MARKERS_CREATING;
 }
 
 void

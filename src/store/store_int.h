@@ -316,6 +316,19 @@ typedef struct KpPartitionKey
 
 #define KP_HW_RING				16
 
+/* KpPartitionState.no_markers */
+#define KP_NO_MARKERS_DROPPING	0x01	/* a transaction deleting the
+										 * partition (its topic, or the
+										 * extension) is committing: set at
+										 * its pre-commit, before its commit
+										 * record; cleared if it aborts (at
+										 * commit the state is forgotten) */
+#define KP_NO_MARKERS_CREATING	0x02	/* a running transaction created its
+										 * storage (append.c, a partition not
+										 * yet committed): its abort record
+										 * drops it; cleared at its commit (at
+										 * abort the state is forgotten) */
+
 typedef struct KpPartitionState
 {
 	KpPartitionKey key;			/* hash key: must be first */
@@ -361,16 +374,14 @@ typedef struct KpPartitionState
 	int64		drop_mark_ms;
 
 	/*
-	 * A transaction that deletes the partition (its topic, or the extension)
-	 * is committing: set at its pre-commit, before its commit record, and
-	 * cleared if it aborts; at commit the state is forgotten.  Nothing is
-	 * written to the partition meanwhile (the COMMIT/ABORT markers, the only
-	 * writes not under the topic's lock): a record after the commit record
-	 * that drops the segment would reach a standby after the file is gone,
-	 * and its replay would stop the standby (README, invariant 13).  Under
-	 * the appender lock; kept across reloads.
+	 * Why no COMMIT/ABORT marker may be written to the partition now
+	 * (KP_NO_MARKERS_*, README invariant 13): its segments are dropped by the
+	 * commit or the abort record of a transaction that has not finished, and
+	 * a record after that one would reach a standby after the file is gone;
+	 * its replay would stop the standby.  Markers are the only writes not
+	 * under the topic's lock.  Under the appender lock; kept across reloads.
 	 */
-	bool		dropping;
+	uint8		no_markers;
 
 	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,
@@ -481,7 +492,7 @@ extern void kp_partition_note_append(KpPartitionState *state, int64 end_offset,
 									 XLogRecPtr end_lsn);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
-extern void kp_partition_created_in_xact(int64 partition_id, Oid relnode);
+extern void kp_partition_created_in_xact(KpPartitionState *state, Oid relnode);
 
 /* ms since the Unix epoch, as Kafka timestamps are */
 extern int64 kp_now_ms(void);

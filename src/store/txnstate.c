@@ -153,12 +153,13 @@ kp_txnstate_write_markers(KpPartitionState *state)
 	bool		exists = OidIsValid(state->active_relnode);
 
 	/*
-	 * A transaction deleting the partition is committing: its commit record
-	 * may be in the WAL already, and a marker after it would reach a standby
-	 * after the segment's file is gone (KpPartitionState.dropping).  The
-	 * markers wait; if it aborts, the next pass writes them.
+	 * A transaction deleting the partition is committing, or one that created
+	 * it is running: its commit or abort record may be in the WAL already,
+	 * and a marker after it would reach a standby after the segment's file is
+	 * gone (KpPartitionState.no_markers).  The markers wait; if the partition
+	 * stays, a later pass writes them.
 	 */
-	if (state->dropping)
+	if (state->no_markers != 0)
 		return 0;
 
 	/*

@@ -1,25 +1,27 @@
 #!/usr/bin/python3
-"""test/standby/drop_race_test.py: a topic deleted while COMMIT/ABORT markers are being written
-must not stop a standby (src/store/README, invariant 13).
+"""test/standby/drop_race_test.py: a topic deleted, or created and rolled back, while COMMIT/ABORT
+markers are being written must not stop a standby (src/store/README, invariant 13).
 
 The markers are the one write to a partition that takes no topic lock (the resolver, an EndTxn,
 kafka.flush_markers()). A marker written after the commit record of the transaction that deletes
-the topic, before its commit callback forgets the partitions, reached the standby after the
-segment's file was gone: its replay stopped the standby for good ("WAL contains references to
-invalid pages"). The deleting transaction now flags its partitions at pre-commit, and no marker
-is written to a flagged partition.
+the topic (or after the abort record of the one that created it and wrote to it), before that
+transaction's callback forgot the partitions, reached the standby after the segment's file was
+gone: its replay stopped the standby for good ("WAL contains references to invalid pages"). Such a
+partition now carries a flag while the record may be in the WAL, and no marker is written to it.
 
 A primary (max_prepared_transactions = 5) and a hot standby made with pg_basebackup:
 
-1. ROUNDS rounds (default 300) while two sessions call kafka.flush_markers() without a pause:
-   create a 4-partition topic, produce 4 records in a SQL transaction that also deletes the
-   topic; every other round the records are committed first and the topic deleted in the next
-   transaction. The marker writers raise no error; the standby still replays and catches up.
+1. ROUNDS rounds (default 300) while two sessions call kafka.flush_markers() without a pause, in
+   turn: create a 4-partition topic, produce 4 records in a SQL transaction that also deletes it;
+   the same with the records committed first and the topic deleted in the next transaction; create
+   the topic and produce in one transaction that is rolled back. The marker writers raise no
+   error; the standby still replays and catches up.
 2. A deletion that fails at commit, after pre-commit (a SERIALIZABLE transaction cancelled as a
    pivot during its commit attempt, SQLSTATE 40001): the topic stays, and the marker of a later
    SQL transaction on it is written (ListOffsets read_committed reaches the log end), so the flag
    went with the abort.
-3. PREPARE TRANSACTION of a deletion is refused (0A000) and the topic stays usable.
+3. PREPARE TRANSACTION of a deletion, and of a transaction that created a topic and wrote to it,
+   is refused (0A000); the topic stays usable.
 4. Neither server log shows a PANIC or a crash.
 
 Environment: ROUNDS, KP_NEXT_PORT / KAFKA_NEXT_PORT, KP_KEEP_TMP=1 keeps the clusters' directory.
@@ -100,11 +102,18 @@ def deletes_under_marker_writers(prim, pport, stby):
     try:
         for i in range(ROUNDS):
             topic = "drop-race-%d" % i
+            if i % 3 == 2:
+                prim.autocommit = False  # created in the transaction that then aborts
             cur.execute("SELECT kafka.create_topic(%s, 4)", (topic,))
-            prim.autocommit = False
+            if prim.autocommit:
+                prim.autocommit = False
             for k in range(4):
                 cur.execute("SELECT * FROM kafka.produce(%s, %s, 'v')", (topic, "k%d" % k))
-            if i % 2:
+            if i % 3 == 2:
+                prim.rollback()  # the topic and its segments go with the abort
+                prim.autocommit = True
+                continue
+            if i % 3 == 1:
                 prim.commit()  # the markers of another transaction are pending at the deletion
             cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
             prim.commit()
@@ -115,8 +124,8 @@ def deletes_under_marker_writers(prim, pport, stby):
         for t in threads:
             t.join()
     info("%d rounds in %.1f s, %d flush_markers() calls" % (ROUNDS, time.time() - t0, calls[0]))
-    check("%d topics created, produced to and deleted while 2 sessions write markers: no marker "
-          "writer failed" % ROUNDS, not errors, "; ".join(errors[:3]))
+    check("%d topics created, produced to and deleted or rolled back while 2 sessions write "
+          "markers: no marker writer failed" % ROUNDS, not errors, "; ".join(errors[:3]))
     left = one(prim, "SELECT count(*) FROM kafka.topics WHERE name LIKE 'drop-race-%%'")[0]
     check("every one of them is gone", left == 0, "%d left" % left)
 
@@ -191,6 +200,22 @@ def prepare_refused(prim):
           code == "0A000" and prepared == 0, "%s, %d prepared" % (code, prepared))
     cur.execute("SELECT \"offset\" FROM kafka.produce('drop-race-prepared', 'k', 'v')")
     check("the topic stays usable", cur.fetchone()[0] == 0)
+
+    prim.autocommit = False
+    code = None
+    try:
+        cur.execute("SELECT kafka.create_topic('drop-race-prepared-new', 1)")
+        cur.execute("SELECT * FROM kafka.produce('drop-race-prepared-new', 'k', 'v')")
+        cur.execute("PREPARE TRANSACTION 'drop-race-new'")
+    except psycopg2.Error as e:
+        code = e.pgcode
+    prim.rollback()
+    prim.autocommit = True
+    prepared = one(prim, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'drop-race-new'")[0]
+    if prepared:
+        cur.execute("ROLLBACK PREPARED 'drop-race-new'")
+    check("PREPARE TRANSACTION of one that created a topic and wrote to it is refused (0A000)",
+          code == "0A000" and prepared == 0, "%s, %d prepared" % (code, prepared))
 
 
 def run(root):
