@@ -181,41 +181,40 @@ def deletion_aborted_after_precommit(prim, pport, kport):
           "record at %d" % off, isinstance(got, int) and got > off, "last stable offset %s" % (got,))
 
 
+def try_prepare(prim, gid, statements):
+    """Run statements in a transaction and PREPARE it as gid: (SQLSTATE of the failure or None,
+    whether it was prepared). One that was prepared is rolled back (it would hold its locks)."""
+    cur = prim.cursor()
+    prim.autocommit = False
+    code = None
+    try:
+        for q in statements:
+            cur.execute(q)
+        cur.execute("PREPARE TRANSACTION '%s'" % gid)
+    except psycopg2.Error as e:
+        code = e.pgcode
+    prim.rollback()
+    prim.autocommit = True
+    prepared = one(prim, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = %s", (gid,))[0]
+    if prepared:
+        cur.execute("ROLLBACK PREPARED '%s'" % gid)
+    return code, prepared
+
+
 def prepare_refused(prim):
     cur = prim.cursor()
     cur.execute("SELECT kafka.create_topic('drop-race-prepared', 2)")
-    prim.autocommit = False
-    code = None
-    try:
-        cur.execute("SELECT kafka.delete_topic('drop-race-prepared')")
-        cur.execute("PREPARE TRANSACTION 'drop-race'")
-    except psycopg2.Error as e:
-        code = e.pgcode
-    prim.rollback()
-    prim.autocommit = True
-    prepared = one(prim, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'drop-race'")[0]
-    if prepared:
-        cur.execute("ROLLBACK PREPARED 'drop-race'")  # else it holds the topic's lock
+    code, prepared = try_prepare(prim, "drop-race", ["SELECT kafka.delete_topic('drop-race-prepared')"])
     check("PREPARE TRANSACTION of a deletion is refused (0A000), nothing prepared",
-          code == "0A000" and prepared == 0, "%s, %d prepared" % (code, prepared))
+          code == "0A000" and not prepared, "%s, %d prepared" % (code, prepared))
     cur.execute("SELECT \"offset\" FROM kafka.produce('drop-race-prepared', 'k', 'v')")
     check("the topic stays usable", cur.fetchone()[0] == 0)
 
-    prim.autocommit = False
-    code = None
-    try:
-        cur.execute("SELECT kafka.create_topic('drop-race-prepared-new', 1)")
-        cur.execute("SELECT * FROM kafka.produce('drop-race-prepared-new', 'k', 'v')")
-        cur.execute("PREPARE TRANSACTION 'drop-race-new'")
-    except psycopg2.Error as e:
-        code = e.pgcode
-    prim.rollback()
-    prim.autocommit = True
-    prepared = one(prim, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'drop-race-new'")[0]
-    if prepared:
-        cur.execute("ROLLBACK PREPARED 'drop-race-new'")
+    code, prepared = try_prepare(prim, "drop-race-new", [
+        "SELECT kafka.create_topic('drop-race-prepared-new', 1)",
+        "SELECT * FROM kafka.produce('drop-race-prepared-new', 'k', 'v')"])
     check("PREPARE TRANSACTION of one that created a topic and wrote to it is refused (0A000)",
-          code == "0A000" and prepared == 0, "%s, %d prepared" % (code, prepared))
+          code == "0A000" and not prepared, "%s, %d prepared" % (code, prepared))
 
 
 def run(root):
