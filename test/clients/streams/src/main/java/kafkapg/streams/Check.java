@@ -39,14 +39,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * random 1-4 s after it has written its first output record, and restarted, STREAMS_KILLS times
  * (default 2); the last instance runs until the output is complete. (A kill at a fixed time after
  * the start could land before the instance had joined its group and restored its state, which
- * takes longer on a loaded machine, and then cut no transaction.) The output topic read with read_committed must then hold, for every word,
- * the counts 1, 2, ..., N in order: no count twice (an aborted transaction shown, or a replay
- * committed twice), none missing, and N the word's exact count in the input.
+ * takes longer on a loaded machine, and then cut no transaction.) The output topic read with
+ * read_committed must then hold, for every word, the counts 1, 2, ..., N in order: no count twice
+ * (an aborted transaction shown, or a replay committed twice), none missing, and N the word's
+ * exact count in the input.
  *
  * Environment: KAFKA_BOOTSTRAP (127.0.0.1:9092), STREAMS_KILLS (2), STREAMS_LINES (3000),
  * STREAMS_WAIT_S (180: how long the last instance may take to finish, and each killed one to
- * write its first output). Prints one line per check
- * and "N passed, M failed" last.
+ * write its first output). Prints one line per check and "N passed, M failed" last.
  */
 public final class Check {
     static final String BOOTSTRAP = System.getenv().getOrDefault("KAFKA_BOOTSTRAP", "127.0.0.1:9092");
