@@ -190,6 +190,17 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("kafka.debug_fail_marker_index",
+							 "Testing only: writing an ABORT marker's aborted-transaction index entry fails.",
+							 "The marker is appended, then its index entry raises an ERROR, as a failed "
+							 "write would: the partition is left for a reload, which restores the entry "
+							 "from the marker (src/store/txnstate.c, recovery.c).",
+							 &kp_debug_fail_marker_index,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = kp_utility_hook;
 

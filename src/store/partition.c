@@ -188,7 +188,9 @@ kp_partition_find(Oid dboid, int64 partition_id)
  * as soon as the state is installed; an ERROR releases it at abort.
  *
  * While the partition is unloaded nobody appends to it, reads its offsets
- * or writes its markers: all of those go through kp_partition_lock.  Only
+ * or writes its markers: all of those go through kp_partition_lock, which
+ * loads it first (the markers through kp_partition_lock_loaded, which
+ * leaves it to those who hold its topic's lock).  Only
  * kp_log_decide_txn may still mark a transaction of the old list decided
  * (a commit callback cannot wait for a load); install_state keeps those
  * decisions.
@@ -453,6 +455,33 @@ kp_partition_lock(int64 partition_id, bool create)
 }
 
 /*
+ * kp_partition_lock for a writer that holds no topic lock, the markers'
+ * (README invariant 13): the state with its appender lock held
+ * exclusively, or NULL if the partition has no entry or is not loaded.
+ * Such a writer never loads: a load runs recovery, which may write (a
+ * torn tail cut, an index entry a failed write left out), and every write
+ * but a marker holds the topic's lock, which a deletion holds until its
+ * storage is gone.  A partition an error left unloaded is loaded again by
+ * its next writer or by the resolver, under the topic's lock
+ * (kp_log_unloaded_partitions).
+ */
+KpPartitionState *
+kp_partition_lock_loaded(int64 partition_id)
+{
+	KpPartitionState *state = find_or_create(partition_id, false);
+
+	if (state == NULL)
+		return NULL;
+	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+	if (!state->loaded)
+	{
+		LWLockRelease(&state->lock);
+		return NULL;
+	}
+	return state;
+}
+
+/*
  * The partition's offsets as readers see them (kp_log_offsets, readers'
  * bounds), without its appender lock: whoever changes the state publishes
  * them when it unlocks, under a spinlock, so a reader never waits for an
@@ -547,13 +576,13 @@ kp_partition_unlock(KpPartitionState *state)
 }
 
 /*
- * The ids of this database's loaded partitions for which filter (called
- * under the map lock, without the entry's appender lock: a hint, to be
- * checked again under that lock) returns true.  A palloc'd List of
- * palloc'd int64.
+ * The ids of this database's partitions, loaded or not as asked, for which
+ * filter (if given; called under the map lock, without the entry's
+ * appender lock: a hint, to be checked again under that lock) returns
+ * true.  A palloc'd List of palloc'd int64.
  */
-List *
-kp_partition_ids(bool (*filter) (const KpPartitionState *state))
+static List *
+partition_ids(bool loaded, bool (*filter) (const KpPartitionState *state))
 {
 	HASH_SEQ_STATUS seq;
 	KpPartitionState *entry;
@@ -563,7 +592,8 @@ kp_partition_ids(bool (*filter) (const KpPartitionState *state))
 	hash_seq_init(&seq, partition_hash);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		if (entry->key.dboid == MyDatabaseId && entry->loaded && filter(entry))
+		if (entry->key.dboid == MyDatabaseId && entry->loaded == loaded &&
+			(filter == NULL || filter(entry)))
 		{
 			int64	   *id = palloc(sizeof(int64));
 
@@ -573,6 +603,24 @@ kp_partition_ids(bool (*filter) (const KpPartitionState *state))
 	}
 	LWLockRelease(kp_store_shared->map_lock);
 	return ids;
+}
+
+/* The loaded partitions for which filter returns true (partition_ids). */
+List *
+kp_partition_ids(bool (*filter) (const KpPartitionState *state))
+{
+	return partition_ids(true, filter);
+}
+
+/*
+ * The partitions of this database that have an entry but are not loaded:
+ * an error left them so (a write under the appender lock that failed
+ * half-way marks the state for a reload), or a load is in progress.
+ */
+List *
+kp_log_unloaded_partitions(void)
+{
+	return partition_ids(false, NULL);
 }
 
 /* ---------------------------------------------------------------------

@@ -172,6 +172,14 @@ extern void kp_log_register_sql_outcome(KpSqlOutcomeCallback callback);
  */
 extern void kp_log_load_partition(int64 partition_id);
 
+/*
+ * The ids (palloc'd int64s) of this database's partitions that an error
+ * left unloaded (partition.c): the resolver loads them again, holding
+ * their topic's lock, so that their decided transactions get their markers
+ * without waiting for an append.
+ */
+extern List *kp_log_unloaded_partitions(void);
+
 /* Ask the resolver to run (sets its latch); the resolver registers it. */
 extern void kp_resolver_wakeup(void);
 extern void kp_store_set_resolver_latch(Latch *latch);
@@ -465,6 +473,7 @@ extern void kp_log_drop_partition(int64 partition_id);
  */
 extern int	kp_debug_reader_pause_lock;
 extern bool kp_debug_ignore_prodsnap;	/* recovery.c */
+extern bool kp_debug_fail_marker_index; /* txnstate.c */
 
 /* ---------- deleting records (logstart.c) ---------- */
 

@@ -486,6 +486,7 @@ typedef struct KpStoreShared
 extern KpStoreShared *kp_store_shared;
 
 extern KpPartitionState *kp_partition_lock(int64 partition_id, bool create);
+extern KpPartitionState *kp_partition_lock_loaded(int64 partition_id);
 extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern void kp_partition_note_append(KpPartitionState *state, int64 end_offset,

@@ -41,6 +41,9 @@
 #include "codec/codec.h"
 #include "store/store_int.h"
 
+/* testing only: the ABORT marker's index entry fails (kafka.debug_...) */
+bool		kp_debug_fail_marker_index = false;
+
 /*
  * Open a transaction of producer_id in the partition at first_offset (no-op
  * if it is open already).  ERROR if KP_MAX_OPEN_TXNS are open.
@@ -219,8 +222,14 @@ kp_txnstate_write_markers(KpPartitionState *state)
 				entry.last_stable_offset = state->last_stable_offset;
 				PG_TRY();
 				{
-					Relation	segrel = kp_segment_open(state->active_relnode);
+					Relation	segrel;
 
+					if (kp_debug_fail_marker_index)
+						ereport(ERROR,
+								(errmsg("kafka_pg: the aborted-transaction index entry of producer %lld in partition %lld fails, as kafka.debug_fail_marker_index asks",
+										(long long) entry.producer_id,
+										(long long) state->key.partition_id)));
+					segrel = kp_segment_open(state->active_relnode);
 					kp_txnindex_add(segrel, &entry);
 					kp_segment_close(segrel);
 				}
@@ -315,7 +324,9 @@ kp_log_write_pending_markers(void)
 	foreach(lc, todo)
 	{
 		int64		partition_id = *(int64 *) lfirst(lc);
-		KpPartitionState *state = kp_partition_lock(partition_id, false);
+
+		/* no topic lock here: a partition not loaded is left to a loader */
+		KpPartitionState *state = kp_partition_lock_loaded(partition_id);
 
 		if (state == NULL)
 			continue;

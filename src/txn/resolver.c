@@ -147,35 +147,33 @@ cmp_int64(const void *a, const void *b)
 }
 
 /*
- * Producer-state snapshots (src/store/prodsnap.c) of the partitions that
- * need one: every 8 MB an active segment grows, or with all (at shutdown)
- * any change.  Each is written holding its topic's AccessShareLock, as an
- * append does, so none is written into a topic being deleted; a topic whose
- * lock is not free at once (a deletion in progress) is skipped, so that an
- * open delete_topic transaction never holds up the resolver's round.
- * Returns how many were written.
+ * Call fn(partition_id, arg) for each partition among ids (freed here)
+ * holding its topic's AccessShareLock, as an append does, so that nothing
+ * is written into a topic being deleted; a topic whose lock is not free at
+ * once (a deletion in progress) is skipped, so that an open delete_topic
+ * transaction never holds up the resolver's round.  Returns how many calls
+ * returned true.
  */
 static int
-snapshot_producers(bool all)
+under_topic_locks(List *ids, bool (*fn) (int64 partition_id, void *arg), void *arg)
 {
-	List	   *due = kp_log_snapshot_due(all);
-	int64	   *ids;
-	int			ndue = list_length(due);
-	int			taken = 0;
+	int64	   *sorted;
+	int			nids = list_length(ids);
+	int			done = 0;
 	char	  **names;
 	int			n;
 	int			i;
 	int			p;
 	ListCell   *lc;
 
-	if (ndue == 0)
+	if (nids == 0)
 		return 0;
-	ids = palloc(sizeof(int64) * ndue);
+	sorted = palloc(sizeof(int64) * nids);
 	i = 0;
-	foreach(lc, due)
-		ids[i++] = *(int64 *) lfirst(lc);
-	qsort(ids, ndue, sizeof(int64), cmp_int64);
-	list_free_deep(due);
+	foreach(lc, ids)
+		sorted[i++] = *(int64 *) lfirst(lc);
+	qsort(sorted, nids, sizeof(int64), cmp_int64);
+	list_free_deep(ids);
 
 	n = kp_topic_list_names(&names);
 	for (i = 0; i < n; i++)
@@ -188,15 +186,54 @@ snapshot_producers(bool all)
 		for (p = 0; p < t->partition_count; p++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (bsearch(&t->partition_ids[p], ids, ndue, sizeof(int64), cmp_int64) &&
-				kp_log_snapshot_partition(t->partition_ids[p], all))
-				taken++;
+			if (bsearch(&t->partition_ids[p], sorted, nids, sizeof(int64), cmp_int64) &&
+				fn(t->partition_ids[p], arg))
+				done++;
 		}
-		/* written: the lock has done its work (one at a time, not all) */
+		/* done: the lock has done its work (one at a time, not all) */
 		kp_topic_close(t, AccessShareLock);
 	}
-	pfree(ids);
-	return taken;
+	pfree(sorted);
+	return done;
+}
+
+static bool
+snapshot_one(int64 partition_id, void *arg)
+{
+	return kp_log_snapshot_partition(partition_id, *(bool *) arg);
+}
+
+/*
+ * Producer-state snapshots (src/store/prodsnap.c) of the partitions that
+ * need one: every 8 MB an active segment grows, or with all (at shutdown)
+ * any change, each under its topic's lock (under_topic_locks).  Returns
+ * how many were written.
+ */
+static int
+snapshot_producers(bool all)
+{
+	return under_topic_locks(kp_log_snapshot_due(all), snapshot_one, &all);
+}
+
+static bool
+load_one(int64 partition_id, void *arg)
+{
+	kp_log_load_partition(partition_id);
+	return true;
+}
+
+/*
+ * Load again, each under its topic's lock (under_topic_locks), the
+ * partitions an error left unloaded (a write that failed half-way under
+ * the appender lock), so that the markers of their decided transactions
+ * are written (the load wakes us) without waiting for an append.  The
+ * marker writers never load a partition themselves: they hold no topic
+ * lock (src/store/README, invariant 13).
+ */
+static void
+reload_work(void *arg)
+{
+	*(int *) arg = under_topic_locks(kp_log_unloaded_partitions(), load_one, NULL);
 }
 
 static void
@@ -230,6 +267,7 @@ kp_resolver_main(Datum arg)
 	MemoryContext cxt;
 	TimestampTz last_upkeep = 0;
 	TimestampTz group_due = 0;	/* the group upkeep's next moment; 0: none */
+	TimestampTz reload_after = 0;	/* a failed reload waits a minute */
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -250,6 +288,7 @@ kp_resolver_main(Datum arg)
 		bool		group_upkeep;
 		int			written;
 		long		timeout;
+		bool		reload = false;
 
 		if (ConfigReloadPending)
 		{
@@ -286,6 +325,8 @@ kp_resolver_main(Datum arg)
 				kp_txn_upkeep();	/* wire transactions: timeouts, markers */
 				/* active segments grown by 8 MB: a new producer snapshot */
 				(void) snapshot_producers(false);
+				/* partitions an error left unloaded: loaded below */
+				reload = kp_log_unloaded_partitions() != NIL;
 			}
 		}
 		if (written > 0)
@@ -296,6 +337,21 @@ kp_resolver_main(Datum arg)
 		MemoryContextReset(cxt);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+
+		/*
+		 * In a transaction of its own: a partition that fails to load again
+		 * is reported, and the resolver goes on (and tries again later).
+		 */
+		if (reload && now >= reload_after)
+		{
+			int			loaded = 0;
+
+			if (in_transaction(reload_work, &loaded))
+				ereport(DEBUG1,
+						(errmsg_internal("kafka_pg resolver: loaded %d partitions again", loaded)));
+			else
+				reload_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 60000);
+		}
 		pgstat_report_stat(false);
 
 		now = GetCurrentTimestamp();

@@ -22,7 +22,15 @@ A primary (max_prepared_transactions = 5) and a hot standby made with pg_basebac
    went with the abort.
 3. PREPARE TRANSACTION of a deletion, and of a transaction that created a topic and wrote to it,
    is refused (0A000); the topic stays usable.
-4. Neither server log shows a PANIC or a crash.
+4. A partition that a failed write left unloaded (kafka.debug_fail_marker_index fails the index
+   entry of an ABORT marker written by kafka.flush_markers(), with the resolver stopped by
+   SIGSTOP): the marker writers do not load it (they hold no topic lock); the resolver, once
+   running again, does not load it while a deletion of the topic waits, and loads it within a
+   couple of seconds of that deletion rolling back, under the topic's lock: the index entry is
+   restored from the marker (its log line), the last stable offset passes the marker without any
+   append, and a read_committed read skips the aborted records (before, such a partition waited
+   for the next append). The same with the deletion committing instead.
+5. Neither server log shows a PANIC or a crash.
 
 Environment: ROUNDS, KP_NEXT_PORT / KAFKA_NEXT_PORT, KP_KEEP_TMP=1 keeps the clusters' directory.
 Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
@@ -217,6 +225,105 @@ def prepare_refused(prim):
           code == "0A000" and not prepared, "%s, %d prepared" % (code, prepared))
 
 
+RESTORED = "restored the aborted-transaction index entry"
+
+
+def log_count(pdata, text):
+    with open(kafkapg.pgcluster("logfile", pdata), errors="replace") as f:
+        return f.read().count(text)
+
+
+def stop_resolver(prim):
+    """SIGSTOP the resolver while it waits on its latch (never while it holds a lock): its pid."""
+    pid = one(prim, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'")[0]
+    for _ in range(200):
+        os.kill(pid, signal.SIGSTOP)
+        if one(prim, "SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = %s", (pid,))[0]:
+            return pid
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.02)
+    raise RuntimeError("the resolver is never found waiting on its latch")
+
+
+def leave_unloaded(prim, pport, topic):
+    """With the resolver stopped: a transaction on topic rolls back, and kafka.flush_markers() fails
+    on the ABORT marker's index entry, leaving the partition unloaded. Returns (resolver pid, the
+    transaction's first offset, the offset of its marker, the flush's error)."""
+    cur = prim.cursor()
+    pid = stop_resolver(prim)
+    prim.autocommit = False
+    cur.execute("SELECT base_offset, record_count FROM kafka.produce_batch(%s, ARRAY['k', 'k', 'k'], "
+                "ARRAY['a', 'b', 'c'])", (topic,))
+    first, count = cur.fetchone()
+    prim.rollback()
+    prim.autocommit = True
+    s = kafkapg.connect(pport)
+    err = ""
+    try:
+        s.cursor().execute("SET kafka.debug_fail_marker_index = on")
+        s.cursor().execute("SELECT kafka.flush_markers()")
+    except psycopg2.Error as e:
+        err = str(e).strip().splitlines()[0]
+    s.close()
+    return pid, first, first + count, err
+
+
+def unloaded_partition(prim, pport, kport, pdata):
+    cur = prim.cursor()
+    topic = "drop-race-unloaded"
+    cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    cur.execute("SELECT * FROM kafka.produce(%s, 'k', 'kept')", (topic,))
+    # its COMMIT marker (offset 1) written and flushed before the resolver stops
+    deadline = time.time() + 10
+    while time.time() < deadline and lso(kport, topic) != 2:
+        time.sleep(0.05)
+    restored = log_count(pdata, RESTORED)
+    pid, first, marker, err = leave_unloaded(prim, pport, topic)
+    try:
+        check("kafka.flush_markers() fails on the ABORT marker's index entry, as asked",
+              "debug_fail_marker_index" in err, err)
+        check("the last stable offset stays at the aborted transaction's first record (%d)" % first,
+              lso(kport, topic) == first, "last stable offset %s" % (lso(kport, topic),))
+        again = one(prim, "SELECT kafka.flush_markers()")[0]
+        check("another kafka.flush_markers() writes nothing and leaves it unloaded", again == 0 and
+              lso(kport, topic) == first and log_count(pdata, RESTORED) == restored, "%s written" % again)
+        deleter = kafkapg.connect(pport)
+        deleter.autocommit = False
+        deleter.cursor().execute("SELECT kafka.delete_topic(%s)", (topic,))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(2.5)
+    check("while a deletion of its topic waits, the resolver does not load it",
+          log_count(pdata, RESTORED) == restored)
+    deleter.rollback()
+    deleter.close()
+    deadline, got = time.time() + 10, None
+    while time.time() < deadline:
+        got = lso(kport, topic)
+        if isinstance(got, int) and got > marker and log_count(pdata, RESTORED) > restored:
+            break
+        time.sleep(0.1)
+    check("once the deletion rolled back, the resolver loads it: the index entry is restored from "
+          "the marker", log_count(pdata, RESTORED) == restored + 1)
+    check("and the last stable offset passes the marker at %d without an append" % marker,
+          isinstance(got, int) and got == marker + 1, "last stable offset %s" % (got,))
+    cur.execute("SELECT array_agg(convert_from(value, 'UTF8') ORDER BY \"offset\") FROM kafka.fetch(%s, 0)",
+                (topic,))
+    values = cur.fetchone()[0]
+    check("a read_committed read skips the aborted records", values == ["kept"], values)
+
+    # the same, the deletion committing while the partition is unloaded
+    pid, first, marker, err = leave_unloaded(prim, pport, topic)
+    try:
+        check("unloaded again (%s)" % err, "debug_fail_marker_index" in err, err)
+        cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(2)  # the resolver's next rounds, with the partition gone
+    gone = one(prim, "SELECT count(*) FROM kafka.topics WHERE name = %s", (topic,))[0] == 0
+    check("a deletion of an unloaded partition's topic commits", gone)
+
+
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
     pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57532")))
@@ -245,6 +352,7 @@ def run(root):
         deletes_under_marker_writers(prim, pport, stby)
         deletion_aborted_after_precommit(prim, pport, kp1)
         prepare_refused(prim)
+        unloaded_partition(prim, pport, kp1, pdata)
 
         check("the standby is still up and has replayed everything", caught_up(prim, stby))
         prim.close()
