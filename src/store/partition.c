@@ -708,6 +708,7 @@ static void
 set_no_markers(List *ids, uint8 flag, bool on)
 {
 	ListCell   *lc;
+	bool		wake = false;
 
 	foreach(lc, ids)
 	{
@@ -721,8 +722,12 @@ set_no_markers(List *ids, uint8 flag, bool on)
 			state->no_markers |= flag;
 		else
 			state->no_markers &= ~flag;
+		/* markers the flag held back (a pass may have skipped them) */
+		wake |= !on && state->no_markers == 0 && state->has_decided;
 		LWLockRelease(&state->lock);
 	}
+	if (wake)
+		kp_resolver_wakeup();
 }
 
 static void

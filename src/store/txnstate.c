@@ -160,7 +160,7 @@ kp_txnstate_write_markers(KpPartitionState *state)
 	 * it is running: its commit or abort record may be in the WAL already,
 	 * and a marker after it would reach a standby after the segment's file is
 	 * gone (KpPartitionState.no_markers).  The markers wait; if the partition
-	 * stays, a later pass writes them.
+	 * stays, a later pass writes them (clearing the flag wakes the resolver).
 	 */
 	if (state->no_markers != 0)
 		return 0;
