@@ -284,6 +284,22 @@ kp_wal_flush(XLogRecPtr lsn)
 	XLogFlush(lsn);
 }
 
+/*
+ * For a request answered at once with high watermarks (ListOffsets):
+ * flush what is inserted, so that records appended without
+ * a flush (acks=1, acks=0, markers) are below the high watermark now
+ * rather than after the WAL writer's next round, as on a Kafka broker whose
+ * only in-sync replica is itself: it answers them at once.  Synchronous
+ * standbys still have to confirm (docs/replication.md).  A parked Fetch
+ * gets the same flush from its worker's loop.  Not on a standby.
+ */
+void
+kp_wal_flush_for_readers(void)
+{
+	if (!RecoveryInProgress())
+		kp_wal_flush(kp_xlog_insert_end());
+}
+
 /* Set the latches of the workers whose wake-up position is flushed. */
 static void
 wake_waiters(bool all)

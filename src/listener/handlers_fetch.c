@@ -741,6 +741,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 	bool		read_committed = (req->isolation_level == 1);
 	int32		epoch = kp_leader_epoch();
 	bool		standby = RecoveryInProgress();
+	bool		flushed = false;
 	int			i;
 
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
@@ -788,6 +789,19 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			}
 			kp_topic_partition(t, rp->partition_index, &ref);
 			kp_log_offsets(ref.partition_id, &off);
+
+			/*
+			 * Records appended but not flushed yet (acks=1): flushed now,
+			 * once for the request, so that LATEST answers them as Kafka's
+			 * broker does at once (kp_wal_flush_for_readers)
+			 */
+			if (!flushed && off.high_watermark < off.log_end_offset &&
+				!XLogRecPtrIsInvalid(off.hw_next_lsn))
+			{
+				kp_wal_flush_for_readers();
+				flushed = true;
+				kp_log_offsets(ref.partition_id, &off);
+			}
 			off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
 			switch (rp->timestamp)
 			{

@@ -73,6 +73,27 @@ coordinator_key_code(KpRequestContext *ctx, int8 key_type, const char *key)
 		KP_ERR_GROUP_AUTHORIZATION_FAILED;
 }
 
+/*
+ * The error message FindCoordinator carries, as Kafka sets it
+ * (Errors.message(): the exception's default message, "NONE" for none).
+ */
+static char *
+coordinator_message(int16 code)
+{
+	switch (code)
+	{
+		case KP_ERR_NONE:
+			return pstrdup("NONE");
+		case KP_ERR_COORDINATOR_NOT_AVAILABLE:
+			return pstrdup("The coordinator is not available.");
+		case KP_ERR_GROUP_AUTHORIZATION_FAILED:
+			return pstrdup("Group authorization failed.");
+		case KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+			return pstrdup("Transactional Id authorization failed.");
+	}
+	return pstrdup(kp_error_name(code));
+}
+
 void
 kp_handle_find_coordinator(KpRequestContext *ctx)
 {
@@ -86,16 +107,11 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 	if (ctx->version < 4)
 	{
 		resp->error_code = coordinator_key_code(ctx, req->key_type, req->key);
+		if (resp->error_code == KP_ERR_NONE && view.leader_id < 0)
+			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+		resp->error_message = coordinator_message(resp->error_code);
 		if (resp->error_code != KP_ERR_NONE)
 		{
-			resp->node_id = -1;
-			resp->host = pstrdup("");
-			resp->port = -1;
-			return;
-		}
-		if (view.leader_id < 0)
-		{
-			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
 			resp->node_id = -1;
 			resp->host = pstrdup("");
 			resp->port = -1;
@@ -116,16 +132,11 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 
 		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
 		c->error_code = coordinator_key_code(ctx, req->key_type, c->key);
+		if (c->error_code == KP_ERR_NONE && view.leader_id < 0)
+			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+		c->error_message = coordinator_message(c->error_code);
 		if (c->error_code != KP_ERR_NONE)
 		{
-			c->node_id = -1;
-			c->host = pstrdup("");
-			c->port = -1;
-			continue;
-		}
-		if (view.leader_id < 0)
-		{
-			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
 			c->node_id = -1;
 			c->host = pstrdup("");
 			c->port = -1;

@@ -231,6 +231,9 @@ extern void kp_wal_flusher_register(void);
 /* Flush the WAL up to lsn (at most what is inserted) in this process. */
 extern void kp_wal_flush(XLogRecPtr lsn);
 
+/* Flush what is inserted, for an answer with high watermarks now. */
+extern void kp_wal_flush_for_readers(void);
+
 /* Once per worker, before the calls below. */
 extern void kp_wal_flush_register_waiter(void);
 

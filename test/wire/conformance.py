@@ -28,6 +28,11 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    request order with consecutive offsets per partition, and every record is
    stored once; a malformed Produce after three pipelined ones closes the
    connection only after their three answers.
+14. Answered at once (kafkajs's own suite): records produced with acks=1 are
+   in ListOffsets LATEST, and DeleteRecords up to them succeeds, as soon as
+   the Produce is answered (kafka_pg's high watermark is the flushed WAL:
+   ListOffsets flushes it); FindCoordinator v1 says "NONE" as its error
+   message when there is no error, as Kafka does.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -415,6 +420,69 @@ def read_produce(r):
     return err, base
 
 
+def list_latest(c, topic):
+    """ListOffsets v4 LATEST, read_uncommitted, partition 0: (error code, offset)."""
+    body = i32(-1) + i8(0) + array([string(topic) + array([i32(0) + i32(-1) + i64(-1)])])
+    r = c.call(2, 4, body)
+    if r is None:
+        return None, None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i32()))))
+    _, err, _, off, _ = res[0][1][0]
+    return err, off
+
+
+def delete_records(c, topic, offset):
+    """DeleteRecords v1 of partition 0 up to offset: (error code, low watermark)."""
+    r = c.call(21, 1, array([string(topic) + array([i32(0) + i64(offset)])]) + i32(30000))
+    if r is None:
+        return None, None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i64(), r.i16()))))
+    _, low, err = res[0][1][0]
+    return err, low
+
+
+def check_answered_at_once():
+    """kafkajs's own suite: records produced with acks=1 are in ListOffsets LATEST, and DeleteRecords
+    up to them succeeds, as soon as the Produce is answered; FindCoordinator's error message."""
+    topic, group = f"conf-acks1-{RUN}", f"conf-acks1-group-{RUN}"
+    c = Conn()
+    create_topic(c, topic)
+    ready = time.time() + 20
+    while time.time() < ready and list_latest(c, topic)[0] != 0:
+        time.sleep(0.3)
+    bad = []
+    end = 0
+    for i in range(10):
+        c.s.sendall(produce_frame(c, topic, 0, build_batch(0, [b"a", b"b", b"c"]), 1))
+        err, base = read_produce(c.recv(timeout=30))
+        end = base + 3 if err == 0 else end
+        got = list_latest(c, topic)
+        if err != 0 or got != (0, end):
+            bad.append(f"round {i}: produce error {err} base {base}, LATEST {got}")
+    check("ListOffsets LATEST right after an acks=1 Produce is answered gives the new log end (10 of 10)",
+          not bad, f"({bad[:3]})")
+    bad = []
+    for i in range(5):
+        c.s.sendall(produce_frame(c, topic, 0, build_batch(0, [b"d", b"e"]), 1))
+        err, base = read_produce(c.recv(timeout=30))
+        got = delete_records(c, topic, base + 2)
+        if err != 0 or got != (0, base + 2):
+            bad.append(f"round {i}: produce error {err} base {base}, DeleteRecords to {base + 2}: {got}")
+    check("DeleteRecords up to the records of an acks=1 Produce just answered succeeds (5 of 5)",
+          not bad, f"({bad[:3]})")
+    find_coordinator(c, group)
+    r = c.call(10, 1, string(group) + i8(0))
+    got = None
+    if r is not None:
+        r.i32()
+        got = (r.i16(), r.string())
+    check("FindCoordinator v1 answers error message \"NONE\" with no error, as Kafka's", got == (0, b"NONE"),
+          f"(got {got})")
+    c.close()
+
+
 def check_pipelined_produce():
     """Issue 13: Produce requests pipelined on one connection are answered in order."""
     topic = f"conf-pipe-{RUN}"
@@ -718,7 +786,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -732,6 +800,8 @@ def main():
         check_keyless_on_compacted()
     if "pipeline" in only:
         check_pipelined_produce()
+    if "atonce" in only:
+        check_answered_at_once()
     finish()
 
 
