@@ -192,7 +192,7 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 	kp_log_offsets(partition_id, &off);
 	read_off = off;
 	/* clients see what every in-sync replica has (docs/replication.md) */
-	off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+	off.last_stable_offset = kp_client_lso(&off);
 	out->high_watermark = off.high_watermark;
 	out->last_stable_offset = off.last_stable_offset;
 	out->log_start_offset = off.log_start_offset;
@@ -445,7 +445,7 @@ fetch_diverged(KpFetchResponsePartitionData *op, int64 partition_id, int64 fetch
 	if (found && !final)
 		return false;
 	op->high_watermark = off.high_watermark;
-	op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+	op->last_stable_offset = kp_client_lso(&off);
 	op->log_start_offset = off.log_start_offset;
 	if (!found || fetch_offset < off.log_start_offset)
 	{
@@ -641,7 +641,7 @@ kp_handle_fetch(KpRequestContext *ctx)
 				kp_log_offsets(ref.partition_id, &off);
 				op->preferred_read_replica = preferred;
 				op->high_watermark = off.high_watermark;
-				op->last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+				op->last_stable_offset = kp_client_lso(&off);
 				op->log_start_offset = off.log_start_offset;
 				continue;
 			}
@@ -802,7 +802,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 				flushed = true;
 				kp_log_offsets(ref.partition_id, &off);
 			}
-			off.last_stable_offset = Min(off.last_stable_offset, off.high_watermark);
+			off.last_stable_offset = kp_client_lso(&off);
 			switch (rp->timestamp)
 			{
 				case -1:		/* LATEST: the high watermark, as Kafka's */

@@ -268,11 +268,17 @@ install_state(KpPartitionState *state, KpPartitionState *fresh)
 	{
 		state->hw = state->log_end_offset;
 		state->hw_count = 0;
+		state->held_count = 0;
 		state->hw_valid = true;
 	}
 	else
 	{
 		state->hw = Min(state->hw, state->log_end_offset);
+		/* a marker the reload cut off is written again (recovery) */
+		for (i = 0, j = 0; i < state->held_count; i++)
+			if (state->held[i].marker_offset < state->log_end_offset)
+				state->held[j++] = state->held[i];
+		state->held_count = j;
 		while (state->hw_count > 0 &&
 			   state->hw_ring[state->hw_count - 1].end_offset > state->log_end_offset)
 			state->hw_count--;
@@ -296,6 +302,65 @@ kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr e
 	SpinLockAcquire(&state->published_mutex);
 	hw_ring_push(state, end_offset, end_lsn);
 	SpinLockRelease(&state->published_mutex);
+}
+
+/*
+ * A transaction's marker was appended at marker_offset (under the appender
+ * lock): readers hold the last stable offset at first_offset until the high
+ * watermark passes the marker (KpPartitionState.held).  Those already
+ * passed are dropped first, so a merge never holds back again what a
+ * reader was shown as stable.
+ */
+void
+kp_partition_hold_lso(KpPartitionState *state, int64 first_offset, int64 marker_offset)
+{
+	int			i;
+	int			j = 0;
+
+	SpinLockAcquire(&state->published_mutex);
+	/* those a reader's high watermark has passed go first */
+	for (i = 0; i < state->held_count; i++)
+		if (state->held[i].marker_offset >= state->hw)
+			state->held[j++] = state->held[i];
+	state->held_count = j;
+	if (state->held_count < KP_HELD_TXNS)
+	{
+		state->held[state->held_count].first_offset = first_offset;
+		state->held[state->held_count].marker_offset = marker_offset;
+		state->held_count++;
+	}
+	else
+	{
+		int			last = KP_HELD_TXNS - 1;
+
+		state->held[last].first_offset = Min(state->held[last].first_offset, first_offset);
+		state->held[last].marker_offset = Max(state->held[last].marker_offset, marker_offset);
+	}
+	SpinLockRelease(&state->published_mutex);
+}
+
+/*
+ * The lowest first offset of the transactions whose marker is not below
+ * the high watermark hw, dropping the others; PG_INT64_MAX if none.
+ */
+static int64
+held_lso(KpPartitionState *state, int64 hw)
+{
+	int64		lso = PG_INT64_MAX;
+	int			i;
+	int			j = 0;
+
+	SpinLockAcquire(&state->published_mutex);
+	for (i = 0; i < state->held_count; i++)
+	{
+		if (state->held[i].marker_offset < hw)
+			continue;
+		lso = Min(lso, state->held[i].first_offset);
+		state->held[j++] = state->held[i];
+	}
+	state->held_count = j;
+	SpinLockRelease(&state->published_mutex);
+	return lso;
 }
 
 /*
@@ -418,6 +483,7 @@ find_or_create(int64 partition_id, bool create)
 		state->published_valid = false;
 		state->hw_valid = false;
 		state->hw_count = 0;
+		state->held_count = 0;
 		state->loaded = false;
 		state->ntxns = 0;
 		state->has_decided = false;
@@ -497,6 +563,7 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 		bool		valid;
 
 		bool		behind = false;
+		bool		held = false;
 		int64		hw = 0;
 
 		SpinLockAcquire(&state->published_mutex);
@@ -506,6 +573,7 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 			*out = state->published;
 			hw = state->hw;
 			behind = state->hw_count > 0;
+			held = state->held_count > 0;
 		}
 		SpinLockRelease(&state->published_mutex);
 		if (valid)
@@ -529,6 +597,15 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 			 */
 			out->high_watermark = Max(Min(hw, out->log_end_offset),
 									  out->log_start_offset);
+
+			/*
+			 * For Kafka clients, not past a transaction whose marker the
+			 * in-sync replicas do not all have yet, as Kafka's first unstable
+			 * offset (never below the log start, as the high watermark):
+			 * kp_client_lso
+			 */
+			if (held)
+				out->unreplicated_txn_offset = Max(held_lso(state, hw), out->log_start_offset);
 			return;
 		}
 		kp_partition_unlock(kp_partition_lock(partition_id, true));
@@ -554,6 +631,7 @@ kp_partition_unlock(KpPartitionState *state)
 		off.log_start_offset = state->log_start_offset;
 		off.log_end_offset = state->log_end_offset;
 		off.last_stable_offset = state->last_stable_offset;
+		off.unreplicated_txn_offset = PG_INT64_MAX; /* kp_partition_offsets' */
 		off.size_bytes = state->closed_bytes + state->active_size;
 		off.segment_count = state->segment_count;
 		off.hw_next_lsn = InvalidXLogRecPtr;	/* kp_partition_offsets' */

@@ -783,6 +783,7 @@ void
 kp_log_offsets(int64 partition_id, KpLogOffsets *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->unreplicated_txn_offset = PG_INT64_MAX;
 	if (!RecoveryInProgress())
 		kp_partition_offsets(partition_id, out);
 	else

@@ -294,7 +294,11 @@ typedef struct KpLogOffsets
 								 * replica has (isr.c); = log_end_offset on a
 								 * standby */
 	int64		last_stable_offset; /* <= log_end_offset; the wire takes
-									 * Min(it, high_watermark) */
+									 * kp_client_lso() */
+	int64		unreplicated_txn_offset;	/* the first offset of a
+											 * transaction whose marker is not
+											 * below high_watermark;
+											 * PG_INT64_MAX if none */
 	int64		size_bytes;
 	int32		segment_count;
 	XLogRecPtr	hw_next_lsn;	/* the WAL position the in-sync replicas must
@@ -313,6 +317,19 @@ typedef struct KpLogOffsets
 	Oid			active_relnode;
 	int64		active_size;
 } KpLogOffsets;
+
+/*
+ * The last stable offset Kafka clients see: never past the high watermark,
+ * nor past a transaction whose marker is not yet on every in-sync replica
+ * (Kafka's first unstable offset: a consumer reads a transaction as decided
+ * only once its decision would survive a failover).  SQL readers see
+ * PostgreSQL's visibility instead (last_stable_offset, the commit log).
+ */
+static inline int64
+kp_client_lso(const KpLogOffsets *off)
+{
+	return Min(Min(off->last_stable_offset, off->high_watermark), off->unreplicated_txn_offset);
+}
 
 extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);
 

@@ -315,6 +315,7 @@ typedef struct KpPartitionKey
 } KpPartitionKey;
 
 #define KP_HW_RING				16
+#define KP_HELD_TXNS			8
 
 /* KpPartitionState.no_markers */
 #define KP_NO_MARKERS_DROPPING	0x01	/* a transaction deleting the
@@ -361,6 +362,26 @@ typedef struct KpPartitionState
 		int64		end_offset;
 		XLogRecPtr	end_lsn;
 	}			hw_ring[KP_HW_RING];
+
+	/*
+	 * Transactions whose marker is written but not yet below the high
+	 * watermark (Kafka's unreplicated transactions), also under
+	 * published_mutex: readers see a last stable offset no higher than their
+	 * first offset until every in-sync replica has the marker, so that no
+	 * consumer reads a transaction as decided before its decision (the WAL
+	 * before the marker) would survive a failover.  Writers add one per
+	 * marker (kp_partition_hold_lso); readers drop those below the high
+	 * watermark.  When full, the last entry absorbs a new one (the lower
+	 * first offset, the higher marker offset): held a little longer, never
+	 * shorter.  Above "loaded", so a reload keeps them (install_state drops
+	 * those whose marker the reload cut off).
+	 */
+	int			held_count;
+	struct
+	{
+		int64		first_offset;
+		int64		marker_offset;
+	}			held[KP_HELD_TXNS];
 
 	/*
 	 * The delayed drops (kp_log_drop_replaced_segments): the segments of the
@@ -491,6 +512,8 @@ extern void kp_partition_offsets(int64 partition_id, KpLogOffsets *out);
 extern void kp_partition_unlock(KpPartitionState *state);
 extern void kp_partition_note_append(KpPartitionState *state, int64 end_offset,
 									 XLogRecPtr end_lsn);
+extern void kp_partition_hold_lso(KpPartitionState *state, int64 first_offset,
+								  int64 marker_offset);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
 extern void kp_partition_created_in_xact(KpPartitionState *state, Oid relnode);

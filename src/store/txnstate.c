@@ -203,6 +203,8 @@ kp_txnstate_write_markers(KpPartitionState *state)
 							 KP_NO_PRODUCER_ID, &res);
 			pfree(batch);
 			written++;
+			/* decided for readers once the in-sync replicas have the marker */
+			kp_partition_hold_lso(state, decided.first_offset, res.base_offset);
 			kp_txnstate_remove(state, i);
 			kp_txnstate_compute_lso(state);
 
