@@ -90,3 +90,18 @@ SELECT kafka.flush_markers() >= 0 AS flushed;
 SELECT value FROM kafka.fetch_text('limits_sp_parent', 0, 0, 10) ORDER BY "offset";
 SELECT segment_count FROM kafka.partition_status WHERE topic = 'limits_sp_parent';
 SELECT kafka.delete_topic('limits_sp_parent');
+
+-- Every partition of the database must fit kafka.max_partitions (4096), or
+-- the server would refuse the extra ones at their first use after its next
+-- start: a topic or partitions beyond it are refused (KP037, Kafka's
+-- INVALID_PARTITIONS), up to it accepted.
+SELECT current_setting('kafka.max_partitions')::int - count(*) AS room FROM kafka.partitions \gset
+SELECT kafka.create_topic('limits_total_a', :room - 1);
+\set VERBOSITY terse
+SELECT kafka.create_topic('limits_total_b', 2);
+SELECT kafka.add_partitions('limits_total_a', :room + 1);
+\set VERBOSITY default
+SELECT kafka.create_topic('limits_total_b', 1);
+SELECT count(*) = current_setting('kafka.max_partitions')::int AS full FROM kafka.partitions;
+SELECT kafka.delete_topic('limits_total_a');
+SELECT kafka.delete_topic('limits_total_b');

@@ -433,6 +433,30 @@ check_partition_count(int32 partitions)
 						partitions, kp_max_partitions)));
 }
 
+static void spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect);
+
+/*
+ * After partitions were added (in SPI): every partition of the database
+ * must fit the store's shared map, kafka.max_partitions entries, or the
+ * server would refuse them at their first use after its next start (the
+ * resolver loads every partition then: "too many partitions in use").
+ */
+static void
+check_total_partitions(void)
+{
+	bool		isnull;
+	int64		total;
+
+	spi_exec("SELECT count(*) FROM kafka.partitions", 0, NULL, NULL, SPI_OK_SELECT);
+	total = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (total > kp_max_partitions)
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
+				 errmsg("the topics would have %lld partitions in all, the limit is kafka.max_partitions (%d)",
+						(long long) total, kp_max_partitions),
+				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
+}
+
 static void
 spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
 {
@@ -531,6 +555,7 @@ kp_topic_create(const char *name, int32 partitions,
 	spi_exec("INSERT INTO kafka.partitions (topic_id, partition) "
 			 "SELECT $1, g FROM generate_series(0, $2 - 1) g",
 			 2, types, values, SPI_OK_INSERT);
+	check_total_partitions();
 	apply_configs(topic_id, configs, nconfigs);
 	SPI_finish();
 	invalidate_topics();
@@ -582,6 +607,7 @@ kp_topic_add_partitions(const char *name, int32 partitions)
 	spi_exec("INSERT INTO kafka.partitions (topic_id, partition) "
 			 "SELECT $1, g FROM generate_series($2, $3 - 1) g",
 			 3, types, values, SPI_OK_INSERT);
+	check_total_partitions();
 	spi_exec("UPDATE kafka.topics SET partition_count = $3 WHERE topic_id = $1 AND $2 IS NOT NULL",
 			 3, types, values, SPI_OK_UPDATE);
 	SPI_finish();
