@@ -87,6 +87,16 @@ def run_in_tmp(name, run, check, errors=(subprocess.CalledProcessError, RuntimeE
             shutil.rmtree(root, ignore_errors=True)
 
 
+def start_primary(pdata, pport, kport, env, started):
+    """A fresh cluster in pdata (pgcluster init with env), started (appended to started, for
+    stop_clusters), the extension created in postgres: a connection to it."""
+    pgcluster("init", pdata, pport, kport, env=env)
+    pgcluster("start", pdata)
+    started.append(pdata)
+    pgcluster("create-extension", pport, "postgres")
+    return connect(pport)
+
+
 def tail(path, n):
     try:
         with open(path, errors="replace") as f:

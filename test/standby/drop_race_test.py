@@ -333,11 +333,7 @@ def run(root):
     env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "max_prepared_transactions = 5"}
     started = []
     try:
-        kafkapg.pgcluster("init", pdata, pport, kp1, env=env)
-        kafkapg.pgcluster("start", pdata)
-        started.append(pdata)
-        kafkapg.pgcluster("create-extension", pport, "postgres")
-        prim = kafkapg.connect(pport)
+        prim = kafkapg.start_primary(pdata, pport, kp1, env, started)
         kafkapg.pgcluster("basebackup", pport, sdata)
         kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
                           env=dict(env, KP_EXTRA_CONF="max_prepared_transactions = 5\nkafka.node_id = 1"))

@@ -137,11 +137,7 @@ def run(root):
     env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "wal_writer_delay = 10s"}
     started = []
     try:
-        kafkapg.pgcluster("init", pdata, pport, kport, env=env)
-        kafkapg.pgcluster("start", pdata)
-        started.append(pdata)
-        kafkapg.pgcluster("create-extension", pport, "postgres")
-        prim = kafkapg.connect(pport)
+        prim = kafkapg.start_primary(pdata, pport, kport, env, started)
         topic = "lso-hw"
         prim.cursor().execute("SELECT kafka.create_topic(%s, 1)", (topic,))
         one_transaction(prim, pport, kport, topic, True)
