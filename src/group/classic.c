@@ -184,8 +184,9 @@ kp_group_try_complete_join(const char *group_id, KpGroupRow *g)
 	{
 		if (m[i].join_round == g->round)
 			njoined++;
-		else if (m[i].join_round >= 0)
-			nlate++;			/* pending members (-1) do not hold it up */
+		else
+			nlate++;			/* pending members (-1, KIP-394) too, as
+								 * Kafka's hasAllMembersJoined */
 	}
 	if (now < g->deadline_ms &&
 		(nlate > 0 || (g->not_before_ms >= 0 && now < g->not_before_ms)))

@@ -33,6 +33,10 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    the Produce is answered (kafka_pg's high watermark is the flushed WAL:
    ListOffsets flushes it); FindCoordinator v1 says "NONE" as its error
    message when there is no error, as Kafka does.
+15. A member handed its id by MEMBER_ID_REQUIRED (KIP-394) holds up a join
+   round, as in Kafka: a stable group's member and two new ones rejoining in
+   turn all land in one generation (kafka_pg completed the round without the
+   pending one, which then got UNKNOWN_MEMBER_ID).
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -483,6 +487,50 @@ def check_answered_at_once():
     c.close()
 
 
+def join_group(c, group, member, send_only=False):
+    """JoinGroup v5 (session 30 s, rebalance 30 s, protocol "range"): sends it; unless send_only,
+    returns (error, generation, member id)."""
+    body = (string(group) + i32(30000) + i32(30000) + string(member) + string(None) + string("consumer")
+            + array([string("range") + nbytes(b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00")]))
+    c.send(11, 5, body)
+    return None if send_only else read_join(c)
+
+
+def read_join(c, timeout=30):
+    r = c.recv(timeout)
+    if r is None:
+        return None
+    r.i32()
+    err, gen = r.i16(), r.i32()
+    r.string(), r.string()
+    return err, gen, (r.string() or b"").decode()
+
+
+def check_pending_members():
+    """Members handed an id by MEMBER_ID_REQUIRED (KIP-394) hold up the join round as Kafka's
+    hasAllMembersJoined does: two new members of a stable group, and the one already there, land
+    in one generation."""
+    group = f"conf-pending-{RUN}"
+    a, b, c = Conn(), Conn(), Conn()
+    find_coordinator(a, group)
+    err, _, ida = join_group(a, group, "")
+    _, gen1, ida = join_group(a, group, ida) if err == 79 else (err, 0, ida)
+    a.call(14, 3, string(group) + i32(gen1) + string(ida) + string(None) + array([]))  # SyncGroup
+    _, _, idb = join_group(b, group, "")
+    _, _, idc = join_group(c, group, "")
+    join_group(b, group, idb, send_only=True)   # starts a round; it waits for a
+    time.sleep(0.3)
+    join_group(a, group, ida, send_only=True)   # a is back: only c, still pending, is missing
+    time.sleep(0.3)
+    join_group(c, group, idc, send_only=True)
+    got = [read_join(x) for x in (a, b, c)]
+    ok = all(g is not None and g[0] == 0 for g in got) and len({g[1] for g in got}) == 1
+    check("a member handed its id by MEMBER_ID_REQUIRED holds up the round: the member already there "
+          "and two new ones land in one generation", ok, f"(generation {gen1}, then {got})")
+    for x in (a, b, c):
+        x.close()
+
+
 def check_pipelined_produce():
     """Issue 13: Produce requests pipelined on one connection are answered in order."""
     topic = f"conf-pipe-{RUN}"
@@ -786,7 +834,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -802,6 +850,8 @@ def main():
         check_pipelined_produce()
     if "atonce" in only:
         check_answered_at_once()
+    if "pending" in only:
+        check_pending_members()
     finish()
 
 
