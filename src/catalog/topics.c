@@ -433,7 +433,14 @@ check_partition_count(int32 partitions)
 						partitions, kp_max_partitions)));
 }
 
-static void spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect);
+static void
+spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
+{
+	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+
+	if (ret != expect)
+		elog(ERROR, "kafka_pg: catalog statement failed (%d): %s", ret, sql);
+}
 
 /*
  * After partitions were added (in SPI): every partition of the database
@@ -455,15 +462,6 @@ check_total_partitions(void)
 				 errmsg("the topics would have %lld partitions in all, the limit is kafka.max_partitions (%d)",
 						(long long) total, kp_max_partitions),
 				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
-}
-
-static void
-spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
-{
-	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
-
-	if (ret != expect)
-		elog(ERROR, "kafka_pg: catalog statement failed (%d): %s", ret, sql);
 }
 
 /* Validate and upsert (or with NULL value, delete) config overrides. */

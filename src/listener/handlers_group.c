@@ -94,6 +94,24 @@ coordinator_message(int16 code)
 	return pstrdup(kp_error_name(code));
 }
 
+/*
+ * One key's answer, the same in the v0-3 response and in each v4+
+ * coordinator: the primary coordinates every group and transactional id
+ * (leader.c), or COORDINATOR_NOT_AVAILABLE while it is not known.
+ */
+static void
+coordinator_for(KpRequestContext *ctx, const KpClusterView *view, int8 key_type, const char *key,
+				int16 *error_code, char **error_message, int32 *node_id, char **host, int32 *port)
+{
+	*error_code = coordinator_key_code(ctx, key_type, key);
+	if (*error_code == KP_ERR_NONE && view->leader_id < 0)
+		*error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+	*error_message = coordinator_message(*error_code);
+	*node_id = *error_code == KP_ERR_NONE ? view->leader_id : -1;
+	*host = pstrdup(*error_code == KP_ERR_NONE ? view->leader_host : "");
+	*port = *error_code == KP_ERR_NONE ? view->leader_port : -1;
+}
+
 void
 kp_handle_find_coordinator(KpRequestContext *ctx)
 {
@@ -102,25 +120,11 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 	int			i;
 	KpClusterView view;
 
-	/* the primary coordinates every group and transaction (leader.c) */
 	kp_cluster_view(&view);
 	if (ctx->version < 4)
 	{
-		resp->error_code = coordinator_key_code(ctx, req->key_type, req->key);
-		if (resp->error_code == KP_ERR_NONE && view.leader_id < 0)
-			resp->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-		resp->error_message = coordinator_message(resp->error_code);
-		if (resp->error_code != KP_ERR_NONE)
-		{
-			resp->node_id = -1;
-			resp->host = pstrdup("");
-			resp->port = -1;
-			return;
-		}
-		resp->node_id = view.leader_id;
-		resp->host = pstrdup(view.leader_host);
-		resp->port = view.leader_port;
-		/* groups (0) and transactional ids (1) alike: the leader */
+		coordinator_for(ctx, &view, req->key_type, req->key, &resp->error_code,
+						&resp->error_message, &resp->node_id, &resp->host, &resp->port);
 		return;
 	}
 	resp->n_coordinators = req->n_coordinator_keys < 0 ? 0 : req->n_coordinator_keys;
@@ -131,20 +135,8 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 		KpFindCoordinatorResponseCoordinator *c = &resp->coordinators[i];
 
 		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
-		c->error_code = coordinator_key_code(ctx, req->key_type, c->key);
-		if (c->error_code == KP_ERR_NONE && view.leader_id < 0)
-			c->error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-		c->error_message = coordinator_message(c->error_code);
-		if (c->error_code != KP_ERR_NONE)
-		{
-			c->node_id = -1;
-			c->host = pstrdup("");
-			c->port = -1;
-			continue;
-		}
-		c->node_id = view.leader_id;
-		c->host = pstrdup(view.leader_host);
-		c->port = view.leader_port;
+		coordinator_for(ctx, &view, req->key_type, c->key, &c->error_code,
+						&c->error_message, &c->node_id, &c->host, &c->port);
 	}
 }
 

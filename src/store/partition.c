@@ -305,6 +305,29 @@ kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr e
 }
 
 /*
+ * Drop the held transactions whose marker is below hw (under
+ * published_mutex); returns the lowest first offset of those left,
+ * PG_INT64_MAX if none.
+ */
+static int64
+held_drop_below(KpPartitionState *state, int64 hw)
+{
+	int64		lso = PG_INT64_MAX;
+	int			i;
+	int			j = 0;
+
+	for (i = 0; i < state->held_count; i++)
+	{
+		if (state->held[i].marker_offset < hw)
+			continue;
+		lso = Min(lso, state->held[i].first_offset);
+		state->held[j++] = state->held[i];
+	}
+	state->held_count = j;
+	return lso;
+}
+
+/*
  * A transaction's marker was appended at marker_offset (under the appender
  * lock): readers hold the last stable offset at first_offset until the high
  * watermark passes the marker (KpPartitionState.held).  Those already
@@ -314,15 +337,8 @@ kp_partition_note_append(KpPartitionState *state, int64 end_offset, XLogRecPtr e
 void
 kp_partition_hold_lso(KpPartitionState *state, int64 first_offset, int64 marker_offset)
 {
-	int			i;
-	int			j = 0;
-
 	SpinLockAcquire(&state->published_mutex);
-	/* those a reader's high watermark has passed go first */
-	for (i = 0; i < state->held_count; i++)
-		if (state->held[i].marker_offset >= state->hw)
-			state->held[j++] = state->held[i];
-	state->held_count = j;
+	(void) held_drop_below(state, state->hw);
 	if (state->held_count < KP_HELD_TXNS)
 	{
 		state->held[state->held_count].first_offset = first_offset;
@@ -346,19 +362,10 @@ kp_partition_hold_lso(KpPartitionState *state, int64 first_offset, int64 marker_
 static int64
 held_lso(KpPartitionState *state, int64 hw)
 {
-	int64		lso = PG_INT64_MAX;
-	int			i;
-	int			j = 0;
+	int64		lso;
 
 	SpinLockAcquire(&state->published_mutex);
-	for (i = 0; i < state->held_count; i++)
-	{
-		if (state->held[i].marker_offset < hw)
-			continue;
-		lso = Min(lso, state->held[i].first_offset);
-		state->held[j++] = state->held[i];
-	}
-	state->held_count = j;
+	lso = held_drop_below(state, hw);
 	SpinLockRelease(&state->published_mutex);
 	return lso;
 }
@@ -499,13 +506,12 @@ find_or_create(int64 partition_id, bool create)
 }
 
 /*
- * Return the partition's state with its appender lock held exclusively,
- * recovering it from the store first if needed.  With create = false,
- * returns NULL for a partition that has no state yet.  Not on a standby;
- * in a transaction (a load takes a heavyweight lock).
+ * The partition's state with its appender lock held exclusively: NULL if
+ * it has none and create is not set; loaded first if it is not loaded and
+ * load is set, else NULL for it.
  */
-KpPartitionState *
-kp_partition_lock(int64 partition_id, bool create)
+static KpPartitionState *
+lock_partition(int64 partition_id, bool create, bool load)
 {
 	KpPartitionState *state = find_or_create(partition_id, create);
 
@@ -515,9 +521,23 @@ kp_partition_lock(int64 partition_id, bool create)
 	if (!state->loaded)
 	{
 		LWLockRelease(&state->lock);
+		if (!load)
+			return NULL;
 		load_partition(state);
 	}
 	return state;
+}
+
+/*
+ * Return the partition's state with its appender lock held exclusively,
+ * recovering it from the store first if needed.  With create = false,
+ * returns NULL for a partition that has no state yet.  Not on a standby;
+ * in a transaction (a load takes a heavyweight lock).
+ */
+KpPartitionState *
+kp_partition_lock(int64 partition_id, bool create)
+{
+	return lock_partition(partition_id, create, true);
 }
 
 /*
@@ -534,17 +554,7 @@ kp_partition_lock(int64 partition_id, bool create)
 KpPartitionState *
 kp_partition_lock_loaded(int64 partition_id)
 {
-	KpPartitionState *state = find_or_create(partition_id, false);
-
-	if (state == NULL)
-		return NULL;
-	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-	if (!state->loaded)
-	{
-		LWLockRelease(&state->lock);
-		return NULL;
-	}
-	return state;
+	return lock_partition(partition_id, false, false);
 }
 
 /*

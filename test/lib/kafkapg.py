@@ -97,6 +97,15 @@ def start_primary(pdata, pport, kport, env, started):
     return connect(pport)
 
 
+def run_main(label, name, run, check, finish):
+    """A throwaway-cluster test's main: SIGTERM (the suite's timeout) exits naming label, run(root)
+    runs in run_in_tmp(name) with psycopg2 errors too counted as a failed harness check, then
+    finish() (test/wire/tap.py's)."""
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit("%s: terminated (timeout?)" % label))
+    run_in_tmp(name, run, check, (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error))
+    finish()
+
+
 def tail(path, n):
     try:
         with open(path, errors="replace") as f:

@@ -38,7 +38,6 @@ Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -359,9 +358,7 @@ def run(root):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit("drop race test: terminated (timeout?)"))
-    kafkapg.run_in_tmp("droprace", run, check, (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error))
-    finish()
+    kafkapg.run_main("drop race test", "droprace", run, check, finish)
 
 
 if __name__ == "__main__":

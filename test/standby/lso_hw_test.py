@@ -33,7 +33,6 @@ Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -41,7 +40,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
-import psycopg2  # noqa: E402
 
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set below
 import conformance as kc  # noqa: E402
@@ -149,9 +147,7 @@ def run(root):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit("lso_hw test: terminated (timeout?)"))
-    kafkapg.run_in_tmp("lsohw", run, check, (subprocess.CalledProcessError, RuntimeError, OSError, psycopg2.Error))
-    finish()
+    kafkapg.run_main("lso_hw test", "lsohw", run, check, finish)
 
 
 if __name__ == "__main__":
