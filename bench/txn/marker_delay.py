@@ -23,8 +23,7 @@ def main():
     rounds = int(os.environ.get("ROUNDS", "200"))
     root = kafkapg.make_tmp("markerdelay")
     data = os.path.join(root, "data")
-    pport = int(kafkapg.pgcluster("free-port", "57732"))
-    kport = int(kafkapg.pgcluster("free-port", "57792", pport))
+    (pport,), (kport,) = kafkapg.free_ports(1, 1, "57732", "57792")
     started = []
     try:
         conn = kafkapg.start_primary(data, pport, kport, {"KP_KAFKA_DB": "postgres"}, started)

@@ -87,6 +87,19 @@ def run_in_tmp(name, run, check, errors=(subprocess.CalledProcessError, RuntimeE
             shutil.rmtree(root, ignore_errors=True)
 
 
+def free_ports(npg, nkafka, pg_default, kafka_default):
+    """Free ports for a test's clusters: npg PostgreSQL ports from $KP_NEXT_PORT (else pg_default)
+    on, then nkafka Kafka listener ports from $KAFKA_NEXT_PORT (else kafka_default) on, none of them
+    one of the first. Returns (PostgreSQL ports, Kafka ports)."""
+    pg, ka = [], []
+    for _ in range(npg):
+        pg.append(int(pgcluster("free-port", pg[-1] + 1 if pg else os.environ.get("KP_NEXT_PORT", pg_default))))
+    for _ in range(nkafka):
+        ka.append(int(pgcluster("free-port", ka[-1] + 1 if ka else os.environ.get("KAFKA_NEXT_PORT", kafka_default),
+                                *pg)))
+    return pg, ka
+
+
 def start_primary(pdata, pport, kport, env, started):
     """A fresh cluster in pdata (pgcluster init with env), started (appended to started, for
     stop_clusters), the extension created in postgres: a connection to it."""

@@ -325,10 +325,7 @@ def unloaded_partition(prim, pport, kport, pdata):
 
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57532")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39192"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    (pport, sport), (kp1, kp2) = kafkapg.free_ports(2, 2, "57532", "39192")
     env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "max_prepared_transactions = 5"}
     started = []
     try:

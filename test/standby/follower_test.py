@@ -642,11 +642,7 @@ def check_leader_epochs(port, topic, ns=""):
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
     s2data = os.path.join(root, "standby2")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    s2port = int(kafkapg.pgcluster("free-port", sport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport, s2port))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport, s2port))
+    (pport, sport, s2port), (kp1, kp2) = kafkapg.free_ports(3, 2, "57432", "39092")
     kp3 = int(kafkapg.pgcluster("free-port", kp2 + 1, pport, sport, s2port))
     nodes = "kafka.replica_nodes = 's1=1@127.0.0.1:%d/rack-b'" % kp2
     env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": nodes + "\nkafka.broker_rack = 'rack-a'"}

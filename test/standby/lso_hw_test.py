@@ -130,8 +130,7 @@ def one_transaction(prim, pport, kport, topic, commit):
 
 def run(root):
     pdata = os.path.join(root, "primary")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57542")))
-    kport = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39292"), pport))
+    (pport,), (kport,) = kafkapg.free_ports(1, 1, "57542", "39292")
     env = {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "wal_writer_delay = 10s"}
     started = []
     try:

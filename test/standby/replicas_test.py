@@ -253,10 +253,7 @@ def check_single_broker(host, port, leader, ns=""):
 
 def run(root):
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    (pport, sport), (kp1, kp2) = kafkapg.free_ports(2, 2, "57432", "39092")
     env = {"KP_KAFKA_DB": DB, "KP_EXTRA_CONF": "kafka.listener_workers = 1"}
     started = []
     try:

@@ -352,10 +352,7 @@ def check_compaction(prim, stby):
 def run():
     root = kafkapg.make_tmp("standby")
     pdata, sdata = os.path.join(root, "primary"), os.path.join(root, "standby")
-    pport = int(kafkapg.pgcluster("free-port", os.environ.get("KP_NEXT_PORT", "57432")))
-    sport = int(kafkapg.pgcluster("free-port", pport + 1))
-    kp1 = int(kafkapg.pgcluster("free-port", os.environ.get("KAFKA_NEXT_PORT", "39092"), pport, sport))
-    kp2 = int(kafkapg.pgcluster("free-port", kp1 + 1, pport, sport))
+    (pport, sport), (kp1, kp2) = kafkapg.free_ports(2, 2, "57432", "39092")
     # Every generic WAL record carries its pages' images as well, and the
     # standby compares each page it replays with them (PostgreSQL's
     # wal_consistency_checking): a record that would replay to another page
