@@ -342,28 +342,73 @@ leave(Heartbeat *hb, KpCgHeartbeatResult *r)
 	kp_group_wakeup();
 }
 
+/* The member holding a static member's instance id (KIP-345), or NULL. */
+static CMember *
+find_static(Heartbeat *hb, const char *instance_id)
+{
+	int			i;
+
+	for (i = 0; i < hb->n; i++)
+		if (hb->m[i].row->instance_id && strcmp(hb->m[i].row->instance_id, instance_id) == 0)
+			return &hb->m[i];
+	return NULL;
+}
+
+/*
+ * A static member's heartbeat with an epoch other than 0 must come from the
+ * member that holds its instance id, as Kafka's coordinator checks it:
+ * UNKNOWN_MEMBER_ID when nobody holds it, FENCED_INSTANCE_ID when another
+ * member took it over.
+ */
+static int16
+check_static(Heartbeat *hb, KpCgHeartbeatResult *r)
+{
+	const KpCgHeartbeatArgs *a = hb->a;
+	const char *id = a->member_id ? a->member_id : "";
+	CMember    *s = find_static(hb, a->instance_id);
+
+	if (s == NULL)
+	{
+		r->error_message = psprintf("Instance id %s is unknown.", a->instance_id);
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	}
+	if (strcmp(s->member_id, id) != 0)
+	{
+		r->error_message = psprintf("Static member %s with instance id %s was fenced by member %s.",
+									id, a->instance_id, s->member_id);
+		return KP_ERR_FENCED_INSTANCE_ID;
+	}
+	return KP_ERR_NONE;
+}
+
 /*
  * Epoch 0: a member joins with the client's id (KIP-1082) or one of ours.
- * A static member coming back takes over its old place and target; it
- * still holds what its previous incarnation held, so the group epoch does
- * not move.  A new member bumps the group epoch.
+ * A static member coming back takes over its old place and target, but only
+ * once its previous incarnation left with epoch -2: while that one is still
+ * there the newcomer gets UNRELEASED_INSTANCE_ID, as in Kafka (the classic
+ * protocol fences the old member instead).  The one coming back still holds
+ * what its previous incarnation held, so the group epoch does not move.  A
+ * new member bumps the group epoch.
  */
-static void
-join(Heartbeat *hb)
+static int16
+join(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
 	const KpCgHeartbeatArgs *a = hb->a;
 	char	   *id = (a->member_id && a->member_id[0]) ? pstrdup(a->member_id) : new_member_id();
 	char	   *inherit = NULL;
-	int			i;
+	CMember    *held = a->instance_id ? find_static(hb, a->instance_id) : NULL;
 
-	if (a->instance_id)
+	if (held != NULL && held->member_epoch != -2)
 	{
-		for (i = 0; i < hb->n; i++)
-			if (hb->m[i].row->instance_id && strcmp(hb->m[i].row->instance_id, a->instance_id) == 0)
-			{
-				inherit = kp_tps_format(&hb->m[i].target);
-				kp_cat_member_delete(a->group_id, hb->m[i].member_id);
-			}
+		r->error_message = psprintf("Static member %s with instance id %s cannot join the group "
+									"because the instance id is owned by %s member.",
+									id, a->instance_id, held->member_id);
+		return KP_ERR_UNRELEASED_INSTANCE_ID;
+	}
+	if (held != NULL)
+	{
+		inherit = kp_tps_format(&held->target);
+		kp_cat_member_delete(a->group_id, held->member_id);
 	}
 	kp_cat_member_join_consumer(a->group_id, id, a->instance_id, a->client_id, a->client_host,
 								a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 300000,
@@ -384,6 +429,7 @@ join(Heartbeat *hb)
 		hb->me->member_epoch = hb->assignment_epoch;
 		hb->me->dirty = true;
 	}
+	return KP_ERR_NONE;
 }
 
 /*
@@ -625,14 +671,24 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	hb.assignment_epoch = hb.g.assignment_epoch;
 	hb.n = load_cmembers(a->group_id, &hb.m);
 
+	if (a->member_epoch != 0 && a->instance_id != NULL &&
+		(code = check_static(&hb, r)) != KP_ERR_NONE)
+		return code;
+
 	/*
 	 * -2: a static member leaving to come back (KIP-848).  It keeps its place
-	 * and its partitions until its session times out; rejoining with its
-	 * instance id takes them over, without moving anyone else.
+	 * and its partitions until its session times out, with epoch -2 (what
+	 * lets another member take its instance id); rejoining with its instance
+	 * id takes them over, without moving anyone else.
 	 */
 	if (a->member_epoch == -2 && a->instance_id != NULL)
 	{
-		r->member_id = pstrdup(a->member_id ? a->member_id : "");
+		CMember    *me = find_static(&hb, a->instance_id);
+
+		me->member_epoch = -2;
+		save_cmember(a->group_id, me);
+		kp_cat_member_touch(a->group_id, me->member_id);
+		r->member_id = pstrdup(me->member_id);
 		r->member_epoch = -2;
 		return KP_ERR_NONE;
 	}
@@ -642,8 +698,10 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		return KP_ERR_NONE;
 	}
 	if (a->member_epoch == 0)
-		join(&hb);
-	else if ((code = heartbeat_member(&hb)) != KP_ERR_NONE)
+		code = join(&hb, r);
+	else
+		code = heartbeat_member(&hb);
+	if (code != KP_ERR_NONE)
 		return code;
 	note_principal(&hb);
 	kp_cat_member_touch(a->group_id, hb.me->member_id);

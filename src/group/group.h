@@ -222,7 +222,10 @@ typedef struct KpCgHeartbeatResult
 extern int16 kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *args,
 										 KpCgHeartbeatResult *result);
 
-/* -1 when the member is not a consumer-protocol member of the group */
+/*
+ * -1 when the member is not a consumer-protocol member of the group; -2 while
+ * a static member that left with epoch -2 keeps its place.
+ */
 extern int32 kp_group_consumer_member_epoch(const char *group_id, const char *member_id);
 
 /*

@@ -63,7 +63,7 @@ wire_fence(const KpCommitter *c)
 			return KP_ERR_UNKNOWN_MEMBER_ID;
 	}
 	if (c->member_id && c->member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
-		(epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id)) >= 0)
+		(epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id)) != -1)
 	{
 		/* KIP-848 members commit with their member epoch */
 		if (c->generation_id != epoch)
@@ -99,7 +99,7 @@ sql_member_fence(const KpCommitter *c)
 {
 	int32		epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id ? c->member_id : "");
 
-	if (epoch < 0)
+	if (epoch == -1)
 		return KP_ERR_UNKNOWN_MEMBER_ID;
 	if (epoch != c->generation_id)
 		return KP_ERR_STALE_MEMBER_EPOCH;

@@ -37,6 +37,13 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    round, as in Kafka: a stable group's member and two new ones rejoining in
    turn all land in one generation (kafka_pg completed the round without the
    pending one, which then got UNKNOWN_MEMBER_ID).
+16. KIP-848 static membership (librdkafka's 0102 do_test_fenced_member_consumer):
+   a member joining with an instance id another member holds gets
+   UNRELEASED_INSTANCE_ID and the holder is undisturbed; a heartbeat with it
+   from another member id gets FENCED_INSTANCE_ID, with an instance id nobody
+   holds UNKNOWN_MEMBER_ID; after the holder leaves with epoch -2 the
+   newcomer takes over its partitions and the old member id is fenced
+   (kafka_pg gave the newcomer the instance and fenced the holder).
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -110,6 +117,17 @@ class Conn:
         if r is None:
             self.s.close()
             self.s = socket.create_connection((HOST, PORT), timeout=30)
+        return r
+
+    def call_flex(self, api_key, version, body, timeout=30):
+        """A flexible request (header v2); the response after its header's tags."""
+        self.corr += 1
+        hdr = struct.pack(">hhi", api_key, version, self.corr) + string(b"conformance") + TAGS
+        msg = hdr + body
+        self.s.sendall(i32(len(msg)) + msg)
+        r = self.recv(timeout)
+        if r is not None:
+            r.tags()
         return r
 
     def close(self):
@@ -531,6 +549,78 @@ def check_pending_members():
         x.close()
 
 
+def cg_heartbeat(c, group, member, epoch, instance, topics=None):
+    """ConsumerGroupHeartbeat v1 (KIP-848); returns (error, member id, member epoch, partitions
+    assigned or None)."""
+    tops = carray([cstring(t) for t in topics]) if topics is not None else uvarint(0)
+    body = (cstring(group) + cstring(member) + i32(epoch) + cstring(instance) + cstring(None)
+            + i32(30000 if epoch == 0 else -1) + tops + cstring(None) + cstring(None)
+            + (carray([]) if epoch == 0 else uvarint(0)) + TAGS)
+    r = c.call_flex(68, 1, body)
+    if r is None:
+        return None
+    r.i32()
+    err, _msg = r.i16(), r.cstring()
+    mid, mepoch, _interval = r.cstring(), r.i32(), r.i32()
+    parts = None
+    if r.i8() >= 0:   # Assignment: [TopicId, [partition]]
+        parts = []
+        for _ in range(r.uvarint() - 1):
+            r.uuid()
+            parts += r.carray(r.i32) or []
+            r.tags()
+    return err, (mid or b"").decode(), mepoch, parts
+
+
+def check_static_consumer():
+    """KIP-848 static membership as Kafka's coordinator checks it: while a member holds an instance
+    id, another joining with it gets UNRELEASED_INSTANCE_ID (111) and the holder is not disturbed;
+    a heartbeat with that instance id from another member id gets FENCED_INSTANCE_ID (82), with an
+    instance id nobody holds UNKNOWN_MEMBER_ID (25); once the holder leaves with epoch -2 the
+    newcomer takes its place and partitions, and the old member id is fenced."""
+    group, topic, inst = f"conf-static-{RUN}", f"conf-static-{RUN}", f"inst-{RUN}"
+    c = Conn()
+    create_topic(c, topic, partitions=2)
+    find_coordinator(c, group)
+    a, b, x = (uuid.uuid4().hex[:22] for _ in range(3))
+    got = cg_heartbeat(c, group, a, 0, inst, [topic])
+    deadline = time.time() + 30
+    while got is not None and got[0] == 0 and time.time() < deadline:
+        if got[3] is not None and len(got[3]) == 2:   # Kafka may take a moment to assign
+            break
+        time.sleep(0.5)
+        got = cg_heartbeat(c, group, a, got[2], inst)
+    ok = got is not None and got[0] == 0 and got[2] > 0 and got[3] is not None and len(got[3]) == 2
+    check("a static member joins (ConsumerGroupHeartbeat v1, epoch 0) and is given both partitions", ok, f"(got {got})")
+    if not ok:
+        c.close()
+        return
+    ea = got[2]
+    got = cg_heartbeat(c, group, b, 0, inst, [topic])
+    check("a second member joining with the held instance id gets UNRELEASED_INSTANCE_ID (111)",
+          got is not None and got[0] == 111, f"(got {got})")
+    got = cg_heartbeat(c, group, b, 1, inst)
+    check("a heartbeat with the instance id from another member id gets FENCED_INSTANCE_ID (82)",
+          got is not None and got[0] == 82, f"(got {got})")
+    got = cg_heartbeat(c, group, x, 1, f"nobody-{RUN}")
+    check("a heartbeat with an instance id nobody holds gets UNKNOWN_MEMBER_ID (25)",
+          got is not None and got[0] == 25, f"(got {got})")
+    got = cg_heartbeat(c, group, a, ea, inst)
+    check("the holder's next heartbeat is answered as before, same epoch",
+          got is not None and got[0] == 0 and got[2] == ea, f"(epoch {ea}, got {got})")
+    got = cg_heartbeat(c, group, a, -2, inst)
+    check("the holder leaves with epoch -2", got is not None and got[0] == 0 and got[2] == -2,
+          f"(got {got})")
+    got = cg_heartbeat(c, group, b, 0, inst, [topic])
+    check("then the second member joins with the instance id and gets the holder's 2 partitions",
+          got is not None and got[0] == 0 and got[2] > 0 and got[3] is not None and len(got[3]) == 2,
+          f"(got {got})")
+    got = cg_heartbeat(c, group, a, ea, inst)
+    check("the old member id is then fenced: FENCED_INSTANCE_ID (82)", got is not None and got[0] == 82,
+          f"(got {got})")
+    c.close()
+
+
 def check_pipelined_produce():
     """Issue 13: Produce requests pipelined on one connection are answered in order."""
     topic = f"conf-pipe-{RUN}"
@@ -834,7 +924,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -852,6 +942,8 @@ def main():
         check_answered_at_once()
     if "pending" in only:
         check_pending_members()
+    if "static" in only:
+        check_static_consumer()
     finish()
 
 
