@@ -34,8 +34,10 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "common/kafka_errors.h"
+#include "common/settings.h"
 #include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
@@ -331,6 +333,30 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 	if (sqlerrcode == ERRCODE_INVALID_PARAMETER_VALUE)
 		return KP_ERR_INVALID_REQUEST;
 	return KP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+/*
+ * For a partition without room for its state in shared memory
+ * (kp_log_has_room): the message of its KAFKA_STORAGE_ERROR, and a WARNING
+ * in the server log, at most once a minute per listener worker, for the DBA.
+ */
+char *
+kp_handler_no_room_message(void)
+{
+	static TimestampTz last_warning = 0;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (last_warning == 0 || TimestampDifferenceExceeds(last_warning, now, 60000))
+	{
+		last_warning = now;
+		ereport(WARNING,
+				(errmsg("a partition cannot be served: more partitions in use than kafka.max_partitions (%d)",
+						kp_max_partitions),
+				 errdetail("Clients get KAFKA_STORAGE_ERROR for it."),
+				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
+	}
+	return psprintf("more partitions in use than kafka.max_partitions (%d) on this server",
+					kp_max_partitions);
 }
 
 int16

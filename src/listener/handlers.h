@@ -212,6 +212,9 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 /* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
+/* KAFKA_STORAGE_ERROR's message for a partition kp_log_has_room refuses */
+extern char *kp_handler_no_room_message(void);
+
 /* authz.c: may the request's role do op on the resource? */
 extern bool kp_authz(KpRequestContext *ctx, int resource_type, const char *name, int op);
 extern bool kp_authz_cluster(KpRequestContext *ctx, int op);

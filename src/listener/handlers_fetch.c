@@ -630,6 +630,14 @@ kp_handle_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition, &ref);
+			if (!kp_log_has_room(ref.partition_id))
+			{
+				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+				op->high_watermark = -1;
+				any_error = true;
+				(void) kp_handler_no_room_message();
+				continue;
+			}
 			/* the bucket's count before the partition is read */
 			ctx->park_keys[ctx->park_nkeys] = kp_log_wait_bucket(ref.partition_id);
 			ctx->park_seen[ctx->park_nkeys] = kp_log_wait_bucket_changes(ctx->park_keys[ctx->park_nkeys]);
@@ -788,6 +796,12 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition_index, &ref);
+			if (!kp_log_has_room(ref.partition_id))
+			{
+				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+				(void) kp_handler_no_room_message();
+				continue;
+			}
 			kp_log_offsets(ref.partition_id, &off);
 
 			/*

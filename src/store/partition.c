@@ -457,17 +457,17 @@ load_partition(KpPartitionState *state)
 }
 
 /*
- * The partition's entry, created (unloaded) if it has none and create is
- * set; NULL if it has none and create is not set.
+ * The partition's entry, created (unloaded) if it has none; NULL if the map
+ * is full.
  */
 static KpPartitionState *
-find_or_create(int64 partition_id, bool create)
+find_or_make(int64 partition_id)
 {
 	KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
 	KpPartitionKey key;
 	bool		found;
 
-	if (state != NULL || !create)
+	if (state != NULL)
 		return state;
 	memset(&key, 0, sizeof(key));
 	key.dboid = MyDatabaseId;
@@ -477,11 +477,7 @@ find_or_create(int64 partition_id, bool create)
 	if (state == NULL)
 	{
 		LWLockRelease(kp_store_shared->map_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("too many partitions in use"),
-				 errhint("Raise kafka.max_partitions (now %d) and restart the server.",
-						 kp_max_partitions)));
+		return NULL;
 	}
 	if (!found)
 	{
@@ -503,6 +499,42 @@ find_or_create(int64 partition_id, bool create)
 	}
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;
+}
+
+/*
+ * The partition's entry, created (unloaded) if it has none and create is
+ * set; NULL if it has none and create is not set.  An ERROR if the map is
+ * full.
+ */
+static KpPartitionState *
+find_or_create(int64 partition_id, bool create)
+{
+	KpPartitionState *state;
+
+	if (!create)
+		return kp_partition_find(MyDatabaseId, partition_id);
+	state = find_or_make(partition_id);
+	if (state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("too many partitions in use"),
+				 errhint("Raise kafka.max_partitions (now %d) and restart the server.",
+						 kp_max_partitions)));
+	return state;
+}
+
+/*
+ * Whether the partition has its entry in the shared map or one can be made
+ * for it now: false once the map's kafka.max_partitions entries, shared by
+ * every database of the server, are taken.  The wire handlers ask before
+ * they touch a partition, to answer it KAFKA_STORAGE_ERROR rather than let
+ * the ERROR above close the connection.  Always true on a standby, which
+ * keeps no partition state.
+ */
+bool
+kp_log_has_room(int64 partition_id)
+{
+	return RecoveryInProgress() || find_or_make(partition_id) != NULL;
 }
 
 /*

@@ -334,6 +334,14 @@ kp_client_lso(const KpLogOffsets *off)
 extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);
 
 /*
+ * Whether the partition has, or can be given now, its state in shared
+ * memory (kafka.max_partitions entries for the whole server): the wire
+ * handlers answer KAFKA_STORAGE_ERROR for a partition without room instead
+ * of the ERROR its first use would raise.
+ */
+extern bool kp_log_has_room(int64 partition_id);
+
+/*
  * A reader over a partition's batches from a starting offset: returns whole
  * batches in offset order, the first being the one that contains
  * from_offset (Kafka's Fetch semantics).  Never returns batches at or past
