@@ -109,6 +109,7 @@ typedef struct KpTopicConfig
 	int32		min_insync_replicas;
 	int64		timestamp_before_max_ms;
 	int64		timestamp_after_max_ms;
+	int32		max_decompressed_message_bytes;
 } KpTopicConfig;
 
 typedef struct KpTopic

@@ -116,6 +116,7 @@ parse_topic_config(KpTopic *t)
 	c->log.segment_bytes = parse_long(CONF("segment.bytes"));
 	c->log.segment_ms = parse_long(CONF("segment.ms"));
 	c->log.max_message_bytes = (int32) parse_long(CONF("max.message.bytes"));
+	c->max_decompressed_message_bytes = (int32) parse_long(CONF("max.decompressed.message.bytes"));
 	c->log.log_append_time = strcmp(CONF("message.timestamp.type"), "LogAppendTime") == 0;
 	v = CONF("compression.type");
 	if (strcmp(v, "producer") == 0)

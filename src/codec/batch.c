@@ -70,6 +70,8 @@ kp_codec_error_message(KpCodecError err)
 			return "decompressed record batch exceeds the size limit";
 		case KP_CODEC_BAD_COUNT:
 			return "inconsistent batch offset range and count of records";
+		case KP_CODEC_RECORD_TOO_LARGE:
+			return "a record exceeds max.decompressed.message.bytes";
 	}
 	return "unknown record codec error";
 }

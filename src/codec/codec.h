@@ -77,8 +77,10 @@ typedef enum KpCodecError
 	KP_CODEC_BAD_COMPRESSION,	/* unknown codec id, or corrupt compressed
 								 * data */
 	KP_CODEC_TOO_LARGE,			/* decompressed size above the caller's limit */
-	KP_CODEC_BAD_COUNT			/* from a producer: recordsCount is not
+	KP_CODEC_BAD_COUNT,			/* from a producer: recordsCount is not
 								 * lastOffsetDelta + 1, or is 0 */
+	KP_CODEC_RECORD_TOO_LARGE	/* a record above the caller's
+								 * max.decompressed.message.bytes */
 } KpCodecError;
 
 extern const char *kp_codec_error_message(KpCodecError err);
@@ -262,6 +264,8 @@ typedef struct KpRecord
 	int			header_count;
 	KpHeader   *headers;		/* points into the iterator's scratch array */
 	int8		attributes;		/* record-level attributes (unused, 0) */
+	int32		body_len;		/* the record's length field: its size after
+								 * that field (Kafka's sizeInBytes check) */
 } KpRecord;
 
 /*
@@ -292,6 +296,15 @@ extern void kp_record_iter_end(KpRecordIter *it);
 /* Decode every record of a batch (inflating it); KP_CODEC_OK if all are sound. */
 extern KpCodecError kp_batch_check_records(const char *batch, size_t len,
 										   size_t max_uncompressed);
+
+/*
+ * The same, and KP_CODEC_RECORD_TOO_LARGE for a record whose body_len is
+ * above max_record (the topic's max.decompressed.message.bytes), its
+ * body_len in *record_len.
+ */
+extern KpCodecError kp_batch_check_records_max(const char *batch, size_t len,
+											   size_t max_uncompressed, int32 max_record,
+											   int32 *record_len);
 
 /* ---------- building batches ---------- */
 

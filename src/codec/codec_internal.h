@@ -31,6 +31,7 @@ typedef struct KpRawRecord
 	int			header_count;
 	const char *headers_start;
 	const char *record_end;
+	int32		body_len;		/* the length field: bytes after it */
 } KpRawRecord;
 
 /* Smallest possible record: length + 6 one-byte fields (Kafka "Record"). */

@@ -69,6 +69,7 @@ kp_record_parse(const char **pos, const char *end, KpRawRecord *rec)
 	if (len > end - p)
 		goto bad;
 	rend = p + len;
+	rec->body_len = len;
 
 	if (p >= rend)
 		goto bad;
@@ -279,6 +280,7 @@ kp_record_iter_next(KpRecordIter *it, KpRecord *rec, bool *done)
 	rec->header_count = raw.header_count;
 	rec->headers = it->hdr_scratch;
 	rec->attributes = raw.attributes;
+	rec->body_len = raw.body_len;
 	return KP_CODEC_OK;
 }
 
@@ -304,16 +306,38 @@ kp_record_iter_end(KpRecordIter *it)
 KpCodecError
 kp_batch_check_records(const char *batch, size_t len, size_t max_uncompressed)
 {
+	int32		record_len;
+
+	return kp_batch_check_records_max(batch, len, max_uncompressed, PG_INT32_MAX, &record_len);
+}
+
+/*
+ * kp_batch_check_records, refusing a record whose length field is above
+ * max_record as Kafka's DefaultRecord.readFrom does with the topic's
+ * max.decompressed.message.bytes.
+ */
+KpCodecError
+kp_batch_check_records_max(const char *batch, size_t len, size_t max_uncompressed,
+						   int32 max_record, int32 *record_len)
+{
 	KpRecordIter it;
 	KpRecord	rec;
 	KpCodecError err;
 	bool		done = false;
 
+	*record_len = 0;
 	err = kp_record_iter_begin(&it, batch, len, max_uncompressed);
 	if (err != KP_CODEC_OK)
 		return err;
 	while (err == KP_CODEC_OK && !done)
+	{
 		err = kp_record_iter_next(&it, &rec, &done);
+		if (err == KP_CODEC_OK && !done && rec.body_len > max_record)
+		{
+			*record_len = rec.body_len;
+			err = KP_CODEC_RECORD_TOO_LARGE;
+		}
+	}
 	kp_record_iter_end(&it);
 	return err;
 }

@@ -50,6 +50,7 @@ static const struct
 	{"local.retention.bytes", "log.local.retention.bytes"},
 	{"local.retention.ms", "log.local.retention.ms"},
 	{"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"},
+	{"max.decompressed.message.bytes", "max.decompressed.message.bytes"},
 	{"max.message.bytes", "message.max.bytes"},
 	{"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"},
 	{"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"},
@@ -58,6 +59,8 @@ static const struct
 	{"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
 	{"min.insync.replicas", "min.insync.replicas"},
 	{"preallocate", "log.preallocate"},
+	{"remote.copy.lag.bytes", "log.remote.copy.lag.bytes"},
+	{"remote.copy.lag.ms", "log.remote.copy.lag.ms"},
 	{"retention.bytes", "log.retention.bytes"},
 	{"retention.ms", "log.retention.ms"},
 	{"segment.bytes", "log.segment.bytes"},
@@ -166,6 +169,26 @@ describe_add(DescribeOut *d, const char *name, const char *value, int8 source,
 	return c;
 }
 
+/*
+ * Broker configs whose default Kafka derives from another setting
+ * (log.retention.ms from log.retention.hours, log.roll.ms from
+ * log.roll.hours...): null in Kafka's own defaults, so DescribeConfigs
+ * lists no DEFAULT_CONFIG synonym under their names.
+ */
+static bool
+derived_broker_default(const char *broker_config)
+{
+	static const char *const derived[] = {
+		"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms",
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(derived); i++)
+		if (strcmp(derived[i], broker_config) == 0)
+			return true;
+	return false;
+}
+
 static void
 describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r,
 			   const KpTopic *t)
@@ -185,11 +208,13 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 						 is_default ? SOURCE_DEFAULT : SOURCE_DYNAMIC_TOPIC,
 						 false, kp_config_ctype(def), def->doc);
 		syn = kp_broker_synonym(def->name);
-		if (d->synonyms && (syn != NULL || !is_default))
+		if (d->synonyms)
 		{
 			/*
-			 * the override, then the default it replaces (under the broker's
-			 * name)
+			 * As Kafka 4.4: the override, then the default it replaces under
+			 * the broker's name, where Kafka's broker config has a default of
+			 * its own; a topic config without a broker synonym lists only its
+			 * override
 			 */
 			KpDescribeConfigsResponseDescribeConfigsSynonym *s = new_array(d->syn_desc, 2);
 			int			ns = 0;
@@ -201,10 +226,13 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 				s[ns].source = SOURCE_DYNAMIC_TOPIC;
 				ns++;
 			}
-			s[ns].name = pstrdup(syn ? syn : def->name);
-			s[ns].value = pstrdup(def->default_value);
-			s[ns].source = SOURCE_DEFAULT;
-			ns++;
+			if (syn != NULL && !derived_broker_default(syn))
+			{
+				s[ns].name = pstrdup(syn);
+				s[ns].value = pstrdup(def->default_value);
+				s[ns].source = SOURCE_DEFAULT;
+				ns++;
+			}
 			c->n_synonyms = ns;
 			c->synonyms = s;
 		}

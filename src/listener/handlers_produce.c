@@ -100,7 +100,17 @@ check_produce_batch(const KpTopic *t, const uint8 *data, size_t len,
 	 */
 	if (KpBatchCompression(hdr) != KP_COMPRESSION_NONE)
 	{
-		err = kp_batch_check_records((const char *) data, len, KP_WIRE_MAX_INFLATE);
+		int32		record_len;
+
+		err = kp_batch_check_records_max((const char *) data, len, KP_WIRE_MAX_INFLATE,
+										 t->config.max_decompressed_message_bytes, &record_len);
+		if (err == KP_CODEC_RECORD_TOO_LARGE)
+		{
+			/* Kafka's words and code (DefaultRecord.readFrom) */
+			*why = psprintf("Invalid record size: %d exceeds the configured maximum record size of %d.",
+							record_len, t->config.max_decompressed_message_bytes);
+			return KP_ERR_INVALID_RECORD;
+		}
 		if (err != KP_CODEC_OK)
 		{
 			*why = kp_codec_error_message(err);

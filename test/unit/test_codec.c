@@ -300,6 +300,7 @@ main(int argc, char **argv)
 	test_murmur2();
 	test_crc32c();
 	test_round_trips();
+	test_record_size_limit();
 	test_control_batches();
 	test_batch_filter();
 	test_corruption();

@@ -182,6 +182,48 @@ check_batch_records(const char *batch, size_t len, const TestRecord *want,
 	return NULL;
 }
 
+/* ---------- max.decompressed.message.bytes ---------- */
+
+/*
+ * kp_batch_check_records_max refuses a record whose length field is above
+ * the limit, compressed or not, and names its length: a null key, no
+ * headers and a value of 64 to 8191 bytes make a body of value + 7 bytes
+ * (attributes, two one-byte deltas, the key's -1, a two-byte value length,
+ * the header count).
+ */
+void
+test_record_size_limit(void)
+{
+	static char value[200];
+
+	memset(value, 'v', sizeof(value));
+	for (int c = 0; c < NCODECS; c++)
+	{
+		KpCompression codec = all_codecs[c];
+		const char *name = kp_compression_name(codec);
+		KpBatchBuilder b;
+		size_t		len;
+		char	   *batch;
+		int32		record_len;
+		KpCodecError err;
+
+		kp_batch_builder_init(&b, codec, -1, -1, -1, false);
+		kp_batch_builder_add(&b, 1000, NULL, -1, value, 10, NULL, 0);
+		kp_batch_builder_add(&b, 1000, NULL, -1, value, 94, NULL, 0);
+		batch = kp_batch_builder_finish(&b, &len);
+		err = kp_batch_check_records_max(batch, len, 1 << 20, 101, &record_len);
+		CHECK(err == KP_CODEC_OK && record_len == 0, "%s: records of 17 and 101 bytes pass a limit of 101: %s",
+			  name, kp_codec_error_message(err));
+		err = kp_batch_check_records_max(batch, len, 1 << 20, 100, &record_len);
+		CHECK(err == KP_CODEC_RECORD_TOO_LARGE && record_len == 101,
+			  "%s: the 101-byte record is refused at 100 (%s, %d)", name, kp_codec_error_message(err),
+			  record_len);
+		err = kp_batch_check_records(batch, len, 1 << 20);
+		CHECK(err == KP_CODEC_OK, "%s: no limit without one: %s", name, kp_codec_error_message(err));
+		pfree(batch);
+	}
+}
+
 /* ---------- round trips ---------- */
 
 void

@@ -58,6 +58,7 @@ extern void test_varints(void);
 extern void test_murmur2(void);
 extern void test_crc32c(void);
 extern void test_round_trips(void);
+extern void test_record_size_limit(void);
 extern void test_control_batches(void);
 extern void test_batch_filter(void);
 extern void test_corruption(void);

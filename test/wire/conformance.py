@@ -44,6 +44,10 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    holds UNKNOWN_MEMBER_ID; after the holder leaves with epoch -2 the
    newcomer takes over its partitions and the old member id is fenced
    (kafka_pg gave the newcomer the instance and fenced the holder).
+17. max.decompressed.message.bytes (a topic config of Kafka 4.4): a gzip
+   batch with a record whose length field is above the limit is
+   INVALID_RECORD and nothing of it is stored, one at the limit is stored, an
+   uncompressed batch is not checked; 0 and 2147483640 are INVALID_CONFIG.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -621,6 +625,35 @@ def check_static_consumer():
     c.close()
 
 
+def check_max_decompressed():
+    """max.decompressed.message.bytes (Kafka 4.4): a compressed batch carrying a record whose length
+    field is above the topic's limit is INVALID_RECORD and not stored; at the limit it is stored;
+    an uncompressed batch is not checked; the limit's range is 1 to 2147483639."""
+    c = Conn()
+    topic = f"conf-maxdec-{RUN}"
+    err = create_topic(c, topic, {"max.decompressed.message.bytes": "100"})
+    check("a topic with max.decompressed.message.bytes 100 is created", err == 0, f"(error {err})")
+
+    def one(codec, value):
+        pd = i32(0) + nbytes(build_batch(codec, [value]))
+        r = c.call(0, 8, string(None) + i16(-1) + i32(30000) + array([string(topic) + array([pd])]))
+        return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
+                                                                r.array(lambda: (r.i32(), r.string())),
+                                                                r.string()))))[0][1][0][1]
+    # a record with a null key, no headers and a value of 64 to 8191 bytes has a body of value + 7
+    got = (one(1, b"a" * 93), one(1, b"b" * 94), one(0, b"c" * 500), one(1, b"d" * 10))
+    check("gzip batches: a record of 100 bytes (its length field) is stored, one of 101 is "
+          "INVALID_RECORD (87); an uncompressed 507-byte record is stored", got == (0, 87, 0, 0), f"(got {got})")
+    vals = records_of(fetch_until(c, topic, 3) or b"")
+    check("the partition holds the three accepted records in order, none of the refused batch",
+          [len(v) for v in vals] == [93, 500, 10], f"(value sizes {[len(v) for v in vals]})")
+    got = [create_topic(c, f"conf-maxdec-{v}-{RUN}", {"max.decompressed.message.bytes": v})
+           for v in ("0", "1", "2147483639", "2147483640")]
+    check("max.decompressed.message.bytes 0 and 2147483640 are INVALID_CONFIG (40), 1 and 2147483639 "
+          "are accepted", got == [40, 0, 0, 40], f"(got {got})")
+    c.close()
+
+
 def check_pipelined_produce():
     """Issue 13: Produce requests pipelined on one connection are answered in order."""
     topic = f"conf-pipe-{RUN}"
@@ -924,7 +957,7 @@ def check_simple_commits():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -944,6 +977,8 @@ def main():
         check_pending_members()
     if "static" in only:
         check_static_consumer()
+    if "maxdec" in only:
+        check_max_decompressed()
     finish()
 
 

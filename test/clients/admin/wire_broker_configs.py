@@ -19,6 +19,12 @@ is polled:
     allowed for config key: background.threads"; a null SET value: 42 "Null value not supported for :
     ..."; a key twice: 42 "Error due to duplicate config keys"; another broker id: 42 "Unexpected
     broker id, expected N, but received 7".
+Then a topic's synonyms with include_synonyms (kafkajs's describeConfigs spec): defaults list only
+the broker default under the broker's name where Kafka's broker config has a default of its own
+(segment.bytes: log.segment.bytes; not retention.ms, segment.ms, flush.ms, nor a config without a
+broker synonym); an override lists itself (DYNAMIC_TOPIC_CONFIG) first; the topic configs new in
+Kafka 4.4 (max.decompressed.message.bytes, errors.deadletterqueue.group.enable, remote.copy.lag.*,
+remote.log.copy.disable, remote.log.delete.on.disable) are described with Kafka's defaults.
 One intended difference: num.partitions is read-only on Kafka (42 "Cannot update these configs
 dynamically") and a PostgreSQL setting on kafka_pg (kafka.num_partitions, ALTER SYSTEM and a
 reload): both answers are accepted, and on kafka_pg the new value must be described, a legacy
@@ -36,6 +42,7 @@ import describe_partitions as w
 from describe_partitions import check, cstr, uvarint
 
 BROKER = 4
+TOPIC = 2
 
 
 def i8(v):
@@ -56,8 +63,8 @@ def main():
             return x
         return r.carray(one)[0]
 
-    def incr(name, confs, validate=False):
-        body = uvarint(2) + i8(BROKER) + cstr(name) + uvarint(len(confs) + 1)
+    def incr(name, confs, validate=False, rtype=BROKER):
+        body = uvarint(2) + i8(rtype) + cstr(name) + uvarint(len(confs) + 1)
         for k, op, v in confs:
             body += cstr(k) + i8(op) + cstr(v) + b"\0"
         body += b"\0" + i8(1 if validate else 0) + b"\0"
@@ -70,8 +77,8 @@ def main():
         body += b"\0" + i8(0) + b"\0"
         return alter_response(w.call(s, 33, 2, body))
 
-    def describe(name, keys):
-        body = uvarint(2) + i8(BROKER) + cstr(name) + uvarint(len(keys) + 1)
+    def describe(name, keys, rtype=BROKER):
+        body = uvarint(2) + i8(rtype) + cstr(name) + uvarint(len(keys) + 1)
         body += b"".join(cstr(k) for k in keys) + b"\0" + i8(1) + i8(0) + b"\0"
         r = w.call(s, 32, 4, body)
         r.i32()
@@ -232,6 +239,45 @@ def main():
         good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
         check("num.partitions back to %s (source %d)" % (before["value"], before["src"]),
               good and c["src"] == before["src"], c)
+
+    # a topic's synonyms (kafkajs's describeConfigs spec): an override, then the broker default it
+    # replaces under the broker's name, where Kafka's broker config has a default of its own
+    topic = "syn-" + uuid.uuid4().hex[:8]
+    check("CreateTopics %s: NONE" % topic, w.create_topics(s, {topic: 1}) == {topic: 0})
+    keys = ["retention.ms", "segment.ms", "segment.bytes", "flush.ms", "remote.storage.enable",
+            "leader.replication.throttled.replicas"]
+    deadline, d = time.time() + 10, {}
+    while time.time() < deadline and len(d) < len(keys):   # Kafka: a moment after the create
+        d = describe(topic, keys, TOPIC)
+        time.sleep(0.2)
+    syn = {k: [(x[0], x[2]) for x in (d[k]["syn"] or [])] for k in d}
+    want = {"retention.ms": [], "segment.ms": [], "flush.ms": [], "remote.storage.enable": [],
+            "leader.replication.throttled.replicas": [], "segment.bytes": [("log.segment.bytes", 5)]}
+    check("topic defaults: only segment.bytes has a synonym (DEFAULT_CONFIG log.segment.bytes); "
+          "retention.ms, segment.ms, flush.ms (broker defaults derived from other settings) and "
+          "configs without a broker synonym have none", syn == want, syn)
+    # the topic configs Kafka 4.4 added, listed with Kafka's defaults and synonyms
+    news = {"max.decompressed.message.bytes": ("2147483639", [("max.decompressed.message.bytes", 5)]),
+            "errors.deadletterqueue.group.enable": ("false", []),
+            "remote.copy.lag.bytes": ("-1", [("log.remote.copy.lag.bytes", 5)]),
+            "remote.copy.lag.ms": ("0", [("log.remote.copy.lag.ms", 5)]),
+            "remote.log.copy.disable": ("false", []), "remote.log.delete.on.disable": ("false", [])}
+    d = describe(topic, list(news), TOPIC)
+    got = {k: (d[k]["value"], [(x[0], x[2]) for x in (d[k]["syn"] or [])]) for k in d}
+    check("max.decompressed.message.bytes, errors.deadletterqueue.group.enable and the remote.* "
+          "configs are described with Kafka 4.4's defaults and synonyms", got == news, got)
+    r = incr(topic, [("retention.ms", 0, "100000"), ("segment.bytes", 0, "2000000"),
+                     ("remote.storage.enable", 0, "false")], rtype=TOPIC)
+    check("IncrementalAlterConfigs of the topic: NONE", r == (0, None), r)
+    want = {"retention.ms": [("retention.ms", 1)], "remote.storage.enable": [("remote.storage.enable", 1)],
+            "segment.bytes": [("segment.bytes", 1), ("log.segment.bytes", 5)]}
+    deadline, syn = time.time() + 10, None
+    while time.time() < deadline and syn != want:
+        d = describe(topic, list(want), TOPIC)
+        syn = {k: [(x[0], x[2]) for x in (d[k]["syn"] or [])] for k in d}
+        time.sleep(0.2)
+    check("overridden: the DYNAMIC_TOPIC_CONFIG entry, then DEFAULT_CONFIG log.segment.bytes for "
+          "segment.bytes only", syn == want, syn)
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
     return 1 if w.failed else 0
