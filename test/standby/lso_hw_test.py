@@ -22,9 +22,15 @@ A primary with wal_writer_delay = 10s (so that only the flushes the test causes 
    nothing (before: 3, and the records).
 3. ListOffsets LATEST read_committed flushes what is inserted (as it must answer at once, as Kafka
    does) and answers 4; then the read_committed Fetch returns the 3 records and last stable offset 4.
+   A share group with share.isolation.level read_committed (kafka.share_acquire) acquires none of
+   the 3 records meanwhile (before: all three, as its bound was the internal last stable offset).
 4. The same with a transaction that rolls back: read_committed stays at the aborted transaction's
    first offset until the ABORT marker is flushed, then passes it, and the aborted records are
    listed in aborted_transactions.
+4a. With the WAL writer stopped, a record produced on the wire with acks=1 is above the high
+   watermark; a new share group (share.auto.offset.reset latest) acquires nothing, and once
+   ListOffsets has flushed it, acquires the record: a share-partition starts at the high watermark
+   (before: at the log end, past the record, which the group then never delivered).
 5. The server log shows no PANIC or crash.
 
 Environment: KP_NEXT_PORT / KAFKA_NEXT_PORT, KP_KEEP_TMP=1 keeps the cluster's directory.
@@ -83,10 +89,56 @@ def latest_committed(kport, topic):
     return res[0][1][0][3]
 
 
+def share_group(prim, group, isolation):
+    """The configs of a new share group: share.auto.offset.reset earliest and that isolation level
+    (set before the test's flushes: the INSERT's commit flushes the WAL)."""
+    prim.cursor().execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest'), "
+                          "(%s, 'share.isolation.level', %s)", (group, group, isolation))
+
+
+def share_acquire(prim, group, topic, start):
+    """kafka.share_acquire of the group, the offsets acquired from start on."""
+    cur = prim.cursor()
+    cur.execute("SELECT \"offset\" FROM kafka.share_acquire(%s, %s) WHERE \"offset\" >= %s ORDER BY 1",
+                (group, topic, start))
+    return [r[0] for r in cur.fetchall()]
+
+
+def share_latest(prim, pport, kport, topic):
+    """A new share group (share.auto.offset.reset latest, its default) starts at the high
+    watermark, not at the log end: a record produced with acks=1 and not yet flushed (the WAL
+    writer stopped) is acquired once ListOffsets has flushed it; before, the group started past it
+    and never delivered it."""
+    walwriter = one(prim, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")[0]
+    os.kill(walwriter, signal.SIGSTOP)
+    try:
+        kc.HOST, kc.PORT = "127.0.0.1", kport
+        c = kc.Conn()
+        c.s.sendall(kc.produce_frame(c, topic, 0, kc.build_batch(0, [b"latest"]), 1))
+        r = c.recv()
+        err, base = kc.read_produce(r) if r is not None else (None, None)
+        c.close()
+        hw = fetch(kport, topic, 0)[0]
+        check("a record produced with acks=1 at offset %s is above the high watermark (%d)" % (base, hw),
+              err == 0 and hw == base, "error %s, base %s, high watermark %d" % (err, base, hw))
+        cur = prim.cursor()
+        cur.execute("SELECT count(*) FROM kafka.share_acquire('lsohw-latest', %s)", (topic,))
+        n = cur.fetchone()[0]
+    finally:
+        os.kill(walwriter, signal.SIGCONT)
+    check("a new share group with share.auto.offset.reset latest acquires nothing yet", n == 0, n)
+    latest = latest_committed(kport, topic)
+    cur.execute("SELECT \"offset\" FROM kafka.share_acquire('lsohw-latest', %s)", (topic,))
+    got = [r[0] for r in cur.fetchall()]
+    check("once the record is below the high watermark (%d) the group acquires it: it started at the "
+          "high watermark, not at the log end" % latest, got == [base], got)
+
+
 def one_transaction(prim, pport, kport, topic, commit):
     word = "commits" if commit else "rolls back"
     cur = prim.cursor()
     first = fetch(kport, topic, 0)[0]
+    share_group(prim, "lsohw-rc-%d" % first, "read_committed")
     pid = stop_resolver(prim)
     try:
         prim.autocommit = False
@@ -112,6 +164,11 @@ def one_transaction(prim, pport, kport, topic, commit):
               "while its marker is not below the high watermark" % first,
               lso == first and committed == 0, "high watermark %d, last stable offset %d, %d records"
               % (hw2, lso, committed))
+        if commit:
+            # kafka.share_acquire commits (and so flushes) only after it has read the offsets
+            got = share_acquire(prim, "lsohw-rc-%d" % first, topic, first)
+            check("a read_committed share group acquires none of them meanwhile (before: all 3)",
+                  got == [], got)
         latest = latest_committed(kport, topic)
         check("ListOffsets LATEST read_committed flushes and answers past the marker (%d)" % (first + 4),
               latest == first + 4, latest)
@@ -120,6 +177,8 @@ def one_transaction(prim, pport, kport, topic, commit):
             check("then read_committed returns the 3 records, last stable offset %d" % (first + 4),
                   lso == first + 4 and committed == 3 and not aborted,
                   "last stable offset %d, %d records, aborted %s" % (lso, committed, aborted))
+            got = share_acquire(prim, "lsohw-rc-%d" % first, topic, first)
+            check("and the read_committed share group acquires them", got == [first, first + 1, first + 2], got)
         else:
             check("then the last stable offset passes the ABORT marker (%d), the records listed as "
                   "aborted" % (first + 4), lso == first + 4 and aborted and aborted[0][1] == first,
@@ -139,6 +198,7 @@ def run(root):
         prim.cursor().execute("SELECT kafka.create_topic(%s, 1)", (topic,))
         one_transaction(prim, pport, kport, topic, True)
         one_transaction(prim, pport, kport, topic, False)
+        share_latest(prim, pport, kport, topic)
         prim.close()
     finally:
         kafkapg.stop_clusters(started)
