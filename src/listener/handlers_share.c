@@ -1064,6 +1064,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		bool		busy = false;
 		TimestampTz now = GetCurrentTimestamp();
 		TimestampTz timer = 0;
+		XLogRecPtr	hw_next_lsn = InvalidXLogRecPtr;
 		int		   *keys = palloc(sizeof(int) * Max(n, 1));
 		uint64	   *seen = palloc(sizeof(uint64) * Max(n, 1));
 		int			nkeys = 0;
@@ -1119,9 +1120,19 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			{
 				/* locks of others that expire make records available */
 				TimestampTz at = kp_share_expiry_timer(partition_id, now);
+				KpLogOffsets off;
 
 				if (at > 0 && (timer == 0 || at < timer))
 					timer = at;
+
+				/*
+				 * records above the high watermark become acquirable when it
+				 * moves: the WAL position that moves it (handlers_fetch.c)
+				 */
+				kp_log_offsets(partition_id, &off);
+				if (off.high_watermark < off.log_end_offset && !XLogRecPtrIsInvalid(off.hw_next_lsn) &&
+					(XLogRecPtrIsInvalid(hw_next_lsn) || off.hw_next_lsn < hw_next_lsn))
+					hw_next_lsn = off.hw_next_lsn;
 				continue;
 			}
 			op = out_part(&out, &sp->topic_id, sp->partition);
@@ -1167,6 +1178,18 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			ctx->park_keys = keys;
 			ctx->park_seen = seen;
 			ctx->park_until_ms = Max(until, now_ms + 1);
+
+			/*
+			 * Records are there, above the high watermark (an acks=1 append
+			 * not flushed yet): run again when it moves, as a parked Fetch
+			 * does (server.c flushes for it, then the in-sync replicas'
+			 * position decides); the append that woke it does not come back.
+			 */
+			if (!XLogRecPtrIsInvalid(hw_next_lsn))
+			{
+				ctx->park_on_isr = true;
+				ctx->isr_wait_lsn = hw_next_lsn;
+			}
 			return;
 		}
 	}

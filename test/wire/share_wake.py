@@ -19,6 +19,9 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
    Each parked fetch waits up to 10 s (5 s in the release rounds); it must get the records
    (delivery count 2) within 2 s of the event (the lock within 2 s of the lock's end).
 2. A ShareFetch whose share session holds no partition is answered at once (MaxWaitMs 5 s).
+2a. A parked ShareFetch gets a record produced with acks=1 within 1 s (MaxWaitMs 5 s), 3 rounds:
+   kafka_pg's share-partitions read up to the high watermark, which an acks=1 append moves only at
+   the next WAL flush; the listener flushes for parked ShareFetches as for parked Fetches.
 3. (kafka_pg) A share session close (epoch -1) of a member whose session the broker dropped to
    make room when its session table was full (kafka.group_share_session_timeout_ms lowered to
    1 s for the fill) still releases the member's records.
@@ -146,11 +149,11 @@ def build_batch(values):
     return bytes(b.build())
 
 
-def produce(c, topic, values):
+def produce(c, topic, values, acks=-1):
     """Produce v8 of one batch to partition 0: the error code."""
     batch = build_batch(values)
     pd = i32(0) + i32(len(batch)) + batch
-    r = c.call(0, 8, string(None) + i16(-1) + i32(30000) + array([string(topic) + array([pd])]),
+    r = c.call(0, 8, string(None) + i16(acks) + i32(30000) + array([string(topic) + array([pd])]),
                flexible=False)
     return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
                                                             r.array(lambda: (r.i32(), r.string())),
@@ -610,6 +613,41 @@ def check_failed_fetch_keeps_epoch():
     s.close()
 
 
+def check_acks1():
+    """A parked ShareFetch gets a record produced with acks=1 at once: the share-partition reads up
+    to the high watermark, which moves when the WAL is flushed; the listener flushes for the parked
+    ShareFetch as for a parked Fetch (before, the append woke it while the record was still above
+    the high watermark, and nothing woke it again: it answered at MaxWaitMs)."""
+    topic, tid, group = setup("acks1", 1)
+    m = Member(group, topic, tid)
+    m.wait_assigned()
+    held = m.fetch_until(1)
+    m.ack([(0, 0, 1)])
+    lat = []
+    c = Conn()
+    for i in range(3):
+        p = Parked(m, 5000)
+        time.sleep(0.5)                          # the fetch is parked now
+        t0 = time.time()
+        err = produce(c, topic, [b"acks1-%d" % i], acks=1)
+        p.join(timeout=30)
+        res = p.result
+        took = None if p.at is None else p.at - t0
+        ok = (err == 0 and res is not None and res[0] == 0 and list(res[1]) == [i + 1]
+              and took is not None and took < 1.0)
+        check(f"round {i + 1}: a record produced with acks=1 reaches the parked ShareFetch within 1 s "
+              f"(MaxWaitMs 5000)", ok, f"(produce error {err}, result {res}, after {took} s; held first {held})")
+        if took is not None:
+            lat.append(took * 1000)
+        if res is not None and res[0] == 0 and res[1]:
+            m.ack([(o, o, 1) for o in res[1]])
+    if lat:
+        print(f"# acks=1 record to a parked ShareFetch: median {statistics.median(lat):.1f} ms "
+              f"(min {min(lat):.1f}, max {max(lat):.1f}, {len(lat)} rounds)")
+    c.close()
+    m.close()
+
+
 def check_nothing_to_read():
     """A ShareFetch whose share session holds no partition (it listed none) has nothing to wait
     for: answered at once whatever its MaxWaitMs, as Kafka answers it."""
@@ -630,9 +668,10 @@ def check_nothing_to_read():
 
 def main():
     only = os.environ.get("KP_SHARE_WAKE_ONLY",
-                          "release,expiry,leave,close,nothing,rollback,evicted,scope,epoch").split(",")
+                          "release,expiry,leave,close,nothing,acks1,rollback,evicted,scope,epoch").split(",")
     for name, fn, needs_sql in (("nothing", check_nothing_to_read, False),
                                 ("release", check_release_latency, False),
+                                ("acks1", check_acks1, False),
                                 ("expiry", check_lock_expiry, False),
                                 ("leave", check_leave, False),
                                 ("close", check_session_close, False),
