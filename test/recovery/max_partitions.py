@@ -25,8 +25,6 @@ Last line: "N passed, M failed".
 """
 
 import os
-import socket
-import struct
 import sys
 import time
 
@@ -35,8 +33,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
 import psycopg2  # noqa: E402
-from kwire import Reader, array, i8, i16, i32, i64, nbytes, string  # noqa: E402
-from kafka.record.default_records import DefaultRecordBatchBuilder  # noqa: E402
+
+sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set in run()
+import conformance as kc  # noqa: E402
+from kwire import i8, i16, i32, i64, array, nbytes, string  # noqa: E402
 
 TOPIC = "wired"
 MAX_DATABASES = 80
@@ -44,60 +44,10 @@ tap = kafkapg.Tap()
 check = tap.check
 
 
-class Conn:
-    """One Kafka connection; non-flexible request versions only.  call() returns None once the
-    broker has closed the connection."""
-
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.corr = 0
-
-    def call(self, api_key, version, body):
-        self.corr += 1
-        msg = struct.pack(">hhi", api_key, version, self.corr) + string(b"max_partitions") + body
-        try:
-            self.s.sendall(i32(len(msg)) + msg)
-            head = self._exact(4)
-            r = Reader(self._exact(struct.unpack(">i", head)[0]))
-        except (OSError, RuntimeError):
-            return None
-        r.i32()  # correlation id
-        return r
-
-    def _exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = self.s.recv(n - len(buf))
-            if not chunk:
-                raise RuntimeError("the broker closed the connection")
-            buf += chunk
-        return buf
-
-    def close(self):
-        self.s.close()
-
-
-def batch(value):
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
-                                  producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-    b.append(0, timestamp=int(time.time() * 1000), key=None, value=value, headers=[])
-    return bytes(b.build())
-
-
-def create_topic(c, partitions):
-    """CreateTopics v4: the topic's error code."""
-    t = string(TOPIC) + i32(partitions) + i16(1) + array([]) + array([])
-    r = c.call(19, 4, array([t]) + i32(30000) + i8(0))
-    if r is None:
-        return None
-    r.i32()
-    return r.array(lambda: (r.string(), r.i16(), r.string()))[0][1]
-
-
 def produce(c, partition, value):
     """Produce v8, acks=1: (error code, error message) of the partition, None if closed."""
     body = (string(None) + i16(1) + i32(30000)
-            + array([string(TOPIC) + array([i32(partition) + nbytes(batch(value))])]))
+            + array([string(TOPIC) + array([i32(partition) + nbytes(kc.build_batch(0, [value]))])]))
     r = c.call(0, 8, body)
     if r is None:
         return None
@@ -110,21 +60,8 @@ def produce(c, partition, value):
 
 def fetch(c, partition):
     """Fetch v11 from offset 0: (error code, records bytes) of the partition, None if closed."""
-    part = i32(partition) + i32(-1) + i64(0) + i64(-1) + i32(1 << 20)
-    body = (i32(-1) + i32(0) + i32(1) + i32(1 << 20) + i8(0) + i32(0) + i32(-1)
-            + array([string(TOPIC) + array([part])]) + array([]) + string(""))
-    r = c.call(1, 11, body)
-    if r is None:
-        return None
-    r.i32(), r.i16(), r.i32()
-
-    def one():
-        p, err = r.i32(), r.i16()
-        r.i64(), r.i64(), r.i64()
-        r.array(lambda: (r.i64(), r.i64()))
-        r.i32()
-        return err, r.nbytes() or b""
-    return r.array(lambda: (r.string(), r.array(one)))[0][1][0]
+    r = c.call(1, 11, kc.fetch_listing_body([(TOPIC, [(partition, 0)])], 0))
+    return None if r is None else kc.read_fetch_listing(r)[(TOPIC, partition)]
 
 
 def list_latest(c, partition):
@@ -175,8 +112,10 @@ def run():
         check("with kafka.max_partitions 16, databases of 16 partitions each fill the shared map: "
               "a SQL produce fails with 53200", state == "53200", "(%d databases, %r)" % (ndb, state))
 
-        c = Conn(cluster.kport)
-        err = create_topic(c, 4)
+        kc.HOST, kc.PORT = "127.0.0.1", cluster.kport
+        c = kc.Conn()
+        sock = c.s    # kc.Conn reconnects after a close: the same socket means none happened
+        err = kc.create_topic(c, TOPIC, partitions=4)
         check("a 4-partition topic is created on the wire in the listener's database", err == 0, "(%r)" % err)
         got = [produce(c, p, b"x") for p in range(4)]
         check("Produce to each of its partitions answers KAFKA_STORAGE_ERROR (56), naming "
@@ -187,7 +126,7 @@ def run():
         lo = list_latest(c, 1)
         check("ListOffsets answers KAFKA_STORAGE_ERROR for the partition", lo is not None and lo[0] == 56,
               "(%r)" % (lo,))
-        check("the connection stays open: ApiVersions on it is answered", api_versions_ok(c))
+        check("the connection stays open: ApiVersions on it is answered", api_versions_ok(c) and c.s is sock)
         n = warnings_in(cluster.log())
         check("the server log has one WARNING naming kafka.max_partitions for all of them", n == 1, "(%d)" % n)
 

@@ -52,20 +52,6 @@ RUN = uuid.uuid4().hex[:8]
 NOT_FOUND, BAD_EPOCH, TOPIC_ID_ERROR = 70, 71, 106
 
 
-class FlexConn(kc.Conn):
-    """kc.Conn that also sends flexible requests (header v2) and reads their header v1."""
-
-    def call_flex(self, api_key, version, body, timeout=30):
-        self.corr += 1
-        hdr = struct.pack(">hhi", api_key, version, self.corr) + string(b"fetch_session") + TAGS
-        msg = hdr + body
-        self.s.sendall(i32(len(msg)) + msg)
-        r = self.recv(timeout)
-        if r is not None:
-            r.tags()
-        return r
-
-
 def fetch_v11(c, session_id, epoch, listing, forgotten=(), max_wait_ms=0, send_only=False, replica=-1):
     """Fetch v11; listing [(topic, [(partition, offset)])], forgotten [(topic, [partitions])].
     Returns (error, session_id, {(topic, partition): (error, hw, [batch base offsets])})."""
@@ -155,8 +141,8 @@ def rec(c, topic, partition, value=b"x"):
 
 
 def check_session(topic):
-    c = FlexConn()
-    prod = FlexConn()
+    c = kc.Conn()
+    prod = kc.Conn()
     check("a record in partition 0", rec(prod, topic, 0) == 0)
     all3 = [(topic, [(0, 0), (1, 0), (2, 0)])]
     err, sid, parts = fetch_v11(c, 0, 0, all3)
@@ -269,7 +255,7 @@ def check_session(topic):
 
 
 def check_topic_ids(topic):
-    c = FlexConn()
+    c = kc.Conn()
     tid = topic_id(c, topic)
     check("the topic's id from Metadata v12", len(tid) == 16 and tid != bytes(16))
     err, sid, parts = fetch_v13(c, 0, 0, [(tid, [(0, 0), (1, 0)])])
@@ -307,11 +293,11 @@ def set_slots(v):
 
 
 def check_kafka_pg_only(topic):
-    c = FlexConn()
+    c = kc.Conn()
     err, sid, _ = fetch_v11(c, 0, 0, [(topic, [(0, 0)])])
     check("a session", err == 0 and sid > 0, f"got {err} {sid}")
     c.close()
-    c = FlexConn()
+    c = kc.Conn()
     err, sid2, _ = fetch_v11(c, sid, 1, [])
     check("kafka_pg: a session dies with its connection (FETCH_SESSION_ID_NOT_FOUND on a new one)",
           (err, sid2) == (NOT_FOUND, 0), f"got {err} {sid2}")
@@ -327,7 +313,7 @@ def check_kafka_pg_only(topic):
     # one slot a worker: the first consumer session on each worker holds it, later ones get 0;
     # a replica's fetch (privileged, as Kafka's followers) evicts a consumer's session at once
     set_slots(1)
-    conns = [FlexConn() for _ in range(6)]
+    conns = [kc.Conn() for _ in range(6)]
     got = [fetch_v11(x, 0, 0, [(topic, [(0, 0)])])[1] for x in conns]
     holders = [(x, sid) for x, sid in zip(conns, got) if sid != 0]
     others = [x for x, sid in zip(conns, got) if sid == 0]
@@ -352,7 +338,7 @@ def check_kafka_pg_only(topic):
 
 
 def main():
-    c = FlexConn()
+    c = kc.Conn()
     topic = f"fsess-{RUN}"
     check("create a topic of 3 partitions", kc.create_topic(c, topic, partitions=3) == 0)
     tid_topic = f"fsess-id-{RUN}"
