@@ -463,6 +463,7 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	int64		speo;
 	int64		archived;
 	int64		bound;
+	int64		latest;
 	int64		from;
 	KpShareRun *runs;
 	int			nruns;
@@ -479,12 +480,31 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	kp_log_offsets(partition_id, &off);
 
 	/*
-	 * A new share-partition starts at the log start or at the high watermark
-	 * (what ListOffsets LATEST answers), not at the log end: records above
-	 * the high watermark are delivered once it passes them
+	 * What the acquirer may read.  A wire consumer: what Kafka's consumers
+	 * read, up to the high watermark, and for read_committed up to the last
+	 * stable offset clients see (a decided transaction only once its marker
+	 * is below the high watermark).  A SQL transaction (holder_xid): what
+	 * kafka.fetch reads, up to the log end (its own commit flushes what it
+	 * read before anything it did with it can be seen).
+	 */
+	if (holder_xid == 0)
+	{
+		latest = off.high_watermark;
+		bound = c.read_committed ? kp_client_lso(&off) : off.high_watermark;
+	}
+	else
+	{
+		latest = off.log_end_offset;
+		bound = c.read_committed ? off.last_stable_offset : off.log_end_offset;
+	}
+
+	/*
+	 * A new share-partition starts at the log start or at the end its first
+	 * acquirer sees (for a wire consumer the high watermark, what ListOffsets
+	 * LATEST answers: records above it are delivered once it passes them)
 	 */
 	if (!kp_cat_share_partition_lock(group_id, topic->name, partition, topic->topic_id,
-									 c.earliest ? off.log_start_offset : off.high_watermark, wait,
+									 c.earliest ? off.log_start_offset : latest, wait,
 									 &spso, &speo))
 	{
 		out->busy = true;
@@ -506,13 +526,6 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	 * make one run, one row
 	 */
 	from = Max(speo, off.log_start_offset);
-
-	/*
-	 * what any consumer may read: the high watermark, and for read_committed
-	 * the last stable offset clients see (a decided transaction only once its
-	 * marker is below the high watermark)
-	 */
-	bound = c.read_committed ? kp_client_lso(&off) : off.high_watermark;
 	if (out->n < max_records && from < bound)
 	{
 		KpLogReader *reader = kp_log_cursor_open(partition_id, from,
@@ -752,9 +765,8 @@ kp_share_init_gucs(void)
 
 /*
  * Kafka's share-partition lag (KIP-1226): the records from SPSO to the log
- * end clients see (the high watermark) not yet delivered to completion,
- * high watermark - SPSO - (acknowledged and archived records of the
- * window).  Counted here as what is still to come:
+ * end not yet delivered to completion, log end - SPSO - (acknowledged and
+ * archived records of the window).  Counted here as what is still to come:
  * the offsets past SPEO (never acquired; transaction markers among them
  * count, as in Kafka, which does not read them either) plus the records of
  * the window still available or acquired.  The offsets of the window in no
@@ -776,7 +788,7 @@ kp_share_lag(const char *group_id, const char *topic, int32 partition)
 		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &pending))
 		return -1;
 	kp_log_offsets(t->partition_ids[partition], &off);
-	return Max(off.high_watermark - Max(end, off.log_start_offset), 0) + pending;
+	return Max(off.log_end_offset - Max(end, off.log_start_offset), 0) + pending;
 }
 
 int

@@ -93,7 +93,8 @@ typedef struct KpShareAcquired
  * Acquire up to max_records records of one partition for member_id
  * (record_limit: exactly at most max_records; else whole batches, at least
  * max_records when there are that many).  holder_xid: the SQL transaction
- * the records are acquired for (0: none, the wire); wait: wait for the
+ * the records are acquired for (0: none, the wire, which reads only up to
+ * the high watermark, where SQL reads up to the log end); wait: wait for the
  * share-partition's row lock rather than skip the partition (only for a
  * caller holding no other share lock: the share acquirer).
  */

@@ -22,15 +22,18 @@ A primary with wal_writer_delay = 10s (so that only the flushes the test causes 
    nothing (before: 3, and the records).
 3. ListOffsets LATEST read_committed flushes what is inserted (as it must answer at once, as Kafka
    does) and answers 4; then the read_committed Fetch returns the 3 records and last stable offset 4.
-   A share group with share.isolation.level read_committed (kafka.share_acquire) acquires none of
-   the 3 records meanwhile (before: all three, as its bound was the internal last stable offset).
+   A share group with share.isolation.level read_committed acquires none of the 3 records meanwhile
+   with a ShareFetch (before: all three, its bound was the internal last stable offset), and all
+   three once the marker is below the high watermark.  (kafka.share_acquire in SQL reads as
+   kafka.fetch does, up to the log end: its commit flushes what it read.)
 4. The same with a transaction that rolls back: read_committed stays at the aborted transaction's
    first offset until the ABORT marker is flushed, then passes it, and the aborted records are
    listed in aborted_transactions.
 4a. With the WAL writer stopped, a record produced on the wire with acks=1 is above the high
-   watermark; a new share group (share.auto.offset.reset latest) acquires nothing, and once
-   ListOffsets has flushed it, acquires the record: a share-partition starts at the high watermark
-   (before: at the log end, past the record, which the group then never delivered).
+   watermark; a new share group (share.auto.offset.reset latest) acquires nothing with a
+   ShareFetch, and once ListOffsets has flushed it, acquires the record: a share-partition a wire
+   consumer starts begins at the high watermark (before: at the log end, past the record, which
+   the group then never delivered).
 5. The server log shows no PANIC or crash.
 
 Environment: KP_NEXT_PORT / KAFKA_NEXT_PORT, KP_KEEP_TMP=1 keeps the cluster's directory.
@@ -41,6 +44,7 @@ import os
 import signal
 import sys
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -49,6 +53,7 @@ import kafkapg  # noqa: E402
 
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set below
 import conformance as kc  # noqa: E402
+import share_wake as sw  # noqa: E402  (reads HOST:PORT at import too; set where used)
 from tap import check, finish  # noqa: E402
 from drop_race_test import one, stop_resolver  # noqa: E402
 
@@ -89,19 +94,24 @@ def latest_committed(kport, topic):
     return res[0][1][0][3]
 
 
-def share_group(prim, group, isolation):
-    """The configs of a new share group: share.auto.offset.reset earliest and that isolation level
-    (set before the test's flushes: the INSERT's commit flushes the WAL)."""
-    prim.cursor().execute("INSERT INTO kafka.group_configs VALUES (%s, 'share.auto.offset.reset', 'earliest'), "
-                          "(%s, 'share.isolation.level', %s)", (group, group, isolation))
-
-
-def share_acquire(prim, group, topic, start):
-    """kafka.share_acquire of the group, the offsets acquired from start on."""
+def share_member(prim, kport, topic, group, configs):
+    """A share group member on the wire (test/wire/share_wake.py's), the group's configs set first
+    through SQL, assigned the topic: everything it commits happens before the test's window."""
+    sw.HOST, sw.PORT = "127.0.0.1", kport
     cur = prim.cursor()
-    cur.execute("SELECT \"offset\" FROM kafka.share_acquire(%s, %s) WHERE \"offset\" >= %s ORDER BY 1",
-                (group, topic, start))
-    return [r[0] for r in cur.fetchall()]
+    for k, v in configs.items():
+        cur.execute("INSERT INTO kafka.group_configs VALUES (%s, %s, %s)", (group, k, v))
+    tid = uuid.UUID(one(prim, "SELECT topic_uuid::text FROM kafka.topics WHERE name = %s", (topic,))[0]).bytes
+    m = sw.Member(group, topic, tid)
+    if not m.wait_assigned():
+        raise RuntimeError("share member of %s never assigned" % group)
+    return m
+
+
+def share_fetch_now(m):
+    """A ShareFetch that does not park (MaxWaitMs 0): the offsets it acquired."""
+    res = m.fetch(0)
+    return sorted(res[1]) if res is not None and res[0] == 0 else ("error", res)
 
 
 def share_latest(prim, pport, kport, topic):
@@ -109,6 +119,7 @@ def share_latest(prim, pport, kport, topic):
     watermark, not at the log end: a record produced with acks=1 and not yet flushed (the WAL
     writer stopped) is acquired once ListOffsets has flushed it; before, the group started past it
     and never delivered it."""
+    m = share_member(prim, kport, topic, "lsohw-latest", {})
     walwriter = one(prim, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'")[0]
     os.kill(walwriter, signal.SIGSTOP)
     try:
@@ -121,24 +132,26 @@ def share_latest(prim, pport, kport, topic):
         hw = fetch(kport, topic, 0)[0]
         check("a record produced with acks=1 at offset %s is above the high watermark (%d)" % (base, hw),
               err == 0 and hw == base, "error %s, base %s, high watermark %d" % (err, base, hw))
-        cur = prim.cursor()
-        cur.execute("SELECT count(*) FROM kafka.share_acquire('lsohw-latest', %s)", (topic,))
-        n = cur.fetchone()[0]
+        got = share_fetch_now(m)
     finally:
         os.kill(walwriter, signal.SIGCONT)
-    check("a new share group with share.auto.offset.reset latest acquires nothing yet", n == 0, n)
+    check("a new share group with share.auto.offset.reset latest acquires nothing yet (ShareFetch)",
+          got == [], got)
     latest = latest_committed(kport, topic)
-    cur.execute("SELECT \"offset\" FROM kafka.share_acquire('lsohw-latest', %s)", (topic,))
-    got = [r[0] for r in cur.fetchall()]
+    got = sorted(m.fetch_until(1, timeout=10))
     check("once the record is below the high watermark (%d) the group acquires it: it started at the "
           "high watermark, not at the log end" % latest, got == [base], got)
+    m.close()
 
 
 def one_transaction(prim, pport, kport, topic, commit):
     word = "commits" if commit else "rolls back"
     cur = prim.cursor()
     first = fetch(kport, topic, 0)[0]
-    share_group(prim, "lsohw-rc-%d" % first, "read_committed")
+    if commit:
+        member = share_member(prim, kport, topic, "lsohw-rc-%d" % first,
+                              {"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"})
+        share_fetch_now(member)   # the share-partition starts here: what is before is done
     pid = stop_resolver(prim)
     try:
         prim.autocommit = False
@@ -165,10 +178,10 @@ def one_transaction(prim, pport, kport, topic, commit):
               lso == first and committed == 0, "high watermark %d, last stable offset %d, %d records"
               % (hw2, lso, committed))
         if commit:
-            # kafka.share_acquire commits (and so flushes) only after it has read the offsets
-            got = share_acquire(prim, "lsohw-rc-%d" % first, topic, first)
-            check("a read_committed share group acquires none of them meanwhile (before: all 3)",
-                  got == [], got)
+            # a ShareFetch commits (and so flushes) only after it has read the offsets
+            got = share_fetch_now(member)
+            check("a read_committed share group acquires none of them meanwhile on the wire "
+                  "(ShareFetch; before: all 3)", got == [], got)
         latest = latest_committed(kport, topic)
         check("ListOffsets LATEST read_committed flushes and answers past the marker (%d)" % (first + 4),
               latest == first + 4, latest)
@@ -177,8 +190,9 @@ def one_transaction(prim, pport, kport, topic, commit):
             check("then read_committed returns the 3 records, last stable offset %d" % (first + 4),
                   lso == first + 4 and committed == 3 and not aborted,
                   "last stable offset %d, %d records, aborted %s" % (lso, committed, aborted))
-            got = share_acquire(prim, "lsohw-rc-%d" % first, topic, first)
+            got = sorted(o for o in member.fetch_until(3, timeout=10) if o >= first)
             check("and the read_committed share group acquires them", got == [first, first + 1, first + 2], got)
+            member.close()
         else:
             check("then the last stable offset passes the ABORT marker (%d), the records listed as "
                   "aborted" % (first + 4), lso == first + 4 and aborted and aborted[0][1] == first,
