@@ -1105,6 +1105,13 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				keys[nkeys] = kp_log_wait_bucket(partition_id);
 				seen[nkeys] = kp_log_wait_bucket_changes(keys[nkeys]);
 				nkeys++;
+				if (!kp_log_has_room(partition_id))
+				{
+					op = out_part(&out, &sp->topic_id, sp->partition);
+					op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+					op->error_message = kp_handler_no_room_message();
+					continue;
+				}
 			}
 			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
 									records_left, req->share_acquire_mode == 1, 0, false, &acq);

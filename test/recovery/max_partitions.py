@@ -16,8 +16,8 @@ and closed its connection (the ERROR reached the listener's dispatcher).  Now:
 2. A 4-partition topic created on the wire in postgres (creation needs no entry): Produce v8 to
    each partition answers KAFKA_STORAGE_ERROR (56) with a message naming kafka.max_partitions;
    Fetch v11 and ListOffsets v2 answer 56 for it; the connection stays open (an ApiVersions on it
-   is answered); the server log has one WARNING naming kafka.max_partitions (at most one a
-   minute per listener worker).
+   is answered); a share group member's ShareFetch gets 56 for it too; the server log has one
+   WARNING naming kafka.max_partitions (at most one a minute per listener worker).
 3. Once mp1's topic is deleted (its entries leave the map), the same Produce succeeds and Fetch
    returns the record: no restart needed.
 
@@ -27,6 +27,7 @@ Last line: "N passed, M failed".
 import os
 import sys
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -36,6 +37,7 @@ import psycopg2  # noqa: E402
 
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set in run()
 import conformance as kc  # noqa: E402
+import share_wake as sw  # noqa: E402  (reads HOST:PORT at import too; set in run())
 from kwire import i8, i16, i32, i64, array, nbytes, string  # noqa: E402
 
 TOPIC = "wired"
@@ -127,6 +129,18 @@ def run():
         check("ListOffsets answers KAFKA_STORAGE_ERROR for the partition", lo is not None and lo[0] == 56,
               "(%r)" % (lo,))
         check("the connection stays open: ApiVersions on it is answered", api_versions_ok(c) and c.s is sock)
+        sw.HOST, sw.PORT = "127.0.0.1", cluster.kport
+        conn = kafkapg.connect(cluster.port)
+        cur = conn.cursor()
+        cur.execute("SELECT topic_uuid::text FROM kafka.topics WHERE name = %s", (TOPIC,))
+        tid = uuid.UUID(cur.fetchone()[0]).bytes
+        conn.close()
+        m = sw.Member("mp-share", TOPIC, tid)
+        res = m.fetch(0) if m.wait_assigned() else "never assigned"
+        check("ShareFetch answers KAFKA_STORAGE_ERROR for the partition, the connection kept",
+              isinstance(res, tuple) and res[0] == 0 and res[3] == 56
+              and m.c.call(18, 0, b"", flexible=False) is not None, "(%r)" % (res,))
+        m.close()
         n = warnings_in(cluster.log())
         check("the server log has one WARNING naming kafka.max_partitions for all of them", n == 1, "(%d)" % n)
 
