@@ -59,6 +59,10 @@ ROLLBACK;
 EOF
 sql "SELECT kafka.produce('horizon', 'k', 'after')" >/dev/null
 sql "SELECT kafka.flush_markers()" >/dev/null
+# flush_markers does not flush the WAL, and a read_committed consumer reads a transaction as decided
+# only once its marker is below the high watermark (03952e7): a transaction with an xid flushes it
+# at its commit, so the wire fetch below does not depend on when the WAL writer runs
+sql "SELECT pg_current_xact_id()" >/dev/null
 XID=$(sql "SELECT producer_id & ~(1::bigint << 62) FROM kafka.dump_log('horizon', 0) WHERE NOT is_control AND producer_id > 0 ORDER BY base_offset OFFSET 1 LIMIT 1")
 echo "# the rolled-back transaction: xid $XID"
 
