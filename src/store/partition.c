@@ -534,7 +534,19 @@ find_or_create(int64 partition_id, bool create)
 bool
 kp_log_has_room(int64 partition_id)
 {
-	return RecoveryInProgress() || find_or_make(partition_id) != NULL;
+	if (RecoveryInProgress())
+		return true;
+
+	/*
+	 * The map's first kafka.max_partitions entries are allocated with it:
+	 * below that count there is room, without a second lookup of the entry
+	 * beside the one the caller's next store call makes (Fetch asks for every
+	 * partition of every request).  Read without map_lock, a hint: an insert
+	 * racing it to the last entry leaves that caller the ERROR.
+	 */
+	if (hash_get_num_entries(partition_hash) < kp_max_partitions)
+		return true;
+	return find_or_make(partition_id) != NULL;
 }
 
 /*
