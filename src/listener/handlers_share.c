@@ -1127,19 +1127,13 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			{
 				/* locks of others that expire make records available */
 				TimestampTz at = kp_share_expiry_timer(partition_id, now);
-				KpLogOffsets off;
 
 				if (at > 0 && (timer == 0 || at < timer))
 					timer = at;
-
-				/*
-				 * records above the high watermark become acquirable when it
-				 * moves: the WAL position that moves it (handlers_fetch.c)
-				 */
-				kp_log_offsets(partition_id, &off);
-				if (off.high_watermark < off.log_end_offset && !XLogRecPtrIsInvalid(off.hw_next_lsn) &&
-					(XLogRecPtrIsInvalid(hw_next_lsn) || off.hw_next_lsn < hw_next_lsn))
-					hw_next_lsn = off.hw_next_lsn;
+				/* records above the high watermark: acquirable when it moves */
+				if (!XLogRecPtrIsInvalid(acq.hw_next_lsn) &&
+					(XLogRecPtrIsInvalid(hw_next_lsn) || acq.hw_next_lsn < hw_next_lsn))
+					hw_next_lsn = acq.hw_next_lsn;
 				continue;
 			}
 			op = out_part(&out, &sp->topic_id, sp->partition);

@@ -491,6 +491,8 @@ kp_share_acquire(const char *group_id, const KpTopic *topic, int32 partition,
 	{
 		latest = off.high_watermark;
 		bound = c.read_committed ? kp_client_lso(&off) : off.high_watermark;
+		if (off.high_watermark < off.log_end_offset)
+			out->hw_next_lsn = off.hw_next_lsn;
 	}
 	else
 	{

@@ -15,6 +15,8 @@
 
 #include "postgres.h"
 
+#include "access/xlogdefs.h"
+
 #include "catalog/kafka_catalog.h"
 #include "group/group.h"
 #include "utils/timestamp.h"
@@ -87,6 +89,10 @@ typedef struct KpShareAcquired
 	int			n;				/* acquired records, by offset */
 	int64	   *offsets;
 	int16	   *delivery_counts;
+	XLogRecPtr	hw_next_lsn;	/* a wire acquirer: the WAL position that
+								 * moves the high watermark past records it
+								 * could not take yet (kp_log_offsets), else
+								 * invalid */
 } KpShareAcquired;
 
 /*
