@@ -31,11 +31,17 @@
  * ---------------------------------------------------------------------
  */
 
-/* The broker config each topic config defaults from (Kafka's TOPIC_CONFIG_SYNONYMS). */
+/*
+ * The broker config each topic config defaults from (Kafka's
+ * TOPIC_CONFIG_SYNONYMS); derived: Kafka's default of it is null (derived
+ * from another setting: log.retention.ms from log.retention.hours...), so
+ * DescribeConfigs lists no DEFAULT_CONFIG synonym under its name.
+ */
 static const struct
 {
 	const char *topic;
 	const char *broker;
+	bool		derived;
 }			config_synonyms[] = {
 	{"cleanup.policy", "log.cleanup.policy"},
 	{"compression.type", "compression.type"},
@@ -45,7 +51,7 @@ static const struct
 	{"delete.retention.ms", "log.cleaner.delete.retention.ms"},
 	{"file.delete.delay.ms", "log.segment.delete.delay.ms"},
 	{"flush.messages", "log.flush.interval.messages"},
-	{"flush.ms", "log.flush.interval.ms"},
+	{"flush.ms", "log.flush.interval.ms", true},
 	{"index.interval.bytes", "log.index.interval.bytes"},
 	{"local.retention.bytes", "log.local.retention.bytes"},
 	{"local.retention.ms", "log.local.retention.ms"},
@@ -62,13 +68,25 @@ static const struct
 	{"remote.copy.lag.bytes", "log.remote.copy.lag.bytes"},
 	{"remote.copy.lag.ms", "log.remote.copy.lag.ms"},
 	{"retention.bytes", "log.retention.bytes"},
-	{"retention.ms", "log.retention.ms"},
+	{"retention.ms", "log.retention.ms", true},
 	{"segment.bytes", "log.segment.bytes"},
 	{"segment.index.bytes", "log.index.size.max.bytes"},
-	{"segment.jitter.ms", "log.roll.jitter.ms"},
-	{"segment.ms", "log.roll.ms"},
+	{"segment.jitter.ms", "log.roll.jitter.ms", true},
+	{"segment.ms", "log.roll.ms", true},
 	{"unclean.leader.election.enable", "unclean.leader.election.enable"},
 };
+
+/* Does Kafka list a DEFAULT_CONFIG synonym under this broker config's name? */
+static bool
+broker_default_listed(const char *broker_config)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(config_synonyms); i++)
+		if (strcmp(config_synonyms[i].broker, broker_config) == 0)
+			return !config_synonyms[i].derived;
+	return true;
+}
 
 const char *
 kp_broker_synonym(const char *topic_config)
@@ -169,26 +187,6 @@ describe_add(DescribeOut *d, const char *name, const char *value, int8 source,
 	return c;
 }
 
-/*
- * Broker configs whose default Kafka derives from another setting
- * (log.retention.ms from log.retention.hours, log.roll.ms from
- * log.roll.hours...): null in Kafka's own defaults, so DescribeConfigs
- * lists no DEFAULT_CONFIG synonym under their names.
- */
-static bool
-derived_broker_default(const char *broker_config)
-{
-	static const char *const derived[] = {
-		"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms",
-	};
-	int			i;
-
-	for (i = 0; i < lengthof(derived); i++)
-		if (strcmp(derived[i], broker_config) == 0)
-			return true;
-	return false;
-}
-
 static void
 describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r,
 			   const KpTopic *t)
@@ -226,7 +224,7 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 				s[ns].source = SOURCE_DYNAMIC_TOPIC;
 				ns++;
 			}
-			if (syn != NULL && !derived_broker_default(syn))
+			if (syn != NULL && broker_default_listed(syn))
 			{
 				s[ns].name = pstrdup(syn);
 				s[ns].value = pstrdup(def->default_value);
