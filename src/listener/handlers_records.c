@@ -76,6 +76,8 @@ kp_handle_delete_records(KpRequestContext *ctx)
 		int			np = ArrayLen(rt->n_partitions);
 		const KpTopic *t;
 		bool		allowed;
+		int32		npart = -1;
+		int64	   *part_ids = NULL;
 		int			p;
 
 		out->name = pstrdup(rt->name ? rt->name : "");
@@ -83,6 +85,13 @@ kp_handle_delete_records(KpRequestContext *ctx)
 		out->partitions = new_array(pdesc, np);
 		t = kp_handler_topic(out->name, NULL);
 		allowed = kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_DELETE);
+		if (t != NULL)
+		{
+			/* copied: the topic cache may be rebuilt under the calls below */
+			npart = t->partition_count;
+			part_ids = palloc(sizeof(int64) * Max(npart, 1));
+			memcpy(part_ids, t->partition_ids, sizeof(int64) * npart);
+		}
 		for (p = 0; p < np; p++)
 		{
 			KpDeleteRecordsResponseDeleteRecordsPartitionResult *po = &out->partitions[p];
@@ -98,6 +107,13 @@ kp_handle_delete_records(KpRequestContext *ctx)
 			if (t == NULL)
 			{
 				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				continue;
+			}
+			if (part_ids != NULL && po->partition_index >= 0 && po->partition_index < npart &&
+				!kp_log_has_room(part_ids[po->partition_index]))
+			{
+				po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+				(void) kp_handler_no_room_message();
 				continue;
 			}
 			arg.topic = out->name;
@@ -257,6 +273,12 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 			{
 				po->error_code = rp->current_leader_epoch < epoch ?
 					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+				continue;
+			}
+			if (!kp_log_has_room(part_ids[rp->partition]))
+			{
+				po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+				(void) kp_handler_no_room_message();
 				continue;
 			}
 			arg.partition_id = part_ids[rp->partition];

@@ -1453,8 +1453,12 @@ kp_handle_alter_share_group_offsets(KpRequestContext *ctx)
 			else if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else
+			{
 				op->error_code = kp_share_alter_start_offset(req->group_id, t, op->partition_index,
 															 rt->partitions[j].start_offset);
+				if (op->error_code == KP_ERR_KAFKA_STORAGE_ERROR)
+					op->error_message = kp_handler_no_room_message();
+			}
 		}
 	}
 }

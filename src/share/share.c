@@ -775,7 +775,8 @@ kp_share_init_gucs(void)
  * run - transaction markers, aborted records under read_committed, offsets
  * the cleaner removed - are done: a Kafka client acknowledges markers as
  * gaps and Kafka archives aborted records, so there too they leave the lag
- * once acquired.
+ * once acquired.  -1 (unknown) for a partition with no room for its state
+ * in shared memory (kp_log_has_room).
  */
 int64
 kp_share_lag(const char *group_id, const char *topic, int32 partition)
@@ -787,7 +788,8 @@ kp_share_lag(const char *group_id, const char *topic, int32 partition)
 	int64		pending;
 
 	if (t == NULL || partition < 0 || partition >= t->partition_count ||
-		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &pending))
+		!kp_cat_share_partition_stats(group_id, topic, partition, &start, &end, &pending) ||
+		!kp_log_has_room(t->partition_ids[partition]))
 		return -1;
 	kp_log_offsets(t->partition_ids[partition], &off);
 	return Max(off.log_end_offset - Max(end, off.log_start_offset), 0) + pending;
@@ -827,6 +829,8 @@ kp_share_alter_start_offset(const char *group_id, const KpTopic *topic, int32 pa
 {
 	KpLogOffsets off;
 
+	if (!kp_log_has_room(topic->partition_ids[partition]))
+		return KP_ERR_KAFKA_STORAGE_ERROR;
 	kp_log_offsets(topic->partition_ids[partition], &off);
 	if (start_offset < 0)
 		return KP_ERR_INVALID_REQUEST;

@@ -15,10 +15,11 @@ and closed its connection (the ERROR reached the listener's dispatcher).  Now:
    16, a few hundred entries).
 2. A 4-partition topic created on the wire in postgres (creation needs no entry): Produce v8 to
    each partition answers KAFKA_STORAGE_ERROR (56) with a message naming kafka.max_partitions;
-   Fetch v11 and ListOffsets v2 answer 56 for it; the connection stays open (an ApiVersions on it
-   is answered); a share group member's ShareFetch gets 56 for it too; the server log has a
-   WARNING naming kafka.max_partitions, at most one a minute per listener worker (the share
-   member's connection may be another worker's).
+   Fetch v11, ListOffsets v2, DeleteRecords v1, OffsetForLeaderEpoch v3, DescribeProducers v0
+   and AlterShareGroupOffsets v0 answer 56 for it, DescribeLogDirs v1 does not list it; the
+   connection stays open (an ApiVersions on it is answered); a share group member's ShareFetch
+   gets 56 for it too; the server log has a WARNING naming kafka.max_partitions, at most one a
+   minute per listener worker (the share member's connection may be another worker's).
 3. Once mp1's topic is deleted (its entries leave the map), the same Produce succeeds and Fetch
    returns the record: no restart needed.
 
@@ -39,7 +40,7 @@ import psycopg2  # noqa: E402
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set in run()
 import conformance as kc  # noqa: E402
 import share_wake as sw  # noqa: E402  (reads HOST:PORT at import too; set in run())
-from kwire import i8, i16, i32, i64, array, nbytes, string  # noqa: E402
+from kwire import TAGS, i8, i16, i32, i64, array, carray, cstring, nbytes, string  # noqa: E402
 
 TOPIC = "wired"
 MAX_DATABASES = 80
@@ -75,6 +76,57 @@ def list_latest(c, partition):
     r.i32()
     res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64()))))
     return res[0][1][0][1], res[0][1][0][3]
+
+
+def offset_for_leader_epoch(c, partition):
+    """OffsetForLeaderEpoch v3 of epoch 0: (error code, end offset), None if closed."""
+    r = c.call(23, 3, i32(-1) + array([string(TOPIC) + array([i32(partition) + i32(-1) + i32(0)])]))
+    if r is None:
+        return None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i16(), r.i32(), r.i32(), r.i64()))))
+    return res[0][1][0][0], res[0][1][0][3]
+
+
+def describe_producers(c, partition):
+    """DescribeProducers v0 (flexible): (error code, error message), None if closed."""
+    r = c.call_flex(61, 0, carray([cstring(TOPIC) + carray([i32(partition)]) + TAGS]) + TAGS)
+    if r is None:
+        return None
+    r.i32()
+
+    def part():
+        idx, err, msg = r.i32(), r.i16(), r.cstring()
+        r.carray(lambda: (r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.i64(), r.tags()))
+        r.tags()
+        return idx, err, (msg or b"").decode()
+    res = r.carray(lambda: (r.cstring(), r.carray(part), r.tags()))
+    return res[0][1][0][1:]
+
+
+def log_dir_partitions(c):
+    """DescribeLogDirs v1 of every topic: the partitions of TOPIC listed, None if closed."""
+    r = c.call(35, 1, array(None))
+    if r is None:
+        return None
+    r.i32()
+    dirs = r.array(lambda: (r.i16(), r.string(), r.array(lambda: (
+        r.string(), r.array(lambda: (r.i32(), r.i64(), r.i64(), r.i8()))))))
+    return sorted(p[0] for d in dirs for t in d[2] if t[0] in (TOPIC, TOPIC.encode()) for p in t[1])
+
+
+def alter_share_start(c, group, partition):
+    """AlterShareGroupOffsets v0 (flexible) to offset 0: (error code, error message) of the
+    partition, None if closed."""
+    r = c.call_flex(91, 0, cstring(group) + carray([cstring(TOPIC) + carray([i32(partition) + i64(0) + TAGS])
+                                                   + TAGS]) + TAGS)
+    if r is None:
+        return None
+    r.i32(), r.i16(), r.cstring()
+    res = r.carray(lambda: (r.cstring(), r.uuid(), r.carray(lambda: (r.i32(), r.i16(), r.cstring(), r.tags())),
+                            r.tags()))
+    p = res[0][2][0]
+    return p[1], (p[2] or b"").decode()
 
 
 def api_versions_ok(c):
@@ -132,6 +184,22 @@ def run():
         lo = list_latest(c, 1)
         check("ListOffsets answers KAFKA_STORAGE_ERROR for the partition", lo is not None and lo[0] == 56,
               "(%r)" % (lo,))
+        dr = kc.delete_records(c, TOPIC, 0)
+        check("DeleteRecords answers KAFKA_STORAGE_ERROR for the partition", dr[0] == 56, "(%r)" % (dr,))
+        ep = offset_for_leader_epoch(c, 2)
+        check("OffsetForLeaderEpoch answers KAFKA_STORAGE_ERROR for the partition",
+              ep is not None and ep[0] == 56, "(%r)" % (ep,))
+        dp = describe_producers(c, 3)
+        check("DescribeProducers answers KAFKA_STORAGE_ERROR for the partition, naming "
+              "kafka.max_partitions", dp is not None and dp[0] == 56 and "kafka.max_partitions" in dp[1],
+              "(%r)" % (dp,))
+        ag = alter_share_start(c, "mp-share-admin", 1)
+        check("AlterShareGroupOffsets answers KAFKA_STORAGE_ERROR for the partition, naming "
+              "kafka.max_partitions", ag is not None and ag[0] == 56 and "kafka.max_partitions" in ag[1],
+              "(%r)" % (ag,))
+        ld = log_dir_partitions(c)
+        check("DescribeLogDirs lists none of its partitions (no state to size them by)", ld == [],
+              "(%r)" % (ld,))
         check("the connection stays open: ApiVersions on it is answered", api_versions_ok(c) and c.s is sock)
         sw.HOST, sw.PORT = "127.0.0.1", cluster.kport
         conn = kafkapg.connect(cluster.port)
