@@ -275,6 +275,13 @@ kp_broker_config_entries(KpBrokerConfigEntry **out)
 		c->read_only = false;
 		c->value = pstrdup(v ? v : def->default_value);
 		c->source = v ? SOURCE_DYNAMIC_BROKER : SOURCE_DEFAULT;
+		if (!kp_broker_default_listed(syn))
+		{
+			/* null in Kafka: derived from log.retention.hours and co. */
+			c->default_value = NULL;
+			if (v == NULL)
+				c->value = NULL;
+		}
 	}
 	/* names kafka_pg does not know, kept as Kafka keeps custom configs */
 	for (i = 0; i < nover; i++)

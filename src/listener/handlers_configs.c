@@ -33,15 +33,18 @@
 
 /*
  * The broker config each topic config defaults from (Kafka's
- * TOPIC_CONFIG_SYNONYMS); derived: Kafka's default of it is null (derived
- * from another setting: log.retention.ms from log.retention.hours...), so
- * DescribeConfigs lists no DEFAULT_CONFIG synonym under its name.
+ * TOPIC_CONFIG_SYNONYMS); derived_from: Kafka's default of it is null,
+ * derived from this other broker setting (log.retention.ms from
+ * log.retention.hours, whose default is derived_default), so DescribeConfigs
+ * lists no DEFAULT_CONFIG synonym under its name, and lists the setting it
+ * derives from under a broker override of it.
  */
 static const struct
 {
 	const char *topic;
 	const char *broker;
-	bool		derived;
+	const char *derived_from;
+	const char *derived_default;
 }			config_synonyms[] = {
 	{"cleanup.policy", "log.cleanup.policy"},
 	{"compression.type", "compression.type"},
@@ -51,7 +54,7 @@ static const struct
 	{"delete.retention.ms", "log.cleaner.delete.retention.ms"},
 	{"file.delete.delay.ms", "log.segment.delete.delay.ms"},
 	{"flush.messages", "log.flush.interval.messages"},
-	{"flush.ms", "log.flush.interval.ms", true},
+	{"flush.ms", "log.flush.interval.ms", "log.flush.scheduler.interval.ms", "9223372036854775807"},
 	{"index.interval.bytes", "log.index.interval.bytes"},
 	{"local.retention.bytes", "log.local.retention.bytes"},
 	{"local.retention.ms", "log.local.retention.ms"},
@@ -68,24 +71,42 @@ static const struct
 	{"remote.copy.lag.bytes", "log.remote.copy.lag.bytes"},
 	{"remote.copy.lag.ms", "log.remote.copy.lag.ms"},
 	{"retention.bytes", "log.retention.bytes"},
-	{"retention.ms", "log.retention.ms", true},
+	{"retention.ms", "log.retention.ms", "log.retention.hours", "168"},
 	{"segment.bytes", "log.segment.bytes"},
 	{"segment.index.bytes", "log.index.size.max.bytes"},
-	{"segment.jitter.ms", "log.roll.jitter.ms", true},
-	{"segment.ms", "log.roll.ms", true},
+	{"segment.jitter.ms", "log.roll.jitter.ms", "log.roll.jitter.hours", "0"},
+	{"segment.ms", "log.roll.ms", "log.roll.hours", "168"},
 	{"unclean.leader.election.enable", "unclean.leader.election.enable"},
 };
 
-/* Does Kafka list a DEFAULT_CONFIG synonym under this broker config's name? */
-static bool
-broker_default_listed(const char *broker_config)
+/*
+ * Does Kafka have a default for this broker config: a DEFAULT_CONFIG synonym
+ * under its name in a topic's DescribeConfigs, a value in the broker's?
+ */
+bool
+kp_broker_default_listed(const char *broker_config)
+{
+	return kp_broker_derived_from(broker_config, NULL) == NULL;
+}
+
+/*
+ * The broker setting Kafka derives this broker config from when it is not
+ * set (log.retention.hours for log.retention.ms), and that setting's
+ * default in *default_value; NULL if Kafka has a default of its own.
+ */
+const char *
+kp_broker_derived_from(const char *broker_config, const char **default_value)
 {
 	int			i;
 
 	for (i = 0; i < lengthof(config_synonyms); i++)
 		if (strcmp(config_synonyms[i].broker, broker_config) == 0)
-			return !config_synonyms[i].derived;
-	return true;
+		{
+			if (default_value)
+				*default_value = config_synonyms[i].derived_default;
+			return config_synonyms[i].derived_from;
+		}
+	return NULL;
 }
 
 const char *
@@ -224,7 +245,7 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 				s[ns].source = SOURCE_DYNAMIC_TOPIC;
 				ns++;
 			}
-			if (syn != NULL && broker_default_listed(syn))
+			if (syn != NULL && kp_broker_default_listed(syn))
 			{
 				s[ns].name = pstrdup(syn);
 				s[ns].value = pstrdup(def->default_value);
@@ -251,20 +272,30 @@ describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsRes
 	for (i = 0; i < n; i++)
 	{
 		KpDescribeConfigsResponseDescribeConfigsResourceResult *c;
+		const char *from = NULL;
+		const char *from_default = NULL;
 
 		if (!key_requested(r, cf[i].name))
 			continue;
 		c = describe_add(d, cf[i].name, cf[i].value, cf[i].source, cf[i].read_only,
 						 cf[i].type, cf[i].doc);
-		if (d->synonyms && cf[i].source != SOURCE_DEFAULT && cf[i].default_value)
+		/* a default that is null (log.retention.ms and co.) is no synonym */
+		if (cf[i].source == SOURCE_DEFAULT && cf[i].value == NULL)
+			c->n_synonyms = 0;
+		if (d->synonyms && cf[i].source != SOURCE_DEFAULT &&
+			(cf[i].default_value || (from = kp_broker_derived_from(cf[i].name, &from_default))))
 		{
+			/*
+			 * the value set, then the default it overrides, or what Kafka
+			 * derives it from
+			 */
 			c->n_synonyms = 2;
 			c->synonyms = new_array(d->syn_desc, 2);
 			c->synonyms[0].name = pstrdup(cf[i].name);
 			c->synonyms[0].value = c->value;
 			c->synonyms[0].source = cf[i].source;
-			c->synonyms[1].name = pstrdup(cf[i].name);
-			c->synonyms[1].value = pstrdup(cf[i].default_value);
+			c->synonyms[1].name = pstrdup(from ? from : cf[i].name);
+			c->synonyms[1].value = pstrdup(from ? from_default : cf[i].default_value);
 			c->synonyms[1].source = SOURCE_DEFAULT;
 		}
 	}

@@ -19,6 +19,9 @@ is polled:
     allowed for config key: background.threads"; a null SET value: 42 "Null value not supported for :
     ..."; a key twice: 42 "Error due to duplicate config keys"; another broker id: 42 "Unexpected
     broker id, expected N, but received 7".
+The broker configs Kafka derives from another setting (log.retention.ms, log.roll.ms,
+log.roll.jitter.ms, log.flush.interval.ms) are described with a null value; log.roll.ms SET: its
+synonyms are itself and DEFAULT_CONFIG log.roll.hours=168; DELETE: null again.
 Then a topic's synonyms with include_synonyms (kafkajs's describeConfigs spec): defaults list only
 the broker default under the broker's name where Kafka's broker config has a default of its own
 (segment.bytes: log.segment.bytes; not retention.ms, segment.ms, flush.ms, nor a config without a
@@ -239,6 +242,24 @@ def main():
         good, c = await_conf("num.partitions", lambda c: c["value"] == before["value"] and c["src"] == before["src"])
         check("num.partitions back to %s (source %d)" % (before["value"], before["src"]),
               good and c["src"] == before["src"], c)
+
+    # the broker defaults Kafka derives from another setting: null, as Kafka describes them
+    keys = ["log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"]
+    d = describe(node, keys)
+    got = {k: (d[k]["value"], d[k]["src"], [(x[0], x[1], x[2]) for x in (d[k]["syn"] or [])]) for k in d}
+    want = {k: (None, 5, []) for k in keys}
+    check("log.retention.ms, log.roll.ms, log.roll.jitter.ms and log.flush.interval.ms are described "
+          "with a null value (DEFAULT_CONFIG), as Kafka derives them from other settings", got == want, got)
+    check("log.roll.ms SET 100000: NONE", incr(node, [("log.roll.ms", 0, "100000")]) == (0, None))
+    good, c = await_conf("log.roll.ms", lambda c: c["value"] == "100000")
+    syn = [(x[0], x[1], x[2]) for x in (c["syn"] or [])] if c else None
+    check("log.roll.ms described: 100000 (DYNAMIC_BROKER_CONFIG), synonyms itself and DEFAULT_CONFIG "
+          "log.roll.hours=168, what Kafka derives it from",
+          good and c["src"] == 2 and syn == [("log.roll.ms", "100000", 2), ("log.roll.hours", "168", 5)],
+          c)
+    check("log.roll.ms DELETE: NONE", incr(node, [("log.roll.ms", 1, None)]) == (0, None))
+    good, c = await_conf("log.roll.ms", lambda c: c["value"] is None and c["src"] == 5)
+    check("log.roll.ms back to null (DEFAULT_CONFIG)", good, c)
 
     # a topic's synonyms (kafkajs's describeConfigs spec): an override, then the broker default it
     # replaces under the broker's name, where Kafka's broker config has a default of its own
