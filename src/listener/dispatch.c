@@ -336,16 +336,21 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 }
 
 /*
- * For a partition without room for its state in shared memory
- * (kp_log_has_room): the message of its KAFKA_STORAGE_ERROR, and a WARNING
- * in the server log, at most once a minute per listener worker, for the DBA.
+ * Whether the partition has no room for its state in shared memory
+ * (kp_log_has_room), which every handler asks before it touches one: then
+ * the message of its KAFKA_STORAGE_ERROR in *message (unless NULL), and a
+ * WARNING in the server log, at most once a minute per listener worker, for
+ * the DBA.
  */
-char *
-kp_handler_no_room_message(void)
+bool
+kp_handler_no_room(int64 partition_id, char **message)
 {
 	static TimestampTz last_warning = 0;
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now;
 
+	if (kp_log_has_room(partition_id))
+		return false;
+	now = GetCurrentTimestamp();
 	if (last_warning == 0 || TimestampDifferenceExceeds(last_warning, now, 60000))
 	{
 		last_warning = now;
@@ -355,8 +360,10 @@ kp_handler_no_room_message(void)
 				 errdetail("Clients get KAFKA_STORAGE_ERROR for it."),
 				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
 	}
-	return psprintf("more partitions in use than kafka.max_partitions (%d) on this server",
-					kp_max_partitions);
+	if (message)
+		*message = psprintf("more partitions in use than kafka.max_partitions (%d) on this server",
+							kp_max_partitions);
+	return true;
 }
 
 int16

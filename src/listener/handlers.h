@@ -212,8 +212,11 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 /* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
-/* KAFKA_STORAGE_ERROR's message for a partition kp_log_has_room refuses */
-extern char *kp_handler_no_room_message(void);
+/*
+ * A partition kp_log_has_room refuses: true, with KAFKA_STORAGE_ERROR's
+ * message in *message (unless NULL) and the DBA's WARNING logged.
+ */
+extern bool kp_handler_no_room(int64 partition_id, char **message);
 
 /* authz.c: may the request's role do op on the resource? */
 extern bool kp_authz(KpRequestContext *ctx, int resource_type, const char *name, int op);

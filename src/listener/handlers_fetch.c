@@ -630,12 +630,11 @@ kp_handle_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition, &ref);
-			if (!kp_log_has_room(ref.partition_id))
+			if (kp_handler_no_room(ref.partition_id, NULL))
 			{
 				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
 				op->high_watermark = -1;
 				any_error = true;
-				(void) kp_handler_no_room_message();
 				continue;
 			}
 			/* the bucket's count before the partition is read */
@@ -796,10 +795,9 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, rp->partition_index, &ref);
-			if (!kp_log_has_room(ref.partition_id))
+			if (kp_handler_no_room(ref.partition_id, NULL))
 			{
 				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				(void) kp_handler_no_room_message();
 				continue;
 			}
 			kp_log_offsets(ref.partition_id, &off);

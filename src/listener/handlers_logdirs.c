@@ -87,12 +87,9 @@ describe_topic(const char *name, const int32 *asked, int n_asked,
 			wanted = asked[i] == p;
 		if (!wanted)
 			continue;
-		if (!kp_log_has_room(ids[p]))
-		{
-			/* no state to size it by: not listed, as a log Kafka cannot open */
-			(void) kp_handler_no_room_message();
-			continue;
-		}
+		if (kp_handler_no_room(ids[p], NULL))
+			continue;			/* no state to size it by: not listed, as a
+								 * log Kafka cannot open */
 		kp_log_offsets(ids[p], &off);
 		dp = &out->partitions[out->n_partitions++];
 		dp->partition_index = p;

@@ -396,11 +396,9 @@ kp_handle_produce(KpRequestContext *ctx)
 			}
 
 			kp_topic_partition(t, pd->index, &ref);
-			if (!kp_log_has_room(ref.partition_id))
+			if (kp_handler_no_room(ref.partition_id, ctx->version >= 8 ? &pr->error_message : NULL))
 			{
 				pr->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				if (ctx->version >= 8)
-					pr->error_message = kp_handler_no_room_message();
 				continue;
 			}
 

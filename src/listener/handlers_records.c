@@ -109,11 +109,10 @@ kp_handle_delete_records(KpRequestContext *ctx)
 				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
-			if (part_ids != NULL && po->partition_index >= 0 && po->partition_index < npart &&
-				!kp_log_has_room(part_ids[po->partition_index]))
+			if (po->partition_index >= 0 && po->partition_index < npart &&
+				kp_handler_no_room(part_ids[po->partition_index], NULL))
 			{
 				po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				(void) kp_handler_no_room_message();
 				continue;
 			}
 			arg.topic = out->name;
@@ -275,10 +274,9 @@ kp_handle_offset_for_leader_epoch(KpRequestContext *ctx)
 					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
 				continue;
 			}
-			if (!kp_log_has_room(part_ids[rp->partition]))
+			if (kp_handler_no_room(part_ids[rp->partition], NULL))
 			{
 				po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				(void) kp_handler_no_room_message();
 				continue;
 			}
 			arg.partition_id = part_ids[rp->partition];

@@ -1101,15 +1101,17 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			 */
 			if (sp->partition >= 0 && sp->partition < t->partition_count)
 			{
+				char	   *message;
+
 				partition_id = t->partition_ids[sp->partition];
 				keys[nkeys] = kp_log_wait_bucket(partition_id);
 				seen[nkeys] = kp_log_wait_bucket_changes(keys[nkeys]);
 				nkeys++;
-				if (!kp_log_has_room(partition_id))
+				if (kp_handler_no_room(partition_id, &message))
 				{
 					op = out_part(&out, &sp->topic_id, sp->partition);
 					op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-					op->error_message = kp_handler_no_room_message();
+					op->error_message = message;
 					continue;
 				}
 			}
@@ -1452,13 +1454,11 @@ kp_handle_alter_share_group_offsets(KpRequestContext *ctx)
 				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			else if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else if (kp_handler_no_room(t->partition_ids[op->partition_index], &op->error_message))
+				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
 			else
-			{
 				op->error_code = kp_share_alter_start_offset(req->group_id, t, op->partition_index,
 															 rt->partitions[j].start_offset);
-				if (op->error_code == KP_ERR_KAFKA_STORAGE_ERROR)
-					op->error_message = kp_handler_no_room_message();
-			}
 		}
 	}
 }

@@ -723,10 +723,9 @@ kp_handle_describe_producers(KpRequestContext *ctx)
 				continue;
 			}
 			kp_topic_partition(t, op->partition_index, &ref);
-			if (!kp_log_has_room(ref.partition_id))
+			if (kp_handler_no_room(ref.partition_id, &op->error_message))
 			{
 				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				op->error_message = kp_handler_no_room_message();
 				continue;
 			}
 			n = kp_log_producers(ref.partition_id, &info);

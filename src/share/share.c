@@ -829,8 +829,6 @@ kp_share_alter_start_offset(const char *group_id, const KpTopic *topic, int32 pa
 {
 	KpLogOffsets off;
 
-	if (!kp_log_has_room(topic->partition_ids[partition]))
-		return KP_ERR_KAFKA_STORAGE_ERROR;
 	kp_log_offsets(topic->partition_ids[partition], &off);
 	if (start_offset < 0)
 		return KP_ERR_INVALID_REQUEST;
