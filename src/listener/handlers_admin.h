@@ -70,7 +70,6 @@
 
 /* handlers_configs.c: the broker config a topic config defaults from, and its type */
 extern const char *kp_broker_synonym(const char *topic_config);
-extern bool kp_broker_default_listed(const char *broker_config);
 extern const char *kp_broker_derived_from(const char *broker_config, const char **default_value);
 extern int8 kp_config_ctype(const KpConfigDef *def);
 extern char *kp_config_list_op(const char *current, int8 op, const char *arg);	/* APPEND, SUBTRACT */

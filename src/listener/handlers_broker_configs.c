@@ -275,7 +275,7 @@ kp_broker_config_entries(KpBrokerConfigEntry **out)
 		c->read_only = false;
 		c->value = pstrdup(v ? v : def->default_value);
 		c->source = v ? SOURCE_DYNAMIC_BROKER : SOURCE_DEFAULT;
-		if (!kp_broker_default_listed(syn))
+		if (kp_broker_derived_from(syn, NULL) != NULL)
 		{
 			/* null in Kafka: derived from log.retention.hours and co. */
 			c->default_value = NULL;

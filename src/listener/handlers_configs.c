@@ -80,19 +80,10 @@ static const struct
 };
 
 /*
- * Does Kafka have a default for this broker config: a DEFAULT_CONFIG synonym
- * under its name in a topic's DescribeConfigs, a value in the broker's?
- */
-bool
-kp_broker_default_listed(const char *broker_config)
-{
-	return kp_broker_derived_from(broker_config, NULL) == NULL;
-}
-
-/*
  * The broker setting Kafka derives this broker config from when it is not
  * set (log.retention.hours for log.retention.ms), and that setting's
- * default in *default_value; NULL if Kafka has a default of its own.
+ * default in *default_value (unless NULL); NULL if Kafka has a default of
+ * its own.
  */
 const char *
 kp_broker_derived_from(const char *broker_config, const char **default_value)
@@ -196,9 +187,12 @@ describe_add(DescribeOut *d, const char *name, const char *value, int8 source,
 	c->documentation = d->documentation && doc ? pstrdup(doc) : NULL;
 	c->n_synonyms = 0;
 	c->synonyms = NULL;
-	if (d->synonyms)
+	if (d->synonyms && (value != NULL || source != SOURCE_DEFAULT))
 	{
-		/* Kafka lists the one in effect first, then what it overrides */
+		/*
+		 * Kafka lists the one in effect first, then what it overrides; a
+		 * default that is null (log.retention.ms and co.) is none
+		 */
 		c->n_synonyms = 1;
 		c->synonyms = new_array(d->syn_desc, 1);
 		c->synonyms[0].name = pstrdup(name);
@@ -245,7 +239,7 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 				s[ns].source = SOURCE_DYNAMIC_TOPIC;
 				ns++;
 			}
-			if (syn != NULL && kp_broker_default_listed(syn))
+			if (syn != NULL && kp_broker_derived_from(syn, NULL) == NULL)
 			{
 				s[ns].name = pstrdup(syn);
 				s[ns].value = pstrdup(def->default_value);
@@ -279,9 +273,6 @@ describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsRes
 			continue;
 		c = describe_add(d, cf[i].name, cf[i].value, cf[i].source, cf[i].read_only,
 						 cf[i].type, cf[i].doc);
-		/* a default that is null (log.retention.ms and co.) is no synonym */
-		if (cf[i].source == SOURCE_DEFAULT && cf[i].value == NULL)
-			c->n_synonyms = 0;
 		if (d->synonyms && cf[i].source != SOURCE_DEFAULT &&
 			(cf[i].default_value || (from = kp_broker_derived_from(cf[i].name, &from_default))))
 		{
