@@ -571,10 +571,13 @@ CREATE VIEW kafka.topic_configs AS
 		   ON o.topic_id = t.topic_id AND o.name = d.name;
 
 -- Lag per group, topic and partition: how far the committed offset is
--- behind the log end offset.
+-- behind the log end offset (NULL with it, for a partition with no room for
+-- its state: kafka.max_partitions).
 CREATE VIEW kafka.consumer_group_lag AS
 	SELECT o.group_id, o.topic, o.partition, o.committed_offset,
-		   s.log_end_offset, greatest(s.log_end_offset - o.committed_offset, 0) AS lag,
+		   s.log_end_offset,
+		   CASE WHEN s.log_end_offset IS NOT NULL
+				THEN greatest(s.log_end_offset - o.committed_offset, 0) END AS lag,
 		   o.metadata, o.commit_time
 	FROM kafka.committed_offsets o
 	JOIN kafka.topics t ON t.name = o.topic

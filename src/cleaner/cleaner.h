@@ -28,6 +28,13 @@ extern void kp_cleaner_init_gucs(void);
 /* The worker's entry point (registered by src/main/kafka_pg.c). */
 extern void kp_cleaner_main(Datum arg);
 
+/*
+ * The detail of the WARNING for a partition with no room for its state in
+ * shared memory (kp_log_no_room): retention and compaction leave it alone,
+ * and go on with the topic's other partitions.
+ */
+#define KP_CLEANER_NO_ROOM	"The log cleaner skips it: no retention or compaction for it."
+
 /* What one retention pass did to one partition. */
 typedef void (*KpRetentionReport) (const char *topic, int32 partition,
 								   const KpRetentionResult *result, void *arg);
@@ -37,7 +44,8 @@ typedef void (*KpRetentionReport) (const char *topic, int32 partition,
  * transaction, if its cleanup.policy includes "delete"; the topic's lock
  * (the one DeleteRecords takes) is held to the end of that transaction.
  * report (if not NULL) is called for each partition retention applies to.
- * A topic that no longer exists is skipped.  Returns the segments deleted.
+ * A topic that no longer exists is skipped, and so is a partition with no
+ * room for its state (KP_CLEANER_NO_ROOM).  Returns the segments deleted.
  */
 extern int	kp_cleaner_retain_topic(const char *topic, KpRetentionReport report,
 									void *arg);
@@ -89,7 +97,8 @@ typedef void (*KpCompactionReport) (const char *topic, int32 partition,
  * in the caller's transaction, if its cleanup.policy includes "compact";
  * first drops the storage of segments earlier cleans replaced once the
  * topic's file.delete.delay.ms has passed.  The topic's lock (the one
- * retention takes) is held to the end of the transaction.  Returns the
+ * retention takes) is held to the end of the transaction; a partition
+ * with no room for its state is skipped (KP_CLEANER_NO_ROOM).  Returns the
  * partitions cleaned; *npartitions (if not NULL) gets the topic's
  * partition count, 0 if it is not compacted or gone.
  */

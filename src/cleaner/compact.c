@@ -109,7 +109,8 @@ kp_cleaner_compact_topic(const char *name, int32 partition,
 		*npartitions = topic->partition_count;
 	for (p = 0; p < topic->partition_count; p++)
 	{
-		if (partition >= 0 && p != partition)
+		if ((partition >= 0 && p != partition) ||
+			kp_log_no_room(topic->partition_ids[p], KP_CLEANER_NO_ROOM))
 			continue;
 		if (compact_partition(topic->name, &topic->config, p,
 							  topic->partition_ids[p], now_ms, report, arg))

@@ -34,7 +34,6 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 
 #include "common/kafka_errors.h"
 #include "common/settings.h"
@@ -337,29 +336,15 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 
 /*
  * Whether the partition has no room for its state in shared memory
- * (kp_log_has_room), which every handler asks before it touches one: then
- * the message of its KAFKA_STORAGE_ERROR in *message (unless NULL), and a
- * WARNING in the server log, at most once a minute per listener worker, for
- * the DBA.
+ * (kp_log_no_room, which every handler asks before it touches one, and
+ * which logs the DBA's WARNING): then the message of its
+ * KAFKA_STORAGE_ERROR in *message (unless NULL).
  */
 bool
 kp_handler_no_room(int64 partition_id, char **message)
 {
-	static TimestampTz last_warning = 0;
-	TimestampTz now;
-
-	if (kp_log_has_room(partition_id))
+	if (!kp_log_no_room(partition_id, "Clients get KAFKA_STORAGE_ERROR for it."))
 		return false;
-	now = GetCurrentTimestamp();
-	if (last_warning == 0 || TimestampDifferenceExceeds(last_warning, now, 60000))
-	{
-		last_warning = now;
-		ereport(WARNING,
-				(errmsg("a partition cannot be served: more partitions in use than kafka.max_partitions (%d)",
-						kp_max_partitions),
-				 errdetail("Clients get KAFKA_STORAGE_ERROR for it."),
-				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
-	}
 	if (message)
 		*message = psprintf("more partitions in use than kafka.max_partitions (%d) on this server",
 							kp_max_partitions);

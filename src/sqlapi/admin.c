@@ -225,6 +225,11 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	kp_topic_check_partition_id(partition_id);
+	if (kp_log_no_room(partition_id, "Its offsets, size and segment count show as NULL."))
+	{
+		memset(nulls, true, sizeof(nulls));
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+	}
 	kp_log_offsets(partition_id, &off);
 	values[0] = Int64GetDatum(off.log_start_offset);
 	values[1] = Int64GetDatum(off.log_end_offset);

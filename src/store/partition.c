@@ -550,6 +550,34 @@ kp_log_has_room(int64 partition_id)
 }
 
 /*
+ * Whether the partition has no room for its state (kp_log_has_room): then a
+ * WARNING for the DBA, at most once a minute per process, whose detail (a
+ * sentence) says what the caller does instead of using the partition.  The
+ * wire handlers (as KAFKA_STORAGE_ERROR), the log cleaner and the SQL views
+ * of partitions ask it before they touch one.
+ */
+bool
+kp_log_no_room(int64 partition_id, const char *detail)
+{
+	static TimestampTz last_warning = 0;
+	TimestampTz now;
+
+	if (kp_log_has_room(partition_id))
+		return false;
+	now = GetCurrentTimestamp();
+	if (last_warning == 0 || TimestampDifferenceExceeds(last_warning, now, 60000))
+	{
+		last_warning = now;
+		ereport(WARNING,
+				(errmsg("a partition cannot be served: more partitions in use than kafka.max_partitions (%d)",
+						kp_max_partitions),
+				 errdetail_internal("%s", detail),
+				 errhint("Raise kafka.max_partitions and restart the server, or delete topics.")));
+	}
+	return true;
+}
+
+/*
  * The partition's state with its appender lock held exclusively: NULL if
  * it has none and create is not set; loaded first if it is not loaded and
  * load is set, else NULL for it.

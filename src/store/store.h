@@ -342,6 +342,12 @@ extern void kp_log_offsets(int64 partition_id, KpLogOffsets *out);
 extern bool kp_log_has_room(int64 partition_id);
 
 /*
+ * !kp_log_has_room, with a WARNING for the DBA (at most once a minute per
+ * process) whose detail says what the caller does instead.
+ */
+extern bool kp_log_no_room(int64 partition_id, const char *detail);
+
+/*
  * A reader over a partition's batches from a starting offset: returns whole
  * batches in offset order, the first being the one that contains
  * from_offset (Kafka's Fetch semantics).  Never returns batches at or past

@@ -20,7 +20,17 @@ and closed its connection (the ERROR reached the listener's dispatcher).  Now:
    connection stays open (an ApiVersions on it is answered); a share group member's ShareFetch
    gets 56 for it too; the server log has a WARNING naming kafka.max_partitions, at most one a
    minute per listener worker (the share member's connection may be another worker's).
-3. Once mp1's topic is deleted (its entries leave the map), the same Produce succeeds and Fetch
+3. Retention, compaction and the SQL views, for a partition that had records and finds no room
+   after a restart: in database mpx (not the listener's, whose partitions the resolver loads first
+   thing after a restart), topics 'kept' (retention) and 'kcmp' (compacted) of 2 partitions, two
+   segments in each, made before the map filled.  After a restart, partition 0 of each is used
+   first, and the mp databases' partitions (and more such databases if needed) fill the map
+   again.  Then in mpx: kafka.run_log_compaction('kcmp') and kafka.run_log_cleaner() clean
+   partition 0 of each and skip partition 1 (before, the ERROR of partition 1 aborted the whole
+   call), kafka.partition_status shows partition 1 with NULL offsets and kafka.consumer_group_lag
+   with a NULL lag (before, both an ERROR), kafka.log_cleaner_status and kafka.segments list it,
+   and the server log has the cleaner's WARNING.
+4. Once mp1's topic is deleted (its entries leave the map), the same Produce succeeds and Fetch
    returns the record: no restart needed.
 
 Last line: "N passed, M failed".
@@ -134,15 +144,18 @@ def api_versions_ok(c):
     return r is not None and r.i16() == 0
 
 
-def fill_map(port):
+def fill_map(port, existing=0):
     """Databases mp1, mp2... with a 16-partition topic and a record in each partition until a
-    produce fails: (databases made, SQLSTATE of the failure or None)."""
+    produce fails (the first `existing` databases are there already): (databases used, SQLSTATE
+    of the failure or None)."""
     for i in range(1, MAX_DATABASES + 1):
         db = "mp%d" % i
-        kafkapg.pgcluster("create-extension", port, db)
+        if i > existing:
+            kafkapg.pgcluster("create-extension", port, db)
         conn = kafkapg.connect(port, db)
         cur = conn.cursor()
-        cur.execute("SELECT kafka.create_topic('t', 16)")
+        if i > existing:
+            cur.execute("SELECT kafka.create_topic('t', 16)")
         try:
             cur.execute("SELECT count(*) FROM (SELECT kafka.produce('t', 'k', 'v', partition => p) "
                         "FROM generate_series(0, 15) p) s")
@@ -153,19 +166,63 @@ def fill_map(port):
     return MAX_DATABASES, None
 
 
-def warnings_in(log):
-    """(WARNINGs naming kafka.max_partitions, listener workers started) in the server log."""
+def log_lines(log):
     with open(log, errors="replace") as f:
-        lines = f.readlines()
-    return (sum(1 for line in lines if "WARNING:" in line and "kafka.max_partitions (16)" in line),
+        return f.readlines()
+
+
+def warnings_in(log):
+    """(the listener's WARNINGs naming kafka.max_partitions, listener workers started) in the
+    server log."""
+    lines = log_lines(log)
+    warned = [i for i, line in enumerate(lines)
+              if "WARNING:" in line and "kafka.max_partitions (16)" in line]
+    return (sum(1 for i in warned if i + 1 < len(lines) and "KAFKA_STORAGE_ERROR" in lines[i + 1]),
             sum(1 for line in lines if "serving Kafka clients on" in line))
+
+
+def cleaner_log(log):
+    """The log cleaner's WARNINGs for a partition without room."""
+    lines = log_lines(log)
+    return sum(1 for i, line in enumerate(lines) if "WARNING:" in line and "kafka.max_partitions (16)" in line
+               and i + 1 < len(lines) and "log cleaner skips it" in lines[i + 1])
+
+
+def two_segments(cur, topic, cleanup):
+    """A 2-partition topic with three records of one key in each partition, segments rolled
+    between them (segment.ms 100)."""
+    cur.execute("SELECT kafka.create_topic(%s, 2, configs => %s::jsonb)",
+                (topic, '{"segment.ms": "100", "cleanup.policy": "%s", "min.cleanable.dirty.ratio": "0.01"}'
+                 % cleanup))
+    for i, value in enumerate(("v1", "v2", "v3")):
+        if i:
+            time.sleep(0.3)
+        cur.execute("SELECT kafka.produce(%s, 'k', %s, partition => p) FROM generate_series(0, 1) p",
+                    (topic, value))
+
+
+def sql_rows(cur, query):
+    """The rows of query, or its error as "SQLSTATE message"."""
+    try:
+        cur.execute(query)
+        return cur.fetchall()
+    except psycopg2.Error as e:
+        return "%s %s" % (e.pgcode, e.pgerror)
 
 
 def run():
     cluster = kafkapg.ScratchCluster("max_partitions", 58632, 49292)
     try:
-        cluster.start("postgres", {"KP_KAFKA_DB": "postgres", "KP_EXTRA_CONF": "kafka.max_partitions = 16"})
+        cluster.start("postgres", {"KP_KAFKA_DB": "postgres",
+                                   "KP_EXTRA_CONF": "kafka.max_partitions = 16"})
         kafkapg.pgcluster("wait-kafka", cluster.kport)
+        kafkapg.pgcluster("create-extension", cluster.port, "mpx")
+        pconn = kafkapg.connect(cluster.port, "mpx")
+        pconn.autocommit = True
+        two_segments(pconn.cursor(), "kept", "delete")
+        two_segments(pconn.cursor(), "kcmp", "compact")
+        pconn.cursor().execute("SELECT count(*) FROM kafka.consume('g', 'kept')")   # commits offsets
+        pconn.close()
         ndb, state = fill_map(cluster.port)
         check("with kafka.max_partitions 16, databases of 16 partitions each fill the shared map: "
               "a SQL produce fails with 53200", state == "53200", "(%d databases, %r)" % (ndb, state))
@@ -218,9 +275,53 @@ def run():
               "served such a request (at most one a minute each)", 1 <= n <= workers,
               "(%d warnings, %d workers)" % (n, workers))
 
+        c.close()
+
+        kafkapg.pgcluster("stop", cluster.data)
+        kafkapg.pgcluster("start", cluster.data)
+        kafkapg.pgcluster("wait-kafka", cluster.kport)
+        pconn = kafkapg.connect(cluster.port, "mpx")
+        pconn.autocommit = True
+        pcur = pconn.cursor()
+        pcur.execute("SELECT kafka.latest_offset('kept', 0), kafka.latest_offset('kcmp', 0)")
+        ndb, state = fill_map(cluster.port, ndb)
+        rows = sql_rows(pcur, "SELECT kafka.latest_offset('kept', 1)")
+        check("after a restart the map fills again before partition 1 of the topics is used: "
+              "it has no room (53200)", state == "53200" and str(rows).startswith("53200"),
+              "(%r, %r)" % (state, rows))
+        rows = sql_rows(pcur, "SELECT partition, cleaned FROM kafka.run_log_compaction('kcmp')")
+        pcur.execute("SELECT value FROM kafka.fetch_text('kcmp', 0, 0, 10)")
+        values = [r[0] for r in pcur.fetchall()]
+        check("kafka.run_log_compaction(topic) compacts the partition with room (v1 goes; v3 is in the "
+              "active segment) and skips the other", rows == [(0, True)] and values == ["v2", "v3"],
+              "(%r, values %r)" % (rows, values))
+        pcur.execute("SELECT kafka.alter_topic_config('kept', '{\"retention.ms\": \"1\"}')")
+        rows = sql_rows(pcur, "SELECT topic, partition, segments_deleted > 0 FROM kafka.run_log_cleaner()")
+        pcur.execute("SELECT kafka.earliest_offset('kept', 0)")
+        start = pcur.fetchone()[0]
+        check("kafka.run_log_cleaner() applies retention to the partition with room and skips the other",
+              rows == [("kept", 0, True)] and start > 0, "(%r, log start %r)" % (rows, start))
+        rows = sql_rows(pcur, "SELECT topic, partition, log_end_offset > 0, log_start_offset IS NULL "
+                              "FROM kafka.partition_status ORDER BY 1, 2")
+        check("kafka.partition_status shows the partitions without room with NULL offsets",
+              rows == [("kcmp", 0, True, False), ("kcmp", 1, None, True), ("kept", 0, True, False),
+                       ("kept", 1, None, True)], "(%r)" % (rows,))
+        rows = sql_rows(pcur, "SELECT partition, lag IS NULL, log_end_offset IS NULL "
+                              "FROM kafka.consumer_group_lag WHERE group_id = 'g' ORDER BY 1")
+        check("kafka.consumer_group_lag shows their lag and log end offset as NULL",
+              rows == [(0, False, False), (1, True, True)], "(%r)" % (rows,))
+        rows = sql_rows(pcur, "SELECT topic, partition, count(*) FROM kafka.log_cleaner_status "
+                              "JOIN kafka.segments USING (topic, partition) GROUP BY 1, 2 ORDER BY 1, 2")
+        check("kafka.log_cleaner_status and kafka.segments list them",
+              isinstance(rows, list) and [r[:2] for r in rows] == [("kcmp", 0), ("kcmp", 1), ("kept", 0),
+                                                                   ("kept", 1)], "(%r)" % (rows,))
+        check("the server log has the cleaner's WARNING for them", cleaner_log(cluster.log()) >= 1)
+        pconn.close()
+
         conn = kafkapg.connect(cluster.port, "mp1")
         conn.cursor().execute("SELECT kafka.delete_topic('t')")
         conn.close()
+        c = kc.Conn()
         got = produce(c, 0, b"after")
         check("once another database's topic is deleted, the same Produce succeeds (no restart)",
               got is not None and got[0] == 0, "(%r)" % (got,))
