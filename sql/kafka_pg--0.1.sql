@@ -584,13 +584,16 @@ CREATE VIEW kafka.consumer_group_lag AS
 	JOIN kafka.partitions p ON p.topic_id = t.topic_id AND p.partition = o.partition
 	CROSS JOIN LATERAL kafka._partition_stats(p.partition_id) s;
 
--- Groups with their members, as kafka-consumer-groups --describe shows them.
+-- Groups with their members, as kafka-consumer-groups --describe shows them
+-- (not the pending ones, join_round -1: handed an id by MEMBER_ID_REQUIRED,
+-- not yet joined with it).
 CREATE VIEW kafka.consumer_group_members AS
 	SELECT g.group_id, g.state, g.generation_id, g.protocol_name, m.member_id,
 		   m.group_instance_id, m.client_id, m.client_host, m.member_id = g.leader_id AS is_leader,
 		   m.last_heartbeat
 	FROM kafka.consumer_groups g
-	JOIN kafka.group_members m USING (group_id);
+	JOIN kafka.group_members m USING (group_id)
+	WHERE m.join_round >= 0;
 
 -- Share groups (KIP-932) in SQL: docs/share-groups.md.  kafka.share_acquire
 -- acquires up to max_records records of a share group for this session (the

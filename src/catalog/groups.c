@@ -667,20 +667,30 @@ kp_cat_member_save_consumer(const char *group_id, const char *member_id, int32 m
 }
 
 int
-kp_cat_members_delete_expired(const char *group_id, int32 session_ms, int32 spare_round)
+kp_cat_members_delete_expired(const char *group_id, int32 session_ms, int32 spare_round,
+							  int *pending)
 {
 	Oid			types[3] = {TEXTOID, INT4OID, INT4OID};
 	Datum		values[3] = {CStringGetTextDatum(group_id), Int32GetDatum(session_ms),
 	Int32GetDatum(spare_round)};
 	int			n;
+	int			i;
 
 	begin();
 	run("DELETE FROM kafka.group_members WHERE group_id = $1 "
 		"AND last_heartbeat + (CASE WHEN $2 >= 0 THEN $2 ELSE session_timeout_ms END) "
 		"    * interval '1 ms' < now() "
-		"AND join_round <> $3",
+		"AND join_round <> $3 "
+		"RETURNING join_round",
 		3, types, values, NULL);
 	n = (int) SPI_processed;
+	if (pending)
+	{
+		*pending = 0;
+		for (i = 0; i < n; i++)
+			if (col_int64(i, 1, 0) < 0)
+				(*pending)++;
+	}
 	SPI_finish();
 	return n;
 }

@@ -412,7 +412,7 @@ typedef struct KpMemberRow
 	char	   *client_host;
 	int32		session_timeout_ms;
 	int32		rebalance_timeout_ms;
-	int32		join_round;
+	int32		join_round;		/* -1: pending (KP_MEMBER_PENDING) */
 	int			nprotocols;
 	char	  **protocol_names;
 	KpBlob	   *protocol_metadata;
@@ -432,6 +432,14 @@ typedef struct KpMemberRow
 	char	   *target;
 	char	   *owned;
 } KpMemberRow;
+
+/*
+ * A classic group's pending member (KIP-394): handed its id by
+ * MEMBER_ID_REQUIRED, not yet joined with it.  Kafka keeps it apart from
+ * the members (hasMember is false) until it joins, leaves or its session
+ * ends, and a join round waits for it (hasAllMembersJoined).
+ */
+#define KP_MEMBER_PENDING(m)	((m)->join_round < 0)
 
 /*
  * The group's row; with create, inserted first if missing; with for_update,
@@ -508,10 +516,11 @@ extern void kp_cat_member_save_consumer(const char *group_id, const char *member
 /*
  * Delete members silent for longer than their session timeout (or
  * session_ms when >= 0), except those of join round spare_round; returns
- * how many.
+ * how many, and in *pending (unless NULL) how many of them were pending
+ * (KP_MEMBER_PENDING).
  */
 extern int	kp_cat_members_delete_expired(const char *group_id, int32 session_ms,
-										  int32 spare_round);
+										  int32 spare_round, int *pending);
 
 /*
  * The names of the topics that match a PostgreSQL regular expression (ARE),

@@ -59,8 +59,8 @@ kp_group_describe(const char *group_id, KpGroupInfo *info)
 		KpGroupMemberInfo *mi = &info->members[info->nmembers];
 		int			k;
 
-		if (m[i].join_round < 0)
-			continue;			/* pending */
+		if (KP_MEMBER_PENDING(&m[i]))
+			continue;
 		mi->member_id = m[i].member_id;
 		mi->group_instance_id = m[i].instance_id;
 		mi->client_id = m[i].client_id;

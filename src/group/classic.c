@@ -75,7 +75,9 @@ become_empty(const char *group_id, KpGroupRow *g)
 
 /*
  * Start a rebalance round: the round's deadline is the largest rebalance
- * timeout.  The caller saves the group (kp_group_save).
+ * timeout of the members (not of the pending ones, which are none yet: a
+ * member joining with the id MEMBER_ID_REQUIRED gave it adds its own,
+ * kp_group_join).  The caller saves the group (kp_group_save).
  */
 void
 kp_group_start_rebalance(const char *group_id, KpGroupRow *g, KpMemberRow *m, int n)
@@ -85,7 +87,8 @@ kp_group_start_rebalance(const char *group_id, KpGroupRow *g, KpMemberRow *m, in
 	int64		now = kp_group_now_ms();
 
 	for (i = 0; i < n; i++)
-		max_rebalance = Max(max_rebalance, m[i].rebalance_timeout_ms);
+		if (!KP_MEMBER_PENDING(&m[i]))
+			max_rebalance = Max(max_rebalance, m[i].rebalance_timeout_ms);
 	if (strcmp(g->state, "Empty") == 0)
 	{
 		/* group.initial.rebalance.delay.ms: let the first members gather */
@@ -163,7 +166,8 @@ choose_protocol(KpMemberRow *m, int n)
 /*
  * Finish the join phase if it can be finished: everyone has joined (and the
  * initial delay is over), or the deadline has passed.  Members that did not
- * join are removed.
+ * join are removed; pending members (KIP-394) are kept, as Kafka keeps them,
+ * until they join with their id, leave or their session ends.
  */
 void
 kp_group_try_complete_join(const char *group_id, KpGroupRow *g)
@@ -198,7 +202,7 @@ kp_group_try_complete_join(const char *group_id, KpGroupRow *g)
 	{
 		if (m[i].join_round == g->round)
 			joined[njoined++] = m[i];
-		else
+		else if (!KP_MEMBER_PENDING(&m[i]))
 			kp_cat_member_delete(group_id, m[i].member_id);
 	}
 	if (njoined == 0)
@@ -275,7 +279,7 @@ protocols_compatible(KpMemberRow *m, int n, const char *self, const KpJoinArgs *
 
 			if (self && strcmp(m[i].member_id, self) == 0)
 				continue;
-			if (m[i].join_round < 0)
+			if (KP_MEMBER_PENDING(&m[i]))
 				continue;
 			for (j = 0; j < m[i].nprotocols; j++)
 				if (strcmp(m[i].protocol_names[j], a->protocol_names[k]) == 0)
@@ -392,6 +396,8 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 		/* a known member rejoining a stable group with nothing new waits too */
 		n = kp_cat_members_load(a->group_id, &m);
 		kp_group_start_rebalance(a->group_id, &g, m, n);
+		/* the round this join starts waits for it too (Kafka adds it first) */
+		g.deadline_ms = Max(g.deadline_ms, kp_group_now_ms() + a->rebalance_timeout_ms);
 	}
 	upsert_member(a->group_id, member_id, a, g.round);
 	kp_group_save(a->group_id, &g);
@@ -514,17 +520,32 @@ out:
 	return code;
 }
 
-/* After members left or expired: rebalance the rest, or become Empty. */
+/*
+ * After members left or expired: rebalance the rest, or become Empty.  With
+ * members false, only pending members (KIP-394) expired: as Kafka's
+ * removePendingMemberAndUpdateClassicGroup, that rebalances nothing, and
+ * may only let a join phase they held up finish.
+ */
 void
-kp_group_after_members_removed(const char *group_id, KpGroupRow *g)
+kp_group_after_members_removed(const char *group_id, KpGroupRow *g, bool members)
 {
 	KpMemberRow *m;
 	int			n = kp_cat_members_load(group_id, &m);
+	int			nmembers = 0;
+	int			i;
 
-	if (n == 0)
+	for (i = 0; i < n; i++)
+		if (!KP_MEMBER_PENDING(&m[i]))
+			nmembers++;
+	if (nmembers == 0)
 	{
 		if (strcmp(g->state, "Empty") != 0)
 			become_empty(group_id, g);
+		return;
+	}
+	if (!members)
+	{
+		kp_group_try_complete_join(group_id, g);
 		return;
 	}
 	if (strcmp(g->state, "PreparingRebalance") != 0)
@@ -565,8 +586,9 @@ kp_group_leave(const char *group_id, const char *member_id, const char *instance
 		code = KP_ERR_UNKNOWN_MEMBER_ID;
 		goto out;
 	}
+	/* a pending member too: Kafka 4.4 rebalances when one leaves */
 	kp_cat_member_delete(group_id, me->member_id);
-	kp_group_after_members_removed(group_id, &g);
+	kp_group_after_members_removed(group_id, &g, true);
 out:
 	return code;
 }

@@ -112,8 +112,9 @@ kp_group_find_instance(KpMemberRow *m, int n, const char *instance_id)
 
 /*
  * Lock an existing group and find a member in it: UNKNOWN_MEMBER_ID when
- * the group or the member is gone, FENCED_INSTANCE_ID when the member's
- * static instance id now belongs to another member id.
+ * the group or the member is gone, or only pending (KIP-394: no member
+ * until it joins with its id, as Kafka's hasMember), FENCED_INSTANCE_ID
+ * when the member's static instance id now belongs to another member id.
  */
 int16
 kp_group_lock_member(const char *group_id, const char *member_id, const char *instance_id,
@@ -127,6 +128,8 @@ kp_group_lock_member(const char *group_id, const char *member_id, const char *in
 		return KP_ERR_UNKNOWN_MEMBER_ID;
 	*n = kp_cat_members_load(group_id, m);
 	*me = kp_group_find_member(*m, *n, member_id);
+	if (*me != NULL && KP_MEMBER_PENDING(*me))
+		*me = NULL;
 	if (*me == NULL)
 		return kp_group_find_instance(*m, *n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID :
 			KP_ERR_UNKNOWN_MEMBER_ID;

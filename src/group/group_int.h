@@ -32,7 +32,8 @@ extern void kp_group_save(const char *group_id, const KpGroupRow *g);
 extern void kp_group_start_rebalance(const char *group_id, KpGroupRow *g,
 									 KpMemberRow *m, int n);
 extern void kp_group_try_complete_join(const char *group_id, KpGroupRow *g);
-extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g);
+extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g,
+										   bool members);
 
 /*
  * The partitions of topic in a member's ConsumerProtocolAssignment bytes

@@ -48,16 +48,21 @@ wire_fence(const KpCommitter *c)
 	if (c->generation_id < 0)
 	{
 		KpMemberRow *m;
+		int			n = kp_cat_members_load(c->group_id, &m);
+		int			i;
 
 		/*
 		 * Generation (or member epoch) -1: the admin client or a consumer
 		 * that does not use group management (assign()).  As Kafka's
 		 * validateOffsetCommit, such a commit is taken while the group has no
-		 * members, whatever member id it carries (librdkafka's consumer
-		 * protocol sends its own random one); while it has members, one
-		 * without a member id is refused, one with an id is checked below.
+		 * members (pending ones are none), whatever member id it carries
+		 * (librdkafka's consumer protocol sends its own random one); while it
+		 * has members, one without a member id is refused, one with an id is
+		 * checked below.
 		 */
-		if (kp_cat_members_load(c->group_id, &m) == 0)
+		for (i = 0; i < n && KP_MEMBER_PENDING(&m[i]); i++)
+			;
+		if (i == n)
 			return KP_ERR_NONE;
 		if (c->member_id == NULL || c->member_id[0] == '\0')
 			return KP_ERR_UNKNOWN_MEMBER_ID;
@@ -75,7 +80,7 @@ wire_fence(const KpCommitter *c)
 		int			n = kp_cat_members_load(c->group_id, &m);
 		KpMemberRow *me = kp_group_find_member(m, n, c->member_id);
 
-		if (me == NULL)
+		if (me == NULL || KP_MEMBER_PENDING(me))
 			return kp_group_find_instance(m, n, c->group_instance_id) ?
 				KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
 		if (c->generation_id != g.generation)

@@ -30,7 +30,8 @@ static void
 expire_consumer_members(const char *group_id)
 {
 	int			removed = kp_cat_members_delete_expired(group_id,
-														kp_group_consumer_session_ms(group_id), -2);
+														kp_group_consumer_session_ms(group_id), -2,
+														NULL);
 
 	if (removed == 0)
 		return;
@@ -42,22 +43,27 @@ expire_consumer_members(const char *group_id)
 
 /*
  * A classic group: drop the silent members (not those waiting in a join of
- * the round in progress) and rebalance the rest; else finish a join phase
- * that may finish, or restart one whose leader never sent its assignment.
+ * the round in progress) and rebalance the rest (not for pending members
+ * alone); else finish a join phase that may finish, or restart one whose
+ * leader never sent its assignment.
  */
 static void
 upkeep_classic_group(const char *group_id, KpGroupRow *g)
 {
 	int			removed;
+	int			pending;
 
 	removed = kp_cat_members_delete_expired(group_id, -1,
-											strcmp(g->state, "PreparingRebalance") == 0 ? g->round : -2);
+											strcmp(g->state, "PreparingRebalance") == 0 ? g->round : -2,
+											&pending);
 	if (removed > 0)
 	{
 		ereport(LOG,
 				(errmsg("kafka_pg: %d member%s of group \"%s\" missed their session timeout",
-						removed, removed == 1 ? "" : "s", group_id)));
-		kp_group_after_members_removed(group_id, g);
+						removed, removed == 1 ? "" : "s", group_id),
+				 pending > 0 ? errdetail("%d of them pending (handed an id by MEMBER_ID_REQUIRED, never joined with it).",
+										 pending) : 0));
+		kp_group_after_members_removed(group_id, g, removed > pending);
 	}
 	else if (strcmp(g->state, "PreparingRebalance") == 0)
 		kp_group_try_complete_join(group_id, g);

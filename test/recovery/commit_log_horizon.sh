@@ -150,7 +150,14 @@ EOF
 }
 
 check "SQL fetch hides the rolled-back records" "$([ "$(fetch_sql)" = "$EXPECT" ] && echo 1)" "($(fetch_sql))"
-w=$(fetch_wire)
+# (what this checks is what is hidden, not how soon "after" is readable: once, in a full suite run
+# on a loaded machine (2026-12-04), the first fetch had "before" alone, "after" held back by the
+# last stable offset, cause not found; 0 of 3 runs alone reproduced it.  So up to 5 s for it.)
+for i in $(seq 1 50); do
+	w=$(fetch_wire)
+	[ "$w" = "$EXPECT|aborted=1" ] && break
+	sleep 0.1
+done
 check "wire read_committed lists the aborted transaction and hides its records" \
 	"$([ "$w" = "$EXPECT|aborted=1" ] && echo 1)" "($w)"
 

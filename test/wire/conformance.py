@@ -36,7 +36,12 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
 15. A member handed its id by MEMBER_ID_REQUIRED (KIP-394) holds up a join
    round, as in Kafka: a stable group's member and two new ones rejoining in
    turn all land in one generation (kafka_pg completed the round without the
-   pending one, which then got UNKNOWN_MEMBER_ID).
+   pending one, which then got UNKNOWN_MEMBER_ID).  And it stays pending, as
+   in Kafka 4.4, until it joins, leaves or its session ends: a Heartbeat with
+   its id is UNKNOWN_MEMBER_ID and it starts no rebalance; a round completed
+   at its deadline without it keeps it, and its join with the id afterwards
+   is taken (kafka_pg dropped it: UNKNOWN_MEMBER_ID); its session's end
+   rebalances nothing (kafka_pg rebalanced), its LeaveGroup rebalances.
 16. KIP-848 static membership (librdkafka's 0102 do_test_fenced_member_consumer):
    a member joining with an instance id another member holds gets
    UNRELEASED_INSTANCE_ID and the holder is undisturbed; a heartbeat with it
@@ -509,10 +514,10 @@ def check_answered_at_once():
     c.close()
 
 
-def join_group(c, group, member, send_only=False):
-    """JoinGroup v5 (session 30 s, rebalance 30 s, protocol "range"): sends it; unless send_only,
-    returns (error, generation, member id)."""
-    body = (string(group) + i32(30000) + i32(30000) + string(member) + string(None) + string("consumer")
+def join_group(c, group, member, send_only=False, rebalance_ms=30000, session_ms=30000):
+    """JoinGroup v5 (session 30 s and rebalance 30 s unless given, protocol "range"): sends it;
+    unless send_only, returns (error, generation, member id)."""
+    body = (string(group) + i32(session_ms) + i32(rebalance_ms) + string(member) + string(None) + string("consumer")
             + array([string("range") + nbytes(b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00")]))
     c.send(11, 5, body)
     return None if send_only else read_join(c)
@@ -550,6 +555,94 @@ def check_pending_members():
     check("a member handed its id by MEMBER_ID_REQUIRED holds up the round: the member already there "
           "and two new ones land in one generation", ok, f"(generation {gen1}, then {got})")
     for x in (a, b, c):
+        x.close()
+
+
+def heartbeat(c, group, generation, member):
+    """Heartbeat v3: the error code, None if no answer."""
+    r = c.call(12, 3, string(group) + i32(generation) + string(member) + string(None))
+    if r is None:
+        return None
+    r.i32()
+    return r.i16()
+
+
+def sync_group(c, group, generation, member, assignments=()):
+    """SyncGroup v3: the error code, None if no answer."""
+    r = c.call(14, 3, string(group) + i32(generation) + string(member) + string(None)
+               + array([string(m) + nbytes(b"") for m in assignments]))
+    if r is None:
+        return None
+    r.i32()
+    return r.i16()
+
+
+def leave_group(c, group, member):
+    """LeaveGroup v3 of one member: (error, the member's error), None if no answer."""
+    r = c.call(13, 3, string(group) + array([string(member) + string(None)]))
+    if r is None:
+        return None
+    r.i32()
+    err = r.i16()
+    members = r.array(lambda: (r.string(), r.string(), r.i16()))
+    return err, members[0][2] if members else None
+
+
+def check_pending_kept():
+    """A pending member (KIP-394: handed its id by MEMBER_ID_REQUIRED, not yet joined with it) is
+    kept as Kafka 4.4 keeps it, until it joins, leaves or its session ends: it is no member for a
+    heartbeat (UNKNOWN_MEMBER_ID) and starts no rebalance; a join round it does not come back to
+    waits for it until the round's deadline and completes without it, and keeps it; when it
+    joins with its id afterwards it is taken (a new round), not UNKNOWN_MEMBER_ID; when its
+    session ends it is gone (its id is UNKNOWN_MEMBER_ID) and nothing rebalances; when it leaves,
+    NONE, and the group rebalances (Kafka 4.4 does)."""
+    group = f"conf-pending-kept-{RUN}"
+    a, p = Conn(), Conn()
+    find_coordinator(a, group)
+    err, _, ida = join_group(a, group, "", rebalance_ms=2000)
+    _, gen1, ida = join_group(a, group, ida, rebalance_ms=2000) if err == 79 else (err, 0, ida)
+    sync_group(a, group, gen1, ida, [ida])
+    err, _, idp = join_group(p, group, "", rebalance_ms=2000)
+    got = (err, heartbeat(a, group, gen1, ida), heartbeat(p, group, gen1, idp))
+    check("a member handed its id by MEMBER_ID_REQUIRED starts no rebalance, and is no member for a "
+          "heartbeat (UNKNOWN_MEMBER_ID)", got == (79, 0, 25), f"(got {got})")
+    t0 = time.time()
+    got = join_group(a, group, ida, rebalance_ms=2000)    # the leader rejoins: a round
+    took = time.time() - t0
+    check("a round it does not come back to waits for it until the deadline (2 s), then completes "
+          "without it", got is not None and got[0] == 0 and got[1] > gen1 and took >= 1.5,
+          f"(got {got} after {took:.1f} s)")
+    gen2 = got[1] if got else -1
+    sync_group(a, group, gen2, ida, [ida])
+    join_group(p, group, idp, send_only=True, rebalance_ms=2000)   # comes back with its id
+    time.sleep(0.5)
+    hb = heartbeat(a, group, gen2, ida)
+    got_a = join_group(a, group, ida, rebalance_ms=2000) if hb == 27 else None
+    got_p = read_join(p)
+    check("when it joins with its id after that round, it is taken: a new round (the member there "
+          "is told REBALANCE_IN_PROGRESS) and both land in it", hb == 27 and got_a is not None
+          and got_p is not None and got_a[0] == 0 and got_p[0] == 0 and got_a[1] == got_p[1] > gen2,
+          f"(heartbeat {hb}, joins {got_a}, {got_p})")
+    gen3 = got_a[1] if got_a else -1
+    leader = ida if got_a and sync_group(a, group, gen3, ida, [ida, idp]) == 0 else None
+    sync_group(p, group, gen3, idp)
+    q = Conn()
+    err, _, idq = join_group(q, group, "", rebalance_ms=2000, session_ms=6000)
+    hbs = []
+    for _ in range(8):             # q's session (6 s) ends meanwhile
+        time.sleep(1)
+        hbs.append(heartbeat(a, group, gen3, ida))
+        heartbeat(p, group, gen3, idp)
+    got = join_group(q, group, idq, rebalance_ms=2000)
+    check("when its session ends it is gone (its id is UNKNOWN_MEMBER_ID) and nothing rebalances",
+          leader is not None and err == 79 and hbs == [0] * 8 and got is not None and got[0] == 25,
+          f"(join {err}, heartbeats {hbs}, then join {got})")
+    err, _, idq = join_group(q, group, "", rebalance_ms=2000)
+    lv = leave_group(q, group, idq)
+    hb = heartbeat(a, group, gen3, ida)
+    check("a pending member that leaves is removed (NONE), and the group rebalances as Kafka 4.4's does",
+          err == 79 and lv == (0, 0) and hb == 27, f"(join {err}, leave {lv}, heartbeat {hb})")
+    for x in (a, p, q):
         x.close()
 
 
@@ -975,6 +1068,7 @@ def main():
         check_answered_at_once()
     if "pending" in only:
         check_pending_members()
+        check_pending_kept()
     if "static" in only:
         check_static_consumer()
     if "maxdec" in only:
