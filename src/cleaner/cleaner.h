@@ -30,8 +30,9 @@ extern void kp_cleaner_main(Datum arg);
 
 /*
  * The detail of the WARNING for a partition with no room for its state in
- * shared memory (kp_log_no_room): retention and compaction leave it alone,
- * and go on with the topic's other partitions.
+ * shared memory (kp_log_no_room): retention and compaction leave it alone
+ * (but for dropping its replaced segments, which needs no state), and go on
+ * with the topic's other partitions.
  */
 #define KP_CLEANER_NO_ROOM	"The log cleaner skips it: no retention or compaction for it."
 

@@ -72,8 +72,7 @@ kp_cleaner_retain_topic(const char *name, KpRetentionReport report, void *arg)
 	 * the topic's retention limits and cleanup.policy.
 	 */
 	for (p = 0; p < npartitions; p++)
-		if (!kp_log_no_room(partition_ids[p], KP_CLEANER_NO_ROOM))
-			(void) kp_log_drop_replaced_segments(partition_ids[p], delay_ms);
+		(void) kp_log_drop_replaced_segments(partition_ids[p], delay_ms);
 
 	if (!cleanup_delete || (retention_ms < 0 && retention_bytes < 0))
 	{
