@@ -531,13 +531,8 @@ kp_group_after_members_removed(const char *group_id, KpGroupRow *g, bool members
 {
 	KpMemberRow *m;
 	int			n = kp_cat_members_load(group_id, &m);
-	int			nmembers = 0;
-	int			i;
 
-	for (i = 0; i < n; i++)
-		if (!KP_MEMBER_PENDING(&m[i]))
-			nmembers++;
-	if (nmembers == 0)
+	if (kp_group_count_members(m, n) == 0)
 	{
 		if (strcmp(g->state, "Empty") != 0)
 			become_empty(group_id, g);

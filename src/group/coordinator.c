@@ -110,6 +110,19 @@ kp_group_find_instance(KpMemberRow *m, int n, const char *instance_id)
 	return NULL;
 }
 
+/* How many of the rows are members: not pending (KP_MEMBER_PENDING). */
+int
+kp_group_count_members(const KpMemberRow *m, int n)
+{
+	int			count = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (!KP_MEMBER_PENDING(&m[i]))
+			count++;
+	return count;
+}
+
 /*
  * Lock an existing group and find a member in it: UNKNOWN_MEMBER_ID when
  * the group or the member is gone, or only pending (KIP-394: no member

@@ -49,7 +49,6 @@ wire_fence(const KpCommitter *c)
 	{
 		KpMemberRow *m;
 		int			n = kp_cat_members_load(c->group_id, &m);
-		int			i;
 
 		/*
 		 * Generation (or member epoch) -1: the admin client or a consumer
@@ -60,9 +59,7 @@ wire_fence(const KpCommitter *c)
 		 * has members, one without a member id is refused, one with an id is
 		 * checked below.
 		 */
-		for (i = 0; i < n && KP_MEMBER_PENDING(&m[i]); i++)
-			;
-		if (i == n)
+		if (kp_group_count_members(m, n) == 0)
 			return KP_ERR_NONE;
 		if (c->member_id == NULL || c->member_id[0] == '\0')
 			return KP_ERR_UNKNOWN_MEMBER_ID;

@@ -213,8 +213,9 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
 /*
- * A partition kp_log_has_room refuses: true, with KAFKA_STORAGE_ERROR's
- * message in *message (unless NULL) and the DBA's WARNING logged.
+ * A partition with no room for its state (kp_log_no_room, which logs the
+ * DBA's WARNING): true, with KAFKA_STORAGE_ERROR's message in *message
+ * (unless NULL).
  */
 extern bool kp_handler_no_room(int64 partition_id, char **message);
 

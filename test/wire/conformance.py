@@ -542,7 +542,7 @@ def check_pending_members():
     find_coordinator(a, group)
     err, _, ida = join_group(a, group, "")
     _, gen1, ida = join_group(a, group, ida) if err == 79 else (err, 0, ida)
-    a.call(14, 3, string(group) + i32(gen1) + string(ida) + string(None) + array([]))  # SyncGroup
+    sync_group(a, group, gen1, ida)
     _, _, idb = join_group(b, group, "")
     _, _, idc = join_group(c, group, "")
     join_group(b, group, idb, send_only=True)   # starts a round; it waits for a
