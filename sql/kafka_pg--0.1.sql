@@ -188,10 +188,12 @@ CREATE TABLE kafka.group_members (
 CREATE UNIQUE INDEX ON kafka.group_members (group_id, group_instance_id)
 	WHERE group_instance_id IS NOT NULL;
 
--- Committed offsets: "the next offset to read" (Kafka's OffsetCommit).
+-- Committed offsets: "the next offset to read" (Kafka's OffsetCommit).  A
+-- deleted topic's offsets go with it (ON DELETE CASCADE), as Kafka's group
+-- coordinator deletes them: a topic made again under the name starts with none.
 CREATE TABLE kafka.committed_offsets (
 	group_id		text NOT NULL,
-	topic			text NOT NULL,
+	topic			text NOT NULL REFERENCES kafka.topics (name) ON DELETE CASCADE,
 	partition		integer NOT NULL,
 	committed_offset bigint NOT NULL,
 	leader_epoch	integer NOT NULL DEFAULT -1,
@@ -199,6 +201,7 @@ CREATE TABLE kafka.committed_offsets (
 	commit_time		timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (group_id, topic, partition)
 );
+CREATE INDEX ON kafka.committed_offsets (topic);
 
 -- Group configs (KIP-848, DescribeConfigs / IncrementalAlterConfigs of
 -- resource type GROUP): per-group overrides of the broker's defaults, which
@@ -284,13 +287,16 @@ CREATE TABLE kafka.transactions (
 );
 
 -- Partitions in a transactional id's current transaction (AddPartitionsToTxn).
+-- A deleted topic leaves every transaction here (ON DELETE CASCADE): its
+-- partitions get no marker, as Kafka's coordinator skips a deleted partition.
 CREATE TABLE kafka.transaction_partitions (
 	transactional_id text NOT NULL REFERENCES kafka.transactions ON DELETE CASCADE,
 	topic			text NOT NULL,
 	partition		integer NOT NULL,
-	partition_id	bigint NOT NULL,	-- the store's partition the markers go to
+	partition_id	bigint NOT NULL REFERENCES kafka.partitions (partition_id) ON DELETE CASCADE,	-- the store's partition the markers go to
 	PRIMARY KEY (transactional_id, topic, partition)
 );
+CREATE INDEX ON kafka.transaction_partitions (partition_id);
 
 -- Groups whose offsets the current transaction commits (AddOffsetsToTxn).
 CREATE TABLE kafka.transaction_groups (
@@ -300,11 +306,12 @@ CREATE TABLE kafka.transaction_groups (
 );
 
 -- Offsets committed in the current transaction (TxnOffsetCommit): they become
--- committed offsets with the COMMIT decision, and are dropped on abort.
+-- committed offsets with the COMMIT decision, and are dropped on abort (and
+-- with their topic, as committed offsets are).
 CREATE TABLE kafka.transaction_offsets (
 	transactional_id text NOT NULL REFERENCES kafka.transactions ON DELETE CASCADE,
 	group_id		text NOT NULL,
-	topic			text NOT NULL,
+	topic			text NOT NULL REFERENCES kafka.topics (name) ON DELETE CASCADE,
 	partition		integer NOT NULL,
 	committed_offset bigint NOT NULL,
 	leader_epoch	integer NOT NULL DEFAULT -1,

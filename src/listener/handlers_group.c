@@ -496,7 +496,12 @@ fetch_group_offsets(KpRequestContext *ctx, const char *group_id, int ntopics,
 			}
 			if (t == NULL)
 			{
-				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+				/*
+				 * A topic named that does not exist (or no longer: its
+				 * offsets went with it) has no offset, and no error, as Kafka
+				 * 4.4 answers it; by topic id (v10) it is an error.
+				 */
+				op->error_code = ctx->version >= 10 ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION : KP_ERR_NONE;
 				continue;
 			}
 			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,

@@ -53,6 +53,13 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    batch with a record whose length field is above the limit is
    INVALID_RECORD and nothing of it is stored, one at the limit is stored, an
    uncompressed batch is not checked; 0 and 2147483640 are INVALID_CONFIG.
+18. A deleted topic's committed offsets go with it, as Kafka's group coordinator
+   deletes them: OffsetFetch after DeleteTopics has none (-1, no error), and a
+   topic made again under the name starts with none (kafka_pg kept them: the
+   group resumed the new log at the old offset, skipping its first records);
+   OffsetFetch v1, v3 and v5 of a topic that does not exist answer -1 with no
+   error (kafka_pg: UNKNOWN_TOPIC_OR_PARTITION), OffsetCommit to it
+   UNKNOWN_TOPIC_OR_PARTITION.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1049,8 +1056,62 @@ def check_simple_commits():
     c.close()
 
 
+def delete_topic(c, topic):
+    """DeleteTopics v3: the topic's error code."""
+    r = c.call(20, 3, array([string(topic)]) + i32(30000))
+    if r is None:
+        return None
+    r.i32()
+    return r.array(lambda: (r.string(), r.i16()))[0][1]
+
+
+def offset_fetch_v(c, version, group, topic):
+    """OffsetFetch v1, v3 or v5 of partition 0: (error, offset)."""
+    r = c.call(9, version, string(group) + array([string(topic) + array([i32(0)])]))
+    if r is None:
+        return None
+    if version >= 3:
+        r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i64(), r.i32() if version >= 5 else None,
+                                                        r.string(), r.i16()))))
+    _, off, _, _, err = res[0][1][0]
+    return err, off
+
+
+def check_deleted_topic_offsets():
+    """Part 18: a deleted topic's committed offsets go with it."""
+    c = Conn()
+    topic, group = f"cf-del-{RUN}", f"cf-del-g-{RUN}"
+    check("deleted topic: create a topic", create_topic(c, topic) == 0)
+    time.sleep(1)
+    find_coordinator(c, group)
+    err = offset_commit(c, group, topic, 5, "m")
+    got = offset_fetch(c, group, topic)
+    check("deleted topic: an offset committed and fetched", err == 0 and got == (0, 5, b"m"), f"({err}, {got})")
+    err = delete_topic(c, topic)
+    check("deleted topic: DeleteTopics", err == 0, f"({err})")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        got = offset_fetch(c, group, topic)
+        if got and got[1] == -1:
+            break
+        time.sleep(0.2)
+    check("deleted topic: OffsetFetch has no offset for it, and no error", got == (0, -1, b""), f"({got})")
+    err = offset_commit(c, group, topic, 6, "m")
+    check("deleted topic: OffsetCommit to it is UNKNOWN_TOPIC_OR_PARTITION", err == 3, f"({err})")
+    check("deleted topic: made again under the name", create_topic(c, topic) == 0)
+    time.sleep(1)
+    got = offset_fetch(c, group, topic)
+    check("deleted topic: ... the group has no offset for the new topic (not the old 5)", got == (0, -1, b""),
+          f"({got})")
+    for v in (1, 3, 5):
+        got = offset_fetch_v(c, v, group, f"cf-no-such-{RUN}")
+        check(f"OffsetFetch v{v} of a topic that does not exist: -1, no error", got == (0, -1), f"({got})")
+    c.close()
+
+
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec,deleted").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -1073,6 +1134,8 @@ def main():
         check_static_consumer()
     if "maxdec" in only:
         check_max_decompressed()
+    if "deleted" in only:
+        check_deleted_topic_offsets()
     finish()
 
 

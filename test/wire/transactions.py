@@ -14,7 +14,12 @@ Apache Kafka 4.4 (test/clients/kafka/kafka.sh) and the answers are compared code
   transactional id is INVALID_PRODUCER_ID_MAPPING;
 - TxnOffsetCommit needs AddOffsetsToTxn first;
 - a read_committed Fetch parked at the last stable offset is answered when the transaction
-  commits (issue 13: parked fetches are woken by their partitions' changes, markers included).
+  commits (issue 13: parked fetches are woken by their partitions' changes, markers included);
+- a topic deleted while a transaction that wrote to it (and committed offsets of it) is under way:
+  EndTxn commit writes the COMMIT marker to the other topic, the deleted topic's pending offset is
+  not committed (nor there once the topic is made again), and the next InitProducerId is answered
+  at once (kafka_pg kept the transaction in PrepareCommit for ever: its marker could not be
+  written, and InitProducerId answered CONCURRENT_TRANSACTIONS).
 
 Usage: transactions.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -209,6 +214,7 @@ def main():
     err = end_txn(c, 1, tid, pid2, epoch2, False)
     check("EndTxn abort after a commit: INVALID_TXN_STATE", err == INVALID_TXN_STATE, f"got {err}")
     check_read_committed_wakes(c, run)
+    check_deleted_topic(c, run)
     c.close()
     finish()
 
@@ -218,6 +224,7 @@ def check_read_committed_wakes(c, run):
     transaction commits (its marker moves the last stable offset), not at its max_wait_ms."""
     topic, tid = f"wtx-rc-{run}", f"wtx-rc-id-{run}"
     check("create a topic for read_committed", cf.create_topic(c, topic) == 0)
+    time.sleep(1)  # Apache Kafka: the new partition's leader, for AddPartitionsToTxn
     err, pid, epoch = init_producer_id(c, tid, 60000)
     ok = (err == 0 and add_partitions(c, 1, tid, pid, epoch, topic) == 0
           and produce(c, tid, topic, txn_batch(pid, epoch, 0, [b"p", b"q"])) == 0)
@@ -233,6 +240,47 @@ def check_read_committed_wakes(c, run):
           err == 0 and waiting.took is not None and waiting.answered_at() - t0 < 3.0
           and len(cf.batches(recs)) >= 1,
           f"(EndTxn {err}, took {waiting.took}, {len(cf.batches(recs))} batches)")
+
+
+def check_deleted_topic(c, run):
+    """A topic deleted while a transaction that wrote to it is under way: the transaction commits
+    (the deleted topic's partition gets no marker, as Kafka's coordinator skips it) and the
+    transactional id is usable at once."""
+    gone, kept = f"wtx-gone-{run}", f"wtx-kept-{run}"
+    tid, group = f"wtx-gone-id-{run}", f"wtx-gone-g-{run}"
+    check("deleted topic: create two topics", cf.create_topic(c, gone) == 0 and cf.create_topic(c, kept) == 0)
+    time.sleep(1)
+    err, pid, epoch = init_producer_id(c, tid, 60000)
+    cf.find_coordinator(c, group)
+    ok = (err == 0 and add_partitions(c, 1, tid, pid, epoch, gone) == 0
+          and add_partitions(c, 1, tid, pid, epoch, kept) == 0 and add_offsets(c, tid, pid, epoch, group) == 0
+          and produce(c, tid, gone, txn_batch(pid, epoch, 0, [b"g"])) == 0
+          and produce(c, tid, kept, txn_batch(pid, epoch, 0, [b"k1", b"k2"])) == 0
+          and txn_offset_commit(c, tid, group, pid, epoch, gone, 1) == 0
+          and txn_offset_commit(c, tid, group, pid, epoch, kept, 2) == 0)
+    check("deleted topic: a transaction writes to both and commits offsets of both", ok)
+    err = cf.delete_topic(c, gone)
+    check("deleted topic: DeleteTopics of one while the transaction is under way", err == 0, f"({err})")
+    time.sleep(1)
+    err = end_txn(c, 1, tid, pid, epoch, True)
+    check("deleted topic: EndTxn commit", err == 0, f"got {err}")
+    got = wait_batches(c, kept, 2)
+    check("deleted topic: ... the other topic gets its COMMIT marker",
+          len(got) == 2 and got[0][1] == pid and got[1][0] & 0x20 and got[1][1] == pid, f"got {got}")
+    res = cf.offset_fetch(c, group, kept)
+    check("deleted topic: ... its offset of the other topic is committed", res == (0, 2, b""), f"got {res}")
+    res = cf.offset_fetch(c, group, gone)
+    check("deleted topic: ... none of the deleted topic", res == (0, -1, b""), f"got {res}")
+    t0 = time.time()
+    err, pid2, epoch2 = init_producer_id(c, tid, 60000)
+    check("deleted topic: InitProducerId of the transactional id is answered at once, a newer epoch",
+          err == 0 and pid2 == pid and epoch2 == epoch + 1 and time.time() - t0 < 2,
+          f"got {err} {pid2} {epoch2} after {time.time() - t0:.1f}s")
+    check("deleted topic: made again under the name", cf.create_topic(c, gone) == 0)
+    time.sleep(1)
+    res = cf.offset_fetch(c, group, gone)
+    check("deleted topic: ... the transaction's offset of the old topic is not there", res == (0, -1, b""),
+          f"got {res}")
 
 
 if __name__ == "__main__":
