@@ -32,6 +32,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
@@ -60,10 +61,17 @@ topic_cache_reset(void)
 	cache_generation++;
 }
 
+/*
+ * A change of kafka.topics (or of every relation) drops the cache.  With no
+ * cache, which relation is kafka.topics is not known here (a reset forgot
+ * it): any invalidation may be the one of a deletion that committed after
+ * topic_load's snapshot, and it must still move the generation, or the
+ * entry topic_load then makes from that snapshot would outlive it.
+ */
 static void
 topic_relcache_callback(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == topics_relid)
+	if (relid == InvalidOid || !OidIsValid(topics_relid) || relid == topics_relid)
 		topic_cache_reset();
 }
 
@@ -147,14 +155,36 @@ parse_topic_config(KpTopic *t)
 }
 
 /*
+ * One query of topic_load, with one parameter, under the latest snapshot:
+ * what is committed now, as PostgreSQL reads its own catalogs, not the
+ * caller's snapshot (a listener request's, or a REPEATABLE READ
+ * transaction's), which may predate the commit of a deletion whose lock
+ * topic_open then takes at once: it would return a topic that no longer
+ * exists, with partitions whose storage is gone.
+ */
+static int
+load_query(Snapshot snapshot, const char *sql, Oid argtype, Datum arg, long tcount)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, 1, &argtype);
+
+	if (plan == NULL)
+		elog(ERROR, "kafka_pg: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	return SPI_execute_snapshot(plan, &arg, NULL, snapshot, InvalidSnapshot, true, false, tcount);
+}
+
+/*
  * Read a topic from the catalog into the cache.  Returns NULL if there is
  * no such topic.  Everything is read before the cache is touched: the SPI
  * queries take locks, which process invalidations, which may reset the
- * cache under our feet.
+ * cache under our feet.  If one did (the generation moved), what was read
+ * may be what a change committed since replaced: it is returned, to be
+ * read again by the caller, but not cached (a cached entry would outlive
+ * the invalidation that should have dropped it).
  */
 static KpTopic *
 topic_load(const char *name)
 {
+	uint64		generation = cache_generation;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	KpTopicEntry *entry;
@@ -167,18 +197,23 @@ topic_load(const char *name)
 	int			noverrides;
 	char	  **onames;
 	char	  **ovalues;
+	Snapshot	snapshot;
+	MemoryContext cxt;
 
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	ret = SPI_execute_with_args("SELECT topic_id, topic_uuid, partition_count "
-								"FROM kafka.topics WHERE name = $1",
-								1, argtypes, args, NULL, true, 1);
+	/* one snapshot for the three queries: the topic as one commit left it */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ret = load_query(snapshot, "SELECT topic_id, topic_uuid, partition_count "
+					 "FROM kafka.topics WHERE name = $1",
+					 argtypes[0], args[0], 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: topic lookup failed");
 	if (SPI_processed == 0)
 	{
+		UnregisterSnapshot(snapshot);
 		SPI_finish();
 		return NULL;
 	}
@@ -193,9 +228,9 @@ topic_load(const char *name)
 
 	argtypes[0] = INT4OID;
 	args[0] = Int32GetDatum(tmp.topic_id);
-	ret = SPI_execute_with_args("SELECT partition, partition_id, xmin::text::bigint "
-								"FROM kafka.partitions WHERE topic_id = $1 ORDER BY partition",
-								1, argtypes, args, NULL, true, 0);
+	ret = load_query(snapshot, "SELECT partition, partition_id, xmin::text::bigint "
+					 "FROM kafka.partitions WHERE topic_id = $1 ORDER BY partition",
+					 argtypes[0], args[0], 0);
 	if (ret != SPI_OK_SELECT || (int) SPI_processed != tmp.partition_count)
 		elog(ERROR, "kafka_pg: topic \"%s\" has %d partitions in kafka.partitions, %d expected",
 			 name, (int) SPI_processed, tmp.partition_count);
@@ -213,9 +248,9 @@ topic_load(const char *name)
 			DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
 	}
 
-	ret = SPI_execute_with_args("SELECT name, value FROM kafka.topic_config_overrides "
-								"WHERE topic_id = $1",
-								1, argtypes, args, NULL, true, 0);
+	ret = load_query(snapshot, "SELECT name, value FROM kafka.topic_config_overrides "
+					 "WHERE topic_id = $1",
+					 argtypes[0], args[0], 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: topic config lookup failed");
 	noverrides = (int) SPI_processed;
@@ -228,25 +263,35 @@ topic_load(const char *name)
 		ovalues[i] = MemoryContextStrdup(callercxt,
 										 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
 	}
+	UnregisterSnapshot(snapshot);
 	SPI_finish();
 
 	/* now into the cache, with no catalog access in between */
 	topic_cache_init();
-	entry = hash_search(topic_cache, name, HASH_ENTER, NULL);
-	t = &entry->topic;
+	if (generation == cache_generation)
+	{
+		entry = hash_search(topic_cache, name, HASH_ENTER, NULL);
+		t = &entry->topic;
+		cxt = topic_cxt;
+	}
+	else
+	{
+		t = MemoryContextAlloc(callercxt, sizeof(KpTopic));
+		cxt = callercxt;
+	}
 	*t = tmp;
-	t->partition_ids = MemoryContextAlloc(topic_cxt, sizeof(int64) * tmp.partition_count);
+	t->partition_ids = MemoryContextAlloc(cxt, sizeof(int64) * tmp.partition_count);
 	memcpy(t->partition_ids, tmp.partition_ids, sizeof(int64) * tmp.partition_count);
-	t->partition_xmins = MemoryContextAlloc(topic_cxt, sizeof(TransactionId) * tmp.partition_count);
+	t->partition_xmins = MemoryContextAlloc(cxt, sizeof(TransactionId) * tmp.partition_count);
 	memcpy(t->partition_xmins, tmp.partition_xmins, sizeof(TransactionId) * tmp.partition_count);
-	t->config_values = MemoryContextAllocZero(topic_cxt, sizeof(char *) * kp_topic_config_count);
-	t->config_is_default = MemoryContextAllocZero(topic_cxt, sizeof(bool) * kp_topic_config_count);
+	t->config_values = MemoryContextAllocZero(cxt, sizeof(char *) * kp_topic_config_count);
+	t->config_is_default = MemoryContextAllocZero(cxt, sizeof(bool) * kp_topic_config_count);
 	for (i = 0; i < noverrides; i++)
 	{
 		int			idx = kp_config_index(onames[i]);
 
 		if (idx >= 0)
-			t->config_values[idx] = MemoryContextStrdup(topic_cxt, ovalues[i]);
+			t->config_values[idx] = MemoryContextStrdup(cxt, ovalues[i]);
 	}
 	for (i = 0; i < kp_topic_config_count; i++)
 	{
@@ -299,11 +344,21 @@ topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
 		int32		topic_id;
 
 		topic_cache_init();
+
+		/*
+		 * Before the lookup: a change committed after what the lookup read (a
+		 * deletion the load's queries or the lock below waited for) has sent
+		 * its invalidation by the time its lock is free, and the generation
+		 * tells it after the lock is taken.
+		 */
+		generation = cache_generation;
 		if (strlen(name) > KP_TOPIC_NAME_MAX)
 			entry = NULL;
 		else
 			entry = hash_search(topic_cache, name, HASH_FIND, NULL);
 		t = entry ? &entry->topic : (strlen(name) > KP_TOPIC_NAME_MAX ? NULL : topic_load(name));
+		if (t != NULL && generation != cache_generation)
+			continue;			/* read while an invalidation came in: again */
 		if (t == NULL)
 		{
 			if (missing_ok)
@@ -314,7 +369,6 @@ topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
 		}
 
 		topic_id = t->topic_id;
-		generation = cache_generation;
 		if (!nowait)
 			LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
 		else if (!ConditionalLockDatabaseObject(topics_relid, topic_id, 0, lockmode))
