@@ -228,6 +228,23 @@ def rdkafka_produce(port, topic, n=3, host="127.0.0.1"):
     return errs
 
 
+def start_sync_standby(prim, pport, sdata, sport, kp2, root, env, started):
+    """A standby s1 (node 1) made by pg_basebackup of the primary, started (appended to started)
+    and made its synchronous standby ('FIRST 1 (s1)'); returns once it streams as one."""
+    kafkapg.pgcluster("basebackup", pport, sdata)
+    kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
+                      env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\n"
+                               "kafka.replica_nodes = 's1=1@127.0.0.1:%d'" % kp2))
+    kafkapg.pgcluster("start", sdata)
+    started.append(sdata)
+    sql(prim, "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'")
+    sql(prim, "SELECT pg_reload_conf()")
+    wait_for("s1 to be a synchronous standby", lambda: sql(
+        prim, "SELECT 1 FROM pg_stat_replication WHERE application_name = 's1' "
+              "AND sync_state = 'sync' AND state = 'streaming'"))
+    info("standby s1 streaming, synchronous")
+
+
 def check_single_broker(host, port, leader, ns=""):
     """One broker whose partitions have no other replica (kafka_pg without kafka.replica_nodes, or
     Apache Kafka with replication factor 1): min.insync.replicas=2 asks for no more than the one
@@ -294,18 +311,7 @@ def run(root):
         check("DescribeTopicPartitions says the same", dp == ([0, 1], [0], [1]), "(%s)" % (dp,))
 
         # 2. a synchronous standby streaming
-        kafkapg.pgcluster("basebackup", pport, sdata)
-        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\n"
-                                   "kafka.replica_nodes = 's1=1@127.0.0.1:%d'" % kp2))
-        kafkapg.pgcluster("start", sdata)
-        started.append(sdata)
-        sql(prim, "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'")
-        sql(prim, "SELECT pg_reload_conf()")
-        wait_for("s1 to be a synchronous standby", lambda: sql(
-            prim, "SELECT 1 FROM pg_stat_replication WHERE application_name = 's1' "
-                  "AND sync_state = 'sync' AND state = 'streaming'"))
-        info("standby s1 streaming, synchronous")
+        start_sync_standby(prim, pport, sdata, sport, kp2, root, env, started)
         md = metadata(a, "r_plain")
         check("Metadata with s1 streaming and synchronous: replicas [0, 1], ISR [0, 1], none offline",
               md and md[0][2] == [0, 1] and md[0][3] == [0, 1] and not md[0][4], "(%s)" % md)

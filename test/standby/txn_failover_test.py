@@ -34,7 +34,6 @@ Prints "ok - ..." / "not ok - ..." lines and "N passed, M failed".
 """
 
 import os
-import signal
 import sys
 import time
 
@@ -48,7 +47,7 @@ import conformance as kc  # noqa: E402
 import transactions as tx  # noqa: E402
 from tap import check, finish  # noqa: E402
 from lso_hw_test import fetch, latest_committed  # noqa: E402
-from replicas_test import info, sql, wait_for  # noqa: E402
+from replicas_test import info, sql, start_sync_standby, wait_for  # noqa: E402
 
 DB = "postgres"
 TOPIC = "txf"
@@ -73,17 +72,7 @@ def run(root):
         prim = kafkapg.start_primary(pdata, pport, kp1, env, started)
         prim.autocommit = True
         sql(prim, "SELECT kafka.create_topic(%s, 1)", (TOPIC,))
-        kafkapg.pgcluster("basebackup", pport, sdata)
-        kafkapg.pgcluster("write-conf", sdata, sport, kp2, root,
-                          env=dict(env, KP_EXTRA_CONF="cluster_name = 's1'\nkafka.node_id = 1\n" + replicas))
-        kafkapg.pgcluster("start", sdata)
-        started.append(sdata)
-        sql(prim, "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'")
-        sql(prim, "SELECT pg_reload_conf()")
-        wait_for("s1 to be a synchronous standby", lambda: sql(
-            prim, "SELECT 1 FROM pg_stat_replication WHERE application_name = 's1' "
-                  "AND sync_state = 'sync' AND state = 'streaming'"))
-        info("standby s1 streaming, synchronous")
+        start_sync_standby(prim, pport, sdata, sport, kp2, root, env, started)
 
         # 1. a transaction's records, on the standby too
         kc.HOST, kc.PORT = "127.0.0.1", kp1
@@ -154,7 +143,6 @@ def run(root):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit("txn failover test: terminated (timeout?)"))
     kafkapg.run_main("txn failover test", "txnfo", run, check, finish)
 
 
