@@ -168,11 +168,13 @@ extern void kp_topic_partition(const KpTopic *topic, int32 partition,
 
 /*
  * ERROR (KP003) unless kafka.partitions has a row with this partition id
- * visible to the current snapshot.  For SQL functions that take a raw
- * partition id: the store keeps shared state for each partition it is
- * asked about, so an id nobody checked must never reach it.
+ * visible to the current snapshot; then its topic's AccessShareLock, and
+ * false if the partition was deleted since that snapshot (its storage is
+ * gone: the caller shows nothing of it).  For SQL functions that take a raw
+ * partition id (the views'): the store keeps shared state for each
+ * partition it is asked about, so an id nobody checked must never reach it.
  */
-extern void kp_topic_check_partition_id(int64 partition_id);
+extern bool kp_topic_lock_partition_id(int64 partition_id);
 
 /* Kafka's topic-name rules; ERROR (KP017) with the reason. */
 extern void kp_topic_check_name(const char *name);

@@ -423,25 +423,64 @@ kp_topic_partition(const KpTopic *topic, int32 partition, KpPartitionRef *ref)
 	ref->created_in_xact = TransactionIdIsCurrentTransactionId(topic->partition_xmins[partition]);
 }
 
-void
-kp_topic_check_partition_id(int64 partition_id)
+/* The topic of a partition under the latest snapshot, -1 if none. */
+static int32
+partition_topic_now(int64 partition_id)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	int32		topic_id = -1;
+	bool		isnull;
+
+	if (load_query(snapshot, "SELECT topic_id FROM kafka.partitions WHERE partition_id = $1",
+				   INT8OID, Int64GetDatum(partition_id), 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
+	if (SPI_processed > 0)
+		topic_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	UnregisterSnapshot(snapshot);
+	return topic_id;
+}
+
+bool
+kp_topic_lock_partition_id(int64 partition_id)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(partition_id)};
 	bool		found;
+	int32		topic_id;
+	Oid			relid;
 
 	kp_catalog_stamp_check();	/* the views' per-partition functions */
+	topic_cache_init();
+	relid = topics_relid;		/* the queries below may reset the cache */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT 1 FROM kafka.partitions WHERE partition_id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
 	found = SPI_processed > 0;
-	SPI_finish();
 	if (!found)
+	{
+		SPI_finish();
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
 				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id)));
+	}
+
+	/*
+	 * Its topic's lock, as every user of a topic holds one, and then whether
+	 * it still exists: a deletion that committed since the caller's snapshot
+	 * (or while we waited for the lock) has dropped its storage, which the
+	 * store must not be asked to load.
+	 */
+	topic_id = partition_topic_now(partition_id);
+	if (topic_id >= 0)
+	{
+		LockDatabaseObject(relid, topic_id, 0, AccessShareLock);
+		AcceptInvalidationMessages();
+		topic_id = partition_topic_now(partition_id);
+	}
+	SPI_finish();
+	return topic_id >= 0;
 }
 
 /* Kafka's Topic.validate: length, legal characters, not "." or "..". */

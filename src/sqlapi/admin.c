@@ -224,8 +224,9 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	kp_topic_check_partition_id(partition_id);
-	if (kp_log_no_room(partition_id, "Its offsets, size and segment count show as NULL."))
+	/* deleted since the caller's snapshot: NULLs, as a partition with no room */
+	if (!kp_topic_lock_partition_id(partition_id) ||
+		kp_log_no_room(partition_id, "Its offsets, size and segment count show as NULL."))
 	{
 		memset(nulls, true, sizeof(nulls));
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
@@ -247,7 +248,8 @@ kp_sql_partition_segments(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	kp_topic_check_partition_id(PG_GETARG_INT64(0));
+	if (!kp_topic_lock_partition_id(PG_GETARG_INT64(0)))
+		return (Datum) 0;		/* deleted since the caller's snapshot */
 	segs = kp_log_segment_stats(PG_GETARG_INT64(0), &nsegs);
 	for (i = 0; i < nsegs; i++)
 	{
