@@ -108,6 +108,18 @@ def repeatable_read(port):
     admin.close()
 
 
+def run_and_read_log(threads, log_path, log_start, wanted):
+    """Start the threads, wait for them, and return the server log's lines since log_start for
+    which wanted(line) is true."""
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open(log_path, errors="replace") as f:
+        f.seek(log_start)
+        return [line.strip() for line in f if wanted(line)]
+
+
 def wire_race(kport, log_path, seconds=20):
     kc.HOST, kc.PORT = "127.0.0.1", kport
     stop = time.time() + seconds
@@ -138,15 +150,9 @@ def wire_race(kport, log_path, seconds=20):
             else:
                 stats["described"] += 1
 
-    threads = ([threading.Thread(target=creator, args=(k,)) for k in range(3)]
-               + [threading.Thread(target=describer) for _ in range(3)])
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    with open(log_path, errors="replace") as f:
-        f.seek(log_start)
-        failed = [line.strip() for line in f if " failed: " in line and "kafka_pg listener" in line]
+    failed = run_and_read_log([threading.Thread(target=creator, args=(k,)) for k in range(3)]
+                              + [threading.Thread(target=describer) for _ in range(3)], log_path, log_start,
+                              lambda line: " failed: " in line and "kafka_pg listener" in line)
     check("%d cycles of create, produce, delete beside %d DescribeLogDirs: every one answered"
           % (stats["cycles"], stats["described"]),
           stats["cycles"] > 10 and stats["described"] > 100 and stats["unanswered"] == 0, "(%s)" % stats)
@@ -191,15 +197,9 @@ def sql_race(port, log_path, seconds=15):
         cur.execute("SELECT count(*) FROM kafka.partition_status")
         stats["status"] += 1
 
-    threads = ([threading.Thread(target=session, args=(creator(k),)) for k in range(3)]
-               + [threading.Thread(target=session, args=(reader,)) for _ in range(2)])
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    with open(log_path, errors="replace") as f:
-        f.seek(log_start)
-        bad = [line.strip() for line in f if " ERROR: " in line or " PANIC: " in line]
+    bad = run_and_read_log([threading.Thread(target=session, args=(creator(k),)) for k in range(3)]
+                           + [threading.Thread(target=session, args=(reader,)) for _ in range(2)], log_path, log_start,
+                           lambda line: " ERROR: " in line or " PANIC: " in line)
     check("SQL: %d cycles of create, produce, delete beside %d reads of kafka.partition_status, no error"
           % (stats["cycles"], stats["status"]),
           stats["cycles"] > 10 and stats["status"] > 10 and not errors, "(%d: %s)" % (len(errors), errors[:2]))
