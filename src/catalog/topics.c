@@ -61,17 +61,10 @@ topic_cache_reset(void)
 	cache_generation++;
 }
 
-/*
- * A change of kafka.topics (or of every relation) drops the cache.  With no
- * cache, which relation is kafka.topics is not known here (a reset forgot
- * it): any invalidation may be the one of a deletion that committed after
- * topic_load's snapshot, and it must still move the generation, or the
- * entry topic_load then makes from that snapshot would outlive it.
- */
 static void
 topic_relcache_callback(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || !OidIsValid(topics_relid) || relid == topics_relid)
+	if (relid == InvalidOid || relid == topics_relid)
 		topic_cache_reset();
 }
 
@@ -423,21 +416,19 @@ kp_topic_partition(const KpTopic *topic, int32 partition, KpPartitionRef *ref)
 	ref->created_in_xact = TransactionIdIsCurrentTransactionId(topic->partition_xmins[partition]);
 }
 
-/* The topic of a partition under the latest snapshot, -1 if none. */
-static int32
-partition_topic_now(int64 partition_id)
+/* Whether the partition exists under the latest snapshot. */
+static bool
+partition_exists_now(int64 partition_id)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	int32		topic_id = -1;
-	bool		isnull;
+	bool		found;
 
-	if (load_query(snapshot, "SELECT topic_id FROM kafka.partitions WHERE partition_id = $1",
+	if (load_query(snapshot, "SELECT 1 FROM kafka.partitions WHERE partition_id = $1",
 				   INT8OID, Int64GetDatum(partition_id), 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
-	if (SPI_processed > 0)
-		topic_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	found = SPI_processed > 0;
 	UnregisterSnapshot(snapshot);
-	return topic_id;
+	return found;
 }
 
 bool
@@ -445,8 +436,9 @@ kp_topic_lock_partition_id(int64 partition_id)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(partition_id)};
-	bool		found;
 	int32		topic_id;
+	bool		isnull;
+	bool		exists;
 	Oid			relid;
 
 	kp_catalog_stamp_check();	/* the views' per-partition functions */
@@ -454,17 +446,17 @@ kp_topic_lock_partition_id(int64 partition_id)
 	relid = topics_relid;		/* the queries below may reset the cache */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT 1 FROM kafka.partitions WHERE partition_id = $1",
+	if (SPI_execute_with_args("SELECT topic_id FROM kafka.partitions WHERE partition_id = $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
-	found = SPI_processed > 0;
-	if (!found)
+	if (SPI_processed == 0)
 	{
 		SPI_finish();
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
 				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id)));
 	}
+	topic_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	/*
 	 * Its topic's lock, as every user of a topic holds one, and then whether
@@ -472,15 +464,11 @@ kp_topic_lock_partition_id(int64 partition_id)
 	 * (or while we waited for the lock) has dropped its storage, which the
 	 * store must not be asked to load.
 	 */
-	topic_id = partition_topic_now(partition_id);
-	if (topic_id >= 0)
-	{
-		LockDatabaseObject(relid, topic_id, 0, AccessShareLock);
-		AcceptInvalidationMessages();
-		topic_id = partition_topic_now(partition_id);
-	}
+	LockDatabaseObject(relid, topic_id, 0, AccessShareLock);
+	AcceptInvalidationMessages();
+	exists = partition_exists_now(partition_id);
 	SPI_finish();
-	return topic_id >= 0;
+	return exists;
 }
 
 /* Kafka's Topic.validate: length, legal characters, not "." or "..". */
