@@ -176,6 +176,16 @@ extern void kp_topic_partition(const KpTopic *topic, int32 partition,
  */
 extern bool kp_topic_lock_partition_id(int64 partition_id);
 
+/*
+ * Whether kafka.partitions has the partition under the latest snapshot
+ * (committed, or this transaction's own): the store's
+ * KpPartitionExistsCallback, asked before it loads a partition.
+ */
+extern bool kp_catalog_partition_exists(int64 partition_id);
+
+/* kafka.debug_views_skip_recheck: testing only (src/main) */
+extern bool kp_debug_views_skip_recheck;
+
 /* Kafka's topic-name rules; ERROR (KP017) with the reason. */
 extern void kp_topic_check_name(const char *name);
 

@@ -28,12 +28,15 @@
 #include "access/xlog.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
+#include "common/kafka_errors.h"
 #include "store/store_int.h"
 
 /* GUC: kafka.max_partitions, defined in src/main */
@@ -64,6 +67,9 @@ static List *created_partitions = NIL;
 static bool xact_callback_registered = false;
 
 static void remember_partition(List **list, int64 partition_id, Oid relnode);
+
+/* whether a partition exists now: src/catalog's (kp_log_register_partition_exists) */
+static KpPartitionExistsCallback partition_exists_callback = NULL;
 
 /* Whether the list of RememberedPartition has partition_id. */
 static bool
@@ -149,13 +155,161 @@ kp_store_shmem_init(void)
 }
 
 /* ---------------------------------------------------------------------
+ * Pins
+ *
+ * A process that found an entry holds a pointer to it until it is done:
+ * it waits for the entry's appender lock, or for its load lock, and may
+ * find the partition dropped meanwhile.  The entry must not be removed from
+ * the map under it: dynahash would hand the element to the next new
+ * partition, whose LWLockInitialize would reset a lock the process holds
+ * or waits for.  So every lookup pins the entry (KpPartitionState.pins,
+ * taken under the map lock) and every user drops the pin when it is done:
+ * kp_partition_unlock for the lock's users, kp_partition_unpin for the
+ * others.  Forgetting a partition (its storage dropped at commit, or its
+ * creating transaction aborted) marks its entry forgotten under the map
+ * lock, which no lookup then returns, and the last pin out removes it.
+ *
+ * A process remembers its pins with the resource owner current when it
+ * took each: an ERROR between a lookup and its release (a failed load, a
+ * failed append) releases them with that owner, as PostgreSQL releases a
+ * buffer pin; a pin left at a commit is a bug, released with a WARNING.
+ * ---------------------------------------------------------------------
+ */
+
+typedef struct HeldPin
+{
+	KpPartitionState *state;
+	ResourceOwner owner;
+} HeldPin;
+
+static HeldPin *held_pins = NULL;
+static int	nheld_pins = 0;
+static int	max_held_pins = 0;
+
+static void pins_release_callback(ResourceReleasePhase phase, bool isCommit,
+								  bool isTopLevel, void *arg);
+
+/* Room for one more pin, made before the map lock is taken. */
+static void
+reserve_pin(void)
+{
+	if (held_pins == NULL)
+	{
+		max_held_pins = 8;
+		held_pins = MemoryContextAlloc(TopMemoryContext, sizeof(HeldPin) * max_held_pins);
+		RegisterResourceReleaseCallback(pins_release_callback, NULL);
+	}
+	else if (nheld_pins == max_held_pins)
+	{
+		max_held_pins *= 2;
+		held_pins = repalloc(held_pins, sizeof(HeldPin) * max_held_pins);
+	}
+}
+
+/* Pin an entry that is not forgotten, under the map lock (reserve_pin first). */
+static void
+pin_locked(KpPartitionState *state)
+{
+	pg_atomic_fetch_add_u32(&state->pins, 1);
+	held_pins[nheld_pins].state = state;
+	held_pins[nheld_pins].owner = CurrentResourceOwner;
+	nheld_pins++;
+}
+
+/*
+ * Drop a pin.  The decrement is a full barrier, and so is the map lock the
+ * forgetter sets the flag under while it holds a pin of its own: whoever
+ * drops the last pin sees the flag, and removes the entry.
+ */
+static void
+release_pin(KpPartitionState *state)
+{
+	if (pg_atomic_sub_fetch_u32(&state->pins, 1) == 0 && state->forgotten)
+	{
+		KpPartitionKey key;
+
+		LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
+
+		/*
+		 * Another last one out (a pin taken before the flag and dropped at
+		 * the same time) may have removed it, and the element may hold a new
+		 * entry by now: remove only the entry found at this address, still
+		 * forgotten and unpinned.
+		 */
+		key = state->key;
+		if (hash_search(partition_hash, &key, HASH_FIND, NULL) == state &&
+			state->forgotten && pg_atomic_read_u32(&state->pins) == 0)
+			hash_search(partition_hash, &key, HASH_REMOVE, NULL);
+		LWLockRelease(kp_store_shared->map_lock);
+	}
+}
+
+/* Drop a pin this process took (a lookup's). */
+void
+kp_partition_unpin(KpPartitionState *state)
+{
+	int			i;
+
+	for (i = nheld_pins - 1; i >= 0; i--)
+	{
+		if (held_pins[i].state == state)
+		{
+			held_pins[i] = held_pins[--nheld_pins];
+			release_pin(state);
+			return;
+		}
+	}
+	/* not an ERROR: commit callbacks (kp_log_decide_txn) come here */
+	elog(WARNING, "kafka_pg: dropping a partition state pin that is not held");
+}
+
+/*
+ * A resource owner is released: the pins taken under it go (at the end of
+ * the top transaction, every pin: those taken with no owner too).
+ */
+static void
+pins_release_callback(ResourceReleasePhase phase, bool isCommit,
+					  bool isTopLevel, void *arg)
+{
+	int			i;
+
+	if (phase != RESOURCE_RELEASE_BEFORE_LOCKS)
+		return;
+	for (i = nheld_pins - 1; i >= 0; i--)
+	{
+		KpPartitionState *state = held_pins[i].state;
+
+		if (!isTopLevel && held_pins[i].owner != CurrentResourceOwner)
+			continue;
+		if (isCommit)
+			elog(WARNING, "kafka_pg: a partition state pin was left held");
+		held_pins[i] = held_pins[--nheld_pins];
+		release_pin(state);
+	}
+}
+
+/*
+ * Mark a pinned entry forgotten: no lookup returns it any more, and the
+ * last pin out (perhaps the caller's) removes it.
+ */
+static void
+forget_entry(KpPartitionState *state)
+{
+	LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
+	state->forgotten = true;
+	LWLockRelease(kp_store_shared->map_lock);
+}
+
+/* ---------------------------------------------------------------------
  * Finding and locking partition state
  * ---------------------------------------------------------------------
  */
 
 /*
- * The partition's entry, or NULL if it has none.  No lock is held on
- * return: the caller takes the entry's appender lock.
+ * The partition's entry, pinned, or NULL if it has none (or a forgotten
+ * one).  No lock is held on return: the caller takes the entry's appender
+ * lock, and drops the pin when done (kp_partition_unlock, or
+ * kp_partition_unpin).
  */
 KpPartitionState *
 kp_partition_find(Oid dboid, int64 partition_id)
@@ -166,8 +320,13 @@ kp_partition_find(Oid dboid, int64 partition_id)
 	memset(&key, 0, sizeof(key));
 	key.dboid = dboid;
 	key.partition_id = partition_id;
+	reserve_pin();
 	LWLockAcquire(kp_store_shared->map_lock, LW_SHARED);
 	state = hash_search(partition_hash, &key, HASH_FIND, NULL);
+	if (state != NULL && state->forgotten)
+		state = NULL;
+	if (state != NULL)
+		pin_locked(state);
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;
 }
@@ -398,9 +557,61 @@ advance_hw(KpPartitionState *state, XLogRecPtr confirmed, XLogRecPtr *next_lsn)
 	return hw;
 }
 
+static void
+set_load_locktag(LOCKTAG *tag, Oid dboid, int64 partition_id)
+{
+	SET_LOCKTAG_ADVISORY(*tag, dboid,
+						 (uint32) ((uint64) partition_id >> 32),
+						 (uint32) partition_id,
+						 KP_LOCKTAG_CLASS_PARTITION_LOAD);
+}
+
+void
+kp_log_register_partition_exists(KpPartitionExistsCallback callback)
+{
+	partition_exists_callback = callback;
+}
+
+/*
+ * Whether the partition may be loaded (the caller holds its load lock and
+ * has seen no other transaction dropping it: load_partition).  Not if this
+ * transaction drops it (its storage goes at commit).  A partition whose
+ * storage this transaction created, or that has no segment, is loaded
+ * without asking: nobody else can have dropped the first, and loading the
+ * second reads nothing.  Any other is asked of the catalog, whose latest
+ * snapshot shows a deletion that committed.
+ */
+static bool
+partition_loadable(int64 partition_id)
+{
+	int			nsegs;
+	int			nreplaced;
+
+	if (partition_listed(dropped_partitions, partition_id))
+		return false;
+	if (partition_listed(created_partitions, partition_id))
+		return true;
+	(void) kp_directory_segments(partition_id, &nsegs);
+	(void) kp_directory_replaced(partition_id, &nreplaced);
+	if (nsegs == 0 && nreplaced == 0)
+		return true;
+	return partition_exists_callback == NULL || partition_exists_callback(partition_id);
+}
+
 /*
  * Load the partition's state from the store.  Called without its appender
- * lock; returns with it held exclusively and the state loaded.
+ * lock, with a pin; returns with the lock held exclusively and the state
+ * loaded.  A partition that is gone is an ERROR: its storage is being
+ * dropped or was, and recovery would read it, or take the file the drop
+ * truncated for a torn tail and cut it, leaving buffers of the dropped
+ * relation in shared buffers.  The store checks this itself, whatever its
+ * caller looked up.  A transaction dropping the partition marks the entry
+ * (dropping_xid) and then waits out any load in progress (it takes the
+ * load lock once); a load that starts later sees the mark, and waits for
+ * that transaction to end, with no lock of ours held (the dropper may be
+ * waiting for the load lock): then the entry is forgotten (committed) or
+ * the mark cleared (aborted).  A load after the commit finds a new entry,
+ * and the catalog (partition_loadable) says the partition is gone.
  */
 static void
 load_partition(KpPartitionState *state)
@@ -408,12 +619,40 @@ load_partition(KpPartitionState *state)
 	LOCKTAG		tag;
 	KpPartitionState *fresh;
 	Oid			mark_relnode = InvalidOid;
+	int64		partition_id = state->key.partition_id;
+	TransactionId dropping;
 
-	SET_LOCKTAG_ADVISORY(tag, state->key.dboid,
-						 (uint32) ((uint64) state->key.partition_id >> 32),
-						 (uint32) state->key.partition_id,
-						 KP_LOCKTAG_CLASS_PARTITION_LOAD);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	set_load_locktag(&tag, state->key.dboid, partition_id);
+	for (;;)
+	{
+		bool		forgotten;
+
+		CHECK_FOR_INTERRUPTS();
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		LWLockAcquire(&state->lock, LW_SHARED);
+		dropping = state->dropping_xid;
+		forgotten = state->forgotten;
+		LWLockRelease(&state->lock);
+		/* the dropper committed (the mark stays on the forgotten entry) */
+		if (forgotten || !TransactionIdIsValid(dropping) ||
+			TransactionIdIsCurrentTransactionId(dropping))
+			break;
+		LockRelease(&tag, ExclusiveLock, false);
+		XactLockTableWait(dropping, NULL, NULL, XLTW_None);
+	}
+
+	if (state->forgotten || !partition_loadable(partition_id))
+	{
+		/* an entry of a partition that is gone: nothing to keep (unloaded) */
+		if (!state->forgotten && !state->loaded &&
+			!partition_listed(dropped_partitions, partition_id))
+			forget_entry(state);
+		LockRelease(&tag, ExclusiveLock, false);
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
+				 errdetail("Its topic was deleted; the store does not load a deleted partition.")));
+	}
 
 	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
 	if (state->loaded)
@@ -457,8 +696,8 @@ load_partition(KpPartitionState *state)
 }
 
 /*
- * The partition's entry, created (unloaded) if it has none; NULL if the map
- * is full.
+ * The partition's entry, pinned, created (unloaded) if it has none; NULL if
+ * the map is full.  An ERROR if it has a forgotten one.
  */
 static KpPartitionState *
 find_or_make(int64 partition_id)
@@ -472,6 +711,7 @@ find_or_make(int64 partition_id)
 	memset(&key, 0, sizeof(key));
 	key.dboid = MyDatabaseId;
 	key.partition_id = partition_id;
+	reserve_pin();
 	LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
 	state = hash_search(partition_hash, &key, HASH_ENTER_NULL, &found);
 	if (state == NULL)
@@ -479,8 +719,23 @@ find_or_make(int64 partition_id)
 		LWLockRelease(kp_store_shared->map_lock);
 		return NULL;
 	}
+	if (found && state->forgotten)
+	{
+		/*
+		 * The partition was dropped and a process still holds the entry (for
+		 * a moment): no new one can be made beside it.  Partition ids are not
+		 * used again (but after DROP and CREATE EXTENSION).
+		 */
+		LWLockRelease(kp_store_shared->map_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
+				 errdetail("Its topic was deleted.")));
+	}
 	if (!found)
 	{
+		pg_atomic_init_u32(&state->pins, 0);
+		state->forgotten = false;
 		LWLockInitialize(&state->lock, kp_store_shared->partition_tranche);
 		SpinLockInit(&state->published_mutex);
 		state->published_valid = false;
@@ -496,15 +751,17 @@ find_or_make(int64 partition_id)
 		/* forgotten by a subtransaction's abort, its parent's storage kept */
 		state->no_markers = partition_listed(created_partitions, partition_id) ?
 			KP_NO_MARKERS_CREATING : 0;
+		state->dropping_xid = InvalidTransactionId;
 	}
+	pin_locked(state);
 	LWLockRelease(kp_store_shared->map_lock);
 	return state;
 }
 
 /*
- * The partition's entry, created (unloaded) if it has none and create is
- * set; NULL if it has none and create is not set.  An ERROR if the map is
- * full.
+ * The partition's entry, pinned, created (unloaded) if it has none and
+ * create is set; NULL if it has none and create is not set.  An ERROR if
+ * the map is full.
  */
 static KpPartitionState *
 find_or_create(int64 partition_id, bool create)
@@ -534,6 +791,8 @@ find_or_create(int64 partition_id, bool create)
 bool
 kp_log_has_room(int64 partition_id)
 {
+	KpPartitionState *state;
+
 	if (RecoveryInProgress())
 		return true;
 
@@ -546,7 +805,11 @@ kp_log_has_room(int64 partition_id)
 	 */
 	if (hash_get_num_entries(partition_hash) < kp_max_partitions)
 		return true;
-	return find_or_make(partition_id) != NULL;
+	state = find_or_make(partition_id);
+	if (state == NULL)
+		return false;
+	kp_partition_unpin(state);
+	return true;
 }
 
 /*
@@ -578,9 +841,9 @@ kp_log_no_room(int64 partition_id, const char *detail)
 }
 
 /*
- * The partition's state with its appender lock held exclusively: NULL if
- * it has none and create is not set; loaded first if it is not loaded and
- * load is set, else NULL for it.
+ * The partition's state, pinned, with its appender lock held exclusively:
+ * NULL if it has none (or it was forgotten meanwhile) and create is not
+ * set; loaded first if it is not loaded and load is set, else NULL for it.
  */
 static KpPartitionState *
 lock_partition(int64 partition_id, bool create, bool load)
@@ -590,11 +853,26 @@ lock_partition(int64 partition_id, bool create, bool load)
 	if (state == NULL)
 		return NULL;
 	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+	if (state->forgotten)
+	{
+		/* dropped while we waited for the lock */
+		LWLockRelease(&state->lock);
+		kp_partition_unpin(state);
+		if (!create)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
+				 errdetail("Its topic was deleted.")));
+	}
 	if (!state->loaded)
 	{
 		LWLockRelease(&state->lock);
 		if (!load)
+		{
+			kp_partition_unpin(state);
 			return NULL;
+		}
 		load_partition(state);
 	}
 	return state;
@@ -688,16 +966,18 @@ kp_partition_offsets(int64 partition_id, KpLogOffsets *out)
 			 */
 			if (held)
 				out->unreplicated_txn_offset = Max(held_lso(state, hw), out->log_start_offset);
+			kp_partition_unpin(state);
 			return;
 		}
+		kp_partition_unpin(state);
 		kp_partition_unlock(kp_partition_lock(partition_id, true));
 	}
 }
 
 /*
- * Release the appender lock.  Whoever held it exclusively (and so may have
- * changed the state) publishes the offsets readers see first.  After an
- * ERROR the lock is released by the abort instead and nothing is
+ * Release the appender lock, and the pin.  Whoever held it exclusively (and
+ * so may have changed the state) publishes the offsets readers see first.
+ * After an ERROR the lock is released by the abort instead and nothing is
  * published: readers keep the offsets from before the failed change.
  */
 void
@@ -729,6 +1009,7 @@ kp_partition_unlock(KpPartitionState *state)
 		SpinLockRelease(&state->published_mutex);
 	}
 	LWLockRelease(&state->lock);
+	kp_partition_unpin(state);
 
 	/* fetches parked on the partition look again (waiters.c) */
 	if (changed)
@@ -753,7 +1034,7 @@ partition_ids(bool loaded, bool (*filter) (const KpPartitionState *state))
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
 		if (entry->key.dboid == MyDatabaseId && entry->loaded == loaded &&
-			(filter == NULL || filter(entry)))
+			!entry->forgotten && (filter == NULL || filter(entry)))
 		{
 			int64	   *id = palloc(sizeof(int64));
 
@@ -789,11 +1070,12 @@ kp_log_unloaded_partitions(void)
  */
 
 /*
- * Remove the entries of partitions whose storage is gone.  Each is emptied
- * under its appender lock first (a process may have found it just before
- * and wait for that lock: it then finds no segment and no transaction),
- * and removed under the map lock after, so the map lock is never held
- * while waiting for an appender lock that an append may hold for long.
+ * Forget the entries of partitions whose storage is gone.  Each is emptied
+ * under its appender lock first (a process that found it just before and
+ * waits for that lock then finds no segment and no transaction, and that
+ * it is forgotten), then marked forgotten under the map lock (so the map
+ * lock is never held while waiting for an appender lock that an append
+ * may hold for long); the last pin out removes it ("Pins" above).
  */
 static void
 forget_partitions(List *ids)
@@ -804,7 +1086,6 @@ forget_partitions(List *ids)
 	{
 		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
 		KpPartitionState *state = kp_partition_find(MyDatabaseId, partition_id);
-		KpPartitionKey key;
 
 		if (state == NULL)
 			continue;
@@ -813,13 +1094,8 @@ forget_partitions(List *ids)
 		state->has_decided = false;
 		state->active_relnode = InvalidOid;
 		LWLockRelease(&state->lock);
-
-		memset(&key, 0, sizeof(key));
-		key.dboid = MyDatabaseId;
-		key.partition_id = partition_id;
-		LWLockAcquire(kp_store_shared->map_lock, LW_EXCLUSIVE);
-		hash_search(partition_hash, &key, HASH_REMOVE, NULL);
-		LWLockRelease(kp_store_shared->map_lock);
+		forget_entry(state);
+		kp_partition_unpin(state);
 	}
 }
 
@@ -860,6 +1136,33 @@ kp_store_forget_database(void)
 }
 
 /*
+ * The transaction that dropped the partitions of ids aborted (or the
+ * subtransaction did): their entries are no longer being dropped, but for
+ * those of kept (dropped again by the parent transaction as well).
+ */
+static void
+clear_dropping(List *ids, List *kept)
+{
+	ListCell   *lc;
+
+	foreach(lc, ids)
+	{
+		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
+		KpPartitionState *state;
+
+		if (partition_listed(kept, partition_id))
+			continue;
+		state = kp_partition_find(MyDatabaseId, partition_id);
+		if (state == NULL)
+			continue;
+		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+		state->dropping_xid = InvalidTransactionId;
+		LWLockRelease(&state->lock);
+		kp_partition_unpin(state);
+	}
+}
+
+/*
  * Set (on) or clear a KP_NO_MARKERS_* flag of the partitions of ids.  Those
  * with no state have nothing to write, and no state can be made for them
  * while their topic is locked (or, created by this transaction, invisible).
@@ -885,6 +1188,7 @@ set_no_markers(List *ids, uint8 flag, bool on)
 		/* markers the flag held back (a pass may have skipped them) */
 		wake |= !on && state->no_markers == 0 && state->has_decided;
 		LWLockRelease(&state->lock);
+		kp_partition_unpin(state);
 	}
 	if (wake)
 		kp_resolver_wakeup();
@@ -912,7 +1216,10 @@ store_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
 		set_no_markers(created_partitions, KP_NO_MARKERS_CREATING, false);
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
 		set_no_markers(dropped_partitions, KP_NO_MARKERS_DROPPING, false);
+		clear_dropping(dropped_partitions, NIL);
+	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 		kp_directory_forget_lost_segments();
@@ -994,6 +1301,7 @@ store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		forget_partitions(taken);
 		list_free_deep(taken);
 		taken = take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, true);
+		clear_dropping(taken, dropped_partitions);
 		list_free_deep(taken);
 	}
 }
@@ -1037,10 +1345,36 @@ kp_partition_created_in_xact(KpPartitionState *state, Oid relnode)
 void
 kp_log_drop_partition(int64 partition_id)
 {
+	LOCKTAG		tag;
+	KpPartitionState *state;
 	int			nsegs;
-	const KpSegInfo *segs = kp_directory_segments(partition_id, &nsegs);
+	const KpSegInfo *segs;
 	int			i;
 
+	/*
+	 * Loads of the partition must not overlap the drop (load_partition): its
+	 * entry is marked, made if it has none (a partition that has none yet was
+	 * counted against kafka.max_partitions when it was created; if the map of
+	 * every database is full after all, the load lock is held to the end of
+	 * the transaction instead), and a load in progress is waited out.
+	 * Remembered first, so that an abort clears the mark.
+	 */
+	remember_partition(&dropped_partitions, partition_id, InvalidOid);
+	set_load_locktag(&tag, MyDatabaseId, partition_id);
+	state = find_or_make(partition_id);
+	if (state != NULL)
+	{
+		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
+		state->dropping_xid = GetTopTransactionId();
+		LWLockRelease(&state->lock);
+		kp_partition_unpin(state);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		LockRelease(&tag, ExclusiveLock, false);
+	}
+	else
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	segs = kp_directory_segments(partition_id, &nsegs);
 	for (i = 0; i < nsegs; i++)
 	{
 		Relation	rel = kp_segment_open(segs[i].relnode);
@@ -1067,8 +1401,6 @@ kp_log_drop_partition(int64 partition_id)
 		}
 		pfree(copy);
 	}
-
-	remember_partition(&dropped_partitions, partition_id, InvalidOid);
 }
 
 void

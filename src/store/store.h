@@ -165,6 +165,20 @@ typedef KpTxnOutcome (*KpSqlOutcomeCallback) (int64 producer_id);
 extern void kp_log_register_sql_outcome(KpSqlOutcomeCallback callback);
 
 /*
+ * Whether the partition exists now (committed, or created by the caller's
+ * own transaction): the catalog's answer, under the latest snapshot.  The
+ * store asks it before it loads a partition that has segments, holding
+ * the partition's load lock, which a transaction that drops the partition
+ * holds to its end: a partition whose deletion committed is never loaded,
+ * whatever the caller looked up (its storage is going or gone, and
+ * recovery would read it, or cut it as a torn tail).  src/catalog
+ * registers it (src/main).
+ */
+typedef bool (*KpPartitionExistsCallback) (int64 partition_id);
+
+extern void kp_log_register_partition_exists(KpPartitionExistsCallback callback);
+
+/*
  * Load the partition's state now if it is not loaded (recovery.c): the
  * resolver does it for every partition after a restart, so transactions
  * cut short by a crash get their ABORT markers while the commit log still
@@ -484,7 +498,12 @@ extern KpSegmentStat *kp_log_segment_stats(int64 partition_id, int *nsegs);
 extern void kp_store_drop_directory(void);
 extern void kp_store_forget_database(void);
 
-/* Drop all storage of a partition when the current transaction commits. */
+/*
+ * Drop all storage of a partition when the current transaction commits.
+ * Takes the partition's load lock for the rest of the transaction: a load
+ * waits for the end of it, and then finds the partition gone (or, after
+ * an abort, there).
+ */
 extern void kp_log_drop_partition(int64 partition_id);
 
 /* ---------- SQL transaction producer ids ---------- */

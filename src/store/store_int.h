@@ -337,6 +337,18 @@ typedef struct KpPartitionState
 								 * published */
 
 	/*
+	 * The entry's lifetime (partition.c, "Pins"): every process that holds a
+	 * pointer to the entry holds a pin, taken under the map lock with the
+	 * lookup and dropped with the appender lock (kp_partition_unlock,
+	 * kp_partition_unpin).  An entry whose partition is gone is marked
+	 * forgotten (under the map lock): no lookup finds it any more, and the
+	 * last pin out removes it from the map, so its memory, and the LWLock
+	 * above, are never reused while anyone may still touch them.
+	 */
+	pg_atomic_uint32 pins;
+	bool		forgotten;
+
+	/*
 	 * The offsets readers see, published by kp_partition_unlock under
 	 * published_mutex, so readers need no appender lock.
 	 */
@@ -403,6 +415,15 @@ typedef struct KpPartitionState
 	 * under the topic's lock.  Under the appender lock; kept across reloads.
 	 */
 	uint8		no_markers;
+
+	/*
+	 * The transaction that is dropping the partition's storage
+	 * (kp_log_drop_partition; cleared if it aborts), else invalid: a load
+	 * waits for it to end, and then finds the entry forgotten or the mark
+	 * gone (partition.c, load_partition).  Under the appender lock; kept
+	 * across reloads.
+	 */
+	TransactionId dropping_xid;
 
 	/*
 	 * From here to the end: the state recovery.c rebuilds from the store,
@@ -515,6 +536,7 @@ extern void kp_partition_note_append(KpPartitionState *state, int64 end_offset,
 extern void kp_partition_hold_lso(KpPartitionState *state, int64 first_offset,
 								  int64 marker_offset);
 extern KpPartitionState *kp_partition_find(Oid dboid, int64 partition_id);
+extern void kp_partition_unpin(KpPartitionState *state);
 extern List *kp_partition_ids(bool (*filter) (const KpPartitionState *state));
 extern void kp_partition_created_in_xact(KpPartitionState *state, Oid relnode);
 

@@ -140,6 +140,7 @@ kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
 		}
 	}
 	LWLockRelease(&state->lock);
+	kp_partition_unpin(state);
 }
 
 /*
@@ -291,6 +292,7 @@ kp_log_sweep_sql_txns(void)
 				pids[npids++] = txn->producer_id;
 		}
 		LWLockRelease(&entry->lock);
+		kp_partition_unpin(entry);
 
 		for (i = 0; i < npids; i++)
 		{

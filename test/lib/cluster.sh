@@ -252,7 +252,9 @@ kp_extension_installed() {
 }
 
 # kp_log_problems LOGFILE: print lines that must never appear in a server log
-# (PANIC, assertion failures, processes killed by a signal other than our SIGKILL).
+# (PANIC, assertion failures, processes killed by a signal other than our SIGKILL,
+# and the store's WARNINGs of a partition state pin left held or dropped twice:
+# src/store/partition.c, "Pins").
 kp_log_problems() {
-	grep -E 'PANIC:|TRAP:|terminated by signal [0-9]+' "$1" 2>/dev/null | grep -v 'terminated by signal 9:' || true
+	grep -E 'PANIC:|TRAP:|terminated by signal [0-9]+|partition state pin' "$1" 2>/dev/null | grep -v 'terminated by signal 9:' || true
 }

@@ -28,11 +28,19 @@ invalidation came in while it was read or locked (src/catalog/README).
    it's only 0 blocks now" and "Shared Buffer Lookup Table corrupted" (18f5130, the build this
    stop started from, within a minute).  It now takes the topic's lock and looks again
    (kp_topic_lock_partition_id), and a partition deleted meanwhile shows NULLs.
+4. The race of part 3 with a careless caller: the readers set kafka.debug_views_skip_recheck
+   (testing only), so the view's function passes the store partition ids from its snapshot,
+   unchecked, as before part 3's fix.  The store's own check (src/store/README, invariant 14)
+   must refuse each load of a deleted partition: statements fail only with "partition id N does
+   not exist" (KP003), some do, and the server log has no other ERROR and no PANIC.  The build
+   before (808f410, with the same careless readers): "could not read block 0", "bad metapage",
+   and PANIC "Shared Buffer Lookup Table corrupted" within seconds.
 
 Last line: "N passed, M failed".
 """
 
 import os
+import re
 import sys
 import threading
 import time
@@ -159,25 +167,29 @@ def wire_race(kport, log_path, seconds=20):
     check("... and no request failed in the server log", not failed, "(%d: %s)" % (len(failed), failed[:2]))
 
 
-def sql_race(port, log_path, seconds=15):
+def sql_race(port, log_path, seconds=15, careless=False):
     """Three sessions create a topic of 4 partitions, produce to each and delete it, over and
     over; two read kafka.partition_status meanwhile (its per-partition function takes no topic
-    from a topic lookup: the partition ids come from the view's snapshot)."""
+    from a topic lookup: the partition ids come from the view's snapshot).  careless: the readers
+    set kafka.debug_views_skip_recheck, so the ids reach the store unchecked; the errors are
+    returned as (SQLSTATE, first line), with the server log's ERROR and PANIC lines."""
     stop = time.time() + seconds
     stats = {"cycles": 0, "status": 0}
     errors = []
     log_start = os.path.getsize(log_path)
 
-    def session(work):
+    def session(work, setup=None):
         c = kafkapg.connect(port, DB)
         c.autocommit = True
         cur = c.cursor()
+        if setup:
+            cur.execute(setup)
         n = 0
         while time.time() < stop:
             try:
                 work(cur, n)
             except psycopg2.Error as e:
-                errors.append(str(e).strip().splitlines()[0])
+                errors.append((e.pgcode, str(e).strip().splitlines()[0]))
                 if c.closed:
                     return
             n += 1
@@ -197,13 +209,32 @@ def sql_race(port, log_path, seconds=15):
         cur.execute("SELECT count(*) FROM kafka.partition_status")
         stats["status"] += 1
 
+    setup = "SET kafka.debug_views_skip_recheck = on" if careless else None
     bad = run_and_read_log([threading.Thread(target=session, args=(creator(k),)) for k in range(3)]
-                           + [threading.Thread(target=session, args=(reader,)) for _ in range(2)], log_path, log_start,
-                           lambda line: " ERROR: " in line or " PANIC: " in line)
+                           + [threading.Thread(target=session, args=(reader, setup)) for _ in range(2)],
+                           log_path, log_start, lambda line: " ERROR: " in line or " PANIC: " in line)
+    if careless:
+        return stats, errors, bad
+    errors = [text for _, text in errors]
     check("SQL: %d cycles of create, produce, delete beside %d reads of kafka.partition_status, no error"
           % (stats["cycles"], stats["status"]),
           stats["cycles"] > 10 and stats["status"] > 10 and not errors, "(%d: %s)" % (len(errors), errors[:2]))
     check("... and none in the server log", not bad, "(%d: %s)" % (len(bad), bad[:2]))
+
+
+def store_refuses(port, log_path, seconds=15):
+    """Part 4: the race of part 3 with readers that do not look again (a careless caller)."""
+    stats, errors, bad = sql_race(port, log_path, seconds, careless=True)
+    refused = re.compile(r"partition id \d+ does not exist$")
+    others = [e for e in errors if e[0] != "KP003" or not refused.search(e[1])]
+    log_others = [line for line in bad if not refused.search(line)]
+    check("careless readers: %d cycles beside %d reads of kafka.partition_status; the store refused "
+          "%d loads of a deleted partition (KP003), and no statement failed otherwise"
+          % (stats["cycles"], stats["status"], len(errors) - len(others)),
+          stats["cycles"] > 10 and len(errors) > len(others) and not others,
+          "(%d: %s)" % (len(others), others[:2]))
+    check("... the server log has no other ERROR (no unreadable or cut segment) and no PANIC",
+          not log_others, "(%d: %s)" % (len(log_others), log_others[:2]))
 
 
 def run():
@@ -216,6 +247,7 @@ def run():
             check("the REPEATABLE READ part ran to the end", False, "(%s)" % str(e).strip())
         wire_race(cluster.kport, cluster.log())
         sql_race(cluster.port, cluster.log())
+        store_refuses(cluster.port, cluster.log())
     finally:
         tap.cleanup(cluster)
 
