@@ -444,6 +444,31 @@ elapsed_ms(instr_time start)
 }
 
 /* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
+/*
+ * The request's client id as the server log shows it: bytes outside
+ * printable ASCII become '?', as PostgreSQL cleans application_name
+ * (pg_clean_ascii), and an id longer than 128 bytes is cut, with "...".
+ * The header's client id is whatever the client sent (up to 32767 bytes):
+ * a newline in it would otherwise start a line of its own in the log, one
+ * that reads like the server's.
+ */
+#define KP_LOG_CLIENT_ID_MAX 128
+
+const char *
+kp_log_client_id(const char *client_id)
+{
+	const char *id = client_id ? client_id : "";
+	size_t		len = strlen(id);
+	size_t		n = Min(len, KP_LOG_CLIENT_ID_MAX);
+	char	   *out = palloc(n + 4);
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		out[i] = (id[i] >= 0x20 && id[i] <= 0x7e) ? id[i] : '?';
+	strcpy(out + n, len > n ? "..." : "");
+	return out;
+}
+
 static void
 answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
 {
@@ -512,7 +537,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	{
 		ereport(LOG,
 				(errmsg("kafka_pg listener: closing connection from %s (client %s): unsupported API key %d",
-						c->peer, hdr.client_id ? hdr.client_id : "", hdr.request_api_key)));
+						c->peer, kp_log_client_id(hdr.client_id), hdr.request_api_key)));
 		ok = false;
 		goto done;
 	}
@@ -525,7 +550,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		}
 		ereport(LOG,
 				(errmsg("kafka_pg listener: closing connection from %s (client %s): %s version %d is not supported (%d to %d are)",
-						c->peer, hdr.client_id ? hdr.client_id : "", api->name,
+						c->peer, kp_log_client_id(hdr.client_id), api->name,
 						hdr.request_api_version, api->min_version, api->max_version)));
 		ok = false;
 		goto done;
@@ -594,7 +619,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		{
 			ereport(LOG,
 					(errmsg("kafka_pg listener: closing connection from %s (client %s): malformed %s v%d request: %s",
-							c->peer, hdr.client_id ? hdr.client_id : "", api->name,
+							c->peer, kp_log_client_id(hdr.client_id), api->name,
 							ctx.version, err.message)));
 			ok = false;
 			goto done;
@@ -693,7 +718,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		ereport(LOG,
 				(errmsg("kafka_pg listener: %s v%d request from %s (client %s) failed: %s",
 						api->name, ctx.version, c->peer,
-						hdr.client_id ? hdr.client_id : "", edata->message),
+						kp_log_client_id(hdr.client_id), edata->message),
 				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
 		ok = false;
 	}

@@ -120,6 +120,9 @@ typedef struct KpConn
 } KpConn;
 
 /* server.c */
+/* a request's client id as the server log shows it (dispatch.c) */
+extern const char *kp_log_client_id(const char *client_id);
+
 extern void kp_conn_send(KpConn *c, const char *data, int len);
 
 /* The connection's output buffer, to append a response to directly. */

@@ -141,21 +141,21 @@ kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id)
 				return KP_SASL_RUN;
 			ereport(LOG,
 					(errmsg("kafka_pg listener: closing connection from %s (client %s): API key %d before SASL authentication",
-							c->peer, client_id ? client_id : "", api_key)));
+							c->peer, kp_log_client_id(client_id), api_key)));
 			return KP_SASL_CLOSE;
 		case SASL_AUTHENTICATE:
 			if (api_key == KP_API_SASL_AUTHENTICATE)
 				return KP_SASL_RUN;
 			ereport(LOG,
 					(errmsg("kafka_pg listener: closing connection from %s (client %s, principal %s): API key %d during SASL authentication",
-							c->peer, client_id ? client_id : "", c->principal, api_key)));
+							c->peer, kp_log_client_id(client_id), c->principal, api_key)));
 			return KP_SASL_REFUSE_ANSWER;
 		case SASL_DONE:
 			if (s->session_expiry_ms > 0 && kp_listener_now_ms() >= s->session_expiry_ms)
 			{
 				ereport(LOG,
 						(errmsg("kafka_pg listener: closing connection from %s (client %s, principal %s): the SASL session expired without re-authentication (kafka.connections_max_reauth_ms)",
-								c->peer, client_id ? client_id : "", c->principal)));
+								c->peer, kp_log_client_id(client_id), c->principal)));
 				return KP_SASL_CLOSE;
 			}
 			return KP_SASL_RUN;

@@ -168,11 +168,11 @@ extern void kp_log_register_sql_outcome(KpSqlOutcomeCallback callback);
  * Whether the partition exists now (committed, or created by the caller's
  * own transaction): the catalog's answer, under the latest snapshot.  The
  * store asks it before it loads a partition that has segments, holding
- * the partition's load lock, which a transaction that drops the partition
- * holds to its end: a partition whose deletion committed is never loaded,
- * whatever the caller looked up (its storage is going or gone, and
- * recovery would read it, or cut it as a torn tail).  src/catalog
- * registers it (src/main).
+ * the partition's load lock, once no transaction is dropping the partition
+ * (a load waits for one to end): a partition whose deletion committed is
+ * never loaded, whatever the caller looked up (its storage is going or
+ * gone, and recovery would read it, or cut it as a torn tail; README,
+ * invariant 14).  src/catalog registers it (src/main).
  */
 typedef bool (*KpPartitionExistsCallback) (int64 partition_id);
 
@@ -500,9 +500,10 @@ extern void kp_store_forget_database(void);
 
 /*
  * Drop all storage of a partition when the current transaction commits.
- * Takes the partition's load lock for the rest of the transaction: a load
- * waits for the end of it, and then finds the partition gone (or, after
- * an abort, there).
+ * Marks the partition's entry as being dropped by this transaction and
+ * waits out a load in progress: a load that comes later waits for the end
+ * of the transaction, and then finds the partition gone (or, after an
+ * abort, there).
  */
 extern void kp_log_drop_partition(int64 partition_id);
 
