@@ -170,11 +170,24 @@ extern void kp_topic_partition(const KpTopic *topic, int32 partition,
  * ERROR (KP003) unless kafka.partitions has a row with this partition id
  * visible to the current snapshot; then its topic's AccessShareLock, and
  * false if the partition was deleted since that snapshot (its storage is
- * gone: the caller shows nothing of it).  For SQL functions that take a raw
- * partition id (the views'): the store keeps shared state for each
- * partition it is asked about, so an id nobody checked must never reach it.
+ * gone: the caller shows nothing of it; the lock is released then).  For
+ * SQL functions that take a raw partition id (the views'): the store keeps
+ * shared state for each partition it is asked about, so an id nobody
+ * checked must never reach it.  The caller releases the lock with
+ * kp_topic_unlock_partition_id once it has read the partition: a view
+ * that read many topics' partitions held their locks to the end of its
+ * transaction, taken in partition order, which could deadlock with a
+ * transaction deleting several topics in its own order.
  */
-extern bool kp_topic_lock_partition_id(int64 partition_id);
+typedef struct KpTopicLock
+{
+	bool		held;
+	Oid			relid;
+	int32		topic_id;
+} KpTopicLock;
+
+extern bool kp_topic_lock_partition_id(int64 partition_id, KpTopicLock *lock);
+extern void kp_topic_unlock_partition_id(const KpTopicLock *lock);
 
 /*
  * Whether kafka.partitions has the partition under the latest snapshot

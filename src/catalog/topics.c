@@ -447,7 +447,7 @@ kp_catalog_partition_exists(int64 partition_id)
 }
 
 bool
-kp_topic_lock_partition_id(int64 partition_id)
+kp_topic_lock_partition_id(int64 partition_id, KpTopicLock *lock)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(partition_id)};
@@ -456,6 +456,7 @@ kp_topic_lock_partition_id(int64 partition_id)
 	bool		exists;
 	Oid			relid;
 
+	lock->held = false;
 	kp_catalog_stamp_check();	/* the views' per-partition functions */
 	topic_cache_init();
 	relid = topics_relid;		/* the queries below may reset the cache */
@@ -486,10 +487,22 @@ kp_topic_lock_partition_id(int64 partition_id)
 		return true;
 	}
 	LockDatabaseObject(relid, topic_id, 0, AccessShareLock);
+	lock->held = true;
+	lock->relid = relid;
+	lock->topic_id = topic_id;
 	AcceptInvalidationMessages();
 	exists = partition_exists_now(partition_id);
 	SPI_finish();
+	if (!exists)
+		kp_topic_unlock_partition_id(lock);
 	return exists;
+}
+
+void
+kp_topic_unlock_partition_id(const KpTopicLock *lock)
+{
+	if (lock->held)
+		UnlockDatabaseObject(lock->relid, lock->topic_id, 0, AccessShareLock);
 }
 
 /* Kafka's Topic.validate: length, legal characters, not "." or "..". */

@@ -218,6 +218,8 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 {
 	int64		partition_id = PG_GETARG_INT64(0);
 	KpLogOffsets off;
+	KpTopicLock lock;
+	bool		no_stats;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
@@ -225,13 +227,20 @@ kp_sql_partition_stats(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	/* deleted since the caller's snapshot: NULLs, as a partition with no room */
-	if (!kp_topic_lock_partition_id(partition_id) ||
-		kp_log_no_room(partition_id, "Its offsets, size and segment count show as NULL."))
+	if (!kp_topic_lock_partition_id(partition_id, &lock))
+		no_stats = true;
+	else
+	{
+		no_stats = kp_log_no_room(partition_id, "Its offsets, size and segment count show as NULL.");
+		if (!no_stats)
+			kp_log_offsets(partition_id, &off);
+		kp_topic_unlock_partition_id(&lock);
+	}
+	if (no_stats)
 	{
 		memset(nulls, true, sizeof(nulls));
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 	}
-	kp_log_offsets(partition_id, &off);
 	values[0] = Int64GetDatum(off.log_start_offset);
 	values[1] = Int64GetDatum(off.log_end_offset);
 	values[2] = Int64GetDatum(off.size_bytes);
@@ -243,14 +252,16 @@ Datum
 kp_sql_partition_segments(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	KpTopicLock lock;
 	int			nsegs;
 	KpSegmentStat *segs;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!kp_topic_lock_partition_id(PG_GETARG_INT64(0)))
+	if (!kp_topic_lock_partition_id(PG_GETARG_INT64(0), &lock))
 		return (Datum) 0;		/* deleted since the caller's snapshot */
 	segs = kp_log_segment_stats(PG_GETARG_INT64(0), &nsegs);
+	kp_topic_unlock_partition_id(&lock);
 	for (i = 0; i < nsegs; i++)
 	{
 		Datum		values[3];

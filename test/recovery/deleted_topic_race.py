@@ -35,6 +35,11 @@ invalidation came in while it was read or locked (src/catalog/README).
    not exist" (KP003), some do, and the server log has no other ERROR and no PANIC.  The build
    before (808f410, with the same careless readers): "could not read block 0", "bad metapage",
    and PANIC "Shared Buffer Lookup Table corrupted" within seconds.
+5. Deterministic, in SQL: a transaction reads kafka.partition_status of topic 'lock-b' and stays
+   open; another transaction deletes 'lock-a' and then 'lock-b' (lock_timeout 5 s): it goes through
+   at once.  The view's function held each topic's lock to the end of the reader's transaction, so
+   a reader of many topics and a deleter of several, each taking the locks in its own order, could
+   deadlock; the build before: "canceling statement due to lock timeout".
 
 Last line: "N passed, M failed".
 """
@@ -237,6 +242,36 @@ def store_refuses(port, log_path, seconds=15):
           not log_others, "(%d: %s)" % (len(log_others), log_others[:2]))
 
 
+def views_release_locks(port):
+    """Part 5: a transaction that read kafka.partition_status holds no lock on the topics it read."""
+    admin = kafkapg.connect(port, DB)
+    q(admin, "SELECT kafka.create_topic('lock-b', 1)")
+    q(admin, "SELECT kafka.create_topic('lock-a', 1)")
+    v = kafkapg.connect(port, DB)
+    v.autocommit = False
+    got = q(v, "SELECT count(*) FROM kafka.partition_status WHERE topic = 'lock-b'")
+    d = kafkapg.connect(port, DB)
+    d.autocommit = False
+    q(d, "SET lock_timeout = '5s'")
+    q(d, "SELECT kafka.delete_topic('lock-a')")
+    try:
+        q(d, "SELECT kafka.delete_topic('lock-b')")
+        err = None
+    except psycopg2.Error as e:
+        err = "%s %s" % (e.pgcode, str(e).strip().splitlines()[0])
+    d.rollback()
+    check("a transaction that read kafka.partition_status of a topic holds no lock on it: a transaction "
+          "deleting two topics, that one last, goes through at once", got == [(1,)] and err is None,
+          "(%s, %s)" % (got, err))
+    got = q(v, "SELECT count(*) FROM kafka.partition_status WHERE topic IN ('lock-a', 'lock-b')")
+    check("... and the reader's next statement reads both topics", got == [(2,)], "(%s)" % got)
+    v.rollback()
+    q(admin, "SELECT kafka.delete_topic('lock-a')")
+    q(admin, "SELECT kafka.delete_topic('lock-b')")
+    for c in (v, d, admin):
+        c.close()
+
+
 def run():
     cluster = kafkapg.ScratchCluster("deleted_topic_race", 58532, 49192)
     try:
@@ -248,6 +283,7 @@ def run():
         wire_race(cluster.kport, cluster.log())
         sql_race(cluster.port, cluster.log())
         store_refuses(cluster.port, cluster.log())
+        views_release_locks(cluster.port)
     finally:
         tap.cleanup(cluster)
 
