@@ -22,6 +22,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
+#include "common/string.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -443,14 +444,12 @@ elapsed_ms(instr_time start)
 	return INSTR_TIME_GET_MILLISEC(now);
 }
 
-/* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
 /*
- * The request's client id as the server log shows it: bytes outside
- * printable ASCII become '?', as PostgreSQL cleans application_name
- * (pg_clean_ascii), and an id longer than 128 bytes is cut, with "...".
- * The header's client id is whatever the client sent (up to 32767 bytes):
- * a newline in it would otherwise start a line of its own in the log, one
- * that reads like the server's.
+ * The request's client id as the server log shows it: cleaned by
+ * PostgreSQL's pg_clean_ascii, as application_name is (each byte outside
+ * printable ASCII becomes '?'), and cut at 128 bytes, with "...".  The
+ * header's client id is whatever the client sent (up to 32767 bytes): a
+ * newline in it would otherwise go on over a line of its own in the log.
  */
 #define KP_LOG_CLIENT_ID_MAX 128
 
@@ -458,17 +457,13 @@ const char *
 kp_log_client_id(const char *client_id)
 {
 	const char *id = client_id ? client_id : "";
-	size_t		len = strlen(id);
-	size_t		n = Min(len, KP_LOG_CLIENT_ID_MAX);
-	char	   *out = palloc(n + 4);
-	size_t		i;
+	char	   *out = pnstrdup(id, KP_LOG_CLIENT_ID_MAX);
 
-	for (i = 0; i < n; i++)
-		out[i] = (id[i] >= 0x20 && id[i] <= 0x7e) ? id[i] : '?';
-	strcpy(out + n, len > n ? "..." : "");
-	return out;
+	pg_clean_ascii(out);
+	return strlen(id) > KP_LOG_CLIENT_ID_MAX ? psprintf("%s...", out) : out;
 }
 
+/* ApiVersions at a version we do not know: v0 body, UNSUPPORTED_VERSION. */
 static void
 answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
 {

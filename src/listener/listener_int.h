@@ -120,9 +120,6 @@ typedef struct KpConn
 } KpConn;
 
 /* server.c */
-/* a request's client id as the server log shows it (dispatch.c) */
-extern const char *kp_log_client_id(const char *client_id);
-
 extern void kp_conn_send(KpConn *c, const char *data, int len);
 
 /* The connection's output buffer, to append a response to directly. */
@@ -306,5 +303,8 @@ extern int64 kp_trace_disp_us;
  * Returns false when the connection must be closed.
  */
 extern bool kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final);
+
+/* A request's client id as the server log shows it: cleaned and cut. */
+extern const char *kp_log_client_id(const char *client_id);
 
 #endif							/* KP_LISTENER_INT_H */

@@ -557,6 +557,21 @@ advance_hw(KpPartitionState *state, XLogRecPtr confirmed, XLogRecPtr *next_lsn)
 	return hw;
 }
 
+static void partition_gone(int64 partition_id) pg_attribute_noreturn();
+
+/*
+ * The ERROR for a partition the store is asked to use after (or while) its
+ * storage was dropped.
+ */
+static void
+partition_gone(int64 partition_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
+			 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
+			 errdetail("Its topic was deleted; the store does not use a deleted partition.")));
+}
+
 static void
 set_load_locktag(LOCKTAG *tag, Oid dboid, int64 partition_id)
 {
@@ -648,10 +663,7 @@ load_partition(KpPartitionState *state)
 			!partition_listed(dropped_partitions, partition_id))
 			forget_entry(state);
 		LockRelease(&tag, ExclusiveLock, false);
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
-				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
-				 errdetail("Its topic was deleted; the store does not load a deleted partition.")));
+		partition_gone(partition_id);
 	}
 
 	LWLockAcquire(&state->lock, LW_EXCLUSIVE);
@@ -727,10 +739,7 @@ find_or_make(int64 partition_id)
 		 * used again (but after DROP and CREATE EXTENSION).
 		 */
 		LWLockRelease(kp_store_shared->map_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
-				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
-				 errdetail("Its topic was deleted.")));
+		partition_gone(partition_id);
 	}
 	if (!found)
 	{
@@ -860,10 +869,7 @@ lock_partition(int64 partition_id, bool create, bool load)
 		kp_partition_unpin(state);
 		if (!create)
 			return NULL;
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_UNKNOWN_TOPIC_OR_PARTITION),
-				 errmsg("partition id " INT64_FORMAT " does not exist", partition_id),
-				 errdetail("Its topic was deleted.")));
+		partition_gone(partition_id);
 	}
 	if (!state->loaded)
 	{
@@ -1136,36 +1142,12 @@ kp_store_forget_database(void)
 }
 
 /*
- * The transaction that dropped the partitions of ids aborted (or the
- * subtransaction did): their entries are no longer being dropped, but for
- * those of kept (dropped again by the parent transaction as well).
- */
-static void
-clear_dropping(List *ids, List *kept)
-{
-	ListCell   *lc;
-
-	foreach(lc, ids)
-	{
-		int64		partition_id = ((RememberedPartition *) lfirst(lc))->partition_id;
-		KpPartitionState *state;
-
-		if (partition_listed(kept, partition_id))
-			continue;
-		state = kp_partition_find(MyDatabaseId, partition_id);
-		if (state == NULL)
-			continue;
-		LWLockAcquire(&state->lock, LW_EXCLUSIVE);
-		state->dropping_xid = InvalidTransactionId;
-		LWLockRelease(&state->lock);
-		kp_partition_unpin(state);
-	}
-}
-
-/*
  * Set (on) or clear a KP_NO_MARKERS_* flag of the partitions of ids.  Those
  * with no state have nothing to write, and no state can be made for them
  * while their topic is locked (or, created by this transaction, invisible).
+ * Clearing KP_NO_MARKERS_DROPPING is for a drop that aborted (the whole
+ * transaction, or the subtransaction that dropped them, before the flag
+ * was set at pre-commit): it clears their dropping mark too.
  */
 static void
 set_no_markers(List *ids, uint8 flag, bool on)
@@ -1185,6 +1167,8 @@ set_no_markers(List *ids, uint8 flag, bool on)
 			state->no_markers |= flag;
 		else
 			state->no_markers &= ~flag;
+		if (!on && flag == KP_NO_MARKERS_DROPPING)
+			state->dropping_xid = InvalidTransactionId;
 		/* markers the flag held back (a pass may have skipped them) */
 		wake |= !on && state->no_markers == 0 && state->has_decided;
 		LWLockRelease(&state->lock);
@@ -1216,10 +1200,7 @@ store_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
 		set_no_markers(created_partitions, KP_NO_MARKERS_CREATING, false);
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-	{
 		set_no_markers(dropped_partitions, KP_NO_MARKERS_DROPPING, false);
-		clear_dropping(dropped_partitions, NIL);
-	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 		kp_directory_forget_lost_segments();
@@ -1301,7 +1282,7 @@ store_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		forget_partitions(taken);
 		list_free_deep(taken);
 		taken = take_subxact_partitions(&dropped_partitions, mySubid, parentSubid, true);
-		clear_dropping(taken, dropped_partitions);
+		set_no_markers(taken, KP_NO_MARKERS_DROPPING, false);
 		list_free_deep(taken);
 	}
 }
