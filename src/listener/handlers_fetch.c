@@ -29,8 +29,6 @@
 #include "store/store.h"
 #include "txn/txn.h"
 
-/* the largest batch we inflate to check it: anything bigger is refused */
-
 /* ---------------------------------------------------------------------
  * Fetch
  * ---------------------------------------------------------------------

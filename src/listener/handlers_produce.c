@@ -30,8 +30,6 @@
 #include "store/store.h"
 #include "txn/txn.h"
 
-/* the largest batch we inflate to check it: anything bigger is refused */
-
 /* how far a batch may inflate while its records are checked */
 #define KP_WIRE_MAX_INFLATE		((size_t) 128 * 1024 * 1024)
 
