@@ -52,10 +52,14 @@ ab_pgc() { PG_BINDIR=$1 bash "$(dirname "${BASH_SOURCE[0]}")/../test/lib/pgclust
 # FIRST_PORT (PostgreSQL) and FIRST_KAFKA_PORT (the listener).  HOOK BUILD, if given, runs once the
 # build's server serves and before the topic is made (acks_all_ab.sh adds a standby there); it may
 # raise ab_port, the last PostgreSQL port taken, for the next build to start above.  Sets
-# pgport[BUILD], kport[BUILD] and bindirs[BUILD].
+# pgport[BUILD], kport[BUILD] and bindirs[BUILD].  AB_BASE_CONF and AB_NEW_CONF, if set, are more
+# postgresql.conf lines for that build's cluster alone, after EXTRA_CONF: with one build as both,
+# the two clusters then differ only by a setting (e.g. AB_NEW_CONF='huge_pages = on': the
+# harness's clusters have huge_pages off).
 ab_clusters() {
-	local name=$1 extra=$4 hook=${5:-} build bindir kp=$3
+	local name=$1 extra=$4 hook=${5:-} build bindir kp=$3 conf
 	: "${BASE_BINDIR:?the baseline PostgreSQL bin directory}" "${NEW_BINDIR:?the candidate PostgreSQL bin directory}"
+	: "${AB_BASE_CONF:=}" "${AB_NEW_CONF:=}"
 	declare -gA pgport kport bindirs
 	work=$(ab_pgc "$NEW_BINDIR" mktemp "$name") || exit 1
 	trap ab_cleanup EXIT
@@ -68,7 +72,9 @@ ab_clusters() {
 		kp=$(ab_pgc "$bindir" free-port "$kp" "$ab_port")
 		mkdir -p "$work/$build"
 		chown postgres:postgres "$work/$build" 2>/dev/null || true
-		KP_EXTRA_CONF="$extra" ab_pgc "$bindir" init "$work/$build/data" "$ab_port" "$kp" >/dev/null || exit 1
+		conf=$AB_BASE_CONF
+		[ $build = new ] && conf=$AB_NEW_CONF
+		KP_EXTRA_CONF="$extra${conf:+$'\n'$conf}" ab_pgc "$bindir" init "$work/$build/data" "$ab_port" "$kp" >/dev/null || exit 1
 		ab_pgc "$bindir" start "$work/$build/data" || exit 1
 		ab_pgc "$bindir" create-extension "$ab_port" postgres >/dev/null || exit 1
 		pgport[$build]=$ab_port

@@ -31,6 +31,13 @@
 #
 #   bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
 #   BENCH_BATCH_SIZE=65536 bench/fetchpath/cost.sh /tmp/before.so /tmp/after.so 3
+#
+# BENCH_AFTER_SETTING=NAME=VALUE: a PostgreSQL setting for the "after" turns (ALTER SYSTEM before
+# each of their restarts, RESET before each "before" turn), to compare a setting with the same
+# build as both, e.g. huge pages (the harness's clusters have them off; the kernel's pool needs
+# room for shared_buffers):
+#   BENCH_WARM=1 BENCH_AFTER_SETTING=huge_pages=on KP_EXTRA_CONF=$'shared_buffers = 1GB\nkafka.listener_workers = 1' \
+#       bench/fetchpath/cost.sh /tmp/kp.so /tmp/kp.so 5
 set -u
 before_so=$(readlink -f "$1"); after_so=$(readlink -f "$2"); rounds=${3:-3}
 cd "$(dirname "$0")/../.."
@@ -51,7 +58,15 @@ declare -A v
 topics="c100:6:$SMALL w1:1:$WIDE w1000:1000:$WIDE"
 for r in $(seq 1 "$rounds"); do
 	for b in before after; do
-		bash test/lib/pgcluster stop "$d" >/dev/null; use $b; bash test/lib/pgcluster start "$d" >/dev/null; sleep 3
+		if [ -n "${BENCH_AFTER_SETTING:-}" ]; then
+			if [ $b = after ]; then
+				psql_ "ALTER SYSTEM SET ${BENCH_AFTER_SETTING%%=*} = '${BENCH_AFTER_SETTING#*=}'" >/dev/null || exit 1
+			else
+				psql_ "ALTER SYSTEM RESET ${BENCH_AFTER_SETTING%%=*}" >/dev/null || exit 1
+			fi
+		fi
+		bash test/lib/pgcluster stop "$d" >/dev/null; use $b; bash test/lib/pgcluster start "$d" >/dev/null || exit 1; sleep 3
+		[ -z "${BENCH_AFTER_SETTING:-}" ] || echo "round $r $b: ${BENCH_AFTER_SETTING%%=*} = $(psql_ "SHOW ${BENCH_AFTER_SETTING%%=*}")"
 		wb consume 127.0.0.1:$kport c100 6 100000 120 >/dev/null 2>&1 # warm the path a little
 		if [ "${BENCH_WARM:-0}" = 1 ]; then
 			for t in $topics; do
