@@ -15,6 +15,10 @@
 #                                    a quarter of memory, background writer, WAL,
 #                                    checkpoints; docs/performance.md says why)
 #   KP_SHARED_BUFFERS, KP_MAX_WAL_SIZE  override two of those
+#   KP_HUGE_PAGES=1                  with the tuning: reserve the huge pages the cluster's
+#                                    shared memory needs (vm.nr_hugepages, until the next
+#                                    boot; docs/performance.md, "Huge pages"); 0: leave
+#                                    vm.nr_hugepages alone
 #   KP_RECREATE_EXTENSION=0          1: if the existing cluster's extension was created
 #                                    by another build of kafka_pg (its catalog stamp
 #                                    differs from the installed build's), drop it and
@@ -35,8 +39,10 @@ bash scripts/install-deps.sh
 # written into the cluster's kafka_pg.conf by kp_init / kp_write_conf
 if [ "${KP_TUNING:-1}" = 1 ]; then
 	KP_EXTRA_CONF=$(kp_broker_tuning)
-	export KP_EXTRA_CONF
 fi
+# PostgreSQL's default, which test/lib/cluster.sh turns off for scratch clusters
+KP_EXTRA_CONF="${KP_EXTRA_CONF:+$KP_EXTRA_CONF$'\n'}huge_pages = try"
+export KP_EXTRA_CONF
 
 kp_log "building kafka_pg"
 make -j"$(nproc)" >/dev/null
@@ -65,11 +71,46 @@ else
 	kp_init "$KP_DATA" "$port" "$KAFKA_PORT" "$SOCKDIR"
 fi
 
+# Huge pages for the shared memory (PostgreSQL's huge_pages = try, its default, uses
+# them when the kernel has enough reserved, else ordinary pages).  With the broker
+# tuning's shared buffers (a quarter of memory) they cut the listener's CPU per
+# produced record by about a third (docs/performance.md, "Huge pages").  The pool
+# is grown by what the cluster needs beyond the pages others use; if the kernel
+# cannot give that many (memory too fragmented), it is put back as it was.
+kp_reserve_huge_pages() {
+	local need total free want got
+	need=$(kp_as_pg "$PG_BINDIR/postgres" -D "$KP_DATA" -C shared_memory_size_in_huge_pages 2>/dev/null)
+	if ! [[ $need =~ ^[0-9]+$ ]] || [ "$need" -le 0 ] || [ ! -w /proc/sys/vm/nr_hugepages ]; then
+		kp_log "huge pages: not available here (vm.nr_hugepages cannot be set or the kernel has none); ordinary pages"
+		return 0
+	fi
+	total=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)
+	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	[ "$free" -ge "$need" ] && { kp_log "huge pages: $need needed, $free free in the pool"; return 0; }
+	want=$((total - free + need))
+	echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	got=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)
+	if [ "$got" -lt "$want" ]; then
+		echo "$total" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+		kp_log "huge pages: the kernel gave $got of the $want asked for; pool left at $total, ordinary pages"
+		return 0
+	fi
+	kp_log "huge pages: vm.nr_hugepages $total -> $want ($need for this cluster's shared memory, until the next boot)"
+}
+if [ "${KP_TUNING:-1}" = 1 ] && [ "${KP_HUGE_PAGES:-1}" = 1 ]; then
+	kp_reserve_huge_pages
+fi
+
 if ! kp_port_free "$KAFKA_PORT"; then
 	kp_log "warning: port $KAFKA_PORT is already in use; the Kafka listener may not be able to bind it"
 fi
 
 kp_start "$KP_DATA"
+if grep -q anon_hugepage "/proc/$(head -1 "$KP_DATA/postmaster.pid")/maps" 2>/dev/null; then
+	kp_log "the server's shared memory is in huge pages"
+else
+	kp_log "the server's shared memory is in ordinary pages"
+fi
 kp_create_extension "$port" postgres
 kp_set_kafka_port "$KP_DATA" "$port" "$KAFKA_PORT"
 

@@ -112,6 +112,9 @@ kp_write_conf() {
 		echo "log_min_messages = warning"
 		echo "log_checkpoints = on"
 		echo "lc_messages = 'C'"
+		# a huge page pool (scripts/setup.sh reserves one for its cluster) is not for
+		# scratch clusters: their figures stay comparable; setup.sh's cluster sets try
+		echo "huge_pages = off"
 		if [ -n "${KP_EXTRA_CONF:-}" ]; then printf '%s\n' "$KP_EXTRA_CONF"; fi
 	} | kp_as_pg tee "$datadir/kafka_pg.conf" >/dev/null
 	# trust on loopback and for replication (throwaway / dev clusters only)
