@@ -85,7 +85,8 @@ kp_reserve_huge_pages() {
 		return 0
 	fi
 	total=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)
-	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	# free and not promised to a server already running (reserved)
+	free=$(awk '/^HugePages_Free:/ { f = $2 } /^HugePages_Rsvd:/ { r = $2 } END { print f - r }' /proc/meminfo)
 	[ "$free" -ge "$need" ] && { kp_log "huge pages: $need needed, $free free in the pool"; return 0; }
 	want=$((total - free + need))
 	echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
