@@ -74,7 +74,8 @@ fi
 # Huge pages for the shared memory (PostgreSQL's huge_pages = try, its default, uses
 # them when the kernel has enough reserved, else ordinary pages).  With the broker
 # tuning's shared buffers (a quarter of memory) they cut the listener's CPU per
-# produced record by about a third (docs/performance.md, "Huge pages").  The pool
+# produced record by 28-44% in three runs of four (docs/performance.md, "Huge
+# pages", with the run that went the other way).  The pool
 # is grown by what the cluster needs beyond the pages others use; if the kernel
 # cannot give that many (memory too fragmented), it is put back as it was.
 kp_reserve_huge_pages() {
