@@ -82,7 +82,7 @@ kp_reserve_huge_pages() {
 	local need total free want got
 	need=$(kp_as_pg "$PG_BINDIR/postgres" -D "$KP_DATA" -C shared_memory_size_in_huge_pages 2>/dev/null)
 	if ! [[ $need =~ ^[0-9]+$ ]] || [ "$need" -le 0 ] || [ ! -w /proc/sys/vm/nr_hugepages ]; then
-		kp_log "huge pages: not available here (vm.nr_hugepages cannot be set or the kernel has none); ordinary pages"
+		kp_log "huge pages: not available here (PostgreSQL does not say how many it needs, or vm.nr_hugepages cannot be set); ordinary pages"
 		return 0
 	fi
 	total=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)

@@ -445,9 +445,10 @@ elapsed_ms(instr_time start)
 }
 
 /*
- * The request's client id as the server log shows it: cleaned by
- * PostgreSQL's pg_clean_ascii, as application_name is (each byte outside
- * printable ASCII becomes '?'), and cut at 128 bytes, with "...".  The
+ * The request's client id as the server log shows it: cut at 128 bytes,
+ * with "...", and cleaned by PostgreSQL's pg_clean_ascii, as
+ * application_name is (each byte outside printable ASCII becomes '?'; from
+ * PostgreSQL 16 on, whose pg_clean_ascii returns a copy, "\xNN").  The
  * header's client id is whatever the client sent (up to 32767 bytes): a
  * newline in it would otherwise go on over a line of its own in the log.
  */
@@ -459,7 +460,11 @@ kp_log_client_id(const char *client_id)
 	const char *id = client_id ? client_id : "";
 	char	   *out = pnstrdup(id, KP_LOG_CLIENT_ID_MAX);
 
+#if PG_VERSION_NUM >= 160000
+	out = pg_clean_ascii(out, 0);
+#else
 	pg_clean_ascii(out);
+#endif
 	return strlen(id) > KP_LOG_CLIENT_ID_MAX ? psprintf("%s...", out) : out;
 }
 
