@@ -89,6 +89,7 @@ kp_sql_create_acl(PG_FUNCTION_ARGS)
 {
 	KpAclBinding b;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	binding_args(fcinfo, &b, false);
 	PG_RETURN_BOOL(kp_acl_create(&b));
@@ -125,6 +126,7 @@ kp_sql_delete_acls(PG_FUNCTION_ARGS)
 {
 	KpAclBinding f;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	binding_args(fcinfo, &f, true);
 	return return_bindings(fcinfo, kp_acl_delete(&f));

@@ -135,6 +135,7 @@ kp_sql_create_topic(PG_FUNCTION_ARGS)
 	int			nconfigs;
 	KpConfigSetting *configs;
 
+	kp_sql_check_writable_fn(fcinfo);
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -157,6 +158,7 @@ kp_sql_delete_topic(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	KpSqlOwner	owner;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_DELETE);
 	kp_sql_as_owner(&owner);
 	kp_topic_delete(name);
@@ -170,6 +172,7 @@ kp_sql_add_partitions(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	KpSqlOwner	owner;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER);
 	kp_sql_as_owner(&owner);
 	kp_topic_add_partitions(name, PG_GETARG_INT32(1));
@@ -185,6 +188,7 @@ kp_sql_alter_topic_config(PG_FUNCTION_ARGS)
 	KpConfigSetting *configs;
 	KpSqlOwner	owner;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, name, KP_ACL_OP_ALTER_CONFIGS);
 	configs = configs_from_jsonb(PG_GETARG_JSONB_P(1), &nconfigs);
 	kp_sql_as_owner(&owner);
@@ -302,6 +306,8 @@ kp_sql_flush_markers(PG_FUNCTION_ARGS)
 	KpSqlOwner	owner;
 	int32		n;
 
+	/* as the cleaner's functions: the resolver's work, not new data */
+	PreventCommandDuringRecovery("kafka.flush_markers()");
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_CLUSTER_ACTION);
 	kp_sql_as_owner(&owner);
 	kp_log_sweep_sql_txns();

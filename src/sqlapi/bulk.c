@@ -75,13 +75,13 @@ struct KpBulkProducer
 };
 
 KpBulkProducer *
-kp_bulk_begin(void)
+kp_bulk_begin(const char *cmdname)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "kafka_pg bulk producer",
 											  ALLOCSET_DEFAULT_SIZES);
 	KpBulkProducer *bp = MemoryContextAllocZero(cxt, sizeof(KpBulkProducer));
 
-	kp_sql_check_not_in_recovery();
+	kp_sql_check_writable(cmdname);
 	bp->cxt = cxt;
 	bp->subid = GetCurrentSubTransactionId();
 	bp->now_ms = KpTimestampTzToMs(GetCurrentTimestamp());
@@ -457,7 +457,7 @@ kp_sql_produce_agg_sfunc(PG_FUNCTION_ARGS)
 		MemoryContext old = MemoryContextSwitchTo(aggcxt);
 
 		st = palloc0(sizeof(ProduceAggState));
-		st->bp = kp_bulk_begin();
+		st->bp = kp_bulk_begin("kafka.produce_agg()");
 		st->key_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 2));
 		st->value_form = kp_sql_out_form(get_fn_expr_argtype(fcinfo->flinfo, 3));
 		st->topic_stable = agg_topic_is_constant(fcinfo);

@@ -16,6 +16,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -54,6 +55,7 @@ kp_sql_run_log_cleaner(PG_FUNCTION_ARGS)
 	int			i;
 	KpSqlOwner	owner;
 
+	PreventCommandDuringRecovery("kafka.run_log_cleaner()");
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
 	kp_sql_as_owner(&owner);
@@ -108,6 +110,7 @@ kp_sql_run_log_compaction(PG_FUNCTION_ARGS)
 	int			i;
 	KpSqlOwner	owner;
 
+	PreventCommandDuringRecovery("kafka.run_log_compaction()");
 	kp_acl_check(KP_ACL_RESOURCE_CLUSTER, KP_ACL_CLUSTER_NAME, KP_ACL_OP_ALTER);
 	InitMaterializedSRF(fcinfo, 0);
 	kp_sql_as_owner(&owner);

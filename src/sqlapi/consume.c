@@ -124,6 +124,7 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 	KpCommitter committer;
 	KpSqlOwner	owner;
 
+	kp_sql_check_writable_fn(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
 	if (group_id[0] == '\0')
 		ereport(ERROR,
@@ -221,6 +222,7 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 	Datum	   *parts;
 	int			i;
 
+	kp_sql_check_writable_fn(fcinfo);
 	memset(&a, 0, sizeof(a));
 	a.group_id = kp_arg_text(fcinfo, 0, "group_id");
 	a.member_id = PG_ARGISNULL(1) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -287,6 +289,7 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 	int			emitted = 0;
 	int			i;
 
+	kp_sql_check_writable_fn(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
 	kp_acl_check(KP_ACL_RESOURCE_GROUP, group_id, KP_ACL_OP_READ);
 	kp_sql_as_owner(&owner);

@@ -36,6 +36,7 @@ kp_sql_delete_records(PG_FUNCTION_ARGS)
 	int64		log_start;
 	KpSqlOwner	owner;
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_DELETE);
 	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, ShareUpdateExclusiveLock, false);

@@ -807,7 +807,7 @@ modify_begin(EState *estate, ResultRelInfo *rinfo)
 
 	ms = palloc0(sizeof(FdwModifyState));
 	fdw_table_load(rinfo->ri_RelationDesc, &ms->t);
-	ms->bp = kp_bulk_begin();
+	ms->bp = kp_bulk_begin("INSERT");
 	ms->bt = kp_bulk_topic(ms->bp, ms->t.topic, strlen(ms->t.topic));
 	ms->row_cxt = AllocSetContextCreate(estate->es_query_cxt, "kafka_pg foreign insert row",
 										ALLOCSET_DEFAULT_SIZES);

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/pg_prng.h"
 #include "fmgr.h"
@@ -170,15 +171,31 @@ kp_sql_append_batch(const KpTopic *topic, int32 partition, char *batch, size_t l
 	kp_txn_note_write(ref.partition_id, producer_id);
 }
 
-/* Produce needs a primary: say so before anything asks for a transaction id. */
+/*
+ * A function that writes (a record, a log start, a group's or a share
+ * group's state, the catalog) refuses, as INSERT does, to run on a standby
+ * or in a read-only transaction (BEGIN READ ONLY, default_transaction_read_only):
+ * SQLSTATE 25006 read_only_sql_transaction, naming the function, before
+ * anything asks for a transaction id or writes the store.  cmdname as core's
+ * PreventCommandIfReadOnly takes it: "kafka.produce()".
+ */
 void
-kp_sql_check_not_in_recovery(void)
+kp_sql_check_writable(const char *cmdname)
 {
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot produce to a topic during recovery"),
-				 errhint("Produce on the primary; a standby serves reads.")));
+				 errmsg("cannot execute %s during recovery", cmdname),
+				 errhint("Call it on the primary; a standby serves reads.")));
+	PreventCommandIfReadOnly(cmdname);
+}
+
+/* kp_sql_check_writable for the SQL function called, named as it was declared */
+void
+kp_sql_check_writable_fn(FunctionCallInfo fcinfo)
+{
+	if (RecoveryInProgress() || XactReadOnly)
+		kp_sql_check_writable(psprintf("kafka.%s()", get_func_name(fcinfo->flinfo->fn_oid)));
 }
 
 /*
@@ -206,6 +223,7 @@ produce_one(FunctionCallInfo fcinfo, const char *key, int key_len,
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
+	kp_sql_check_writable_fn(fcinfo);
 	kp_acl_check(KP_ACL_RESOURCE_TOPIC, topic_name, KP_ACL_OP_WRITE);
 	kp_sql_as_owner(&owner);
 	topic = kp_topic_open(topic_name, AccessShareLock, false);
@@ -315,14 +333,14 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	KpBulkTopic *bt;
 	int			i;
 
+	kp_sql_check_writable_fn(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
-	kp_sql_check_not_in_recovery();
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("values must not be null"),
 				 errhint("A null element is a tombstone; the array itself must be given.")));
-	bp = kp_bulk_begin();
+	bp = kp_bulk_begin("kafka.produce_batch()");
 	kp_bulk_set_append_callback(bp, batch_appended, rsinfo);
 	bt = kp_bulk_topic(bp, topic_name, strlen(topic_name)); /* WRITE, then open */
 	if (has_partition)

@@ -189,6 +189,7 @@ kp_sql_share_acquire(PG_FUNCTION_ARGS)
 	MemoryContext record_cxt;
 	int64	   *partition_ids;
 
+	kp_sql_check_writable_fn(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
 	check_group(group_id);
 	if (max_records < 0)
@@ -266,6 +267,7 @@ kp_sql_share_acknowledge(PG_FUNCTION_ARGS)
 	const KpTopic *topic;
 	int16		code;
 
+	kp_sql_check_writable_fn(fcinfo);
 	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -132,7 +132,8 @@ extern int	kp_sql_emit_records(struct ReturnSetInfo *rsinfo, const struct KpTopi
  * produce.c: what every SQL producer shares (produce, produce_batch, and
  * bulk.c's streaming producer behind produce_agg and the foreign tables).
  */
-extern void kp_sql_check_not_in_recovery(void);
+extern void kp_sql_check_writable(const char *cmdname);
+extern void kp_sql_check_writable_fn(FunctionCallInfo fcinfo);
 extern int32 kp_sql_round_robin(int32 partitions);
 extern KpCompression kp_sql_topic_compression(const struct KpTopic *topic);
 extern KpHeader *kp_sql_headers_from_array(ArrayType *arr, int *nheaders);
@@ -152,8 +153,11 @@ extern void kp_sql_append_batch(const struct KpTopic *topic, int32 partition, ch
 typedef struct KpBulkProducer KpBulkProducer;
 typedef struct KpBulkTopic KpBulkTopic;
 
-/* A producer living in a child of CurrentMemoryContext. */
-extern KpBulkProducer *kp_bulk_begin(void);
+/*
+ * A producer living in a child of CurrentMemoryContext; refuses first, as
+ * kp_sql_check_writable(cmdname), on a standby or in a read-only transaction.
+ */
+extern KpBulkProducer *kp_bulk_begin(const char *cmdname);
 
 /*
  * The topic to add records to: WRITE checked for current_user (42501) and

@@ -440,14 +440,31 @@ def run():
         retained = check_retention(prim, stby)
         compacted = check_compaction(prim, stby)
 
-        # a standby refuses writes, cleanly
-        try:
-            stby.cursor().execute("SELECT * FROM kafka.produce('sb_plain', 'k'::bytea, 'on standby'::bytea)")
-            fail("kafka.produce on the standby succeeded")
-        except psycopg2.Error as e:
-            info("produce on the standby fails as it should: %s %s" % (e.pgcode, str(e).strip().splitlines()[0]))
-            if e.pgcode != "25006":
-                info("note: SQLSTATE %s, not 25006 read_only_sql_transaction" % e.pgcode)
+        # a standby refuses writes, cleanly: 25006 read_only_sql_transaction naming the function,
+        # as INSERT there (before, kafka.produce and kafka.share_acquire failed with XX000 "cannot
+        # assign TransactionIds during recovery", the cleaner's functions with 55000 on a lock)
+        refused = 0
+        for what, q in (("kafka.produce()", "SELECT * FROM kafka.produce('sb_plain', 'k'::bytea, 'on standby'::bytea)"),
+                        ("kafka.produce_batch()", "SELECT * FROM kafka.produce_batch('sb_plain', NULL::bytea[], ARRAY['x']::bytea[])"),
+                        ("kafka.produce_agg()", "SELECT count(*) FROM (SELECT kafka.produce_agg('sb_plain', 'k'::bytea, 'v'::bytea)) x"),
+                        ("kafka.delete_records()", "SELECT kafka.delete_records('sb_retain', 0, 1)"),
+                        ("kafka.share_acquire()", "SELECT * FROM kafka.share_acquire('sb_share', 'sb_plain')"),
+                        ("kafka.consume()", "SELECT * FROM kafka.consume('sb_group', 'sb_plain')"),
+                        ("kafka.create_topic()", "SELECT kafka.create_topic('sb_new', 1)"),
+                        ("kafka.run_log_cleaner()", "SELECT * FROM kafka.run_log_cleaner()"),
+                        ("kafka.run_log_compaction()", "SELECT * FROM kafka.run_log_compaction()"),
+                        ("kafka.flush_markers()", "SELECT kafka.flush_markers()")):
+            try:
+                stby.cursor().execute(q)
+                fail("%s on the standby succeeded" % what)
+            except psycopg2.Error as e:
+                msg = str(e).strip().splitlines()[0]
+                if e.pgcode == "25006" and ("cannot execute %s during recovery" % what) in msg:
+                    refused += 1
+                else:
+                    fail("%s on the standby: SQLSTATE %s, %s (want 25006 read_only_sql_transaction, "
+                         "\"cannot execute %s during recovery\")" % (what, e.pgcode, msg, what))
+        info("%d writing functions on the standby refused with 25006 read_only_sql_transaction" % refused)
 
         # failover
         prim.close()
