@@ -39,6 +39,7 @@
 #include "catalog/kafka_catalog.h"
 #include "cleaner/cleaner.h"
 #include "common/settings.h"
+#include "common/workers.h"
 
 #define CLEANER_NAME "kafka_pg log cleaner"
 
@@ -230,7 +231,7 @@ kp_cleaner_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+	kp_worker_connect();
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg log cleaner",
 								ALLOCSET_DEFAULT_SIZES);

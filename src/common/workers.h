@@ -20,4 +20,14 @@
 extern void kp_register_worker(const char *name, const char *type, const char *function,
 							   BgWorkerStartTime start, int restart_secs, Datum arg);
 
+/*
+ * In a worker's main: connect to kafka.database, and set for this process
+ * what the worker needs whatever the server's, database's or role's defaults
+ * for sessions say, as autovacuum does: default_transaction_read_only off
+ * (the broker writes: records, offsets, groups, markers) and
+ * default_transaction_isolation read committed (the workers are written for
+ * a fresh snapshot per statement).
+ */
+extern void kp_worker_connect(void);
+
 #endif							/* KP_WORKERS_H */

@@ -1625,7 +1625,7 @@ kp_listener_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+	kp_worker_connect();
 
 	listener_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg listener",
 										 ALLOCSET_DEFAULT_SIZES);

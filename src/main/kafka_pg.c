@@ -89,6 +89,14 @@ kp_register_worker(const char *name, const char *type, const char *function,
 	RegisterBackgroundWorker(&worker);
 }
 
+void
+kp_worker_connect(void)
+{
+	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */
 static bool
 drops_this_extension(Node *parsetree)

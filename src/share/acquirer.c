@@ -355,7 +355,7 @@ kp_share_acquirer_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+	kp_worker_connect();
 
 	/* see the header: asynchronous commits are safe here */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);

@@ -39,6 +39,7 @@
 #include "catalog/kafka_catalog.h"
 #include "group/group.h"
 #include "common/settings.h"
+#include "common/workers.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
@@ -272,7 +273,7 @@ kp_resolver_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
+	kp_worker_connect();
 
 	kp_store_set_resolver_latch(&MyProc->procLatch);
 	cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg resolver",

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The broker under a server's session defaults that would stop its writes:
+default_transaction_read_only = on and default_transaction_isolation =
+serializable set for the whole server (ALTER SYSTEM, reloaded), as a DBA may
+to keep sessions from writing.  kafka_pg's background workers set their own
+(src/main/kafka_pg.c, kp_worker_connect, as autovacuum does), so the Kafka
+clients are served as before, while SQL sessions get the defaults.
+
+Until 2026-12-05 the workers took the server's: with read-only on, a Produce
+was appended but every request that writes the catalog failed (JoinGroup:
+"cannot execute INSERT in a read-only transaction", auto-created topics
+"Unknown broker error"), and the resolver failed at once on every start
+("cannot execute DELETE"), restarted by the postmaster each second.
+
+Checks, with librdkafka (confluent_kafka) after the reload:
+- AdminClient CreateTopics; an idempotent acks=all producer delivers;
+- a consumer of a group reads every record and commits its offsets (read
+  back with committed());
+- a transactional producer commits a transaction, and a read_committed
+  consumer reads it;
+- the resolver keeps its pid (not restarted), and the server log shows no
+  ERROR from kafka_pg's workers in the meantime;
+- a SQL session gets the defaults: kafka.produce is refused with 25006.
+
+Usage: session_defaults.py HOST:PORT (PGDATABASE etc. for psql; KP_SERVER_LOG,
+set by test/run-tests, the server log).  Last line: "N passed, M failed".
+"""
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, finish  # noqa: E402
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+BOOT = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:9092"
+RUN = uuid.uuid4().hex[:8]
+N = 200
+
+
+def psql(sql):
+    return subprocess.run(["psql", "-X", "-At", "-c", sql], capture_output=True, text=True, timeout=60)
+
+
+def reload_settings(on):
+    if on:
+        psql("ALTER SYSTEM SET default_transaction_read_only = on")
+        psql("ALTER SYSTEM SET default_transaction_isolation = 'serializable'")
+    else:
+        psql("ALTER SYSTEM RESET default_transaction_read_only")
+        psql("ALTER SYSTEM RESET default_transaction_isolation")
+    psql("SELECT pg_reload_conf()")
+    time.sleep(2)  # every process reloads at its next wake-up (the workers' within 1 s)
+
+
+def resolver_pid():
+    out = psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'").stdout.split()
+    return int(out[0]) if len(out) == 1 else None
+
+
+def log_size(path):
+    return os.path.getsize(path) if path and os.path.exists(path) else 0
+
+
+def worker_errors(path, since):
+    if not path or not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        f.seek(since)
+        lines = f.read().decode("utf-8", "replace").splitlines()
+    return [ln for ln in lines if "kafka_pg" in ln and (" ERROR: " in ln or "failed:" in ln)]
+
+
+def produce(conf, topic, n, txn=False):
+    p = Producer(dict(conf, **{"bootstrap.servers": BOOT, "acks": "all", "enable.idempotence": True,
+                               "message.timeout.ms": 30000}))
+    errors = []
+
+    def cb(err, _msg):
+        if err is not None:
+            errors.append(err)
+    if txn:
+        p.init_transactions(30)
+        p.begin_transaction()
+    for i in range(n):
+        p.produce(topic, key=b"k%d" % (i % 10), value=b"v%d" % i, on_delivery=cb)
+    if txn:
+        p.commit_transaction(30)
+    left = p.flush(30)
+    return errors, left
+
+
+def consume(topic, group, n, isolation="read_uncommitted"):
+    c = Consumer({"bootstrap.servers": BOOT, "group.id": group, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "isolation.level": isolation,
+                  "session.timeout.ms": 10000})
+    c.subscribe([topic])
+    got = []
+    until = time.time() + 40
+    while len(got) < n and time.time() < until:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None:
+            got.append(m.value())
+    committed = None
+    try:
+        c.commit(asynchronous=False)
+        committed = c.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+    except KafkaException as e:
+        committed = "error %s" % e
+    c.close()
+    return got, committed
+
+
+def main():
+    log = os.environ.get("KP_SERVER_LOG")
+    if not log:
+        print("# KP_SERVER_LOG is not set (run by hand): the server log check is skipped")
+    reload_settings(True)
+    try:
+        pid0 = resolver_pid()
+        since = log_size(log)
+        shown = psql("SHOW default_transaction_read_only").stdout.strip()
+        check("a SQL session has the server's default: default_transaction_read_only on", shown == "on",
+              "(%r)" % shown)
+
+        topic, txn_topic = "sd-%s" % RUN, "sd-txn-%s" % RUN
+        admin = AdminClient({"bootstrap.servers": BOOT})
+        futs = admin.create_topics([NewTopic(topic, 1, 1), NewTopic(txn_topic, 1, 1)], operation_timeout=30)
+        errs = []
+        for f in futs.values():
+            try:
+                f.result(30)
+            except Exception as e:  # noqa: BLE001 (any failure is the finding)
+                errs.append(str(e))
+        check("CreateTopics of two topics", not errs, "(%s)" % errs)
+
+        errors, left = produce({}, topic, N)
+        check("an idempotent acks=all producer delivers %d records" % N, not errors and left == 0,
+              "(%d errors, first %s; %d not delivered)" % (len(errors), errors[:1], left))
+        got, committed = consume(topic, "sd-group-%s" % RUN, N)
+        check("a group's consumer reads all %d and commits its offsets" % N, len(got) == N and committed == N,
+              "(read %d, committed %r)" % (len(got), committed))
+
+        try:
+            errors, left = produce({"transactional.id": "sd-tx-%s" % RUN}, txn_topic, N, txn=True)
+            txn_ok = not errors and left == 0
+            detail = "(%d errors, first %s; %d not delivered)" % (len(errors), errors[:1], left)
+        except KafkaException as e:
+            txn_ok, detail = False, "(%s)" % e
+        check("a transactional producer commits a transaction of %d records" % N, txn_ok, detail)
+        got, committed = consume(txn_topic, "sd-txgroup-%s" % RUN, N, "read_committed")
+        check("a read_committed consumer reads the transaction's %d records" % N, len(got) == N,
+              "(read %d)" % len(got))
+
+        time.sleep(1.5)  # a resolver failing at start would have been restarted by now
+        pid1 = resolver_pid()
+        check("the resolver was not restarted", pid0 is not None and pid0 == pid1, "(pid %s, then %s)" % (pid0, pid1))
+        if log:
+            bad = worker_errors(log, since)
+            check("no ERROR from kafka_pg's workers in the server log meanwhile", not bad, "(%s)" % bad[:3])
+
+        r = psql("SELECT * FROM kafka.produce('%s', 'k'::bytea, 'v'::bytea)" % topic)
+        check("a SQL session's kafka.produce is refused: cannot execute kafka.produce() in a read-only transaction",
+              r.returncode != 0 and "cannot execute kafka.produce() in a read-only transaction" in r.stderr,
+              "(rc %d: %s)" % (r.returncode, r.stderr.strip()))
+    finally:
+        reload_settings(False)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
