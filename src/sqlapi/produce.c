@@ -333,14 +333,13 @@ kp_sql_produce_batch(PG_FUNCTION_ARGS)
 	KpBulkTopic *bt;
 	int			i;
 
-	kp_sql_check_writable_fn(fcinfo);
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("values must not be null"),
 				 errhint("A null element is a tombstone; the array itself must be given.")));
-	bp = kp_bulk_begin("kafka.produce_batch()");
+	bp = kp_bulk_begin("kafka.produce_batch()");	/* refuses read-only first */
 	kp_bulk_set_append_callback(bp, batch_appended, rsinfo);
 	bt = kp_bulk_topic(bp, topic_name, strlen(topic_name)); /* WRITE, then open */
 	if (has_partition)
