@@ -40,6 +40,24 @@ bench_cleanup() {
 	rm -rf "$work"
 }
 
+# wait_sync_standby PSQL PORT NAME: once synchronous_standby_names names standby NAME and was
+# reloaded on the server at PORT (PSQL: the psql to ask with), return when commits wait for it:
+# it streams as 'sync' in pg_stat_replication, and the checkpointer, which publishes the setting
+# to the walsenders' shared state only after its own reload (docs/replication.md), is past that
+# reload (its loop handles a pending reload before it takes a CHECKPOINT's request).  Fails
+# after 60 s.
+wait_sync_standby() {
+	local i
+	for i in $(seq 1 120); do
+		if [ "$("$1" -X -At -h 127.0.0.1 -p "$2" -U postgres -d postgres -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = '$3' AND sync_state = 'sync' AND state = 'streaming'")" = 1 ]; then
+			"$1" -X -q -h 127.0.0.1 -p "$2" -U postgres -d postgres -c "CHECKPOINT" >/dev/null
+			return
+		fi
+		sleep 0.5
+	done
+	return 1
+}
+
 # Two kafka_pg builds side by side (bench/wire/produce_cpu_ab.sh, acks_all_ab.sh): a baseline and a
 # candidate, the PostgreSQL installations $BASE_BINDIR and $NEW_BINDIR, each with its kafka_pg
 # (e.g. made with `source /work/pgr-env.sh NAME; make install` from two trees).

@@ -79,20 +79,7 @@ kafka.replica_nodes = 's1=1@127.0.0.1:$kp2'" pgc write-conf "$work/standby" "$sp
 pgc start "$work/standby" || exit 1
 psql_p() { psql -X -q -At -h 127.0.0.1 -p "$port" -U postgres -d postgres "$@"; }
 psql_p -c "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'" -c "SELECT pg_reload_conf()" >/dev/null || exit 1
-for _ in $(seq 1 120); do
-	[ "$(psql_p -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = 's1' AND sync_state = 'sync' AND state = 'streaming'")" = 1 ] && break
-	sleep 0.5
-done
-[ "$(psql_p -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = 's1' AND sync_state = 'sync'")" = 1 ] ||
-	{ say "the standby did not become synchronous"; exit 1; }
-# commits wait for it once the checkpointer has published the setting too, which the ISR follows
-# (docs/replication.md): wait for that, as test/standby/replicas_test.py does
-for _ in $(seq 1 60); do
-	[ "$(psql_p -c "SELECT count(*) FROM kafka.leader WHERE 1 = ANY (isr)")" = 1 ] && break
-	sleep 0.5
-done
-[ "$(psql_p -c "SELECT count(*) FROM kafka.leader WHERE 1 = ANY (isr)")" = 1 ] ||
-	{ say "the primary does not wait for the standby (not in the ISR of kafka.leader)"; exit 1; }
+wait_sync_standby psql "$port" s1 || { say "the standby did not become synchronous"; exit 1; }
 psql_p -c "SELECT kafka.create_topic('repl', $PARTS, '{\"min.insync.replicas\": \"2\"}')" >/dev/null || exit 1
 # for the CPU measure while an acks=all waits for the stopped standby: min.insync.replicas=1, so
 # that it is appended and waits rather than being refused with NOT_ENOUGH_REPLICAS

@@ -38,17 +38,8 @@ sync_standby() {
 	KP_EXTRA_CONF="cluster_name = 's1'" ab_pgc "$bindir" write-conf "$work/$1/standby" "$sport" 0 "$work/$1" || return 1
 	ab_pgc "$bindir" start "$work/$1/standby" || return 1
 	"$bindir/psql" -X -q -h 127.0.0.1 -p "$ab_port" -U postgres -c "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'" -c "SELECT pg_reload_conf()" >/dev/null
-	# measure only once commits wait for it: streaming as 'sync', and the checkpointer, which
-	# publishes the setting to the walsenders' shared state (docs/replication.md), past its
-	# reload: its loop handles a pending reload before it takes a CHECKPOINT's request
-	local i sync=0
-	for i in $(seq 1 120); do
-		sync=$("$bindir/psql" -X -At -h 127.0.0.1 -p "$ab_port" -U postgres -c "SELECT count(*) FROM pg_stat_replication WHERE application_name = 's1' AND sync_state = 'sync' AND state = 'streaming'")
-		[ "$sync" = 1 ] && break
-		sleep 0.5
-	done
-	[ "$sync" = 1 ] || { say "acks_all_ab: $1's standby did not become synchronous"; return 1; }
-	"$bindir/psql" -X -q -h 127.0.0.1 -p "$ab_port" -U postgres -c "CHECKPOINT" >/dev/null || return 1
+	# measure only once commits wait for it
+	wait_sync_standby "$bindir/psql" "$ab_port" s1 || { say "acks_all_ab: $1's standby did not become synchronous"; return 1; }
 	ab_port=$sport
 }
 hook=""
