@@ -18,7 +18,7 @@ PGFILEDESC = "kafka_pg - a Kafka broker inside PostgreSQL"
 SRCS = $(sort $(wildcard src/*/*.c))
 OBJS = $(SRCS:.c=.o)
 
-REGRESS = setup topics produce_fetch transactions visibility segments delete_records retention compaction ktable consumer_groups limits acls share_groups bulk read_only
+REGRESS = setup topics produce_fetch transactions visibility segments delete_records retention compaction ktable consumer_groups limits acls share_groups bulk read_only search_path
 REGRESS_OPTS = --inputdir=. --outputdir=test/regress-out
 
 # PostgreSQL's own warning set (pg_config's CFLAGS) applies, including

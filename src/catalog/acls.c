@@ -55,6 +55,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
 
@@ -330,9 +331,9 @@ acl_cache_load(void)
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "SPI_connect failed");
 			as_owner_begin(&saved);
-			if (SPI_execute("SELECT principal, resource_type, pattern_type, resource_name, "
-							"operation, permission, host FROM kafka.acls",
-							true, 0) != SPI_OK_SELECT)
+			if (kp_spi_execute("SELECT principal, resource_type, pattern_type, resource_name, "
+							   "operation, permission, host FROM kafka.acls",
+							   true, 0) != SPI_OK_SELECT)
 				elog(ERROR, "kafka_pg: cannot read kafka.acls");
 			as_owner_end(&saved);
 			n = (int) SPI_processed;
@@ -759,10 +760,10 @@ kp_acl_create(const KpAclBinding *b)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	as_owner_begin(&saved);
-	if (SPI_execute_with_args("INSERT INTO kafka.acls (principal, resource_type, pattern_type, "
-							  "resource_name, operation, permission, host) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-							  7, types, values, NULL, false, 0) != SPI_OK_INSERT)
+	if (kp_spi_execute_with_args("INSERT INTO kafka.acls (principal, resource_type, pattern_type, "
+								 "resource_name, operation, permission, host) "
+								 "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+								 7, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: cannot insert into kafka.acls");
 	as_owner_end(&saved);
 	created = SPI_processed > 0;
@@ -841,12 +842,12 @@ matching(const KpAclBinding *f, bool for_delete)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	as_owner_begin(&saved);
-	if (SPI_execute(for_delete ?
-					"SELECT principal, resource_type, pattern_type, resource_name, operation, "
-					"permission, host FROM kafka.acls ORDER BY 2, 3, 4, 1, 7, 5, 6 FOR UPDATE" :
-					"SELECT principal, resource_type, pattern_type, resource_name, operation, "
-					"permission, host FROM kafka.acls ORDER BY 2, 3, 4, 1, 7, 5, 6",
-					!for_delete, 0) != SPI_OK_SELECT)
+	if (kp_spi_execute(for_delete ?
+					   "SELECT principal, resource_type, pattern_type, resource_name, operation, "
+					   "permission, host FROM kafka.acls ORDER BY 2, 3, 4, 1, 7, 5, 6 FOR UPDATE" :
+					   "SELECT principal, resource_type, pattern_type, resource_name, operation, "
+					   "permission, host FROM kafka.acls ORDER BY 2, 3, 4, 1, 7, 5, 6",
+					   !for_delete, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: cannot read kafka.acls");
 	for (i = 0; i < SPI_processed; i++)
 	{
@@ -886,11 +887,11 @@ matching(const KpAclBinding *f, bool for_delete)
 			values[4] = CStringGetTextDatum(kp_acl_operation_name(b->operation));
 			values[5] = CStringGetTextDatum(kp_acl_permission_name(b->permission));
 			values[6] = CStringGetTextDatum(b->host);
-			if (SPI_execute_with_args("DELETE FROM kafka.acls WHERE principal = $1 AND "
-									  "resource_type = $2 AND pattern_type = $3 AND "
-									  "resource_name = $4 AND operation = $5 AND "
-									  "permission = $6 AND host = $7",
-									  7, types, values, NULL, false, 0) != SPI_OK_DELETE)
+			if (kp_spi_execute_with_args("DELETE FROM kafka.acls WHERE principal = $1 AND "
+										 "resource_type = $2 AND pattern_type = $3 AND "
+										 "resource_name = $4 AND operation = $5 AND "
+										 "permission = $6 AND host = $7",
+										 7, types, values, NULL, false, 0) != SPI_OK_DELETE)
 				elog(ERROR, "kafka_pg: cannot delete from kafka.acls");
 		}
 	}

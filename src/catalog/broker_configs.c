@@ -32,6 +32,7 @@
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 /* ---------------------------------------------------------------------
@@ -48,8 +49,8 @@ kp_broker_config_overrides(char ***names, char ***values)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT name, value FROM kafka.broker_configs ORDER BY name COLLATE \"C\"",
-					true, 0) != SPI_OK_SELECT)
+	if (kp_spi_execute("SELECT name, value FROM kafka.broker_configs ORDER BY name COLLATE \"C\"",
+					   true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.broker_configs");
 	n = (int) SPI_processed;
 	/* in the caller's context: SPI_finish frees SPI's */
@@ -84,12 +85,12 @@ kp_broker_config_store(const char *name, const char *value)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (value)
-		rc = SPI_execute_with_args("INSERT INTO kafka.broker_configs VALUES ($1, $2) "
-								   "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-								   2, types, args, NULL, false, 0);
+		rc = kp_spi_execute_with_args("INSERT INTO kafka.broker_configs VALUES ($1, $2) "
+									  "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+									  2, types, args, NULL, false, 0);
 	else
-		rc = SPI_execute_with_args("DELETE FROM kafka.broker_configs WHERE name = $1",
-								   1, types, args, NULL, false, 0);
+		rc = kp_spi_execute_with_args("DELETE FROM kafka.broker_configs WHERE name = $1",
+									  1, types, args, NULL, false, 0);
 	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
 		elog(ERROR, "kafka_pg: could not change kafka.broker_configs");
 	SPI_finish();

@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 /*
@@ -37,7 +38,7 @@ kp_catalog_next_producer_id(void)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT nextval('kafka.producer_id_seq')", false, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute("SELECT nextval('kafka.producer_id_seq')", false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: cannot allocate a producer id");
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_finish();
@@ -52,7 +53,7 @@ kp_catalog_record_store_directory(Oid relnode)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql, false, 0) != SPI_OK_INSERT)
+	if (kp_spi_execute(sql, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: could not record the segment directory");
 	SPI_finish();
 }
@@ -70,8 +71,8 @@ kp_catalog_read_leader(KpLeaderRow *out)
 	memset(out, 0, sizeof(*out));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT node_id, host, port, leader_epoch, brokers, replicas::text, "
-					"isr::text, offline::text, rack FROM kafka.leader", true, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute("SELECT node_id, host, port, leader_epoch, brokers, replicas::text, "
+					   "isr::text, offline::text, rack FROM kafka.leader", true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.leader");
 	if (SPI_processed == 1)
 	{
@@ -123,18 +124,18 @@ kp_catalog_write_leader(const KpLeaderRow *row)
 	nulls[8] = row->rack ? ' ' : 'n';
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SET LOCAL synchronous_commit = local", false, 0) != SPI_OK_UTILITY)
+	if (kp_spi_execute("SET LOCAL synchronous_commit = local", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "kafka_pg: could not set synchronous_commit");
-	if (SPI_execute_with_args("INSERT INTO kafka.leader AS l (node_id, host, port, leader_epoch, "
-							  "brokers, replicas, isr, offline, rack) "
-							  "VALUES ($1, $2, $3, $4, $5, $6::int[], $7::int[], $8::int[], $9) "
-							  "ON CONFLICT (one) DO UPDATE SET node_id = excluded.node_id, "
-							  "host = excluded.host, port = excluded.port, "
-							  "leader_epoch = excluded.leader_epoch, brokers = excluded.brokers, "
-							  "replicas = excluded.replicas, isr = excluded.isr, "
-							  "offline = excluded.offline, rack = excluded.rack, "
-							  "published_at = now()",
-							  9, types, values, nulls, false, 0) != SPI_OK_INSERT)
+	if (kp_spi_execute_with_args("INSERT INTO kafka.leader AS l (node_id, host, port, leader_epoch, "
+								 "brokers, replicas, isr, offline, rack) "
+								 "VALUES ($1, $2, $3, $4, $5, $6::int[], $7::int[], $8::int[], $9) "
+								 "ON CONFLICT (one) DO UPDATE SET node_id = excluded.node_id, "
+								 "host = excluded.host, port = excluded.port, "
+								 "leader_epoch = excluded.leader_epoch, brokers = excluded.brokers, "
+								 "replicas = excluded.replicas, isr = excluded.isr, "
+								 "offline = excluded.offline, rack = excluded.rack, "
+								 "published_at = now()",
+								 9, types, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: could not write kafka.leader");
 	SPI_finish();
 }

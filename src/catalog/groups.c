@@ -22,6 +22,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 /* ---------------------------------------------------------------------
@@ -39,7 +40,7 @@ begin(void)
 static void
 run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 {
-	int			ret = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	int			ret = kp_spi_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 
 	if (ret < 0)
 		elog(ERROR, "kafka_pg group catalog: statement failed (%d): %s", ret, sql);
@@ -734,15 +735,15 @@ kp_cat_group_configs_load(const char *group_id, char ***names, char ***values)
 	/* read by every share-group acquisition: a plan kept for the process */
 	if (configs_plan == NULL)
 	{
-		SPIPlanPtr	p = SPI_prepare("SELECT name, value FROM kafka.group_configs WHERE group_id = $1 ORDER BY name",
-									1, types);
+		SPIPlanPtr	p = kp_spi_prepare("SELECT name, value FROM kafka.group_configs WHERE group_id = $1 ORDER BY name",
+									   1, types);
 
 		if (p == NULL)
 			elog(ERROR, "kafka_pg group catalog: cannot prepare the group configs query (%d)", SPI_result);
 		SPI_keepplan(p);
 		configs_plan = p;
 	}
-	if (SPI_execute_plan(configs_plan, args, NULL, false, 0) < 0)
+	if (kp_spi_execute_plan(configs_plan, args, NULL, false, 0) < 0)
 		elog(ERROR, "kafka_pg group catalog: reading the group configs failed");
 	n = (int) SPI_processed;
 	old = MemoryContextSwitchTo(caller);

@@ -24,6 +24,14 @@
 
 #define KP_TOPIC_NAME_MAX	249
 
+/*
+ * The search_path of every statement the catalog issues (spi.c) and of the
+ * background workers (kp_worker_connect): PostgreSQL's own for maintenance
+ * commands, so that no schema someone else can write decides what an
+ * operator or function in kafka_pg's SQL means.
+ */
+#define KP_SAFE_SEARCH_PATH "pg_catalog, pg_temp"
+
 /* ---------- topic configs (config.c) ---------- */
 
 typedef enum KpConfigType

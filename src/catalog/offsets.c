@@ -19,6 +19,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 static void
@@ -28,7 +29,7 @@ run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	ret = kp_spi_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 	if (ret < 0)
 		elog(ERROR, "kafka_pg offsets catalog: statement failed (%d): %s", ret, sql);
 }

@@ -30,6 +30,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 PG_FUNCTION_INFO_V1(kp_sql_client_quotas_changed);
@@ -81,10 +82,10 @@ kp_client_quotas(KpClientQuota **out)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT user_name, user_default, client_id, client_id_default, quota_key, value "
-					"FROM kafka.client_quotas ORDER BY user_name COLLATE \"C\" NULLS FIRST, user_default, "
-					"client_id COLLATE \"C\" NULLS FIRST, client_id_default, quota_key COLLATE \"C\"",
-					true, 0) != SPI_OK_SELECT)
+	if (kp_spi_execute("SELECT user_name, user_default, client_id, client_id_default, quota_key, value "
+					   "FROM kafka.client_quotas ORDER BY user_name COLLATE \"C\" NULLS FIRST, user_default, "
+					   "client_id COLLATE \"C\" NULLS FIRST, client_id_default, quota_key COLLATE \"C\"",
+					   true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.client_quotas");
 	n = (int) SPI_processed;
 	*out = SPI_palloc(sizeof(KpClientQuota) * Max(n, 1));
@@ -134,17 +135,17 @@ kp_client_quota_alter(const KpQuotaEntity *e, const char *key, bool remove, doub
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (remove)
-		rc = SPI_execute_with_args("DELETE FROM kafka.client_quotas WHERE user_name IS NOT DISTINCT FROM $1 "
-								   "AND user_default = $2 AND client_id IS NOT DISTINCT FROM $3 "
-								   "AND client_id_default = $4 AND quota_key = $5",
-								   5, types, args, nulls, false, 0);
+		rc = kp_spi_execute_with_args("DELETE FROM kafka.client_quotas WHERE user_name IS NOT DISTINCT FROM $1 "
+									  "AND user_default = $2 AND client_id IS NOT DISTINCT FROM $3 "
+									  "AND client_id_default = $4 AND quota_key = $5",
+									  5, types, args, nulls, false, 0);
 	else
-		rc = SPI_execute_with_args("INSERT INTO kafka.client_quotas "
-								   "(user_name, user_default, client_id, client_id_default, quota_key, value) "
-								   "VALUES ($1, $2, $3, $4, $5, $6) "
-								   "ON CONFLICT (user_name, user_default, client_id, client_id_default, quota_key) "
-								   "DO UPDATE SET value = excluded.value",
-								   6, types, args, nulls, false, 0);
+		rc = kp_spi_execute_with_args("INSERT INTO kafka.client_quotas "
+									  "(user_name, user_default, client_id, client_id_default, quota_key, value) "
+									  "VALUES ($1, $2, $3, $4, $5, $6) "
+									  "ON CONFLICT (user_name, user_default, client_id, client_id_default, quota_key) "
+									  "DO UPDATE SET value = excluded.value",
+									  6, types, args, nulls, false, 0);
 	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
 		elog(ERROR, "kafka_pg: could not change kafka.client_quotas");
 	SPI_finish();

@@ -43,6 +43,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 /*
@@ -360,9 +361,9 @@ kp_scram512_verifier(const char *user, KpScramVerifier *out, const char **why)
 	args[1] = ObjectIdGetDatum(out->role_oid);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT iterations, salt, stored_key, server_key FROM kafka.scram_credentials "
-							  "WHERE role_name = $1 AND role_oid = $2 AND mechanism = 'SCRAM-SHA-512'",
-							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute_with_args("SELECT iterations, salt, stored_key, server_key FROM kafka.scram_credentials "
+								 "WHERE role_name = $1 AND role_oid = $2 AND mechanism = 'SCRAM-SHA-512'",
+								 2, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.scram_credentials");
 	if (SPI_processed == 1)
 	{
@@ -404,7 +405,7 @@ kp_scram512_credentials(KpScramCredential **out)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(psprintf("%s ORDER BY c.role_name COLLATE \"C\"", live_credentials), true, 0) != SPI_OK_SELECT)
+	if (kp_spi_execute(psprintf("%s ORDER BY c.role_name COLLATE \"C\"", live_credentials), true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.scram_credentials");
 	n = (int) SPI_processed;
 	*out = SPI_palloc(sizeof(KpScramCredential) * Max(n, 1));
@@ -432,8 +433,8 @@ kp_scram512_credential_iterations(const char *user)
 	args[0] = CStringGetTextDatum(user);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(psprintf("%s AND c.role_name = $1", live_credentials),
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute_with_args(psprintf("%s AND c.role_name = $1", live_credentials),
+								 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: could not read kafka.scram_credentials");
 	if (SPI_processed == 1)
 	{
@@ -471,13 +472,13 @@ kp_scram512_store(const char *user, int iterations, const uint8 *salt, int salt_
 	args[5] = PointerGetDatum(make_bytea(server_key, KP_SCRAM512_KEY_LEN));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("INSERT INTO kafka.scram_credentials "
-							  "(role_oid, role_name, mechanism, iterations, salt, stored_key, server_key) "
-							  "VALUES ($1, $2, 'SCRAM-SHA-512', $3, $4, $5, $6) "
-							  "ON CONFLICT (role_name, mechanism) DO UPDATE SET role_oid = excluded.role_oid, "
-							  "iterations = excluded.iterations, salt = excluded.salt, "
-							  "stored_key = excluded.stored_key, server_key = excluded.server_key",
-							  6, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	if (kp_spi_execute_with_args("INSERT INTO kafka.scram_credentials "
+								 "(role_oid, role_name, mechanism, iterations, salt, stored_key, server_key) "
+								 "VALUES ($1, $2, 'SCRAM-SHA-512', $3, $4, $5, $6) "
+								 "ON CONFLICT (role_name, mechanism) DO UPDATE SET role_oid = excluded.role_oid, "
+								 "iterations = excluded.iterations, salt = excluded.salt, "
+								 "stored_key = excluded.stored_key, server_key = excluded.server_key",
+								 6, types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "kafka_pg: could not change kafka.scram_credentials");
 	SPI_finish();
 }
@@ -492,9 +493,9 @@ kp_scram512_delete(const char *user)
 	args[0] = CStringGetTextDatum(user);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("DELETE FROM kafka.scram_credentials WHERE role_name = $1 "
-							  "AND mechanism = 'SCRAM-SHA-512'",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+	if (kp_spi_execute_with_args("DELETE FROM kafka.scram_credentials WHERE role_name = $1 "
+								 "AND mechanism = 'SCRAM-SHA-512'",
+								 1, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "kafka_pg: could not change kafka.scram_credentials");
 	deleted = SPI_processed > 0;
 	SPI_finish();
@@ -512,7 +513,7 @@ kp_scram256_set_verifier(const char *user, const char *verifier)
 					 verifier ? quote_literal_cstr(verifier) : "NULL");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+	if (kp_spi_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "kafka_pg: could not set the password of role \"%s\"", user);
 	SPI_finish();
 	explicit_bzero(sql.data, sql.len);

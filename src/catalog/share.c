@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 #include "utils/xid8.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/share_catalog.h"
 
 #define MAX_ARGS 10
@@ -95,8 +96,8 @@ arg_datum(Args *a, Oid type, Datum d)
 static int
 exec(const char *sql, Args *a)
 {
-	int			ret = SPI_execute_with_args(sql, a ? a->n : 0, a ? a->types : NULL,
-											a ? a->values : NULL, a ? a->nulls : NULL, false, 0);
+	int			ret = kp_spi_execute_with_args(sql, a ? a->n : 0, a ? a->types : NULL,
+											   a ? a->values : NULL, a ? a->nulls : NULL, false, 0);
 
 	if (ret < 0)
 		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);
@@ -118,7 +119,7 @@ exec_cached(SPIPlanPtr *plan, const char *sql, Args *a)
 
 	if (*plan == NULL)
 	{
-		SPIPlanPtr	p = SPI_prepare(sql, a->n, a->types);
+		SPIPlanPtr	p = kp_spi_prepare(sql, a->n, a->types);
 
 		if (p == NULL)
 			elog(ERROR, "kafka_pg share catalog: cannot prepare (%d): %s", SPI_result, sql);
@@ -134,7 +135,7 @@ exec_cached(SPIPlanPtr *plan, const char *sql, Args *a)
 	nest = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
-	ret = SPI_execute_plan(*plan, a->values, a->nulls, false, 0);
+	ret = kp_spi_execute_plan(*plan, a->values, a->nulls, false, 0);
 	AtEOXact_GUC(true, nest);
 	if (ret < 0)
 		elog(ERROR, "kafka_pg share catalog: statement failed (%d): %s", ret, sql);

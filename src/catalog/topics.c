@@ -34,6 +34,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 #include "common/kafka_errors.h"
 #include "common/settings.h"
@@ -158,11 +159,11 @@ parse_topic_config(KpTopic *t)
 static int
 load_query(Snapshot snapshot, const char *sql, Oid argtype, Datum arg, long tcount)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, 1, &argtype);
+	SPIPlanPtr	plan = kp_spi_prepare(sql, 1, &argtype);
 
 	if (plan == NULL)
 		elog(ERROR, "kafka_pg: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	return SPI_execute_snapshot(plan, &arg, NULL, snapshot, InvalidSnapshot, true, false, tcount);
+	return kp_spi_execute_snapshot(plan, &arg, NULL, snapshot, InvalidSnapshot, true, false, tcount);
 }
 
 /*
@@ -462,8 +463,8 @@ kp_topic_lock_partition_id(int64 partition_id, KpTopicLock *lock)
 	relid = topics_relid;		/* the queries below may reset the cache */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT topic_id FROM kafka.partitions WHERE partition_id = $1",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute_with_args("SELECT topic_id FROM kafka.partitions WHERE partition_id = $1",
+								 1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot look up partition " INT64_FORMAT, partition_id);
 	if (SPI_processed == 0)
 	{
@@ -552,7 +553,7 @@ check_partition_count(int32 partitions)
 static void
 spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
 {
-	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+	int			ret = kp_spi_execute_with_args(sql, nargs, types, values, NULL, false, 0);
 
 	if (ret != expect)
 		elog(ERROR, "kafka_pg: catalog statement failed (%d): %s", ret, sql);
@@ -795,8 +796,8 @@ kp_topic_name_for_uuid(const pg_uuid_t *uuid)
 	args[0] = UUIDPGetDatum(uuid);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT name FROM kafka.topics WHERE topic_uuid = $1",
-							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+	if (kp_spi_execute_with_args("SELECT name FROM kafka.topics WHERE topic_uuid = $1",
+								 1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 		found = MemoryContextStrdup(caller,
 									SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
@@ -820,8 +821,8 @@ kp_topic_uuid_by_name(const char *name, pg_uuid_t *out)
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT topic_uuid FROM kafka.topics WHERE name = $1",
-							  1, argtypes, args, NULL, false, 1) == SPI_OK_SELECT &&
+	if (kp_spi_execute_with_args("SELECT topic_uuid FROM kafka.topics WHERE name = $1",
+								 1, argtypes, args, NULL, false, 1) == SPI_OK_SELECT &&
 		SPI_processed == 1)
 	{
 		bool		isnull;
@@ -854,8 +855,8 @@ kp_topic_list_names(char ***names)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT name FROM kafka.topics ORDER BY name COLLATE \"C\"",
-					true, 0) != SPI_OK_SELECT)
+	if (kp_spi_execute("SELECT name FROM kafka.topics ORDER BY name COLLATE \"C\"",
+					   true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg: cannot list topics");
 	n = (int) SPI_processed;
 	/* outside SPI's memory: SPI_finish frees that */

@@ -25,6 +25,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "catalog/catalog_spi.h"
 #include "catalog/kafka_catalog.h"
 
 #define ROW_COLUMNS \
@@ -37,7 +38,7 @@ run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
 {
 	int			ret;
 
-	ret = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	ret = kp_spi_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 	if (ret < 0)
 		elog(ERROR, "kafka_pg transactions catalog: statement failed (%d): %s", ret, sql);
 }
@@ -129,11 +130,11 @@ kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id, KpTxnRow *row,
 	if (plan == NULL)
 	{
 		Oid			types[2] = {INT8OID, INT8OID};
-		SPIPlanPtr	p = SPI_prepare("SELECT " ROW_COLUMNS ", EXISTS (SELECT 1 FROM "
-									"kafka.transaction_partitions p WHERE p.transactional_id = "
-									"t.transactional_id AND p.partition_id = $2) "
-									"FROM kafka.transactions t WHERE t.producer_id = $1",
-									2, types);
+		SPIPlanPtr	p = kp_spi_prepare("SELECT " ROW_COLUMNS ", EXISTS (SELECT 1 FROM "
+									   "kafka.transaction_partitions p WHERE p.transactional_id = "
+									   "t.transactional_id AND p.partition_id = $2) "
+									   "FROM kafka.transactions t WHERE t.producer_id = $1",
+									   2, types);
 
 		if (p == NULL)
 			elog(ERROR, "kafka_pg transactions catalog: cannot prepare the produce check");
@@ -148,7 +149,7 @@ kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id, KpTxnRow *row,
 	 * transaction's markers).  A fresh snapshot sees what the lock waited
 	 * for.
 	 */
-	ret = SPI_execute_plan(plan, values, NULL, false, 1);
+	ret = kp_spi_execute_plan(plan, values, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg transactions catalog: the produce check failed (%d)", ret);
 	found = SPI_processed > 0;
@@ -375,16 +376,16 @@ kp_cat_txn_offsets_pending(const char *group_id, const char *topic, int32 partit
 	if (plan == NULL)
 	{
 		Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-		SPIPlanPtr	p = SPI_prepare("SELECT 1 FROM kafka.transaction_offsets "
-									"WHERE group_id = $1 AND topic = $2 AND partition = $3 LIMIT 1",
-									3, types);
+		SPIPlanPtr	p = kp_spi_prepare("SELECT 1 FROM kafka.transaction_offsets "
+									   "WHERE group_id = $1 AND topic = $2 AND partition = $3 LIMIT 1",
+									   3, types);
 
 		if (p == NULL)
 			elog(ERROR, "kafka_pg transactions catalog: cannot prepare the pending-offsets check");
 		SPI_keepplan(p);
 		plan = p;
 	}
-	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (kp_spi_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "kafka_pg transactions catalog: the pending-offsets check failed");
 	found = SPI_processed > 0;
 	SPI_finish();

@@ -26,7 +26,11 @@ extern void kp_register_worker(const char *name, const char *type, const char *f
  * for sessions say, as autovacuum does: default_transaction_read_only off
  * (the broker writes: records, offsets, groups, markers) and
  * default_transaction_isolation read committed (the workers are written for
- * a fresh snapshot per statement).
+ * a fresh snapshot per statement), and search_path KP_SAFE_SEARCH_PATH
+ * ("pg_catalog, pg_temp"): the workers run as the bootstrap superuser, and
+ * a schema on a default path that others can create objects in would
+ * otherwise decide what the operators in their statements call
+ * (src/catalog/spi.c pins it per statement too; here it costs nothing).
  */
 extern void kp_worker_connect(void);
 

@@ -95,6 +95,7 @@ kp_worker_connect(void)
 	BackgroundWorkerInitializeConnection(kp_database, NULL, 0);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", KP_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */

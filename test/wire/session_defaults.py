@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""The broker under a server's session defaults that would stop its writes:
-default_transaction_read_only = on and default_transaction_isolation =
-serializable set for the whole server (ALTER SYSTEM, reloaded), as a DBA may
-to keep sessions from writing.  kafka_pg's background workers set their own
+"""The broker under a server's session defaults that would stop its writes
+or change what its statements mean: default_transaction_read_only = on,
+default_transaction_isolation = serializable and search_path = kp_trap,
+pg_catalog set for the whole server (ALTER SYSTEM, reloaded), as a DBA may
+to keep sessions from writing (the first two) or as a schema on a default
+path would (the last).  kafka_pg's background workers set their own
 (src/main/kafka_pg.c, kp_worker_connect, as autovacuum does), so the Kafka
 clients are served as before, while SQL sessions get the defaults.
+Schema kp_trap (test/lib/search_path_traps.sql) copies pg_catalog's
+operators and functions, each logging WARNING "trap sprung" when called;
+this script's own psql sessions keep pg_catalog alone (PGOPTIONS), so a
+trap in the server log was sprung by a worker.
 
 Until 2026-12-05 the workers took the server's: with read-only on, a Produce
 was appended but every request that writes the catalog failed (JoinGroup:
 "cannot execute INSERT in a read-only transaction", auto-created topics
 "Unknown broker error"), and the resolver failed at once on every start
-("cannot execute DELETE"), restarted by the postmaster each second.
+("cannot execute DELETE"), restarted by the postmaster each second.  And
+they took the server's search_path: a trap was sprung by their statements
+(as the bootstrap superuser) on every request touching the catalog.
 
 Checks, with librdkafka (confluent_kafka) after the reload:
 - AdminClient CreateTopics; an idempotent acks=all producer delivers;
@@ -19,7 +27,7 @@ Checks, with librdkafka (confluent_kafka) after the reload:
 - a transactional producer commits a transaction, and a read_committed
   consumer reads it;
 - the resolver keeps its pid (not restarted), and the server log shows no
-  ERROR from kafka_pg's workers in the meantime;
+  ERROR from kafka_pg's workers and no sprung trap in the meantime;
 - a SQL session gets the defaults: kafka.produce is refused with 25006.
 
 Usage: session_defaults.py HOST:PORT (PGDATABASE etc. for psql; KP_SERVER_LOG,
@@ -42,19 +50,31 @@ RUN = uuid.uuid4().hex[:8]
 N = 200
 
 
+ENV = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c search_path=pg_catalog").strip())
+TRAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "search_path_traps.sql")
+
+
 def psql(sql):
-    return subprocess.run(["psql", "-X", "-At", "-c", sql], capture_output=True, text=True, timeout=60)
+    return subprocess.run(["psql", "-X", "-At", "-c", sql], capture_output=True, text=True, timeout=60, env=ENV)
 
 
 def reload_settings(on):
     if on:
+        r = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", TRAPS],
+                           capture_output=True, text=True, timeout=120, env=ENV)
+        if r.returncode != 0:
+            raise SystemExit("cannot create the traps: %s" % r.stderr)
         psql("ALTER SYSTEM SET default_transaction_read_only = on")
         psql("ALTER SYSTEM SET default_transaction_isolation = 'serializable'")
+        psql("ALTER SYSTEM SET search_path = kp_trap, pg_catalog")
     else:
         psql("ALTER SYSTEM RESET default_transaction_read_only")
         psql("ALTER SYSTEM RESET default_transaction_isolation")
+        psql("ALTER SYSTEM RESET search_path")
     psql("SELECT pg_reload_conf()")
     time.sleep(2)  # every process reloads at its next wake-up (the workers' within 1 s)
+    if not on:
+        psql("DROP SCHEMA IF EXISTS kp_trap CASCADE")
 
 
 def resolver_pid():
@@ -72,7 +92,8 @@ def worker_errors(path, since):
     with open(path, "rb") as f:
         f.seek(since)
         lines = f.read().decode("utf-8", "replace").splitlines()
-    return [ln for ln in lines if "kafka_pg" in ln and (" ERROR: " in ln or "failed:" in ln)]
+    return [ln for ln in lines if "trap sprung" in ln or
+            ("kafka_pg" in ln and (" ERROR: " in ln or "failed:" in ln))]
 
 
 def produce(conf, topic, n, txn=False):
@@ -122,6 +143,12 @@ def main():
     reload_settings(True)
     try:
         pid0 = resolver_pid()
+        env = dict(os.environ)
+        env.pop("PGOPTIONS", None)
+        live = subprocess.run(["psql", "-X", "-At", "-c", "SELECT 1 = 1"], capture_output=True, text=True,
+                              timeout=60, env=env)
+        check("the traps are live: a SQL session on the server's search_path springs one (integer = integer)",
+              "trap sprung: operator integer = integer" in live.stderr, "(%r)" % live.stderr.strip()[:200])
         since = log_size(log)
         shown = psql("SHOW default_transaction_read_only").stdout.strip()
         check("a SQL session has the server's default: default_transaction_read_only on", shown == "on",
@@ -161,7 +188,8 @@ def main():
         check("the resolver was not restarted", pid0 is not None and pid0 == pid1, "(pid %s, then %s)" % (pid0, pid1))
         if log:
             bad = worker_errors(log, since)
-            check("no ERROR from kafka_pg's workers in the server log meanwhile", not bad, "(%s)" % bad[:3])
+            check("no ERROR from kafka_pg's workers and no sprung trap in the server log meanwhile", not bad,
+                  "(%d lines: %s)" % (len(bad), bad[:3]))
 
         r = psql("SELECT * FROM kafka.produce('%s', 'k'::bytea, 'v'::bytea)" % topic)
         check("a SQL session's kafka.produce is refused: cannot execute kafka.produce() in a read-only transaction",
