@@ -21,6 +21,7 @@
 #include "listener/handlers.h"
 #include "listener/handlers_admin.h"
 #include "listener/listener.h"
+#include "listener/listener_int.h"
 #include "store/store.h"
 
 /*
@@ -289,6 +290,23 @@ delete_topic_fn(void *arg)
 	kp_topic_delete((const char *) arg);
 }
 
+/*
+ * How often a DeleteTopics waiting for a topic's users looks again (below).
+ */
+#define DELETE_RETRY_MS 50
+
+/*
+ * A topic is deleted under AccessExclusiveLock, which waits for every
+ * transaction that uses it: a SQL session that produced to it, consumed or
+ * fetched from it, and has not committed yet, for as long as it stays open.
+ * A worker must not wait there: it serves every other connection in the
+ * meantime.  So the locks of all the topics to delete are tried first,
+ * without waiting; if one is taken, nothing is deleted and the request parks
+ * (the topic locks it took go with this run's transaction) and tries again
+ * every DELETE_RETRY_MS until its timeout_ms, then deletes the topics that are
+ * free and answers REQUEST_TIMED_OUT for the others.  All or nothing until
+ * then, so a re-run never finds a topic of its own already deleted.
+ */
 void
 kp_handle_delete_topics(KpRequestContext *ctx)
 {
@@ -299,6 +317,11 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	int			n = by_state ? ArrayLen(req->n_topics) : ArrayLen(req->n_topic_names);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	char	  **id_keys = palloc(sizeof(char *) * Max(n, 1));
+	const KpTopic **topics = palloc0(sizeof(KpTopic *) * Max(n, 1));
+	bool	   *busy = palloc0(sizeof(bool) * Max(n, 1));
+	bool		any_busy = false;
+	int64		now = kp_listener_now_ms();
+	int64		deadline = ctx->received_ms + Max(req->timeout_ms, 0);
 	bool	   *dup;
 	bool	   *id_dup;
 	int			i;
@@ -322,14 +345,14 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
+
+	/* what may be deleted, and whether its lock is free now */
 	for (i = 0; i < n; i++)
 	{
 		KpDeleteTopicsResponseDeletableTopicResult *out = &resp->responses[i];
 		const char *name = names[i];
 		KpUuid		id;
 		const KpTopic *t;
-		char	   *msg = NULL;
-		int32		partitions;
 
 		memset(&id, 0, sizeof(id));
 		if (by_state)
@@ -386,7 +409,38 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		}
 		out->name = pstrdup(t->name);
 		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
-		partitions = t->partition_count;
+		topics[i] = t;
+		/* held (with the AccessShareLock above): only others' locks conflict */
+		busy[i] = kp_topic_try_open(t->name, AccessExclusiveLock) == NULL;
+		any_busy |= busy[i];
+	}
+
+	if (any_busy && now < deadline)
+	{
+		ctx->park = true;
+		ctx->park_until_ms = Min(now + DELETE_RETRY_MS, deadline);
+		/* woken by its deadline only, not by every append */
+		ctx->park_keyed = true;
+		ctx->park_nkeys = 0;
+		return;
+	}
+
+	for (i = 0; i < n; i++)
+	{
+		KpDeleteTopicsResponseDeletableTopicResult *out = &resp->responses[i];
+		char	   *msg = NULL;
+
+		if (topics[i] == NULL)
+			continue;
+		if (busy[i])
+		{
+			out->error_code = KP_ERR_REQUEST_TIMED_OUT;
+			out->error_message = psprintf("Topic %s is in use by transactions still open "
+										  "(SQL sessions that produced to, consumed or fetched from it): "
+										  "not deleted within the request's timeout of %d ms.",
+										  out->name, req->timeout_ms);
+			continue;
+		}
 		/* controller_mutation_rate (KIP-599): strict since v5 */
 		if (ctx->version >= 5 && kp_quota_mutation_refused(ctx))
 		{
@@ -398,7 +452,7 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		out->error_code = kp_handler_try(delete_topic_fn, out->name, &msg);
 		out->error_message = out->error_code != KP_ERR_NONE ? msg : NULL;
 		if (out->error_code == KP_ERR_NONE)
-			kp_quota_mutation_record(ctx, partitions, ctx->version >= 5);
+			kp_quota_mutation_record(ctx, topics[i]->partition_count, ctx->version >= 5);
 	}
 }
 
