@@ -54,6 +54,8 @@ CREATE TEMP TABLE sp_json AS SELECT * FROM kafka.fetch_json('sp-json', 0, 0, 1);
 CREATE TEMP TABLE sp_table AS SELECT * FROM kafka.table('sp-compact');
 CREATE TEMP TABLE sp_table_text AS SELECT * FROM kafka.table_text('sp-compact');
 CREATE TEMP TABLE sp_dump AS SELECT * FROM kafka.dump_log('sp', 0);
+-- the transactions' markers written first, so that the log end is known
+CREATE TEMP TABLE sp_flushed AS SELECT kafka.flush_markers() AS n;
 CREATE TEMP TABLE sp_offsets AS
 	SELECT kafka.earliest_offset('sp', 0) AS earliest, kafka.latest_offset('sp', 0) AS latest,
 		   (kafka.list_offsets('sp', 0, -1)).*;
@@ -97,7 +99,10 @@ SELECT (SELECT count(*) FROM sp_consumed) AS consumed, (SELECT count(*) FROM sp_
 	   (SELECT count(*) FROM sp_deleted_acls) AS deleted_acls,
 	   (SELECT count(*) FROM sp_table) AS table_rows;
 SELECT group_id, topic, partition, committed_offset FROM kafka.consumer_group_lag
- WHERE group_id LIKE 'sp-g%' ORDER BY 1, 3;
+ WHERE group_id IN ('sp-g', 'sp-g3') ORDER BY 1, 3;
+-- two records from the partition the session starts at (which depends on its pid)
+SELECT count(*) AS partitions, sum(committed_offset) BETWEEN 2 AND 3 AS two_read
+  FROM kafka.consumer_group_lag WHERE group_id = 'sp-g2';
 SELECT name FROM kafka.topics WHERE name LIKE 'sp%' ORDER BY 1;
 SELECT h, p FROM sp_part_for_key;
 
