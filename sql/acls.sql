@@ -127,7 +127,7 @@ SELECT principal, pattern_type, resource_name, operation
 -- (aggregates take no settings: their support functions are internal ones)
 SELECT count(*) AS unpinned FROM pg_proc
  WHERE pronamespace = 'kafka'::regnamespace AND proname !~ '^_' AND prokind = 'f'
-   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, kafka' = ANY (proconfig));
+   AND (proconfig IS NULL OR NOT 'search_path=pg_catalog, pg_temp' = ANY (proconfig));
 SELECT proname FROM pg_proc
  WHERE pronamespace = 'kafka'::regnamespace AND proname ~ '^_'
    AND has_function_privilege('public', oid, 'EXECUTE');

@@ -846,7 +846,9 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON kafka.share_groups, kafka.share_group_me
 	kafka.share_partitions, kafka.share_records TO kafka_read_all_data;
 
 -- Internal functions are not for PUBLIC; every other function pins
--- search_path, so nothing a caller put on theirs runs inside kafka_pg.
+-- search_path, so nothing a caller put on theirs runs inside kafka_pg: to
+-- pg_catalog, pg_temp, the path of the catalog's own statements
+-- (KP_SAFE_SEARCH_PATH, src/catalog/spi.c), which then need not set it again.
 REVOKE ALL ON FUNCTION kafka._partition_stats(bigint), kafka._partition_segments(bigint),
 	kafka._log_cleaner_status(bigint), kafka._fetch_wait_changes(bigint),
 	kafka.share_acquire(text, text, integer) FROM PUBLIC;
@@ -861,7 +863,7 @@ BEGIN
 	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p
 			 WHERE p.pronamespace = 'kafka'::regnamespace AND p.prokind = 'f'
 			   AND p.proname !~ '^_' LOOP
-		EXECUTE pg_catalog.format('ALTER FUNCTION %s SET search_path = pg_catalog, kafka', f);
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s SET search_path = pg_catalog, pg_temp', f);
 	END LOOP;
 END
 $$;

@@ -23,8 +23,12 @@
  * The setting is a GUC nest level of its own, popped when the call
  * returns; an error pops it with the (sub)transaction that catches it, as
  * for a function's SET clause.  Where search_path already is exactly
- * KP_SAFE_SEARCH_PATH (the background workers, kp_worker_connect) nothing
- * is pushed.  A kept plan is prepared and executed under the same path,
+ * KP_SAFE_SEARCH_PATH nothing is pushed: in the background workers
+ * (kp_worker_connect) and in the SQL functions a caller names, which the
+ * install script pins to it (SET search_path = pg_catalog, pg_temp); so
+ * only the entry points without a SET clause (produce_agg's transition
+ * functions, the foreign tables' callbacks, the views' internal functions)
+ * pay for it.  A kept plan is prepared and executed under the same path,
  * so the plan cache never replans it for a caller's path.
  *
  *-------------------------------------------------------------------------
