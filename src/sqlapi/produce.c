@@ -190,11 +190,15 @@ kp_sql_check_writable(const char *cmdname)
 	PreventCommandIfReadOnly(cmdname);
 }
 
-/* kp_sql_check_writable for the SQL function called, named as it was declared */
+/*
+ * kp_sql_check_writable for the SQL function called, named as it was
+ * declared.  One test on the way through: a transaction started during
+ * recovery is read-only too (StartTransaction), so XactReadOnly covers both.
+ */
 void
 kp_sql_check_writable_fn(FunctionCallInfo fcinfo)
 {
-	if (RecoveryInProgress() || XactReadOnly)
+	if (XactReadOnly)
 		kp_sql_check_writable(psprintf("kafka.%s()", get_func_name(fcinfo->flinfo->fn_oid)));
 }
 
