@@ -144,9 +144,23 @@ extern const KpTopic *kp_topic_open(const char *name, LOCKMODE lockmode, bool mi
 
 /*
  * kp_topic_open without waiting: NULL if the topic does not exist or its
- * lock is held in a conflicting mode (a deletion in progress).
+ * lock is held in a conflicting mode (then *busy, unless busy is NULL).
  */
-extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode);
+extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode, bool *busy);
+
+/*
+ * Set in a process that must never wait for a topic's lock (the listener
+ * workers): then kp_topic_open takes the lock only if it is free, and
+ * otherwise returns NULL (missing_ok) or raises ERRCODE_LOCK_NOT_AVAILABLE,
+ * and kp_topic_create does the same with the creation lock.
+ */
+extern bool kp_topic_locks_nowait;
+
+/*
+ * Take the lock kp_topic_create holds to the end of its transaction (one
+ * creator of topics at a time), if it is free; whether it was.
+ */
+extern bool kp_topic_try_lock_creation(void);
 
 /* Release kp_topic_open's lock now, not at the end of the transaction. */
 extern void kp_topic_close(const KpTopic *topic, LOCKMODE lockmode);

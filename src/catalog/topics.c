@@ -299,19 +299,41 @@ topic_load(const char *name)
 	return t;
 }
 
+/*
+ * Set by a process that must never wait for a topic's lock: the listener
+ * workers, each of which serves all its connections from one loop, so that
+ * a wait there (for a SQL transaction still open, for the log cleaner) would
+ * stall every one of them.  kp_topic_open and kp_topic_create then take
+ * their locks only when free (kafka_catalog.h).
+ */
+bool		kp_topic_locks_nowait = false;
+
 static const KpTopic *topic_open(const char *name, LOCKMODE lockmode, bool missing_ok,
-								 bool nowait);
+								 bool nowait, bool *busy);
 
 const KpTopic *
 kp_topic_open(const char *name, LOCKMODE lockmode, bool missing_ok)
 {
-	return topic_open(name, lockmode, missing_ok, false);
+	return topic_open(name, lockmode, missing_ok, kp_topic_locks_nowait, NULL);
 }
 
 const KpTopic *
-kp_topic_try_open(const char *name, LOCKMODE lockmode)
+kp_topic_try_open(const char *name, LOCKMODE lockmode, bool *busy)
 {
-	return topic_open(name, lockmode, true, true);
+	if (busy)
+		*busy = false;
+	return topic_open(name, lockmode, true, true, busy);
+}
+
+/* What holds a topic's lock in a mode that conflicts with lockmode. */
+static const char *
+lock_holders(LOCKMODE lockmode)
+{
+	if (lockmode == AccessShareLock)
+		return "A transaction still open is deleting the topic.";
+	if (lockmode == AccessExclusiveLock)
+		return "Transactions still open use the topic: SQL sessions that produced to it, consumed or fetched from it, changed it, or the log cleaner.";
+	return "A transaction still open is deleting the topic, changing its configs or partitions or deleting its records, or the log cleaner is working on it.";
 }
 
 /*
@@ -328,7 +350,8 @@ kp_topic_close(const KpTopic *topic, LOCKMODE lockmode)
 }
 
 static const KpTopic *
-topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
+topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait,
+		   bool *busy)
 {
 	for (;;)
 	{
@@ -366,7 +389,16 @@ topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait)
 		if (!nowait)
 			LockDatabaseObject(topics_relid, topic_id, 0, lockmode);
 		else if (!ConditionalLockDatabaseObject(topics_relid, topic_id, 0, lockmode))
-			return NULL;
+		{
+			if (busy)
+				*busy = true;
+			if (missing_ok)
+				return NULL;
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("topic \"%s\" is locked by another transaction", name),
+					 errdetail("%s", lock_holders(lockmode))));
+		}
 		AcceptInvalidationMessages();
 		if (generation == cache_generation)
 		{
@@ -616,6 +648,13 @@ invalidate_topics(void)
 	CacheInvalidateRelcacheByRelid(topics_relid);
 }
 
+bool
+kp_topic_try_lock_creation(void)
+{
+	topic_cache_init();
+	return ConditionalLockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+}
+
 void
 kp_topic_create(const char *name, int32 partitions,
 				const KpConfigSetting *configs, int nconfigs)
@@ -624,6 +663,7 @@ kp_topic_create(const char *name, int32 partitions,
 	Datum		values[2];
 	int32		topic_id;
 	bool		isnull;
+	bool		locked;
 	int			i;
 
 	kp_topic_check_name(name);
@@ -640,8 +680,21 @@ kp_topic_create(const char *name, int32 partitions,
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
-	/* one creator of a name at a time */
-	LockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+	/*
+	 * One creator at a time: the check below for a name that collides with
+	 * another, and check_total_partitions, see only what committed.  Held to
+	 * the end of the transaction, so by a SQL transaction that created a
+	 * topic until it ends.  A process that waits for no lock
+	 * (kp_topic_locks_nowait) still gets TOPIC_ALREADY_EXISTS for a name that
+	 * is taken: a row found is there whatever commits meanwhile.
+	 */
+	if (!kp_topic_locks_nowait)
+	{
+		LockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+		locked = true;
+	}
+	else
+		locked = kp_topic_try_lock_creation();	/* refused below if not */
 
 	values[0] = CStringGetTextDatum(name);
 	spi_exec("SELECT name FROM kafka.topics WHERE translate(name, '.', '_') = translate($1, '.', '_')",
@@ -659,6 +712,11 @@ kp_topic_create(const char *name, int32 partitions,
 				 errmsg("topic \"%s\" collides with existing topic \"%s\"", name, existing),
 				 errdetail("Kafka treats '.' and '_' in topic names alike in metric names, so it refuses names that differ only there.")));
 	}
+	if (!locked)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("topic \"%s\" cannot be created now: another transaction is creating a topic", name),
+				 errdetail("Topics are created one transaction at a time, and a SQL transaction that created one is still open.")));
 
 	values[1] = Int32GetDatum(partitions);
 	spi_exec("INSERT INTO kafka.topics (name, partition_count) VALUES ($1, $2) RETURNING topic_id",

@@ -332,7 +332,45 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 		return (int16) atoi(state + 2);
 	if (sqlerrcode == ERRCODE_INVALID_PARAMETER_VALUE)
 		return KP_ERR_INVALID_REQUEST;
+	/* a topic lock taken (kp_topic_locks_nowait): retriable */
+	if (sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		return KP_ERR_REQUEST_TIMED_OUT;
 	return KP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+bool
+kp_handler_park_for_locks(KpRequestContext *ctx, int32 timeout_ms)
+{
+	int64		now = kp_listener_now_ms();
+	int64		deadline = ctx->received_ms +
+	(timeout_ms > 0 ? timeout_ms : KP_LOCK_WAIT_DEFAULT_MS);
+
+	if (now >= deadline)
+		return false;
+	ctx->park = true;
+	ctx->park_until_ms = Min(now + KP_LOCK_RETRY_MS, deadline);
+	/* woken by its deadline only, not by every append */
+	ctx->park_keyed = true;
+	ctx->park_nkeys = 0;
+	return true;
+}
+
+bool
+kp_handler_lock_topics(KpRequestContext *ctx, char *const *names, int n, int32 timeout_ms)
+{
+	bool		any_busy = false;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		bool		busy = false;
+
+		if (names[i] == NULL || names[i][0] == '\0' || strlen(names[i]) > KP_TOPIC_NAME_MAX)
+			continue;
+		(void) kp_topic_try_open(names[i], ShareUpdateExclusiveLock, &busy);
+		any_busy |= busy;
+	}
+	return any_busy && kp_handler_park_for_locks(ctx, timeout_ms);
 }
 
 /*

@@ -209,8 +209,40 @@ extern KpHandlerFn kp_handler_for(int16 api_key);
  */
 extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 
-/* The Kafka error code of a SQLSTATE, as kp_handler_try maps it. */
+/*
+ * The Kafka error code of a SQLSTATE, as kp_handler_try maps it
+ * (ERRCODE_LOCK_NOT_AVAILABLE, a topic lock a worker found taken:
+ * REQUEST_TIMED_OUT).
+ */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
+
+/*
+ * A worker waits for no topic lock (kp_topic_locks_nowait): an admin request
+ * that needs one that is taken (by a SQL transaction still open, by the log
+ * cleaner) parks and runs again every KP_LOCK_RETRY_MS until its timeout_ms
+ * (KP_LOCK_WAIT_DEFAULT_MS when it has none, or it is 0 or less: shorter
+ * than every client's own request timeout), then answers REQUEST_TIMED_OUT
+ * for what is still locked.
+ */
+#define KP_LOCK_RETRY_MS 50
+#define KP_LOCK_WAIT_DEFAULT_MS 5000
+
+/*
+ * Park the request (the handler then returns at once, having changed
+ * nothing) unless its deadline, received_ms + timeout_ms as above, has
+ * come; whether it parked.
+ */
+extern bool kp_handler_park_for_locks(KpRequestContext *ctx, int32 timeout_ms);
+
+/*
+ * Before an admin request changes topics (configs, partitions, records):
+ * take the ShareUpdateExclusiveLock of each named topic that exists, if
+ * free (held to the end of the request's transaction, so its changes find
+ * them taken), and park as kp_handler_park_for_locks when one is not.
+ * Names NULL or empty are skipped.  Whether it parked.
+ */
+extern bool kp_handler_lock_topics(KpRequestContext *ctx, char *const *names, int n,
+								   int32 timeout_ms);
 
 /*
  * A partition with no room for its state (kp_log_no_room, which logs the

@@ -490,6 +490,29 @@ resource_duplicates(const void *base, int n, size_t elsize, size_t type_off, siz
 	return kp_mark_duplicates(keys, n);
 }
 
+/*
+ * The locks of the request's TOPIC resources first, without waiting
+ * (kp_handler_lock_topics): the alter APIs have no timeout of their own, so
+ * a taken lock parks the request for KP_LOCK_WAIT_DEFAULT_MS at most.
+ * Whether it parked.
+ */
+static bool
+lock_topic_resources(KpRequestContext *ctx, const void *base, int n, size_t elsize,
+					 size_t type_off, size_t name_off)
+{
+	char	  **names = palloc0(sizeof(char *) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const char *r = (const char *) base + i * elsize;
+
+		if (*(const int8 *) (r + type_off) == RESOURCE_TOPIC)
+			names[i] = *(char *const *) (r + name_off);
+	}
+	return kp_handler_lock_topics(ctx, names, n, 0);
+}
+
 static bool
 has_duplicate_key(char *const *keys, int n)
 {
@@ -519,6 +542,10 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
 							   offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_type),
 							   offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_name));
+	if (lock_topic_resources(ctx, req->resources, n, sizeof(req->resources[0]),
+							 offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_type),
+							 offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_name)))
+		return;
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
@@ -760,6 +787,10 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
 							   offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_type),
 							   offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_name));
+	if (lock_topic_resources(ctx, req->resources, n, sizeof(req->resources[0]),
+							 offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_type),
+							 offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_name)))
+		return;
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);

@@ -225,6 +225,13 @@ kp_handle_metadata(KpRequestContext *ctx)
 				t = kp_handler_topic(rt->name, NULL);
 			else
 			{
+				/*
+				 * The creation lock taken (a SQL transaction that created a
+				 * topic is open; the worker does not wait): as Kafka answers
+				 * for a topic still being created, and the client asks again
+				 */
+				if (code == KP_ERR_REQUEST_TIMED_OUT)
+					code = KP_ERR_LEADER_NOT_AVAILABLE;
 				out->error_code = code;
 				out->name = pstrdup(rt->name);
 				continue;

@@ -64,7 +64,14 @@ kp_handle_delete_records(KpRequestContext *ctx)
 	const KpStructDesc *tdesc = child_desc(ctx->api->response->root, "Topics");
 	const KpStructDesc *pdesc = child_desc(tdesc, "Partitions");
 	int			n = ArrayLen(req->n_topics);
+	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	int			i;
+
+	/* the topics' locks first, without waiting (kp_handler_lock_topics) */
+	for (i = 0; i < n; i++)
+		names[i] = req->topics[i].name;
+	if (kp_handler_lock_topics(ctx, names, n, req->timeout_ms))
+		return;
 
 	resp->throttle_time_ms = 0;
 	resp->n_topics = n;

@@ -130,12 +130,26 @@ kp_handle_create_topics(KpRequestContext *ctx)
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	bool	   *dup;
+	bool		any_new = false;
 	int			i;
 	bool		create_all = kp_authz_cluster(ctx, KP_ACL_OP_CREATE);
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
 	dup = kp_mark_duplicates(names, n);
+
+	/*
+	 * Topics are created one transaction at a time (kp_topic_create's lock),
+	 * and a SQL transaction that created one holds that lock until it ends:
+	 * when a name is new and the lock taken, park (the worker waits for no
+	 * lock) until the request's timeout_ms; at that deadline each new topic
+	 * is REQUEST_TIMED_OUT (kp_topic_create finds the lock taken).
+	 */
+	for (i = 0; i < n && !any_new; i++)
+		any_new = !dup[i] && names[i] != NULL && kp_handler_topic(names[i], NULL) == NULL;
+	if (any_new && !kp_topic_try_lock_creation() &&
+		kp_handler_park_for_locks(ctx, req->timeout_ms))
+		return;
 
 	resp->throttle_time_ms = 0;
 	resp->n_topics = n;
@@ -291,11 +305,6 @@ delete_topic_fn(void *arg)
 }
 
 /*
- * How often a DeleteTopics waiting for a topic's users looks again (below).
- */
-#define DELETE_RETRY_MS 50
-
-/*
  * A topic is deleted under AccessExclusiveLock, which waits for every
  * transaction that uses it: a SQL session that produced to it, consumed or
  * fetched from it, and has not committed yet, for as long as it stays open.
@@ -303,8 +312,9 @@ delete_topic_fn(void *arg)
  * meantime.  So the locks of all the topics to delete are tried first,
  * without waiting; if one is taken, nothing is deleted and the request parks
  * (the topic locks it took go with this run's transaction) and tries again
- * every DELETE_RETRY_MS until its timeout_ms, then deletes the topics that are
- * free and answers REQUEST_TIMED_OUT for the others.  All or nothing until
+ * every KP_LOCK_RETRY_MS until its timeout_ms (kp_handler_park_for_locks), then
+ * deletes the topics that are free and answers REQUEST_TIMED_OUT for the
+ * others.  All or nothing until
  * then, so a re-run never finds a topic of its own already deleted.
  */
 void
@@ -320,8 +330,6 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	const KpTopic **topics = palloc0(sizeof(KpTopic *) * Max(n, 1));
 	bool	   *busy = palloc0(sizeof(bool) * Max(n, 1));
 	bool		any_busy = false;
-	int64		now = kp_listener_now_ms();
-	int64		deadline = ctx->received_ms + Max(req->timeout_ms, 0);
 	bool	   *dup;
 	bool	   *id_dup;
 	int			i;
@@ -411,19 +419,12 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
 		topics[i] = t;
 		/* held (with the AccessShareLock above): only others' locks conflict */
-		busy[i] = kp_topic_try_open(t->name, AccessExclusiveLock) == NULL;
+		(void) kp_topic_try_open(t->name, AccessExclusiveLock, &busy[i]);
 		any_busy |= busy[i];
 	}
 
-	if (any_busy && now < deadline)
-	{
-		ctx->park = true;
-		ctx->park_until_ms = Min(now + DELETE_RETRY_MS, deadline);
-		/* woken by its deadline only, not by every append */
-		ctx->park_keyed = true;
-		ctx->park_nkeys = 0;
+	if (any_busy && kp_handler_park_for_locks(ctx, req->timeout_ms))
 		return;
-	}
 
 	for (i = 0; i < n; i++)
 	{
@@ -437,8 +438,9 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 			out->error_code = KP_ERR_REQUEST_TIMED_OUT;
 			out->error_message = psprintf("Topic %s is in use by transactions still open "
 										  "(SQL sessions that produced to, consumed or fetched from it): "
-										  "not deleted within the request's timeout of %d ms.",
-										  out->name, req->timeout_ms);
+										  "not deleted within %d ms.",
+										  out->name,
+										  req->timeout_ms > 0 ? req->timeout_ms : KP_LOCK_WAIT_DEFAULT_MS);
 			continue;
 		}
 		/* controller_mutation_rate (KIP-599): strict since v5 */
@@ -492,6 +494,9 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
 	dup = kp_mark_duplicates(names, n);
+	/* the topics' locks first, without waiting (kp_handler_lock_topics) */
+	if (kp_handler_lock_topics(ctx, names, n, req->timeout_ms))
+		return;
 
 	resp->throttle_time_ms = 0;
 	resp->n_results = n;

@@ -1626,6 +1626,8 @@ kp_listener_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	kp_worker_connect();
+	/* a worker waits for no topic lock (src/listener/README, "Locks") */
+	kp_topic_locks_nowait = true;
 
 	listener_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg listener",
 										 ALLOCSET_DEFAULT_SIZES);

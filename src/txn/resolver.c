@@ -180,7 +180,7 @@ under_topic_locks(List *ids, bool (*fn) (int64 partition_id, void *arg), void *a
 	for (i = 0; i < n; i++)
 	{
 		/* a topic being deleted is skipped, not waited for */
-		const KpTopic *t = kp_topic_try_open(names[i], AccessShareLock);
+		const KpTopic *t = kp_topic_try_open(names[i], AccessShareLock, NULL);
 
 		if (t == NULL)
 			continue;

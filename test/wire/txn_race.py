@@ -2,18 +2,19 @@
 """A transactional Produce that waited while its transaction was aborted (issue 8, the produce
 check of KIP-890 part 1): it must be refused, not appended after the abort's markers.
 
-The Produce request names two topics: first a topic whose deletion a SQL session holds open
-(kafka.delete_topic in a transaction not yet ended), so the request waits for that topic's lock
-after its handler began; then a partition of an ongoing transaction.  Meanwhile the transaction is
-aborted by EndTxn on another connection, markers written.  Once the SQL session rolls back, the
-Produce reaches the coordinator's check: it must see the aborted transaction (INVALID_TXN_STATE),
-not the snapshot its request began with (which still showed the transaction Ongoing), and the
-partition must hold the first batch and the ABORT marker only.
+An EndTxn (abort) takes its producer's lock, then waits for a SQL session that holds
+kafka.transaction_groups (LOCK TABLE); a Produce of the transaction, sent meanwhile on another
+connection, begins its handler and waits for the producer's lock.  Once the SQL session rolls
+back, the EndTxn aborts the transaction and writes its markers; the Produce then reaches the
+coordinator's check: it must see the aborted transaction (INVALID_TXN_STATE), not the snapshot its
+request began with (which still showed the transaction Ongoing), and the partition must hold the
+first batch and the ABORT marker only.  (Until 2026-12-05 the Produce waited instead for the lock
+of a topic that the SQL session had deleted and kept open; a listener worker no longer waits for a
+topic's lock: test/wire/topic_locks.py.)
 
 The two connections must be served by different listener workers (kafka.listener_workers >= 2):
-the EndTxn's connection is opened once the Produce waits, so a worker that is not waiting accepts
-it (the workers share one accept queue); should the EndTxn still not overtake the Produce, the
-test tries again.
+the Produce's connection is opened once the EndTxn waits, so the worker that is not waiting
+accepts it (the workers share one accept queue, and one waiting in a lock accepts nothing).
 
 Second: a Produce whose transactional batch waits for its producer's lock (an EndTxn holds it,
 blocked by a SQL session, then cancelled) while a topic is created elsewhere: the check that
@@ -39,82 +40,6 @@ from conformance import Conn, array, i16, i32, nbytes, string  # noqa: E402
 from tap import check, finish  # noqa: E402
 from transactions import (INVALID_TXN_STATE, add_partitions, end_txn, init_producer_id,  # noqa: E402
                           produce, txn_batch, wait_batches)
-
-
-def send_produce_two(c, txn_id, blocked_topic, topic, batch):
-    """Produce v8: partition 5 of blocked_topic (which has one: nothing to store), then batch to
-    partition 0 of topic.  Returns the correlation id."""
-    blocked = string(blocked_topic) + array([i32(5) + nbytes(batch)])
-    real = string(topic) + array([i32(0) + nbytes(batch)])
-    return c.send(0, 8, string(txn_id) + i16(-1) + i32(30000) + array([blocked, real]))
-
-
-def read_produce_two(r):
-    """The error codes of the two partitions, in request order."""
-    def part():
-        _, err, _ = r.i32(), r.i16(), r.i64()
-        r.i64(), r.i64()
-        r.array(lambda: (r.i32(), r.string()))
-        r.string()
-        return err
-    topics = r.array(lambda: (r.string(), r.array(part)))
-    return [t[1][0] for t in topics]
-
-
-def waiting_for_lock(db, timeout=10):
-    """Wait until some backend waits for an object lock (the Produce, for the topic)."""
-    deadline = time.time() + timeout
-    with db.cursor() as cur:
-        while time.time() < deadline:
-            cur.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'object'")
-            if cur.fetchone()[0] > 0:
-                return True
-            time.sleep(0.05)
-    return False
-
-
-def attempt(n):
-    run = f"{cf.RUN}-{n}"
-    setup = Conn()
-    topic, blocker, tid = f"wtr-{run}", f"wtr-blk-{run}", f"wtr-id-{run}"
-    if not (cf.create_topic(setup, topic) == 0 and cf.create_topic(setup, blocker) == 0):
-        return "create topics failed"
-    err, pid, epoch = init_producer_id(setup, tid, 60000)
-    if err != 0:
-        return f"InitProducerId: {err}"
-    if add_partitions(setup, 1, tid, pid, epoch, topic) != 0:
-        return "AddPartitionsToTxn failed"
-    err = produce(setup, tid, topic, txn_batch(pid, epoch, 0, [b"in"]))
-    if err != 0:
-        return f"first Produce: {err}"
-    setup.close()
-
-    db = psycopg2.connect("")
-    with db.cursor() as cur:
-        cur.execute("SELECT kafka.delete_topic(%s)", (blocker,))   # holds the topic's lock
-    prod = Conn()
-    send_produce_two(prod, tid, blocker, topic, txn_batch(pid, epoch, 1, [b"late"]))
-    if not waiting_for_lock(db):
-        db.rollback()
-        return "the Produce did not wait for the topic's lock"
-    # connected now, it is accepted by a worker not waiting (they share one accept queue)
-    coord = Conn()
-    coord.send(26, 1, string(tid) + cf.i64(pid) + i16(epoch) + cf.i8(0))
-    r = coord.recv(timeout=5)
-    if r is None:
-        # the same worker as the waiting Produce: let both finish, try again
-        db.rollback()
-        prod.recv(timeout=30)
-        coord.recv(timeout=30)
-        db.close()
-        return "same worker"
-    r.i32()
-    end_err = r.i16()
-    db.rollback()
-    r = prod.recv(timeout=30)
-    codes = read_produce_two(r) if r is not None else None
-    db.close()
-    return (end_err, codes, wait_batches(Conn(), topic, 3, timeout=3))
 
 
 def plain_batch(values):
@@ -147,6 +72,50 @@ def waiter(db, where, timeout=10):
                 return row[0]
             time.sleep(0.05)
     return None
+
+
+def aborted_while_waiting():
+    """(EndTxn's error, the Produce's error, the partition's batches), or a string if the race
+    could not be set up."""
+    run = cf.RUN
+    setup = Conn()
+    topic, tid = f"wtr-{run}", f"wtr-id-{run}"
+    if cf.create_topic(setup, topic) != 0:
+        return "create topic failed"
+    err, pid, epoch = init_producer_id(setup, tid, 60000)
+    if err != 0:
+        return f"InitProducerId: {err}"
+    if add_partitions(setup, 1, tid, pid, epoch, topic) != 0:
+        return "AddPartitionsToTxn failed"
+    err = produce(setup, tid, topic, txn_batch(pid, epoch, 0, [b"in"]))
+    if err != 0:
+        return f"first Produce: {err}"
+    setup.close()
+
+    db = psycopg2.connect("")
+    with db.cursor() as cur:
+        cur.execute("LOCK TABLE kafka.transaction_groups IN ACCESS EXCLUSIVE MODE")
+    coord = Conn()
+    coord.send(26, 1, string(tid) + cf.i64(pid) + i16(epoch) + cf.i8(0))
+    if waiter(db, "relation = 'kafka.transaction_groups'::regclass") is None:
+        db.rollback()
+        return "the EndTxn did not wait for the SQL session"
+    prod = Conn()   # accepted by the other worker: the EndTxn's waits
+    pd = i32(0) + nbytes(txn_batch(pid, epoch, 1, [b"late"]))
+    prod.send(0, 8, string(tid) + i16(-1) + i32(30000) + array([string(topic) + array([pd])]))
+    if waiter(db, "locktype = 'advisory'") is None:
+        db.rollback()
+        return "the Produce did not wait for the producer's lock"
+    db.rollback()
+    r = coord.recv(timeout=30)
+    end_err = None
+    if r is not None:
+        r.i32()
+        end_err = r.i16()
+    r = prod.recv(timeout=30)
+    codes = read_produce_two_partitions(r) if r is not None else None
+    db.close()
+    return (end_err, codes, wait_batches(Conn(), topic, 3, timeout=3))
 
 
 def invalidation_mid_request():
@@ -210,18 +179,15 @@ def read_produce_two_partitions(r):
 
 def main():
     invalidation_mid_request()
-    result = None
-    for n in range(8):
-        result = attempt(n)
-        if result != "same worker":
-            break
+    result = aborted_while_waiting()
     if not isinstance(result, tuple):
-        check("the race was set up (EndTxn on another worker than the waiting Produce)", False, f"got {result}")
+        check("the race was set up (EndTxn waiting for the SQL session, the Produce for the producer's lock)",
+              False, f"got {result}")
         finish()
     end_err, codes, got = result
     check("EndTxn abort while a Produce of the transaction waits", end_err == 0, f"got {end_err}")
     check("the waiting Produce is refused once it reaches the check: INVALID_TXN_STATE",
-          codes is not None and codes[1] == INVALID_TXN_STATE, f"got {codes}")
+          codes == [INVALID_TXN_STATE], f"got {codes}")
     check("the partition holds the first batch and the ABORT marker, nothing after",
           len(got) == 2 and not got[0][0] & 0x20 and got[1][0] & 0x20, f"got {got}")
     finish()

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""A listener worker waits for no topic lock (kp_topic_locks_nowait,
+src/listener/README "Locks"): what a SQL transaction still open holds.
+
+A worker serves all its connections from one loop, so a wait in a lock
+stalls every one of them.  Until 2026-12-05 a worker waited, for as long as
+the SQL transaction stayed open, when a request
+- used a topic that the transaction deleted (AccessShareLock against its
+  AccessExclusiveLock): Produce, Fetch, Metadata, ...;
+- created a topic, of any name, while the transaction had created one (the
+  creation lock, one creator at a time): CreateTopics, Metadata's
+  auto-creation;
+- changed a topic whose ShareUpdateExclusiveLock the transaction (or the log
+  cleaner, compacting it) held: DeleteRecords, CreatePartitions,
+  AlterConfigs, IncrementalAlterConfigs.
+(By hand on the build before: 3.95 s for the other connections of that
+worker, each time, while the SQL transaction stayed open 4 s.)
+
+Now, checked with raw requests while such a transaction is open, and 8 raw
+connections (ApiVersions and Metadata in turn) spread over the workers,
+made before anything waits:
+
+- a topic deleted by the open transaction: Produce and Metadata answer
+  UNKNOWN_TOPIC_OR_PARTITION at once (as for a deleted topic); after its
+  ROLLBACK the topic is back, with its record, and takes a Produce;
+- a topic created by the open transaction: CreateTopics of another name
+  with timeout 1.5 s answers REQUEST_TIMED_OUT after about 1.5 s; one with
+  timeout 30 s parks and succeeds within 2 s of the COMMIT; CreateTopics of
+  a name that exists answers TOPIC_ALREADY_EXISTS at once; Metadata
+  auto-creation answers LEADER_NOT_AVAILABLE at once (Kafka's answer for a
+  topic being created);
+- a topic whose configs the open transaction changed: DeleteRecords with
+  timeout 1.5 s answers REQUEST_TIMED_OUT after about 1.5 s, its records
+  kept; IncrementalAlterConfigs (no timeout of its own) answers
+  REQUEST_TIMED_OUT after the default 5 s; CreatePartitions with timeout
+  30 s succeeds within 2 s of the COMMIT;
+- meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
+  connections are each answered within 0.5 s.
+
+Usage: topic_locks.py HOST:PORT (PGDATABASE etc. for psycopg2/psql).
+Last line: "N passed, M failed".
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
+from kwire import array, i8, i16, i32, i64, string  # noqa: E402
+from slow_flush import Pinger  # noqa: E402
+from tap import check, finish  # noqa: E402
+
+import psycopg2  # noqa: E402
+
+RUN = uuid.uuid4().hex[:8]
+DELETED, PING = f"tl-deleted-{RUN}", f"tl-ping-{RUN}"
+NEW1, NEW2, NEW3, NEW4 = (f"tl-new{i}-{RUN}" for i in range(1, 5))
+ALTERED = f"tl-altered-{RUN}"
+UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA = 3, 7, 36, 5
+
+
+def psql(sql):
+    return subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          capture_output=True, text=True, timeout=60)
+
+
+def lock_waiting_workers():
+    r = psql("SELECT count(*) FROM pg_stat_activity "
+             "WHERE backend_type = 'kafka_pg listener' AND wait_event_type = 'Lock'")
+    return int(r.stdout.strip() or -1)
+
+
+def timed(fn):
+    t = time.time()
+    r = fn()
+    return r, time.time() - t
+
+
+def metadata(c, name, auto_create):
+    """Metadata v4 of one topic: its error code."""
+    r = c.call(3, 4, array([string(name)]) + i8(1 if auto_create else 0))
+    if r is None:
+        return None
+    r.i32()
+    r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
+    r.string()
+    r.i32()
+    topics = r.array(lambda: (r.i16(), r.string(), r.i8(),
+                              r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32),
+                                               r.array(r.i32), r.array(r.i32)))))
+    return topics[0][0]
+
+
+def create_topics(c, name, timeout_ms):
+    """CreateTopics v4 of one topic: (error code, message)."""
+    t = string(name) + i32(1) + i16(1) + array([]) + array([])
+    r = c.call(19, 4, array([t]) + i32(timeout_ms) + i8(0), timeout=timeout_ms / 1000 + 30)
+    if r is None:
+        return None, None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.i16(), r.string()))
+    return res[0][1], res[0][2]
+
+
+def delete_records(c, topic, offset, timeout_ms):
+    """DeleteRecords v1 of partition 0: (error code, low watermark)."""
+    body = array([string(topic) + array([i32(0) + i64(offset)])]) + i32(timeout_ms)
+    r = c.call(21, 1, body, timeout=timeout_ms / 1000 + 30)
+    if r is None:
+        return None, None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i64(), r.i16()))))
+    _, low, err = res[0][1][0]
+    return err, low
+
+
+def incremental_alter(c, topic, key, value):
+    """IncrementalAlterConfigs v0, SET of one topic config: (error code, message)."""
+    res = i8(2) + string(topic) + array([string(key) + i8(0) + string(value)])
+    r = c.call(44, 0, array([res]) + i8(0), timeout=40)
+    if r is None:
+        return None, None
+    r.i32()
+    out = r.array(lambda: (r.i16(), r.string(), r.i8(), r.string()))
+    return out[0][0], out[0][1]
+
+
+def create_partitions(c, topic, count, timeout_ms):
+    """CreatePartitions v1: (error code, message)."""
+    body = array([string(topic) + i32(count) + i32(-1)]) + i32(timeout_ms) + i8(0)
+    r = c.call(37, 1, body, timeout=timeout_ms / 1000 + 30)
+    if r is None:
+        return None, None
+    r.i32()
+    res = r.array(lambda: (r.string(), r.i16(), r.string()))
+    return res[0][1], res[0][2]
+
+
+def in_background(fn):
+    out = {}
+
+    def run():
+        out["res"] = fn()
+        out["at"] = time.time()
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    return th, out
+
+
+def check_deleted(c, sql):
+    """A topic the open transaction deleted."""
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute(f"SELECT kafka.delete_topic('{DELETED}')")
+    (err, _), took = timed(lambda: kc.produce(c, DELETED, kc.build_batch(0, [b"during"])))
+    check("a topic an open transaction deleted: Produce answers UNKNOWN_TOPIC_OR_PARTITION at once",
+          err == UNKNOWN and took < 1, f"({err}, {took:.2f} s)")
+    (err, took) = timed(lambda: metadata(c, DELETED, False))
+    check("... and Metadata too", err == UNKNOWN and took < 1, f"({err}, {took:.2f} s)")
+    (err, took) = timed(lambda: metadata(c, DELETED, True))
+    check("... and Metadata with auto-creation (the name is still taken)",
+          err == UNKNOWN and took < 1, f"({err}, {took:.2f} s)")
+    sql.rollback()
+    err, base = kc.produce(c, DELETED, kc.build_batch(0, [b"after"]))
+    check("after its ROLLBACK the topic is back and takes a Produce at offset 1",
+          (err, base) == (0, 1), f"({err}, {base})")
+
+
+def check_created(c, sql):
+    """A topic the open transaction created."""
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute(f"SELECT kafka.create_topic('{NEW1}', 1)")
+    (err, msg), took = timed(lambda: create_topics(c, NEW2, 1500))
+    check("while an open transaction created a topic: CreateTopics of another name, timeout 1.5 s, "
+          "REQUEST_TIMED_OUT after about 1.5 s", err == TIMED_OUT and 1.3 <= took < 5,
+          f"({err} {msg}, {took:.2f} s)")
+    (err, msg), took = timed(lambda: create_topics(c, DELETED, 1500))
+    check("... CreateTopics of a name that exists: TOPIC_ALREADY_EXISTS at once",
+          err == EXISTS and took < 1, f"({err} {msg}, {took:.2f} s)")
+    err, took = timed(lambda: metadata(c, NEW4, True))
+    check("... Metadata auto-creation: LEADER_NOT_AVAILABLE at once", err == LEADER_NA and took < 1,
+          f"({err}, {took:.2f} s)")
+    waiter, out = in_background(lambda: create_topics(kc.Conn(), NEW3, 30000))
+    time.sleep(1)
+    check("... a CreateTopics with timeout 30 s is still waiting", waiter.is_alive())
+    committed = time.time()
+    sql.commit()
+    waiter.join(35)
+    err, msg = out.get("res", (None, None))
+    after = out.get("at", float("inf")) - committed
+    check("... and after the COMMIT it succeeds within 2 s", err == 0 and after < 2,
+          f"({err} {msg}, {after:.2f} s after the commit)")
+    r = psql(f"SELECT count(*) FROM kafka.topics WHERE name IN ('{NEW1}', '{NEW3}')")
+    check("both topics exist", r.stdout.strip() == "2", r.stdout + r.stderr)
+
+
+def check_altered(c, sql):
+    """A topic whose ShareUpdateExclusiveLock the open transaction holds."""
+    kc.produce(c, ALTERED, kc.build_batch(0, [b"a", b"b"]))
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute(f"SELECT kafka.alter_topic_config('{ALTERED}', '{{\"retention.ms\": \"3600000\"}}')")
+    (err, low), took = timed(lambda: delete_records(c, ALTERED, 1, 1500))
+    check("while an open transaction changed a topic's configs: DeleteRecords, timeout 1.5 s, "
+          "REQUEST_TIMED_OUT after about 1.5 s", err == TIMED_OUT and 1.3 <= took < 5,
+          f"({err}, {took:.2f} s)")
+    (err, msg), took = timed(lambda: incremental_alter(c, ALTERED, "retention.ms", "7200000"))
+    check("... IncrementalAlterConfigs: REQUEST_TIMED_OUT after the default 5 s, saying why",
+          err == TIMED_OUT and 4.8 <= took < 10 and msg and b"locked by another transaction" in msg,
+          f"({err} {msg}, {took:.2f} s)")
+    waiter, out = in_background(lambda: create_partitions(kc.Conn(), ALTERED, 2, 30000))
+    time.sleep(1)
+    check("... a CreatePartitions with timeout 30 s is still waiting", waiter.is_alive())
+    committed = time.time()
+    sql.commit()
+    waiter.join(35)
+    err, msg = out.get("res", (None, None))
+    after = out.get("at", float("inf")) - committed
+    check("... and after the COMMIT it succeeds within 2 s", err == 0 and after < 2,
+          f"({err} {msg}, {after:.2f} s after the commit)")
+    r = psql(f"SELECT partition_count FROM kafka.topics WHERE name = '{ALTERED}'")
+    check("the topic has 2 partitions", r.stdout.strip() == "2", r.stdout + r.stderr)
+    err, low = delete_records(c, ALTERED, 1, 30000)
+    check("the records the timed-out DeleteRecords named are kept until one succeeds",
+          (err, low) == (0, 1), f"({err}, {low})")
+
+
+def main():
+    for name in (DELETED, PING, ALTERED):
+        r = psql(f"SELECT kafka.create_topic('{name}', 1)")
+        check(f"topic {name} created", r.returncode == 0, r.stderr.strip())
+    c = kc.Conn()
+    err, base = kc.produce(c, DELETED, kc.build_batch(0, [b"before"]))
+    check("a first record", (err, base) == (0, 0), f"({err}, {base})")
+
+    # connected first, while both workers accept: a worker waiting in a lock
+    # accepts no new connection, so ones made later would all go elsewhere
+    waiting, stop = threading.Event(), threading.Event()
+    pingers = [Pinger(PING, waiting, stop) for _ in range(8)]
+    for p in pingers:
+        p.start()
+    time.sleep(0.5)
+    samples = []
+    sampling = threading.Event()
+
+    def sample():
+        while not sampling.is_set():
+            samples.append(lock_waiting_workers())
+            time.sleep(0.3)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sql = psycopg2.connect("")
+    try:
+        waiting.set()
+        sampler.start()
+        check_deleted(c, sql)
+        check_created(c, sql)
+        check_altered(c, sql)
+        waiting.clear()
+        sampling.set()
+        sampler.join(10)
+        check("meanwhile no listener worker waited on a lock",
+              samples and max(samples) == 0,
+              f"({sum(1 for s in samples if s)} of {len(samples)} samples had a worker waiting, "
+              f"at most {max(samples or [0])})")
+        stop.set()
+        for p in pingers:
+            p.join(15)
+        failed = [p.failed for p in pingers if p.failed]
+        slowest = max(p.slowest for p in pingers)
+        check("meanwhile 8 other connections were each answered within 0.5 s",
+              not failed and all(p.answered > 0 for p in pingers) and slowest < 0.5,
+              f"(slowest {slowest:.2f} s, answered {[p.answered for p in pingers]}, {failed})")
+    finally:
+        stop.set()
+        sampling.set()
+        sql.rollback()
+        sql.close()
+        names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED))
+        psql(f"SELECT kafka.delete_topic(name) FROM kafka.topics WHERE name IN ('{names}')")
+    finish()
+
+
+if __name__ == "__main__":
+    main()
