@@ -138,6 +138,17 @@ typedef struct KpOffsetToCommit
 extern int16 kp_group_commit_offsets(const KpCommitter *committer, int n,
 									 KpOffsetToCommit *offsets);
 
+/*
+ * The SQL consumers' lock on a group's partition: a transaction-scoped
+ * advisory lock on (hash of group and topic, partition), the tag of
+ * pg_advisory_xact_lock(int4, int4), taken before the committed-offset row
+ * (src/group/README, "Locks").  kafka.consume tries it (a partition another
+ * session holds is skipped) and so does the wire OffsetCommit (a worker waits
+ * for no SQL transaction); kafka.group_poll waits for it.
+ */
+extern bool kp_group_try_lock_offset(const char *group_id, const char *topic, int32 partition);
+extern void kp_group_lock_offset(const char *group_id, const char *topic, int32 partition);
+
 /* -1 when there is none; for_update locks it to the end of the transaction */
 extern int64 kp_group_fetch_offset(const char *group_id, const char *topic,
 								   int32 partition, bool for_update,

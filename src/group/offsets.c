@@ -30,6 +30,10 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+
 #include "group/assignor.h"
 #include "group/group_int.h"
 #include "protocol/errors.h"
@@ -153,6 +157,31 @@ kp_group_commit_offsets(const KpCommitter *c, int n, KpOffsetToCommit *offsets)
 								o->leader_epoch, &o->metadata);
 	}
 	return code;
+}
+
+static bool
+lock_offset(const char *group_id, const char *topic, int32 partition, bool wait)
+{
+	char	   *key = psprintf("%s/%s", group_id, topic);
+	uint32		h = hash_bytes((const unsigned char *) key, strlen(key));
+	LOCKTAG		tag;
+
+	/* the same tag as pg_advisory_xact_lock(int4, int4) */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, h, (uint32) partition, 2);
+	pfree(key);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+bool
+kp_group_try_lock_offset(const char *group_id, const char *topic, int32 partition)
+{
+	return lock_offset(group_id, topic, partition, false);
+}
+
+void
+kp_group_lock_offset(const char *group_id, const char *topic, int32 partition)
+{
+	(void) lock_offset(group_id, topic, partition, true);
 }
 
 int64

@@ -321,6 +321,7 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	KpOffsetToCommit *items;
 	int			nitems = 0;
 	int			total = 0;
+	bool		any_busy = false;
 	int16		group_code;
 	int			i;
 	int			j;
@@ -367,6 +368,19 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 					KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;
 			}
+
+			/*
+			 * A SQL transaction that consumed the partition for the group
+			 * (kafka.consume, kafka.group_poll) holds its offset row until it
+			 * ends: the worker does not wait for it (below)
+			 */
+			if (!kp_group_try_lock_offset(req->group_id ? req->group_id : "", t->name,
+										  rp->partition_index))
+			{
+				op->error_code = KP_ERR_REQUEST_TIMED_OUT;
+				any_busy = true;
+				continue;
+			}
 			op->error_code = -1;	/* answered by the coordinator */
 			items[nitems].topic = pstrdup(t->name);
 			items[nitems].partition = rp->partition_index;
@@ -377,6 +391,15 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 			nitems++;
 		}
 	}
+
+	/*
+	 * Nothing written yet: park until those partitions are free or 5 s
+	 * (kp_handler_park_for_locks; OffsetCommit has no timeout of its own),
+	 * then commit the others and answer REQUEST_TIMED_OUT for them, which
+	 * consumers retry.
+	 */
+	if (any_busy && kp_handler_park_for_locks(ctx, 0))
+		return;
 
 	memset(&committer, 0, sizeof(committer));
 	committer.kind = KP_COMMIT_WIRE;

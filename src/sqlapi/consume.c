@@ -19,7 +19,8 @@
  * Who holds a partition: a wire member of the group through its current
  * assignment (src/group decodes it), and a SQL session through a
  * transaction-scoped advisory lock on (group, topic, partition) that
- * kafka.consume takes with pg_try_advisory_xact_lock, skipping partitions
+ * kafka.consume takes with pg_try_advisory_xact_lock semantics
+ * (kp_group_try_lock_offset, src/group), skipping partitions
  * another session holds.  Concurrent SQL consumers of one group therefore
  * never receive the same records.  The committed offset is read with a row
  * lock, so under REPEATABLE READ a consumer whose snapshot is older than a
@@ -31,11 +32,9 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -47,19 +46,6 @@
 #include "store/store.h"
 
 PG_FUNCTION_INFO_V1(kp_sql_consume);
-
-/* Advisory lock keys for (group, topic, partition): a hash and the partition. */
-static bool
-try_lock_partition(const char *group_id, const char *topic, int32 partition)
-{
-	char	   *key = psprintf("%s/%s", group_id, topic);
-	uint32		h = hash_bytes((const unsigned char *) key, strlen(key));
-	LOCKTAG		tag;
-
-	/* the same tag as pg_try_advisory_xact_lock(int4, int4) */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, h, (uint32) partition, 2);
-	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
-}
 
 /* The group's committed offset, locked to the end of the transaction. */
 static int64
@@ -170,7 +156,7 @@ kp_sql_consume(PG_FUNCTION_ARGS)
 		for (k = 0; k < nheld; k++)
 			if (held[k] == p)
 				held_by_member = true;
-		if (held_by_member || !try_lock_partition(group_id, topic_copy, p))
+		if (held_by_member || !kp_group_try_lock_offset(group_id, topic_copy, p))
 			continue;
 
 		topic = kp_topic_open(topic_copy, AccessShareLock, false);
@@ -321,6 +307,8 @@ kp_sql_group_poll(PG_FUNCTION_ARGS)
 			continue;
 		kp_topic_partition(topic, p, &ref);
 		kp_log_offsets(ref.partition_id, &off);
+		/* as kafka.consume, the partition's lock before its offset's row */
+		kp_group_lock_offset(group_id, topics[i], p);
 		from = committed_offset_for_update(group_id, topics[i], p, &found);
 		if (!found || from < off.log_start_offset || from > off.log_end_offset)
 			from = off.log_start_offset;

@@ -10,7 +10,7 @@ coordinator's check: it must see the aborted transaction (INVALID_TXN_STATE), no
 request began with (which still showed the transaction Ongoing), and the partition must hold the
 first batch and the ABORT marker only.  (Until 2026-12-05 the Produce waited instead for the lock
 of a topic that the SQL session had deleted and kept open; a listener worker no longer waits for a
-topic's lock: test/wire/topic_locks.py.)
+topic's lock: test/wire/lock_waits.py.)
 
 The two connections must be served by different listener workers (kafka.listener_workers >= 2):
 the Produce's connection is opened once the EndTxn waits, so the worker that is not waiting

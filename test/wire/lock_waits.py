@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A listener worker waits for no topic lock (kp_topic_locks_nowait,
-src/listener/README "Locks"): what a SQL transaction still open holds.
+src/listener/README "Locks") and for no group offset a SQL transaction
+still open holds.
 
 A worker serves all its connections from one loop, so a wait in a lock
 stalls every one of them.  Until 2026-12-05 a worker waited, for as long as
@@ -13,8 +14,11 @@ the SQL transaction stayed open, when a request
 - changed a topic whose ShareUpdateExclusiveLock the transaction (or the log
   cleaner, compacting it) held: DeleteRecords, CreatePartitions,
   AlterConfigs, IncrementalAlterConfigs.
-(By hand on the build before: 3.95 s for the other connections of that
-worker, each time, while the SQL transaction stayed open 4 s.)
+and, until 2026-12-05 too, when a wire OffsetCommit named a partition whose
+committed-offset row an open SQL transaction had locked (kafka.consume, the
+exactly-once consumer, keeps it to its COMMIT).  (By hand on the build
+before: 3.95 s for the other connections of that worker, each time, while
+the SQL transaction stayed open 4 s; the OffsetCommit 3.0 s.)
 
 Now, checked with raw requests while such a transaction is open, and 8 raw
 connections (ApiVersions and Metadata in turn) spread over the workers,
@@ -34,10 +38,15 @@ made before anything waits:
   kept; IncrementalAlterConfigs (no timeout of its own) answers
   REQUEST_TIMED_OUT after the default 5 s; CreatePartitions with timeout
   30 s succeeds within 2 s of the COMMIT;
+- a group partition that an open SQL transaction consumed (kafka.consume
+  holds its offset row): a wire OffsetCommit of it answers REQUEST_TIMED_OUT
+  after the default 5 s (it has no timeout of its own); one sent while the
+  transaction is open succeeds within 2 s of its COMMIT, and its offset is
+  the one committed;
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
 
-Usage: topic_locks.py HOST:PORT (PGDATABASE etc. for psycopg2/psql).
+Usage: lock_waits.py HOST:PORT (PGDATABASE etc. for psycopg2/psql).
 Last line: "N passed, M failed".
 """
 import os
@@ -59,6 +68,7 @@ RUN = uuid.uuid4().hex[:8]
 DELETED, PING = f"tl-deleted-{RUN}", f"tl-ping-{RUN}"
 NEW1, NEW2, NEW3, NEW4 = (f"tl-new{i}-{RUN}" for i in range(1, 5))
 ALTERED = f"tl-altered-{RUN}"
+CONSUMED, GROUP = f"tl-consumed-{RUN}", f"tl-group-{RUN}"
 UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA = 3, 7, 36, 5
 
 
@@ -229,8 +239,35 @@ def check_altered(c, sql):
           (err, low) == (0, 1), f"({err}, {low})")
 
 
+def check_consumed(c, sql):
+    """A group partition whose offset the open transaction consumed (and so locked)."""
+    kc.produce(c, CONSUMED, kc.build_batch(0, [b"a", b"b", b"c"]))
+    cur = sql.cursor()
+    cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1, 'earliest')", (GROUP, CONSUMED))
+    sql.commit()
+    cur.execute("BEGIN")
+    cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1, 'earliest')", (GROUP, CONSUMED))
+    got = cur.fetchone()[0]
+    err, took = timed(lambda: kc.offset_commit(c, GROUP, CONSUMED, 3, "wire"))
+    check("while an open transaction consumed a group's partition: OffsetCommit of it "
+          "REQUEST_TIMED_OUT after the default 5 s", got == 1 and err == TIMED_OUT and 4.8 <= took < 10,
+          f"({got} consumed; {err}, {took:.2f} s)")
+    waiter, out = in_background(lambda: kc.offset_commit(kc.Conn(), GROUP, CONSUMED, 3, "wire"))
+    time.sleep(1)
+    check("... an OffsetCommit sent meanwhile is still waiting", waiter.is_alive())
+    committed = time.time()
+    sql.commit()
+    waiter.join(15)
+    after = out.get("at", float("inf")) - committed
+    check("... and after the COMMIT it succeeds within 2 s", out.get("res") == 0 and after < 2,
+          f"({out.get('res')}, {after:.2f} s after the commit)")
+    err, off, md = kc.offset_fetch(c, GROUP, CONSUMED)
+    check("the group's offset is the wire's, committed after the SQL one", (err, off, md) == (0, 3, b"wire"),
+          f"({err}, {off}, {md})")
+
+
 def main():
-    for name in (DELETED, PING, ALTERED):
+    for name in (DELETED, PING, ALTERED, CONSUMED):
         r = psql(f"SELECT kafka.create_topic('{name}', 1)")
         check(f"topic {name} created", r.returncode == 0, r.stderr.strip())
     c = kc.Conn()
@@ -259,6 +296,7 @@ def main():
         check_deleted(c, sql)
         check_created(c, sql)
         check_altered(c, sql)
+        check_consumed(c, sql)
         waiting.clear()
         sampling.set()
         sampler.join(10)
@@ -279,7 +317,7 @@ def main():
         sampling.set()
         sql.rollback()
         sql.close()
-        names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED))
+        names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED, CONSUMED))
         psql(f"SELECT kafka.delete_topic(name) FROM kafka.topics WHERE name IN ('{names}')")
     finish()
 
