@@ -470,9 +470,10 @@ def list_latest(c, topic):
     return err, off
 
 
-def delete_records(c, topic, offset):
+def delete_records(c, topic, offset, timeout_ms=30000):
     """DeleteRecords v1 of partition 0 up to offset: (error code, low watermark)."""
-    r = c.call(21, 1, array([string(topic) + array([i32(0) + i64(offset)])]) + i32(30000))
+    r = c.call(21, 1, array([string(topic) + array([i32(0) + i64(offset)])]) + i32(timeout_ms),
+               timeout=timeout_ms / 1000 + 30)
     if r is None:
         return None, None
     r.i32()

@@ -58,8 +58,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
-from kwire import array, i8, i16, i32, i64, string  # noqa: E402
-from slow_flush import Pinger  # noqa: E402
+from kwire import array, i8, i16, i32, string  # noqa: E402
+from slow_flush import Pinger, check_pingers_served  # noqa: E402
 from tap import check, finish  # noqa: E402
 
 import psycopg2  # noqa: E402
@@ -115,18 +115,6 @@ def create_topics(c, name, timeout_ms):
     return res[0][1], res[0][2]
 
 
-def delete_records(c, topic, offset, timeout_ms):
-    """DeleteRecords v1 of partition 0: (error code, low watermark)."""
-    body = array([string(topic) + array([i32(0) + i64(offset)])]) + i32(timeout_ms)
-    r = c.call(21, 1, body, timeout=timeout_ms / 1000 + 30)
-    if r is None:
-        return None, None
-    r.i32()
-    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i64(), r.i16()))))
-    _, low, err = res[0][1][0]
-    return err, low
-
-
 def incremental_alter(c, topic, key, value):
     """IncrementalAlterConfigs v0, SET of one topic config: (error code, message)."""
     res = i8(2) + string(topic) + array([string(key) + i8(0) + string(value)])
@@ -149,15 +137,24 @@ def create_partitions(c, topic, count, timeout_ms):
     return res[0][1], res[0][2]
 
 
-def in_background(fn):
+def waits_until_commit(sql, request, what, ok):
+    """Send request() from a thread; check that it is still waiting 1 s later, then COMMIT sql
+    and check that its result passes ok() within 2 s of the commit."""
     out = {}
 
     def run():
-        out["res"] = fn()
+        out["res"] = request()
         out["at"] = time.time()
     th = threading.Thread(target=run, daemon=True)
     th.start()
-    return th, out
+    time.sleep(1)
+    check(f"... {what} is still waiting", th.is_alive())
+    committed = time.time()
+    sql.commit()
+    th.join(35)
+    after = out.get("at", float("inf")) - committed
+    check(f"... and after the COMMIT {what} succeeds within 2 s", ok(out.get("res")) and after < 2,
+          f"({out.get('res')}, {after:.2f} s after the commit)")
 
 
 def check_deleted(c, sql):
@@ -194,16 +191,8 @@ def check_created(c, sql):
     err, took = timed(lambda: metadata(c, NEW4, True))
     check("... Metadata auto-creation: LEADER_NOT_AVAILABLE at once", err == LEADER_NA and took < 1,
           f"({err}, {took:.2f} s)")
-    waiter, out = in_background(lambda: create_topics(kc.Conn(), NEW3, 30000))
-    time.sleep(1)
-    check("... a CreateTopics with timeout 30 s is still waiting", waiter.is_alive())
-    committed = time.time()
-    sql.commit()
-    waiter.join(35)
-    err, msg = out.get("res", (None, None))
-    after = out.get("at", float("inf")) - committed
-    check("... and after the COMMIT it succeeds within 2 s", err == 0 and after < 2,
-          f"({err} {msg}, {after:.2f} s after the commit)")
+    waits_until_commit(sql, lambda: create_topics(kc.Conn(), NEW3, 30000),
+                       "a CreateTopics with timeout 30 s", lambda r: r is not None and r[0] == 0)
     r = psql(f"SELECT count(*) FROM kafka.topics WHERE name IN ('{NEW1}', '{NEW3}')")
     check("both topics exist", r.stdout.strip() == "2", r.stdout + r.stderr)
 
@@ -214,7 +203,7 @@ def check_altered(c, sql):
     cur = sql.cursor()
     cur.execute("BEGIN")
     cur.execute(f"SELECT kafka.alter_topic_config('{ALTERED}', '{{\"retention.ms\": \"3600000\"}}')")
-    (err, low), took = timed(lambda: delete_records(c, ALTERED, 1, 1500))
+    (err, low), took = timed(lambda: kc.delete_records(c, ALTERED, 1, 1500))
     check("while an open transaction changed a topic's configs: DeleteRecords, timeout 1.5 s, "
           "REQUEST_TIMED_OUT after about 1.5 s", err == TIMED_OUT and 1.3 <= took < 5,
           f"({err}, {took:.2f} s)")
@@ -222,19 +211,11 @@ def check_altered(c, sql):
     check("... IncrementalAlterConfigs: REQUEST_TIMED_OUT after the default 5 s, saying why",
           err == TIMED_OUT and 4.8 <= took < 10 and msg and b"locked by another transaction" in msg,
           f"({err} {msg}, {took:.2f} s)")
-    waiter, out = in_background(lambda: create_partitions(kc.Conn(), ALTERED, 2, 30000))
-    time.sleep(1)
-    check("... a CreatePartitions with timeout 30 s is still waiting", waiter.is_alive())
-    committed = time.time()
-    sql.commit()
-    waiter.join(35)
-    err, msg = out.get("res", (None, None))
-    after = out.get("at", float("inf")) - committed
-    check("... and after the COMMIT it succeeds within 2 s", err == 0 and after < 2,
-          f"({err} {msg}, {after:.2f} s after the commit)")
+    waits_until_commit(sql, lambda: create_partitions(kc.Conn(), ALTERED, 2, 30000),
+                       "a CreatePartitions with timeout 30 s", lambda r: r is not None and r[0] == 0)
     r = psql(f"SELECT partition_count FROM kafka.topics WHERE name = '{ALTERED}'")
     check("the topic has 2 partitions", r.stdout.strip() == "2", r.stdout + r.stderr)
-    err, low = delete_records(c, ALTERED, 1, 30000)
+    err, low = kc.delete_records(c, ALTERED, 1)
     check("the records the timed-out DeleteRecords named are kept until one succeeds",
           (err, low) == (0, 1), f"({err}, {low})")
 
@@ -252,15 +233,8 @@ def check_consumed(c, sql):
     check("while an open transaction consumed a group's partition: OffsetCommit of it "
           "REQUEST_TIMED_OUT after the default 5 s", got == 1 and err == TIMED_OUT and 4.8 <= took < 10,
           f"({got} consumed; {err}, {took:.2f} s)")
-    waiter, out = in_background(lambda: kc.offset_commit(kc.Conn(), GROUP, CONSUMED, 3, "wire"))
-    time.sleep(1)
-    check("... an OffsetCommit sent meanwhile is still waiting", waiter.is_alive())
-    committed = time.time()
-    sql.commit()
-    waiter.join(15)
-    after = out.get("at", float("inf")) - committed
-    check("... and after the COMMIT it succeeds within 2 s", out.get("res") == 0 and after < 2,
-          f"({out.get('res')}, {after:.2f} s after the commit)")
+    waits_until_commit(sql, lambda: kc.offset_commit(kc.Conn(), GROUP, CONSUMED, 3, "wire"),
+                       "an OffsetCommit sent meanwhile", lambda r: r == 0)
     err, off, md = kc.offset_fetch(c, GROUP, CONSUMED)
     check("the group's offset is the wire's, committed after the SQL one", (err, off, md) == (0, 3, b"wire"),
           f"({err}, {off}, {md})")
@@ -304,14 +278,7 @@ def main():
               samples and max(samples) == 0,
               f"({sum(1 for s in samples if s)} of {len(samples)} samples had a worker waiting, "
               f"at most {max(samples or [0])})")
-        stop.set()
-        for p in pingers:
-            p.join(15)
-        failed = [p.failed for p in pingers if p.failed]
-        slowest = max(p.slowest for p in pingers)
-        check("meanwhile 8 other connections were each answered within 0.5 s",
-              not failed and all(p.answered > 0 for p in pingers) and slowest < 0.5,
-              f"(slowest {slowest:.2f} s, answered {[p.answered for p in pingers]}, {failed})")
+        check_pingers_served(pingers, stop, "meanwhile 8 other connections were each answered within 0.5 s")
     finally:
         stop.set()
         sampling.set()

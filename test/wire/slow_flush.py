@@ -124,6 +124,17 @@ class Pinger(threading.Thread):
             time.sleep(0.05)
 
 
+def check_pingers_served(pingers, stop, what):
+    """Stop the pingers; check each was answered while `waiting` was set, each answer within 0.5 s."""
+    stop.set()
+    for p in pingers:
+        p.join(15)
+    failed = [p.failed for p in pingers if p.failed]
+    slowest = max(p.slowest for p in pingers)
+    check(what, not failed and all(p.answered > 0 for p in pingers) and slowest < 0.5,
+          f"(slowest {slowest:.2f} s, answered {[p.answered for p in pingers]}, {failed})")
+
+
 def check_serving_during_slow_flush():
     a, topic, ready = new_topic("serve", "slow-flush")
     if not ready:
