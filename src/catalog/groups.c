@@ -18,7 +18,10 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -60,6 +63,48 @@ run_texts(const char *sql, int nargs, const char *arg1, const char *arg2, const 
 	begin();
 	run(sql, nargs, types, values, NULL);
 	SPI_finish();
+}
+
+/*
+ * Set by the listener around the group requests it can run again from the
+ * start (dispatch.c): the group lock is then taken FOR UPDATE NOWAIT, and
+ * a group's creation does not wait for a transaction creating the same one
+ * (kafka_catalog.h).
+ */
+bool		kp_group_locks_nowait = false;
+
+/* the advisory lock class of a group's creation ('KG') */
+#define KP_GROUP_CREATE_LOCK_CLASS 0x4B47
+
+/*
+ * Insert the group's row unless there is one.  Its creators take an advisory
+ * lock on the name's hash first, to the end of their transaction: the insert
+ * would otherwise wait, in ON CONFLICT, for a transaction still open that
+ * inserted the same name (a SQL session's first kafka.consume of the group),
+ * and a process that must not wait (kp_group_locks_nowait) tries the lock
+ * instead, refused with ERRCODE_LOCK_NOT_AVAILABLE.  A group that exists
+ * takes no lock at all, so SQL consumers hold none on it.  In SPI.
+ */
+static void
+create_group(Datum group_id)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {group_id};
+	char	   *name = TextDatumGetCString(group_id);
+	LOCKTAG		tag;
+
+	run("SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1", 1, types, values, NULL);
+	if (SPI_processed > 0)
+		return;
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash_bytes((const unsigned char *) name, strlen(name)),
+						 0, KP_GROUP_CREATE_LOCK_CLASS);
+	if (LockAcquire(&tag, ExclusiveLock, false, kp_group_locks_nowait) == LOCKACQUIRE_NOT_AVAIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("group \"%s\" is being created by another transaction", name),
+				 errdetail("A SQL transaction that created it (kafka.consume, kafka.group_heartbeat) is still open.")));
+	run("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
+		1, types, values, NULL);
 }
 
 static char *
@@ -203,9 +248,11 @@ kp_cat_group_read(const char *group_id, bool create, bool for_update, KpGroupRow
 	memset(g, 0, sizeof(*g));
 	begin();
 	if (create)
-		run("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
+		create_group(values[0]);
+	if (for_update && kp_group_locks_nowait)
+		run("SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE NOWAIT",
 			1, types, values, NULL);
-	if (for_update)
+	else if (for_update)
 		run("SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE",
 			1, types, values, NULL);
 	else
@@ -236,8 +283,9 @@ kp_cat_group_read(const char *group_id, bool create, bool for_update, KpGroupRow
 void
 kp_cat_group_ensure(const char *group_id)
 {
-	run_texts("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
-			  1, group_id, NULL, NULL);
+	begin();
+	create_group(CStringGetTextDatum(group_id));
+	SPI_finish();
 }
 
 void

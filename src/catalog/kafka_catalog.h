@@ -498,6 +498,14 @@ extern void kp_cat_group_read(const char *group_id, bool create, bool for_update
 /* Insert the group's row if missing, without locking it. */
 extern void kp_cat_group_ensure(const char *group_id);
 
+/*
+ * Set by the listener while it runs a group request it can roll back and run
+ * again (dispatch.c): kp_cat_group_read then takes the group lock FOR UPDATE
+ * NOWAIT, and creating a group that a transaction still open is creating
+ * raises ERRCODE_LOCK_NOT_AVAILABLE instead of waiting for it.
+ */
+extern bool kp_group_locks_nowait;
+
 /* Store the classic protocol's columns of g (state_changed_at follows state). */
 extern void kp_cat_group_save_classic(const char *group_id, const KpGroupRow *g);
 

@@ -427,6 +427,31 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 	return code;
 }
 
+/*
+ * The group requests that take the group lock before they change anything,
+ * and change nothing outside their transaction: when that lock (or a group's
+ * creation) is taken, they are rolled back and run again from the start
+ * (kp_group_locks_nowait; src/listener/README, "Locks").
+ */
+static bool
+group_lock_retry_safe(int16 api_key)
+{
+	switch (api_key)
+	{
+		case KP_API_JOIN_GROUP:
+		case KP_API_SYNC_GROUP:
+		case KP_API_HEARTBEAT:
+		case KP_API_LEAVE_GROUP:
+		case KP_API_OFFSET_COMMIT:
+		case KP_API_DELETE_GROUPS:
+		case KP_API_OFFSET_DELETE:
+		case KP_API_CONSUMER_GROUP_HEARTBEAT:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /* This worker's name in the catalog stamp's reports */
 static const char *
 listener_name(void)
@@ -545,6 +570,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	char		header_nul[100] = "";
 	bool		handled = false;	/* the handler ran and committed */
 	volatile bool other_build = false;	/* another build's catalog */
+	char	   *volatile lock_busy = NULL;	/* a group lock taken: why */
 	int64		throttle_ms = 0;
 	instr_time	started;
 	MemoryContext cxt = request_cxt;
@@ -722,6 +748,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 
 	/* run the handler in a transaction of its own */
+	kp_group_locks_nowait = group_lock_retry_safe(hdr.request_api_key);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -753,16 +780,60 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		ereport(LOG,
-				(errmsg("kafka_pg listener: %s v%d request from %s (client %s) failed: %s",
-						api->name, ctx.version, c->peer,
-						kp_log_client_id(hdr.client_id), edata->message),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
-		ok = false;
+		if (kp_group_locks_nowait && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			lock_busy = pstrdup(edata->message);
+		else
+		{
+			ereport(LOG,
+					(errmsg("kafka_pg listener: %s v%d request from %s (client %s) failed: %s",
+							api->name, ctx.version, c->peer,
+							kp_log_client_id(hdr.client_id), edata->message),
+					 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+			ok = false;
+		}
 	}
 	PG_END_TRY();
+	kp_group_locks_nowait = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextSwitchTo(cxt);
+	if (lock_busy)
+	{
+		/*
+		 * A group lock a SQL transaction still open holds
+		 * (kafka.group_heartbeat in a longer transaction; a group a first
+		 * kafka.consume created): the request was rolled back; it runs again
+		 * every KP_LOCK_RETRY_MS until KP_LOCK_WAIT_DEFAULT_MS after it first
+		 * found the lock taken (not after it arrived: a JoinGroup parks for
+		 * its rebalance, and may meet the lock of another worker's request of
+		 * the group at its end), as a worker waits for no lock, and then
+		 * answers COORDINATOR_LOAD_IN_PROGRESS (retriable: the coordinator
+		 * cannot serve the group now).  Its earlier runs' cookie stands; the
+		 * retry is not its final attempt (server.c).
+		 */
+		int64		now = kp_listener_now_ms();
+
+		if (c->lock_busy_since_ms == 0)
+			c->lock_busy_since_ms = now;
+		ctx.park = false;
+		ctx.park_on_isr = false;
+		strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
+		if (now < c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS)
+		{
+			ctx.park = true;
+			ctx.park_until_ms = now + KP_LOCK_RETRY_MS;
+			ctx.park_keyed = true;	/* by its deadline only */
+			ctx.park_nkeys = 0;
+		}
+		else
+		{
+			c->lock_busy_since_ms = 0;
+			kp_error_response(api, ctx.version, ctx.request, ctx.response,
+							  KP_ERR_COORDINATOR_LOAD_IN_PROGRESS, lock_busy);
+		}
+		handled = true;
+		goto respond;
+	}
+	c->lock_busy_since_ms = 0;
 	if (ok && other_build)
 	{
 		ereport(DEBUG1,
@@ -811,6 +882,7 @@ respond:
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie,
 					 ctx.park_on_isr, ctx.isr_wait_lsn,
 					 ctx.park_keyed ? ctx.park_nkeys : -1, ctx.park_keys, ctx.park_seen);
+		c->park_lock_retry = lock_busy != NULL;
 		goto done;
 	}
 

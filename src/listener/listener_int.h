@@ -70,6 +70,8 @@ typedef struct KpConn
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
 	char		park_cookie[128];	/* the handler's note for its next call */
+	bool		park_lock_retry;	/* parked only to try a group lock again */
+	int64		lock_busy_since_ms; /* ... which it first found taken then */
 	bool		park_on_isr;	/* ... and when the ISR's position reaches */
 	XLogRecPtr	park_isr_lsn;	/* this one (a Fetch below a high watermark) */
 	XLogRecPtr	park_commit_lsn;	/* what its earlier runs committed */

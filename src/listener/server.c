@@ -1229,13 +1229,15 @@ run_parked(bool woken)
 			int			nkeys = c->park_nkeys;
 			int		   *keys = c->park_keys;
 			uint64	   *seen = c->park_seen;
+			bool		final = now >= c->park_until_ms && !c->park_lock_retry;
 			bool		ok;
 
 			c->parked_frame = NULL;
 			c->park_nkeys = 0;
 			c->park_keys = NULL;
 			c->park_seen = NULL;
-			ok = kp_dispatch_frame(c, (uint8 *) frame, len, now >= c->park_until_ms);
+			c->park_lock_retry = false;
+			ok = kp_dispatch_frame(c, (uint8 *) frame, len, final);
 			if (c->parked_frame == NULL)
 			{
 				c->park_cookie[0] = '\0';

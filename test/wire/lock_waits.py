@@ -43,6 +43,11 @@ made before anything waits:
   after the default 5 s (it has no timeout of its own); one sent while the
   transaction is open succeeds within 2 s of its COMMIT, and its offset is
   the one committed;
+- a group whose lock the open transaction holds (kafka.group_heartbeat run
+  in it), and a group the open transaction created (its first
+  kafka.consume): an OffsetCommit to either (of another topic) answers COORDINATOR_LOAD_IN_PROGRESS after 5 s (the
+  request is rolled back and run again meanwhile); ones sent while the
+  transaction is open are answered within 2 s of its COMMIT;
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
 
@@ -69,7 +74,8 @@ DELETED, PING = f"tl-deleted-{RUN}", f"tl-ping-{RUN}"
 NEW1, NEW2, NEW3, NEW4 = (f"tl-new{i}-{RUN}" for i in range(1, 5))
 ALTERED = f"tl-altered-{RUN}"
 CONSUMED, GROUP = f"tl-consumed-{RUN}", f"tl-group-{RUN}"
-UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA = 3, 7, 36, 5
+MEMBER_GROUP, NEW_GROUP = f"tl-member-group-{RUN}", f"tl-new-group-{RUN}"
+UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA, LOAD_IN_PROGRESS, UNKNOWN_MEMBER = 3, 7, 36, 5, 14, 25
 
 
 def psql(sql):
@@ -240,6 +246,30 @@ def check_consumed(c, sql):
           f"({err}, {off}, {md})")
 
 
+def check_group_locked(c, sql):
+    """A group whose row the open transaction locked (a SQL member's heartbeat in it), and a
+    group the open transaction created (its first kafka.consume)."""
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute("SELECT count(*) FROM kafka.group_heartbeat(%s, NULL, 0, ARRAY[%s])", (MEMBER_GROUP, CONSUMED))
+    err, took = timed(lambda: kc.offset_commit(c, MEMBER_GROUP, ALTERED, 1, "wire"))
+    check("while an open transaction holds a group's lock (kafka.group_heartbeat in it): OffsetCommit "
+          "COORDINATOR_LOAD_IN_PROGRESS after 5 s", err == LOAD_IN_PROGRESS and 4.8 <= took < 10,
+          f"({err}, {took:.2f} s)")
+    # after the COMMIT the group has a member (the SQL session): a commit without one is refused
+    waits_until_commit(sql, lambda: kc.offset_commit(kc.Conn(), MEMBER_GROUP, ALTERED, 1, "wire"),
+                       "an OffsetCommit sent meanwhile", lambda r: r == UNKNOWN_MEMBER)
+
+    cur.execute("BEGIN")
+    cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1, 'earliest')", (NEW_GROUP, CONSUMED))
+    err, took = timed(lambda: kc.offset_commit(c, NEW_GROUP, ALTERED, 1, "wire"))
+    check("while an open transaction created a group (its first kafka.consume): OffsetCommit to it "
+          "(another topic) COORDINATOR_LOAD_IN_PROGRESS after 5 s",
+          err == LOAD_IN_PROGRESS and 4.8 <= took < 10, f"({err}, {took:.2f} s)")
+    waits_until_commit(sql, lambda: kc.offset_commit(kc.Conn(), NEW_GROUP, ALTERED, 1, "wire"),
+                       "an OffsetCommit to it sent meanwhile", lambda r: r == 0)
+
+
 def main():
     for name in (DELETED, PING, ALTERED, CONSUMED):
         r = psql(f"SELECT kafka.create_topic('{name}', 1)")
@@ -271,6 +301,7 @@ def main():
         check_created(c, sql)
         check_altered(c, sql)
         check_consumed(c, sql)
+        check_group_locked(c, sql)
         waiting.clear()
         sampling.set()
         sampler.join(10)
