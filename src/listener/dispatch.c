@@ -802,13 +802,13 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		 * A group lock a SQL transaction still open holds
 		 * (kafka.group_heartbeat in a longer transaction; a group a first
 		 * kafka.consume created): the request was rolled back; it runs again
-		 * every KP_LOCK_RETRY_MS until KP_LOCK_WAIT_DEFAULT_MS after it first
-		 * found the lock taken (not after it arrived: a JoinGroup parks for
-		 * its rebalance, and may meet the lock of another worker's request of
-		 * the group at its end), as a worker waits for no lock, and then
-		 * answers COORDINATOR_LOAD_IN_PROGRESS (retriable: the coordinator
-		 * cannot serve the group now).  Its earlier runs' cookie stands; the
-		 * retry is not its final attempt (server.c).
+		 * (below) until KP_LOCK_WAIT_DEFAULT_MS after it first found the lock
+		 * taken (not after it arrived: a JoinGroup parks for its rebalance,
+		 * and may meet the lock of another worker's request of the group at
+		 * its end), as a worker waits for no lock, and then answers
+		 * COORDINATOR_LOAD_IN_PROGRESS (retriable: the coordinator cannot
+		 * serve the group now).  Its earlier runs' cookie stands; the retry
+		 * is not its final attempt (server.c).
 		 */
 		int64		now = kp_listener_now_ms();
 
@@ -819,8 +819,15 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
 		if (now < c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS)
 		{
+			/*
+			 * Soon at first, later the longer it lasts (1, 1, 2, 4, ... ms,
+			 * at most KP_LOCK_RETRY_MS): another worker's request of the
+			 * group holds the lock for a millisecond or so, a SQL transaction
+			 * for as long as it lasts.
+			 */
 			ctx.park = true;
-			ctx.park_until_ms = now + KP_LOCK_RETRY_MS;
+			ctx.park_until_ms = now + Min(Max(now - c->lock_busy_since_ms, 1),
+										  KP_LOCK_RETRY_MS);
 			ctx.park_keyed = true;	/* by its deadline only */
 			ctx.park_nkeys = 0;
 		}
