@@ -446,6 +446,7 @@ group_lock_retry_safe(int16 api_key)
 		case KP_API_DELETE_GROUPS:
 		case KP_API_OFFSET_DELETE:
 		case KP_API_CONSUMER_GROUP_HEARTBEAT:
+		case KP_API_TXN_OFFSET_COMMIT:
 			return true;
 		default:
 			return false;

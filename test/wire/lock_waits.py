@@ -45,8 +45,10 @@ made before anything waits:
   the one committed;
 - a group whose lock the open transaction holds (kafka.group_heartbeat run
   in it), and a group the open transaction created (its first
-  kafka.consume): an OffsetCommit to either (of another topic) answers COORDINATOR_LOAD_IN_PROGRESS after 5 s (the
-  request is rolled back and run again meanwhile); ones sent while the
+  kafka.consume): an OffsetCommit to either (of another topic), and a
+  transaction's TxnOffsetCommit to the first as a member (which the group's
+  fence checks), answer COORDINATOR_LOAD_IN_PROGRESS after 5 s (the request
+  is rolled back and run again meanwhile); OffsetCommits sent while the
   transaction is open are answered within 2 s of its COMMIT;
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
@@ -63,9 +65,10 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
-from kwire import array, i8, i16, i32, string  # noqa: E402
+from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, string  # noqa: E402
 from slow_flush import Pinger, check_pingers_served  # noqa: E402
 from tap import check, finish  # noqa: E402
+from transactions import add_offsets, end_txn, init_producer_id  # noqa: E402
 
 import psycopg2  # noqa: E402
 
@@ -246,6 +249,20 @@ def check_consumed(c, sql):
           f"({err}, {off}, {md})")
 
 
+def txn_offset_commit_as_member(c, tid, pid, epoch, group, topic):
+    """TxnOffsetCommit v3 (flexible) of partition 0 by a member (generation 1), which the group's
+    fence checks under the group lock: the partition's error code."""
+    part = i32(0) + i64(1) + i32(-1) + cstring("") + TAGS
+    body = (cstring(tid) + cstring(group) + i64(pid) + i16(epoch) + i32(1) + cstring("no-such-member")
+            + cstring(None) + carray([cstring(topic) + carray([part]) + TAGS]) + TAGS)
+    r = c.call_flex(28, 3, body, timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    topics = r.carray(lambda: (r.cstring(), r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))
+    return topics[0][1][0][1]
+
+
 def check_group_locked(c, sql):
     """A group whose row the open transaction locked (a SQL member's heartbeat in it), and a
     group the open transaction created (its first kafka.consume)."""
@@ -256,9 +273,18 @@ def check_group_locked(c, sql):
     check("while an open transaction holds a group's lock (kafka.group_heartbeat in it): OffsetCommit "
           "COORDINATOR_LOAD_IN_PROGRESS after 5 s", err == LOAD_IN_PROGRESS and 4.8 <= took < 10,
           f"({err}, {took:.2f} s)")
+    tid = f"tl-txn-{RUN}"
+    err, pid, epoch = init_producer_id(c, tid, 60000)
+    ok = err == 0 and add_offsets(c, tid, pid, epoch, MEMBER_GROUP) == 0
+    # a connection of its own: on a build that waits, its answer would come late
+    err, took = timed(lambda: txn_offset_commit_as_member(kc.Conn(), tid, pid, epoch, MEMBER_GROUP, ALTERED))
+    check("... a transaction's TxnOffsetCommit to it, fenced by the group: "
+          "COORDINATOR_LOAD_IN_PROGRESS after 5 s", ok and err == LOAD_IN_PROGRESS and 4.8 <= took < 10,
+          f"({ok}; {err}, {took:.2f} s)")
     # after the COMMIT the group has a member (the SQL session): a commit without one is refused
     waits_until_commit(sql, lambda: kc.offset_commit(kc.Conn(), MEMBER_GROUP, ALTERED, 1, "wire"),
                        "an OffsetCommit sent meanwhile", lambda r: r == UNKNOWN_MEMBER)
+    end_txn(c, 1, tid, pid, epoch, False)
 
     cur.execute("BEGIN")
     cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1, 'earliest')", (NEW_GROUP, CONSUMED))
