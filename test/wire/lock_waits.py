@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A listener worker waits for no topic lock (kp_topic_locks_nowait,
-src/listener/README "Locks") and for no group offset a SQL transaction
-still open holds.
+"""A listener worker waits for no topic, group or group-offset lock that a SQL
+transaction still open holds (kp_topic_locks_nowait, kp_group_locks_nowait;
+src/listener/README "Locks").
 
 A worker serves all its connections from one loop, so a wait in a lock
 stalls every one of them.  Until 2026-12-05 a worker waited, for as long as
@@ -14,9 +14,10 @@ the SQL transaction stayed open, when a request
 - changed a topic whose ShareUpdateExclusiveLock the transaction (or the log
   cleaner, compacting it) held: DeleteRecords, CreatePartitions,
   AlterConfigs, IncrementalAlterConfigs.
-and, until 2026-12-05 too, when a wire OffsetCommit named a partition whose
-committed-offset row an open SQL transaction had locked (kafka.consume, the
-exactly-once consumer, keeps it to its COMMIT).  (By hand on the build
+and when a wire OffsetCommit named a partition whose committed-offset row
+the transaction had locked (kafka.consume, the exactly-once consumer, keeps
+it to its COMMIT), or a group request needed a group whose lock it held or
+whose creation it had not committed.  (By hand on the build
 before: 3.95 s for the other connections of that worker, each time, while
 the SQL transaction stayed open 4 s; the OffsetCommit 3.0 s.)
 
