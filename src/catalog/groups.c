@@ -236,6 +236,7 @@ col_text_array(int row, int col, char ***out)
 	"(extract(epoch FROM join_not_before) * 1000)::bigint, " \
 	"(extract(epoch FROM state_changed_at) * 1000)::bigint, " \
 	"group_epoch, assignment_epoch, metadata_signature "
+#define GROUP_SELECT "SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1"
 
 void
 kp_cat_group_read(const char *group_id, bool create, bool for_update, KpGroupRow *g)
@@ -244,20 +245,24 @@ kp_cat_group_read(const char *group_id, bool create, bool for_update, KpGroupRow
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(group_id)};
 	MemoryContext old;
+	const char *sql;
+
+	if (!for_update)
+		sql = GROUP_SELECT;
+	else if (kp_group_locks_nowait)
+		sql = GROUP_SELECT " FOR UPDATE NOWAIT";
+	else
+		sql = GROUP_SELECT " FOR UPDATE";
 
 	memset(g, 0, sizeof(*g));
 	begin();
-	if (create)
+	run(sql, 1, types, values, NULL);
+	/* created only when missing: one statement for a group that exists */
+	if (SPI_processed == 0 && create)
+	{
 		create_group(values[0]);
-	if (for_update && kp_group_locks_nowait)
-		run("SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE NOWAIT",
-			1, types, values, NULL);
-	else if (for_update)
-		run("SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1 FOR UPDATE",
-			1, types, values, NULL);
-	else
-		run("SELECT " GROUP_COLUMNS "FROM kafka.consumer_groups WHERE group_id = $1",
-			1, types, values, NULL);
+		run(sql, 1, types, values, NULL);
+	}
 	if (SPI_processed > 0)
 	{
 		old = MemoryContextSwitchTo(caller);

@@ -648,11 +648,21 @@ invalidate_topics(void)
 	CacheInvalidateRelcacheByRelid(topics_relid);
 }
 
+/* The creation lock (kp_topic_create): waiting for it, or only if free. */
+static bool
+lock_creation(bool nowait)
+{
+	topic_cache_init();
+	if (nowait)
+		return ConditionalLockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+	LockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+	return true;
+}
+
 bool
 kp_topic_try_lock_creation(void)
 {
-	topic_cache_init();
-	return ConditionalLockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
+	return lock_creation(true);
 }
 
 void
@@ -688,13 +698,7 @@ kp_topic_create(const char *name, int32 partitions,
 	 * (kp_topic_locks_nowait) still gets TOPIC_ALREADY_EXISTS for a name that
 	 * is taken: a row found is there whatever commits meanwhile.
 	 */
-	if (!kp_topic_locks_nowait)
-	{
-		LockDatabaseObject(topics_relid, 0, 0, ShareUpdateExclusiveLock);
-		locked = true;
-	}
-	else
-		locked = kp_topic_try_lock_creation();	/* refused below if not */
+	locked = lock_creation(kp_topic_locks_nowait);	/* refused below if not */
 
 	values[0] = CStringGetTextDatum(name);
 	spi_exec("SELECT name FROM kafka.topics WHERE translate(name, '.', '_') = translate($1, '.', '_')",

@@ -338,21 +338,37 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 	return KP_ERR_UNKNOWN_SERVER_ERROR;
 }
 
-bool
-kp_handler_park_for_locks(KpRequestContext *ctx, int32 timeout_ms)
+/*
+ * Park ctx to try its lock again (KP_LOCK_RETRY_MS, handlers.h) unless
+ * deadline_ms has come; whether it parked.  The back-off counts from when
+ * the request first found a lock taken (KpConn.lock_busy_since_ms, cleared
+ * by kp_dispatch_frame once a run of it no longer parks for one).
+ */
+static bool
+park_for_lock_until(KpRequestContext *ctx, int64 deadline_ms)
 {
+	KpConn	   *c = ctx->conn;
 	int64		now = kp_listener_now_ms();
-	int64		deadline = ctx->received_ms +
-	(timeout_ms > 0 ? timeout_ms : KP_LOCK_WAIT_DEFAULT_MS);
 
-	if (now >= deadline)
+	if (now >= deadline_ms)
 		return false;
+	if (c->lock_busy_since_ms == 0)
+		c->lock_busy_since_ms = now;
 	ctx->park = true;
-	ctx->park_until_ms = Min(now + KP_LOCK_RETRY_MS, deadline);
+	ctx->park_until_ms = Min(now + Min(Max(now - c->lock_busy_since_ms, 1), KP_LOCK_RETRY_MS),
+							 deadline_ms);
 	/* woken by its deadline only, not by every append */
 	ctx->park_keyed = true;
 	ctx->park_nkeys = 0;
+	ctx->park_for_lock = true;
 	return true;
+}
+
+bool
+kp_handler_park_for_locks(KpRequestContext *ctx, int32 timeout_ms)
+{
+	return park_for_lock_until(ctx, ctx->received_ms +
+							   (timeout_ms > 0 ? timeout_ms : KP_LOCK_WAIT_DEFAULT_MS));
 }
 
 bool
@@ -803,45 +819,24 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		 * A group lock a SQL transaction still open holds
 		 * (kafka.group_heartbeat in a longer transaction; a group a first
 		 * kafka.consume created): the request was rolled back; it runs again
-		 * (below) until KP_LOCK_WAIT_DEFAULT_MS after it first found the lock
-		 * taken (not after it arrived: a JoinGroup parks for its rebalance,
-		 * and may meet the lock of another worker's request of the group at
-		 * its end), as a worker waits for no lock, and then answers
+		 * (park_for_lock_until) until KP_LOCK_WAIT_DEFAULT_MS after it first
+		 * found the lock taken (not after it arrived: a JoinGroup parks for
+		 * its rebalance, and may meet the lock of another worker's request of
+		 * the group at its end), and then answers
 		 * COORDINATOR_LOAD_IN_PROGRESS (retriable: the coordinator cannot
-		 * serve the group now).  Its earlier runs' cookie stands; the retry
-		 * is not its final attempt (server.c).
+		 * serve the group now).  Its earlier runs' cookie stands.
 		 */
-		int64		now = kp_listener_now_ms();
-
-		if (c->lock_busy_since_ms == 0)
-			c->lock_busy_since_ms = now;
 		ctx.park = false;
 		ctx.park_on_isr = false;
 		strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
-		if (now < c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS)
-		{
-			/*
-			 * Soon at first, later the longer it lasts (1, 1, 2, 4, ... ms,
-			 * at most KP_LOCK_RETRY_MS): another worker's request of the
-			 * group holds the lock for a millisecond or so, a SQL transaction
-			 * for as long as it lasts.
-			 */
-			ctx.park = true;
-			ctx.park_until_ms = now + Min(Max(now - c->lock_busy_since_ms, 1),
-										  KP_LOCK_RETRY_MS);
-			ctx.park_keyed = true;	/* by its deadline only */
-			ctx.park_nkeys = 0;
-		}
-		else
-		{
-			c->lock_busy_since_ms = 0;
+		if (c->lock_busy_since_ms == 0)
+			c->lock_busy_since_ms = kp_listener_now_ms();
+		if (!park_for_lock_until(&ctx, c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS))
 			kp_error_response(api, ctx.version, ctx.request, ctx.response,
 							  KP_ERR_COORDINATOR_LOAD_IN_PROGRESS, lock_busy);
-		}
 		handled = true;
 		goto respond;
 	}
-	c->lock_busy_since_ms = 0;
 	if (ok && other_build)
 	{
 		ereport(DEBUG1,
@@ -879,6 +874,9 @@ respond:
 	 */
 	commit_lsn = Max(frame_commit_lsn, c->park_commit_lsn);
 	c->park_commit_lsn = InvalidXLogRecPtr;
+	/* no lock in its way this time: a later wait for one backs off anew */
+	if (!ctx.park_for_lock)
+		c->lock_busy_since_ms = 0;
 
 	/* a fetch answers at its deadline; a join may wait for a later one */
 	if (ctx.park && (!final || ctx.park_until_ms > kp_listener_now_ms()))
@@ -890,7 +888,8 @@ respond:
 		kp_conn_park(c, frame, len, ctx.received_ms, ctx.park_until_ms, ctx.park_cookie,
 					 ctx.park_on_isr, ctx.isr_wait_lsn,
 					 ctx.park_keyed ? ctx.park_nkeys : -1, ctx.park_keys, ctx.park_seen);
-		c->park_lock_retry = lock_busy != NULL;
+		/* a lock's retry is not the request's final attempt (server.c) */
+		c->park_lock_retry = ctx.park_for_lock;
 		goto done;
 	}
 

@@ -82,6 +82,9 @@ typedef struct KpRequestContext
 	int		   *park_keys;		/* wait buckets, repeats allowed */
 	uint64	   *park_seen;		/* their change counts as read */
 
+	/* parked only to try a lock again (kp_handler_park_for_locks) */
+	bool		park_for_lock;
+
 	/*
 	 * controller_mutation_rate (throttle.c, KIP-599): the throttle time a
 	 * CreateTopics, CreatePartitions or DeleteTopics earned; the dispatcher
@@ -217,20 +220,23 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
 /*
- * A worker waits for no topic lock (kp_topic_locks_nowait): an admin request
- * that needs one that is taken (by a SQL transaction still open, by the log
- * cleaner) parks and runs again every KP_LOCK_RETRY_MS until its timeout_ms
- * (KP_LOCK_WAIT_DEFAULT_MS when it has none, or it is 0 or less: shorter
- * than every client's own request timeout), then answers REQUEST_TIMED_OUT
- * for what is still locked.
+ * A worker waits for no lock a SQL transaction or the log cleaner may hold
+ * (kp_topic_locks_nowait, kp_group_locks_nowait): a request that needs one
+ * that is taken parks and runs again, after 1 ms at first and backing off to
+ * every KP_LOCK_RETRY_MS (another worker's request holds such a lock for a
+ * millisecond or so, a SQL transaction for as long as it lasts), until its
+ * deadline, then answers an error for what is still locked: an admin request
+ * its timeout_ms (KP_LOCK_WAIT_DEFAULT_MS when it has none, or it is 0 or
+ * less: shorter than every client's own request timeout), REQUEST_TIMED_OUT.
  */
 #define KP_LOCK_RETRY_MS 50
 #define KP_LOCK_WAIT_DEFAULT_MS 5000
 
 /*
  * Park the request (the handler then returns at once, having changed
- * nothing) unless its deadline, received_ms + timeout_ms as above, has
- * come; whether it parked.
+ * nothing) to run again as above, unless its deadline has come: received_ms
+ * + timeout_ms (KP_LOCK_WAIT_DEFAULT_MS if timeout_ms <= 0).  Whether it
+ * parked.
  */
 extern bool kp_handler_park_for_locks(KpRequestContext *ctx, int32 timeout_ms);
 

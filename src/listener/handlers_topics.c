@@ -312,7 +312,7 @@ delete_topic_fn(void *arg)
  * meantime.  So the locks of all the topics to delete are tried first,
  * without waiting; if one is taken, nothing is deleted and the request parks
  * (the topic locks it took go with this run's transaction) and tries again
- * every KP_LOCK_RETRY_MS until its timeout_ms (kp_handler_park_for_locks),
+ * as kp_handler_park_for_locks says until its timeout_ms,
  * then deletes the topics that are free and answers REQUEST_TIMED_OUT for
  * the others.  All or nothing until then, so a re-run never finds a topic of
  * its own already deleted.
