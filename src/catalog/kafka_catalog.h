@@ -152,13 +152,15 @@ extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode, boo
  * Set in a process that must never wait for a topic's lock (the listener
  * workers): then kp_topic_open takes the lock only if it is free, and
  * otherwise returns NULL (missing_ok) or raises ERRCODE_LOCK_NOT_AVAILABLE,
- * and kp_topic_create does the same with the creation lock.
+ * and kp_topic_create and kp_topic_add_partitions do the same with the
+ * creation lock.
  */
 extern bool kp_topic_locks_nowait;
 
 /*
- * Take the lock kp_topic_create holds to the end of its transaction (one
- * creator of topics at a time), if it is free; whether it was.
+ * Take the lock kp_topic_create and kp_topic_add_partitions hold to the end
+ * of their transaction (one creator of topics or partitions at a time), if
+ * it is free; whether it was.
  */
 extern bool kp_topic_try_lock_creation(void);
 

@@ -11,7 +11,10 @@
  * ShareUpdateExclusiveLock to add partitions or alter configs (so those
  * serialise), AccessExclusiveLock to delete.  After taking the lock the
  * cache is revalidated, so a user never works from a topic that a
- * committed change has replaced.
+ * committed change has replaced.  Creating a topic and adding partitions
+ * also hold the creation lock (the object lock of kafka.topics with objid
+ * 0, ShareUpdateExclusiveLock), one such transaction at a time: each checks
+ * names and kafka.max_partitions against what committed.
  *
  * Cache invalidation: a change here registers a relcache invalidation of
  * kafka.topics, which every backend receives at commit; the callback drops
@@ -648,7 +651,10 @@ invalidate_topics(void)
 	CacheInvalidateRelcacheByRelid(topics_relid);
 }
 
-/* The creation lock (kp_topic_create): waiting for it, or only if free. */
+/*
+ * The creation lock (kp_topic_create, kp_topic_add_partitions): waiting for
+ * it, or only if free.
+ */
 static bool
 lock_creation(bool nowait)
 {
@@ -719,8 +725,8 @@ kp_topic_create(const char *name, int32 partitions,
 	if (!locked)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("topic \"%s\" cannot be created now: another transaction is creating a topic", name),
-				 errdetail("Topics are created one transaction at a time, and a SQL transaction that created one is still open.")));
+				 errmsg("topic \"%s\" cannot be created now: another transaction is creating a topic or adding partitions", name),
+				 errdetail("Topics are created and partitions added one transaction at a time, and a SQL transaction that did either is still open.")));
 
 	values[1] = Int32GetDatum(partitions);
 	spi_exec("INSERT INTO kafka.topics (name, partition_count) VALUES ($1, $2) RETURNING topic_id",
@@ -760,9 +766,21 @@ kp_topic_delete(const char *name)
 void
 kp_topic_add_partitions(const char *name, int32 partitions)
 {
-	const KpTopic *t = kp_topic_open(name, ShareUpdateExclusiveLock, false);
+	const KpTopic *t;
 	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
 	Datum		values[3];
+	bool		locked;
+
+	/*
+	 * The creation lock first (before the topic's, so that a transaction that
+	 * created a topic and then adds partitions to another cannot deadlock
+	 * with one that adds partitions the other way round): two transactions
+	 * adding partitions at once, or creating a topic meanwhile, would each
+	 * count against kafka.max_partitions only what committed
+	 * (check_total_partitions), and together pass it.
+	 */
+	locked = lock_creation(kp_topic_locks_nowait);	/* refused below if not */
+	t = kp_topic_open(name, ShareUpdateExclusiveLock, false);
 
 	check_partition_count(partitions);
 	if (partitions < t->partition_count)
@@ -775,6 +793,11 @@ kp_topic_add_partitions(const char *name, int32 partitions)
 		ereport(ERROR,
 				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
 				 errmsg("topic \"%s\" already has %d partitions", name, partitions)));
+	if (!locked)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("partitions cannot be added to topic \"%s\" now: another transaction is creating a topic or adding partitions", name),
+				 errdetail("Topics are created and partitions added one transaction at a time, and a SQL transaction that did either is still open.")));
 
 	values[0] = Int32GetDatum(t->topic_id);
 	values[1] = Int32GetDatum(t->partition_count);

@@ -494,8 +494,18 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
 	dup = kp_mark_duplicates(names, n);
-	/* the topics' locks first, without waiting (kp_handler_lock_topics) */
+
+	/*
+	 * The topics' locks first, without waiting (kp_handler_lock_topics), then
+	 * the creation lock, which kp_topic_add_partitions holds too (one
+	 * transaction at a time counts partitions against kafka.max_partitions):
+	 * parked while either is taken, and at the deadline what is still locked
+	 * answers REQUEST_TIMED_OUT.
+	 */
 	if (kp_handler_lock_topics(ctx, names, n, req->timeout_ms))
+		return;
+	if (n > 0 && !kp_topic_try_lock_creation() &&
+		kp_handler_park_for_locks(ctx, req->timeout_ms))
 		return;
 
 	resp->throttle_time_ms = 0;

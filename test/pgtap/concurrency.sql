@@ -1,12 +1,16 @@
 -- Offsets under concurrent producers: strictly increasing, no holes, no
 -- record lost or duplicated, and readers see every committed record.
 -- Four extra sessions (dblink) produce at once into one partition.
+-- Then partitions added by two transactions at once: one at a time (the
+-- creation lock), so together they cannot pass kafka.max_partitions.
 \set ON_ERROR_STOP 1
 CREATE EXTENSION IF NOT EXISTS dblink;
 BEGIN;
-SELECT plan(8);
+SELECT plan(12);
 
 SELECT kafka.create_topic('conc_t', 2);
+SELECT kafka.create_topic('conc_a', 1);
+SELECT kafka.create_topic('conc_b', 1);
 COMMIT;
 
 -- four sessions, each 200 transactions of one record, plus batches
@@ -57,6 +61,31 @@ SELECT is((SELECT count(*) FROM kafka.fetch('conc_t', 1)), 0::bigint, 'the other
 SELECT ok((SELECT log_end_offset >= 1200 + 800 FROM kafka.partition_status
             WHERE topic = 'conc_t' AND partition = 0),
           'each transaction''s marker took an offset');
+
+-- Another session adds to conc_a all the partitions kafka.max_partitions
+-- has room for, and keeps its transaction open.  Each transaction counts
+-- against the limit only what committed, so until 2026-12-05 this one could
+-- add partitions to conc_b meanwhile, and after both committed the database
+-- had more partitions than the server can serve after a restart.
+SELECT current_setting('kafka.max_partitions')::int - count(*) AS room FROM kafka.partitions \gset
+SELECT dblink_connect('adder', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                      split_part(current_setting('unix_socket_directories'), ',', 1)));
+SELECT dblink_exec('adder', 'BEGIN');
+SELECT is(dblink_exec('adder', format('DO $d$ BEGIN PERFORM kafka.add_partitions(%L, %s); END $d$',
+                                      'conc_a', 1 + :room)),
+          'DO', 'another session added the partitions there is room for, its transaction open');
+SET LOCAL lock_timeout = '300ms';
+SELECT throws_ok($$SELECT kafka.add_partitions('conc_b', 2)$$, '55P03', NULL,
+                 'adding partitions meanwhile waits for that transaction');
+SET LOCAL lock_timeout = 0;
+SELECT dblink_exec('adder', 'COMMIT');
+SELECT dblink_disconnect('adder');
+SELECT throws_matching($$SELECT kafka.add_partitions('conc_b', 2)$$, 'partitions in all, the limit is kafka.max_partitions',
+                       'and once it committed, is refused: no room is left');
+SELECT is((SELECT count(*) FROM kafka.partitions), current_setting('kafka.max_partitions')::bigint,
+          'the database has kafka.max_partitions partitions, not more');
 SELECT * FROM finish();
 ROLLBACK;
 SELECT kafka.delete_topic('conc_t');
+SELECT kafka.delete_topic('conc_a');
+SELECT kafka.delete_topic('conc_b');

@@ -28,8 +28,10 @@ made before anything waits:
 - a topic deleted by the open transaction: Produce and Metadata answer
   UNKNOWN_TOPIC_OR_PARTITION at once (as for a deleted topic); after its
   ROLLBACK the topic is back, with its record, and takes a Produce;
-- a topic created by the open transaction: CreateTopics of another name
-  with timeout 1.5 s answers REQUEST_TIMED_OUT after about 1.5 s; one with
+- a topic created by the open transaction: CreateTopics of another name,
+  and CreatePartitions of another topic (partitions are counted against
+  kafka.max_partitions one transaction at a time too), with timeout 1.5 s
+  answer REQUEST_TIMED_OUT after about 1.5 s; one with
   timeout 30 s parks and succeeds within 2 s of the COMMIT; CreateTopics of
   a name that exists answers TOPIC_ALREADY_EXISTS at once; Metadata
   auto-creation answers LEADER_NOT_AVAILABLE at once (Kafka's answer for a
@@ -201,6 +203,11 @@ def check_created(c, sql):
     err, took = timed(lambda: metadata(c, NEW4, True))
     check("... Metadata auto-creation: LEADER_NOT_AVAILABLE at once", err == LEADER_NA and took < 1,
           f"({err}, {took:.2f} s)")
+    (err, msg), took = timed(lambda: create_partitions(c, DELETED, 2, 1500))
+    check("... CreatePartitions of another topic (the limit on partitions is counted one "
+          "transaction at a time), timeout 1.5 s: REQUEST_TIMED_OUT after about 1.5 s, saying why",
+          err == TIMED_OUT and 1.3 <= took < 5 and msg and b"another transaction is creating" in msg,
+          f"({err} {msg}, {took:.2f} s)")
     waits_until_commit(sql, lambda: create_topics(kc.Conn(), NEW3, 30000),
                        "a CreateTopics with timeout 30 s", lambda r: r is not None and r[0] == 0)
     r = psql(f"SELECT count(*) FROM kafka.topics WHERE name IN ('{NEW1}', '{NEW3}')")
