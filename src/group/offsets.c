@@ -19,7 +19,8 @@
  *   already skips them; this catches a member that got one since);
  * - a transaction's offsets (TxnOffsetCommit) are fenced as OffsetCommit when
  *   they are sent, and written unfenced at the COMMIT decision
- *   (KP_COMMIT_TRANSACTION, src/txn/coordinator.c).
+ *   (KP_COMMIT_TRANSACTION, src/txn/coordinator.c), each after its
+ *   partition's offset lock (lock_transaction_offset).
  *
  * The wire fence takes the group lock.  The SQL fences do not: their
  * commits happen inside the caller's transaction, which may last long,
@@ -40,6 +41,28 @@
 
 /* Kafka's offset.metadata.max.bytes */
 #define KP_OFFSET_METADATA_MAX	4096
+
+static bool lock_offset(const char *group_id, const char *topic, int32 partition, bool wait);
+
+/*
+ * A transaction's offset, written at its COMMIT decision (EndTxn): the
+ * partition's offset lock first, as every writer of the row takes it
+ * (kafka.consume and kafka.group_poll hold it to the end of their
+ * transaction, the wire OffsetCommit tries it).  A process that must not
+ * wait (kp_group_locks_nowait: the listener) only tries it, and is refused
+ * with ERRCODE_LOCK_NOT_AVAILABLE: the listener runs the EndTxn again later
+ * (nothing was committed) instead of waiting in the row's lock.
+ */
+static void
+lock_transaction_offset(const char *group_id, const char *topic, int32 partition)
+{
+	if (!lock_offset(group_id, topic, partition, !kp_group_locks_nowait))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("the committed offset of group \"%s\" for partition %d of topic \"%s\" is locked by another transaction",
+						group_id, partition, topic),
+				 errdetail("A SQL transaction that consumed the partition for the group (kafka.consume, kafka.group_poll) is still open.")));
+}
 
 /* OffsetCommit's fence: takes the group lock, creating the group if need be. */
 static int16
@@ -153,8 +176,12 @@ kp_group_commit_offsets(const KpCommitter *c, int n, KpOffsetToCommit *offsets)
 				 held_by_member(c->group_id, o->topic, o->partition))
 			o->error_code = KP_ERR_UNKNOWN_MEMBER_ID;
 		else
+		{
+			if (c->kind == KP_COMMIT_TRANSACTION)
+				lock_transaction_offset(c->group_id, o->topic, o->partition);
 			kp_cat_offset_store(c->group_id, o->topic, o->partition, o->offset,
 								o->leader_epoch, &o->metadata);
+		}
 	}
 	return code;
 }

@@ -447,7 +447,10 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
  * The group requests that take the group lock before they change anything,
  * and change nothing outside their transaction: when that lock (or a group's
  * creation) is taken, they are rolled back and run again from the start
- * (kp_group_locks_nowait; src/listener/README, "Locks").
+ * (kp_group_locks_nowait; src/listener/README, "Locks").  EndTxn too: a
+ * commit writes the transaction's offsets (a group's creation, and each
+ * partition's offset lock) before it commits its decision, and only then
+ * anything else.
  */
 static bool
 group_lock_retry_safe(int16 api_key)
@@ -463,6 +466,7 @@ group_lock_retry_safe(int16 api_key)
 		case KP_API_OFFSET_DELETE:
 		case KP_API_CONSUMER_GROUP_HEARTBEAT:
 		case KP_API_TXN_OFFSET_COMMIT:
+		case KP_API_END_TXN:
 			return true;
 		default:
 			return false;

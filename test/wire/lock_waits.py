@@ -45,7 +45,11 @@ made before anything waits:
   holds its offset row): a wire OffsetCommit of it answers REQUEST_TIMED_OUT
   after the default 5 s (it has no timeout of its own); one sent while the
   transaction is open succeeds within 2 s of its COMMIT, and its offset is
-  the one committed;
+  the one committed; a wire transaction's EndTxn (commit) with an offset of
+  that partition (its TxnOffsetCommit sent before) answers
+  COORDINATOR_LOAD_IN_PROGRESS after 5 s, one sent while the transaction is
+  open succeeds within 2 s of its COMMIT, and the offset is the
+  transaction's (until 2026-12-05 the worker waited in the offset's row);
 - a group whose lock the open transaction holds (kafka.group_heartbeat run
   in it), and a group the open transaction created (its first
   kafka.consume): an OffsetCommit to either (of another topic), and a
@@ -71,7 +75,7 @@ import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
 from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, string  # noqa: E402
 from slow_flush import Pinger, check_pingers_served  # noqa: E402
 from tap import check, finish  # noqa: E402
-from transactions import add_offsets, end_txn, init_producer_id  # noqa: E402
+from transactions import add_offsets, end_txn, init_producer_id, txn_offset_commit  # noqa: E402
 
 import psycopg2  # noqa: E402
 
@@ -255,6 +259,35 @@ def check_consumed(c, sql):
     err, off, md = kc.offset_fetch(c, GROUP, CONSUMED)
     check("the group's offset is the wire's, committed after the SQL one", (err, off, md) == (0, 3, b"wire"),
           f"({err}, {off}, {md})")
+
+    # a wire transaction's offset of that partition, written by its EndTxn (the COMMIT decision)
+    kc.produce(c, CONSUMED, kc.build_batch(0, [b"d"]))
+    tid = f"tl-eos-{RUN}"
+    err, pid, epoch = init_producer_id(c, tid, 60000)
+    ok = (err == 0 and add_offsets(c, tid, pid, epoch, GROUP) == 0
+          and txn_offset_commit(c, tid, GROUP, pid, epoch, CONSUMED, 2) == 0)
+    cur.execute("BEGIN")
+    cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1)", (GROUP, CONSUMED))
+    got = cur.fetchone()[0]
+    err, took = timed(lambda: end_txn_commit(kc.Conn(), tid, pid, epoch))
+    check("while an open transaction consumed it again: a wire transaction's EndTxn (commit) with "
+          "an offset of it COORDINATOR_LOAD_IN_PROGRESS after 5 s (the transaction stays open)",
+          ok and got == 1 and err == LOAD_IN_PROGRESS and 4.8 <= took < 10,
+          f"({ok}, {got} consumed; {err}, {took:.2f} s)")
+    waits_until_commit(sql, lambda: end_txn_commit(kc.Conn(), tid, pid, epoch),
+                       "an EndTxn sent meanwhile", lambda r: r == 0)
+    err, off, md = kc.offset_fetch(c, GROUP, CONSUMED)
+    check("the group's offset is the transaction's", (err, off, md) == (0, 2, b""),
+          f"({err}, {off}, {md})")
+
+
+def end_txn_commit(c, tid, pid, epoch):
+    """EndTxn v1, commit: its error code, or None with no answer in 30 s."""
+    r = c.call(26, 1, string(tid) + i64(pid) + i16(epoch) + i8(1), timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    return r.i16()
 
 
 def txn_offset_commit_as_member(c, tid, pid, epoch, group, topic):
