@@ -181,8 +181,12 @@ kp_cat_offsets_expire(int32 retention_minutes)
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(retention_minutes)};
 
-	run("DELETE FROM kafka.committed_offsets o WHERE o.commit_time < now() - $1 * interval '1 minute' "
-		"AND NOT EXISTS (SELECT 1 FROM kafka.consumer_groups g WHERE g.group_id = o.group_id "
-		"                AND g.state <> 'Empty')", 1, types, values, NULL);
+	/* rows a transaction holds (kafka.consume) are left for a later pass */
+	run("DELETE FROM kafka.committed_offsets WHERE (group_id, topic, partition) IN "
+		"(SELECT o.group_id, o.topic, o.partition FROM kafka.committed_offsets o "
+		"  WHERE o.commit_time < now() - $1 * interval '1 minute' "
+		"  AND NOT EXISTS (SELECT 1 FROM kafka.consumer_groups g WHERE g.group_id = o.group_id "
+		"                  AND g.state <> 'Empty') "
+		"  FOR UPDATE OF o SKIP LOCKED)", 1, types, values, NULL);
 	SPI_finish();
 }

@@ -318,8 +318,10 @@ extern void kp_group_configs_init_gucs(void);
  * known.  The caller also runs the upkeep once a second, which covers what
  * begins after the call (sessions and join phases last longer than that,
  * unless set shorter; a parked JoinGroup also looks at its own deadline).
+ * kp_group_expire waits for no lock a SQL transaction holds: a group whose
+ * lock is taken is left for a later call, and it returns how many were.
  */
-extern void kp_group_expire(void);
+extern int	kp_group_expire(void);
 extern TimestampTz kp_group_next_upkeep(void);
 
 /* Wake processes waiting for group changes (parked requests). */

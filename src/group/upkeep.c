@@ -14,10 +14,23 @@
  * and looked at again under the lock, so a heartbeat that came in meanwhile
  * wins.
  *
+ * The upkeep waits for no group lock: a SQL transaction still open may hold
+ * one (kafka.group_heartbeat run inside a longer transaction), and the
+ * resolver waiting for it would write no transaction markers meanwhile, so
+ * that read_committed consumers of every topic stalled (by hand until
+ * 2026-12-05: the last stable offset stayed put for as long as the SQL
+ * transaction did).  Each group's upkeep runs in a subtransaction with
+ * kp_group_locks_nowait set; a group whose lock is taken is rolled back and
+ * left for a later pass, which the resolver makes soon (its caller's
+ * retry), and the offsets' expiry skips rows a transaction holds.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 #include "group/group_int.h"
@@ -79,27 +92,79 @@ upkeep_classic_group(const char *group_id, KpGroupRow *g)
 	}
 }
 
-void
+static void
+upkeep_group(const char *group_id)
+{
+	KpGroupRow	g;
+
+	kp_cat_group_read(group_id, false, true, &g);
+	if (!g.exists)
+		return;
+	if (strcmp(g.protocol_type, "consumer") == 0 && strcmp(g.group_type, "consumer") == 0)
+		expire_consumer_members(group_id);
+	else
+		upkeep_classic_group(group_id, &g);
+}
+
+/*
+ * upkeep_group in a subtransaction, the group's lock taken only if free:
+ * false (nothing done) if it was not.  Any other error is raised.
+ */
+static bool
+try_upkeep_group(const char *group_id)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	bool		done = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		kp_group_locks_nowait = true;
+		upkeep_group(group_id);
+		kp_group_locks_nowait = false;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		kp_group_locks_nowait = false;
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		ereport(DEBUG1,
+				(errmsg_internal("kafka_pg: group upkeep of \"%s\" left for later: %s",
+								 group_id, edata->message)));
+		FreeErrorData(edata);
+		done = false;
+	}
+	PG_END_TRY();
+	return done;
+}
+
+int
 kp_group_expire(void)
 {
 	char	  **groups;
 	int			n;
 	int			i;
+	int			skipped = 0;
 
 	n = kp_cat_groups_needing_upkeep(kp_group_consumer_session_timeout_ms, &groups);
 	for (i = 0; i < n; i++)
-	{
-		KpGroupRow	g;
-
-		kp_cat_group_read(groups[i], false, true, &g);
-		if (!g.exists)
-			continue;
-		if (strcmp(g.protocol_type, "consumer") == 0 && strcmp(g.group_type, "consumer") == 0)
-			expire_consumer_members(groups[i]);
-		else
-			upkeep_classic_group(groups[i], &g);
-	}
+		if (!try_upkeep_group(groups[i]))
+			skipped++;
 	kp_cat_offsets_expire(kp_offsets_retention_minutes);
+	return skipped;
 }
 
 TimestampTz

@@ -13,7 +13,9 @@
  * recovery), and does the group coordinator's upkeep (expired sessions,
  * join phases past their deadline, old offsets); it also wakes for the
  * upkeep at the moment the coordinator names (kp_group_next_upkeep), so that
- * a session expires at its timeout, not up to a second later.  When it
+ * a session expires at its timeout, not up to a second later (the upkeep
+ * waits for no lock a SQL transaction holds: a group it could not lock is
+ * tried again GROUP_UPKEEP_RETRY_MS later).  When it
  * starts (after every restart) it first loads every partition, so the
  * transactions a crash cut short are found and aborted while the commit log
  * still knows them.  It runs in kafka.database and restarts if it exits.
@@ -44,6 +46,9 @@
 #include "txn/txn.h"
 
 #define RESOLVER_NAME "kafka_pg resolver"
+
+/* a group upkeep left for a lock a SQL transaction holds: tried again after */
+#define GROUP_UPKEEP_RETRY_MS 100
 
 /*
  * After a restart, load every partition of this database once, before
@@ -318,8 +323,18 @@ kp_resolver_main(Datum arg)
 			written = kp_log_write_pending_markers();
 			if (group_upkeep)
 			{
-				kp_group_expire();
+				int			skipped = kp_group_expire();
+
 				group_due = kp_group_next_upkeep();
+
+				/*
+				 * A group whose lock a SQL transaction holds was left: its
+				 * moment has passed, so try it again in a while, not at once
+				 */
+				if (skipped > 0)
+					group_due = Max(group_due,
+									TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+																GROUP_UPKEEP_RETRY_MS));
 			}
 			if (upkeep)
 			{

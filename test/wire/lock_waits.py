@@ -57,6 +57,14 @@ made before anything waits:
   fence checks), answer COORDINATOR_LOAD_IN_PROGRESS after 5 s (the request
   is rolled back and run again meanwhile); OffsetCommits sent while the
   transaction is open are answered within 2 s of its COMMIT;
+- the resolver's group upkeep, with kafka.group_consumer_session_timeout_ms
+  1 s: while an open transaction holds the lock of a group whose other
+  member went silent (kafka.group_heartbeat in it), and while one holds
+  the row of an offset past offsets.retention.minutes (kafka.consume), the
+  resolver waits in no lock and a SQL produce committed meanwhile is
+  read_committed-visible within 1.5 s (until 2026-12-05 the resolver
+  waited, and wrote no markers: the last stable offset stayed put); after
+  the COMMIT both silent members expire, and the consumed offset is kept;
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
 
@@ -85,6 +93,7 @@ NEW1, NEW2, NEW3, NEW4 = (f"tl-new{i}-{RUN}" for i in range(1, 5))
 ALTERED = f"tl-altered-{RUN}"
 CONSUMED, GROUP = f"tl-consumed-{RUN}", f"tl-group-{RUN}"
 MEMBER_GROUP, NEW_GROUP = f"tl-member-group-{RUN}", f"tl-new-group-{RUN}"
+UPKEEP_GROUP = f"tl-upkeep-group-{RUN}"
 UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA, LOAD_IN_PROGRESS, UNKNOWN_MEMBER = 3, 7, 36, 5, 14, 25
 
 
@@ -337,6 +346,83 @@ def check_group_locked(c, sql):
                        "an OffsetCommit to it sent meanwhile", lambda r: r == 0)
 
 
+def list_stable(c, topic):
+    """ListOffsets v4 LATEST, read_committed, partition 0: the last stable offset."""
+    body = i32(-1) + i8(1) + array([string(topic) + array([i32(0) + i32(-1) + i64(-1)])])
+    r = c.call(2, 4, body)
+    r.i32()
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i32()))))
+    return res[0][1][0][3]
+
+
+def resolver_waiting():
+    r = psql("SELECT count(*) FROM pg_stat_activity "
+             "WHERE backend_type = 'kafka_pg resolver' AND wait_event_type = 'Lock'")
+    return r.stdout.strip()
+
+
+def check_resolver_free(c, what):
+    """While a SQL transaction holds what the resolver's upkeep would lock: the resolver waits in
+    no lock, and a SQL transaction's produce, committed, is read_committed-visible within 1.5 s
+    (the resolver writes its marker)."""
+    time.sleep(1.5)     # the upkeep, once a second, has met the lock
+    waiting = resolver_waiting()
+    psql(f"SELECT count(*) FROM kafka.produce('{PING}', 'k', 'marker', partition => 0)")
+    end = kc.list_latest(c, PING)[1]
+    deadline = time.time() + 1.5
+    while list_stable(c, PING) < end and time.time() < deadline:
+        time.sleep(0.1)
+    stable = list_stable(c, PING)
+    check(f"while {what}: the resolver waits in no lock, and a SQL produce committed meanwhile is "
+          f"read_committed-visible within 1.5 s (its marker written)", waiting == "0" and stable == end,
+          f"(resolver waiting: {waiting}; last stable offset {stable}, log end {end})")
+
+
+def check_upkeep(c, sql):
+    """The resolver's group upkeep, with a group's lock or an offset's row held by a SQL
+    transaction still open."""
+    cur = sql.cursor()
+    psql("ALTER SYSTEM SET kafka.group_consumer_session_timeout_ms = 1000")
+    psql("SELECT pg_reload_conf()")
+    try:
+        # a member that goes silent, and one joining in the open transaction (its group lock)
+        psql(f"SELECT count(*) FROM kafka.group_heartbeat('{UPKEEP_GROUP}', NULL, 0, ARRAY['{CONSUMED}'])")
+        cur.execute("BEGIN")
+        cur.execute("SELECT count(*) FROM kafka.group_heartbeat(%s, NULL, 0, ARRAY[%s])",
+                    (UPKEEP_GROUP, CONSUMED))
+        check_resolver_free(c, "an open transaction holds the lock of a group whose member's session "
+                               "ended (kafka.group_heartbeat in it)")
+        sql.commit()
+        deadline = time.time() + 4
+        while time.time() < deadline:
+            left = psql(f"SELECT count(*) FROM kafka.consumer_group_members WHERE group_id = '{UPKEEP_GROUP}'")
+            if left.stdout.strip() == "0":
+                break
+            time.sleep(0.2)
+        check("... and after its COMMIT the upkeep expires both silent members within 4 s",
+              left.stdout.strip() == "0", left.stdout + left.stderr)
+    finally:
+        psql("ALTER SYSTEM RESET kafka.group_consumer_session_timeout_ms")
+        psql("SELECT pg_reload_conf()")
+
+    # an offset past offsets.retention.minutes of an Empty group, whose row kafka.consume holds
+    for _ in range(3):
+        psql(f"UPDATE kafka.committed_offsets SET commit_time = now() - interval '30 days' "
+             f"WHERE group_id = '{GROUP}'")
+        cur.execute("BEGIN")
+        cur.execute("SELECT count(*) FROM kafka.consume(%s, %s, 1)", (GROUP, CONSUMED))
+        held = psql(f"SELECT count(*) FROM kafka.committed_offsets WHERE group_id = '{GROUP}'")
+        if held.stdout.strip() == "1":
+            break
+        sql.rollback()      # expired before kafka.consume locked it: again
+    check_resolver_free(c, "an open transaction holds the row of an offset past its retention "
+                           "(kafka.consume)")
+    sql.commit()
+    err, off, _ = kc.offset_fetch(c, GROUP, CONSUMED)
+    check("... and after its COMMIT the offset it committed is kept", err == 0 and off == 3,
+          f"({err}, {off})")
+
+
 def main():
     for name in (DELETED, PING, ALTERED, CONSUMED):
         r = psql(f"SELECT kafka.create_topic('{name}', 1)")
@@ -369,6 +455,7 @@ def main():
         check_altered(c, sql)
         check_consumed(c, sql)
         check_group_locked(c, sql)
+        check_upkeep(c, sql)
         waiting.clear()
         sampling.set()
         sampler.join(10)
