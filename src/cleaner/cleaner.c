@@ -109,17 +109,46 @@ list_topics(MemoryContext cxt, char ***names)
 	return n;
 }
 
-/* Retention for one topic in a transaction of its own; errors are logged. */
-static void
+/*
+ * The topic's lock (ShareUpdateExclusiveLock, which retention and compaction
+ * take) if it is free; false if a transaction holds it in a conflicting mode.
+ * The worker waits for no topic, as autovacuum waits for no table: a SQL
+ * transaction still open that changed or deleted the topic (or deleted its
+ * records) would otherwise stop retention and compaction of every topic
+ * until it ended.  The topic is left for a later pass; kafka.run_log_cleaner
+ * and kafka.run_log_compaction, asked for by a user, wait as before.
+ */
+static bool
+lock_topic_if_free(const char *name)
+{
+	bool		busy;
+
+	(void) kp_topic_try_open(name, ShareUpdateExclusiveLock, &busy);
+	if (busy)
+		ereport(DEBUG1,
+				(errmsg_internal("kafka_pg log cleaner: topic \"%s\" left for a later pass: another transaction holds its lock",
+								 name)));
+	return !busy;
+}
+
+/*
+ * Retention for one topic in a transaction of its own; errors are logged.
+ * False if the topic's lock was taken (nothing done).
+ */
+static bool
 retain_one_topic(const char *name, MemoryContext cxt)
 {
+	volatile bool locked = true;
+
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, psprintf("retention of topic %s", name));
-		(void) kp_cleaner_retain_topic(name, NULL, NULL);
+		locked = lock_topic_if_free(name);
+		if (locked)
+			(void) kp_cleaner_retain_topic(name, NULL, NULL);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -134,12 +163,14 @@ retain_one_topic(const char *name, MemoryContext cxt)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
+	return locked;
 }
 
 /*
  * Compaction for one partition in a transaction of its own; errors are
  * logged.  Returns whether it cleaned; *npartitions gets the topic's
- * partition count (0: not compacted, or gone).
+ * partition count (0: not compacted, gone, or its lock taken: the topic is
+ * left for the next pass, kafka.log_cleaner_backoff_ms later).
  */
 static bool
 compact_one_partition(const char *name, int32 p, int32 *npartitions,
@@ -155,7 +186,8 @@ compact_one_partition(const char *name, int32 p, int32 *npartitions,
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING,
 							   psprintf("compaction of topic %s partition %d", name, p));
-		cleaned = kp_cleaner_compact_topic(name, p, NULL, NULL, npartitions) > 0;
+		if (lock_topic_if_free(name))
+			cleaned = kp_cleaner_compact_topic(name, p, NULL, NULL, npartitions) > 0;
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -210,13 +242,20 @@ compaction_pass(MemoryContext cxt)
  */
 #define KP_CLEANER_INITIAL_DELAY_MS	30000
 
+/*
+ * A pass that left a topic whose lock was taken (lock_topic_if_free) comes
+ * again after kafka.log_cleaner_backoff_ms, if that is sooner.
+ */
 static TimestampTz
-next_retention(TimestampTz started, TimestampTz last)
+next_retention(TimestampTz started, TimestampTz last, bool left_topics)
 {
 	if (last == 0)
 		return TimestampTzPlusMilliseconds(started,
 										   Min(KP_CLEANER_INITIAL_DELAY_MS,
 											   kp_log_retention_check_interval_ms));
+	if (left_topics)
+		return TimestampTzPlusMilliseconds(last, Min(kp_log_retention_check_interval_ms,
+													 kp_log_cleaner_backoff_ms));
 	return TimestampTzPlusMilliseconds(last, kp_log_retention_check_interval_ms);
 }
 
@@ -226,6 +265,7 @@ kp_cleaner_main(Datum arg)
 	MemoryContext cxt;
 	TimestampTz started = GetCurrentTimestamp();
 	TimestampTz last_retention = 0;
+	bool		left_topics = false;
 	TimestampTz next_compaction = 0;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -250,7 +290,7 @@ kp_cleaner_main(Datum arg)
 		}
 
 		now = GetCurrentTimestamp();
-		if (now >= next_retention(started, last_retention))
+		if (now >= next_retention(started, last_retention, left_topics))
 		{
 			char	  **names;
 			int			n;
@@ -258,9 +298,11 @@ kp_cleaner_main(Datum arg)
 
 			MemoryContextSwitchTo(cxt);
 			n = list_topics(cxt, &names);
+			left_topics = false;
 			for (i = 0; i < n && !ShutdownRequestPending; i++)
 			{
-				retain_one_topic(names[i], cxt);
+				if (!retain_one_topic(names[i], cxt))
+					left_topics = true;
 				CHECK_FOR_INTERRUPTS();
 			}
 			MemoryContextSwitchTo(TopMemoryContext);
@@ -284,7 +326,7 @@ kp_cleaner_main(Datum arg)
 
 		now = GetCurrentTimestamp();
 		{
-			TimestampTz wake = next_retention(started, last_retention);
+			TimestampTz wake = next_retention(started, last_retention, left_topics);
 
 			if (kp_log_cleaner_threads > 0 && next_compaction < wake)
 				wake = next_compaction;

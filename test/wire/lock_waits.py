@@ -65,6 +65,11 @@ made before anything waits:
   read_committed-visible within 1.5 s (until 2026-12-05 the resolver
   waited, and wrote no markers: the last stable offset stayed put); after
   the COMMIT both silent members expire, and the consumed offset is kept;
+- the log cleaner, checking retention every second: while an open
+  transaction holds the lock of a topic (kafka.alter_topic_config) that sorts
+  before another with segments past its retention.ms, it waits in no lock
+  and deletes those segments within 10 s (until 2026-12-05 it waited, and
+  no other topic was cleaned);
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
 
@@ -94,6 +99,7 @@ ALTERED = f"tl-altered-{RUN}"
 CONSUMED, GROUP = f"tl-consumed-{RUN}", f"tl-group-{RUN}"
 MEMBER_GROUP, NEW_GROUP = f"tl-member-group-{RUN}", f"tl-new-group-{RUN}"
 UPKEEP_GROUP = f"tl-upkeep-group-{RUN}"
+HELD, RETAINED = f"tl-cl-a-held-{RUN}", f"tl-cl-b-retained-{RUN}"
 UNKNOWN, TIMED_OUT, EXISTS, LEADER_NA, LOAD_IN_PROGRESS, UNKNOWN_MEMBER = 3, 7, 36, 5, 14, 25
 
 
@@ -423,6 +429,45 @@ def check_upkeep(c, sql):
           f"({err}, {off})")
 
 
+def cleaner_waiting():
+    r = psql("SELECT count(*) FROM pg_stat_activity "
+             "WHERE backend_type = 'kafka_pg log cleaner' AND wait_event_type = 'Lock'")
+    return r.stdout.strip()
+
+
+def check_cleaner(sql):
+    """The log cleaner worker, checking retention every second, while an open transaction holds
+    the lock of a topic that sorts before another whose segments are past retention.ms."""
+    psql("ALTER SYSTEM SET kafka.log_retention_check_interval_ms = 1000")
+    psql("ALTER SYSTEM SET kafka.log_cleaner_backoff_ms = 1000")
+    psql("SELECT pg_reload_conf()")
+    cur = sql.cursor()
+    try:
+        psql(f"SELECT kafka.create_topic('{HELD}', 1)")
+        psql(f"""SELECT kafka.create_topic('{RETAINED}', 1, '{{"segment.ms": "100", "retention.ms": "2000"}}')""")
+        for v in ("a", "b", "c"):   # a segment each: segment.ms rolls on the next append
+            psql(f"SELECT count(*) FROM kafka.produce('{RETAINED}', NULL::text, '{v}')")
+            time.sleep(0.3)
+        cur.execute("BEGIN")
+        cur.execute(f"SELECT kafka.alter_topic_config('{HELD}', '{{\"retention.ms\": \"3600000\"}}')")
+        deadline, start = time.time() + 10, "0"
+        while time.time() < deadline:
+            start = psql(f"SELECT log_start_offset FROM kafka.partition_status WHERE topic = '{RETAINED}'").stdout.strip()
+            if start not in ("", "0"):
+                break
+            time.sleep(0.3)
+        waiting = cleaner_waiting()
+        check("while an open transaction changed a topic's configs: the log cleaner waits in no lock, and "
+              "deletes another topic's segments past retention.ms within 10 s",
+              start not in ("", "0") and waiting == "0", f"(log start offset {start}; cleaner waiting: {waiting})")
+        sql.commit()
+    finally:
+        sql.rollback()
+        psql("ALTER SYSTEM RESET kafka.log_retention_check_interval_ms")
+        psql("ALTER SYSTEM RESET kafka.log_cleaner_backoff_ms")
+        psql("SELECT pg_reload_conf()")
+
+
 def main():
     for name in (DELETED, PING, ALTERED, CONSUMED):
         r = psql(f"SELECT kafka.create_topic('{name}', 1)")
@@ -456,6 +501,7 @@ def main():
         check_consumed(c, sql)
         check_group_locked(c, sql)
         check_upkeep(c, sql)
+        check_cleaner(sql)
         waiting.clear()
         sampling.set()
         sampler.join(10)
@@ -469,7 +515,7 @@ def main():
         sampling.set()
         sql.rollback()
         sql.close()
-        names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED, CONSUMED))
+        names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED, CONSUMED, HELD, RETAINED))
         psql(f"SELECT kafka.delete_topic(name) FROM kafka.topics WHERE name IN ('{names}')")
     finish()
 
