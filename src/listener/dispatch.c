@@ -32,6 +32,7 @@
 #include "storage/pmsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -473,6 +474,22 @@ group_lock_retry_safe(int16 api_key)
 	}
 }
 
+/*
+ * CreateAcls and DeleteAcls write kafka.acls, whose rows a SQL transaction
+ * still open may have inserted or deleted (kafka.create_acl,
+ * kafka.delete_acls, plain DML): an INSERT ... ON CONFLICT or a DELETE of
+ * such a row waits for that transaction, and no NOWAIT exists for those
+ * waits.  The request runs with lock_timeout 1 ms instead (a local
+ * setting, gone with its transaction), changes nothing outside its
+ * transaction, and is rolled back and run again as the group requests are;
+ * at the end it answers REQUEST_TIMED_OUT.
+ */
+static bool
+acl_change(int16 api_key)
+{
+	return api_key == KP_API_CREATE_ACLS || api_key == KP_API_DELETE_ACLS;
+}
+
 /* This worker's name in the catalog stamp's reports */
 static const char *
 listener_name(void)
@@ -772,6 +789,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	kp_group_locks_nowait = group_lock_retry_safe(hdr.request_api_key);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	if (acl_change(hdr.request_api_key))
+		(void) set_config_option("lock_timeout", "1", PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, api->name);
 	MemoryContextSwitchTo(cxt);
@@ -803,6 +823,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		AbortCurrentTransaction();
 		if (kp_group_locks_nowait && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 			lock_busy = pstrdup(edata->message);
+		else if (acl_change(hdr.request_api_key) &&
+				 edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			lock_busy = pstrdup("ACLs the request changes are being changed by another transaction still open");
 		else
 		{
 			ereport(LOG,
@@ -837,6 +860,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 			c->lock_busy_since_ms = kp_listener_now_ms();
 		if (!park_for_lock_until(&ctx, c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS))
 			kp_error_response(api, ctx.version, ctx.request, ctx.response,
+							  acl_change(hdr.request_api_key) ? KP_ERR_REQUEST_TIMED_OUT :
 							  KP_ERR_COORDINATOR_LOAD_IN_PROGRESS, lock_busy);
 		handled = true;
 		goto respond;

@@ -70,6 +70,10 @@ made before anything waits:
   before another with segments past its retention.ms, it waits in no lock
   and deletes those segments within 10 s (until 2026-12-05 it waited, and
   no other topic was cleaned);
+- an ACL an open transaction created (kafka.create_acl): CreateAcls of the
+  same answers REQUEST_TIMED_OUT after 5 s, one sent meanwhile succeeds
+  within 2 s of the COMMIT; one it deleted (kafka.delete_acls): DeleteAcls
+  of it the same, and the one sent meanwhile then finds nothing to delete;
 - meanwhile no listener worker waits on a lock (pg_stat_activity), and the 8
   connections are each answered within 0.5 s.
 
@@ -429,6 +433,55 @@ def check_upkeep(c, sql):
           f"({err}, {off})")
 
 
+def acl_binding(name):
+    """A TOPIC LITERAL READ ALLOW binding of User:alice on any host (the CreateAcls v1 creation and
+    the DeleteAcls v1 filter have the same fields)."""
+    return i8(2) + string(name) + i8(3) + string("User:alice") + string("*") + i8(3) + i8(3)
+
+
+def create_acls(c, name):
+    """CreateAcls v1 of one binding: (error code, message), None with no answer in 30 s."""
+    r = c.call(30, 1, array([acl_binding(name)]), timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    return r.array(lambda: (r.i16(), r.string()))[0]
+
+
+def delete_acls(c, name):
+    """DeleteAcls v1 of one filter: (error code, message, bindings deleted)."""
+    r = c.call(31, 1, array([acl_binding(name)]), timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    return r.array(lambda: (r.i16(), r.string(), len(r.array(
+        lambda: (r.i16(), r.string(), r.i8(), r.string(), r.i8(), r.string(), r.string(), r.i8(), r.i8())))))[0]
+
+
+def check_acls(c, sql):
+    """ACL rows an open transaction inserted or deleted (kafka.create_acl, kafka.delete_acls)."""
+    name = f"tl-acl-{RUN}"
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute("SELECT kafka.create_acl('User:alice', 'topic', %s, 'read', 'allow', 'literal', '*')", (name,))
+    r, took = timed(lambda: create_acls(c, name))
+    check("while an open transaction created an ACL: CreateAcls of the same REQUEST_TIMED_OUT after 5 s, "
+          "saying why", r is not None and r[0] == TIMED_OUT and b"another transaction" in (r[1] or b"")
+          and 4.8 <= took < 10, f"({r}, {took:.2f} s)")
+    waits_until_commit(sql, lambda: create_acls(kc.Conn(), name), "a CreateAcls of it sent meanwhile",
+                       lambda r: r == (0, None))
+    cur.execute("BEGIN")
+    cur.execute("SELECT count(*) FROM kafka.delete_acls('User:alice', 'topic', %s, 'read', 'allow', "
+                "'literal', '*')", (name,))
+    r, took = timed(lambda: delete_acls(c, name))
+    check("while an open transaction deleted it: DeleteAcls of it REQUEST_TIMED_OUT after 5 s",
+          r is not None and r[0] == TIMED_OUT and 4.8 <= took < 10, f"({r}, {took:.2f} s)")
+    waits_until_commit(sql, lambda: delete_acls(kc.Conn(), name), "a DeleteAcls of it sent meanwhile",
+                       lambda r: r == (0, None, 0))
+    r = psql(f"SELECT count(*) FROM kafka.acls WHERE resource_name = '{name}'")
+    check("... which found it deleted: no such ACL is left", r.stdout.strip() == "0", r.stdout + r.stderr)
+
+
 def cleaner_waiting():
     r = psql("SELECT count(*) FROM pg_stat_activity "
              "WHERE backend_type = 'kafka_pg log cleaner' AND wait_event_type = 'Lock'")
@@ -502,6 +555,7 @@ def main():
         check_group_locked(c, sql)
         check_upkeep(c, sql)
         check_cleaner(sql)
+        check_acls(c, sql)
         waiting.clear()
         sampling.set()
         sampler.join(10)
