@@ -320,8 +320,10 @@ extern void kp_group_configs_init_gucs(void);
  * unless set shorter; a parked JoinGroup also looks at its own deadline).
  * kp_group_expire waits for no lock a SQL transaction holds: a group whose
  * lock is taken is left for a later call, and it returns how many were.
+ * The offsets' expiry (a scan of every committed offset) runs only when
+ * with_offsets: the once-a-second call, not those at a named moment.
  */
-extern int	kp_group_expire(void);
+extern int	kp_group_expire(bool with_offsets);
 extern TimestampTz kp_group_next_upkeep(void);
 
 /* Wake processes waiting for group changes (parked requests). */

@@ -152,7 +152,7 @@ try_upkeep_group(const char *group_id)
 }
 
 int
-kp_group_expire(void)
+kp_group_expire(bool with_offsets)
 {
 	char	  **groups;
 	int			n;
@@ -163,7 +163,8 @@ kp_group_expire(void)
 	for (i = 0; i < n; i++)
 		if (!try_upkeep_group(groups[i]))
 			skipped++;
-	kp_cat_offsets_expire(kp_offsets_retention_minutes);
+	if (with_offsets)
+		kp_cat_offsets_expire(kp_offsets_retention_minutes);
 	return skipped;
 }
 

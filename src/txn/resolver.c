@@ -323,7 +323,8 @@ kp_resolver_main(Datum arg)
 			written = kp_log_write_pending_markers();
 			if (group_upkeep)
 			{
-				int			skipped = kp_group_expire();
+				/* old offsets once a second, not at every moment named */
+				int			skipped = kp_group_expire(upkeep);
 
 				group_due = kp_group_next_upkeep();
 

@@ -65,6 +65,8 @@ made before anything waits:
   read_committed-visible within 1.5 s (until 2026-12-05 the resolver
   waited, and wrote no markers: the last stable offset stayed put); after
   the COMMIT both silent members expire, and the consumed offset is kept;
+  once no transaction holds it, an offset past the retention is dropped
+  (and a recent one of the group kept);
 - the log cleaner, checking retention every second: while an open
   transaction holds the lock of a topic (kafka.alter_topic_config) that sorts
   before another with segments past its retention.ms, it waits in no lock
@@ -431,6 +433,17 @@ def check_upkeep(c, sql):
     err, off, _ = kc.offset_fetch(c, GROUP, CONSUMED)
     check("... and after its COMMIT the offset it committed is kept", err == 0 and off == 3,
           f"({err}, {off})")
+    # and the expiry itself: an old offset of the Empty group goes, a recent one stays
+    err = kc.offset_commit(c, GROUP, ALTERED, 1, "recent")
+    psql(f"UPDATE kafka.committed_offsets SET commit_time = now() - interval '30 days' "
+         f"WHERE group_id = '{GROUP}' AND topic = '{CONSUMED}'")
+    deadline = time.time() + 4
+    while kc.offset_fetch(c, GROUP, CONSUMED)[1] != -1 and time.time() < deadline:
+        time.sleep(0.2)
+    gone, kept = kc.offset_fetch(c, GROUP, CONSUMED), kc.offset_fetch(c, GROUP, ALTERED)
+    check("once no transaction holds it, the offset past offsets.retention.minutes is dropped "
+          "within 4 s, and the group's recent offset is kept",
+          err == 0 and gone[1] == -1 and kept[:2] == (0, 1), f"({err}; {gone}, {kept})")
 
 
 def acl_binding(name):
