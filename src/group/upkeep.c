@@ -28,11 +28,9 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
+#include "common/subxact.h"
 #include "group/group_int.h"
 
 /*
@@ -93,8 +91,9 @@ upkeep_classic_group(const char *group_id, KpGroupRow *g)
 }
 
 static void
-upkeep_group(const char *group_id)
+upkeep_group(void *arg)
 {
+	const char *group_id = arg;
 	KpGroupRow	g;
 
 	kp_cat_group_read(group_id, false, true, &g);
@@ -113,42 +112,20 @@ upkeep_group(const char *group_id)
 static bool
 try_upkeep_group(const char *group_id)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	bool		done = true;
+	ErrorData  *edata;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		kp_group_locks_nowait = true;
-		upkeep_group(group_id);
-		kp_group_locks_nowait = false;
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		kp_group_locks_nowait = false;
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		ereport(DEBUG1,
-				(errmsg_internal("kafka_pg: group upkeep of \"%s\" left for later: %s",
-								 group_id, edata->message)));
-		FreeErrorData(edata);
-		done = false;
-	}
-	PG_END_TRY();
-	return done;
+	kp_group_locks_nowait = true;
+	edata = kp_try_subxact(upkeep_group, (void *) group_id);
+	kp_group_locks_nowait = false;
+	if (edata == NULL)
+		return true;
+	if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+		ReThrowError(edata);
+	ereport(DEBUG1,
+			(errmsg_internal("kafka_pg: group upkeep of \"%s\" left for later: %s",
+							 group_id, edata->message)));
+	FreeErrorData(edata);
+	return false;
 }
 
 int

@@ -39,6 +39,7 @@
 
 #include "common/kafka_errors.h"
 #include "common/settings.h"
+#include "common/subxact.h"
 #include "listener/fetch_session.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
@@ -410,37 +411,17 @@ kp_handler_no_room(int64 partition_id, char **message)
 int16
 kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	int16		code = KP_ERR_NONE;
+	ErrorData  *edata = kp_try_subxact(fn, arg);
+	int16		code;
 
 	if (message)
 		*message = NULL;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		code = kp_handler_code_for_sqlstate(edata->sqlerrcode);
-		if (message)
-			*message = pstrdup(edata->message);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	if (edata == NULL)
+		return KP_ERR_NONE;
+	code = kp_handler_code_for_sqlstate(edata->sqlerrcode);
+	if (message)
+		*message = pstrdup(edata->message);
+	FreeErrorData(edata);
 	return code;
 }
 

@@ -61,6 +61,7 @@
 #include "utils/resowner.h"
 
 #include "catalog/kafka_catalog.h"
+#include "common/subxact.h"
 #include "group/group.h"
 #include "protocol/errors.h"
 #include "store/store.h"
@@ -470,39 +471,25 @@ kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id
  * ---------------------------------------------------------------------
  */
 
-/* Run fn(arg) in a subtransaction; an ERROR is logged and swallowed. */
+/* Run fn(transactional_id) in a subtransaction; an ERROR is logged and swallowed. */
 static bool
-guarded(void (*fn) (const char *), const char *arg)
+guarded(void (*fn) (void *), const char *transactional_id)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	bool		ok = true;
+	ErrorData  *edata = kp_try_subxact(fn, (void *) transactional_id);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
+	if (edata == NULL)
+		return true;
+	ereport(LOG,
+			(errmsg("kafka_pg: transaction coordinator upkeep of \"%s\" failed: %s",
+					transactional_id, edata->message)));
+	FreeErrorData(edata);
+	return false;
+}
 
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		ereport(LOG,
-				(errmsg("kafka_pg: transaction coordinator upkeep of \"%s\" failed: %s",
-						arg, edata->message)));
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	CurrentResourceOwner = oldowner;
-	return ok;
+static void
+complete_fn(void *transactional_id)
+{
+	kp_txn_complete((const char *) transactional_id);
 }
 
 static void
@@ -518,6 +505,12 @@ time_out(const char *transactional_id)
 					transactional_id, (long long) row.producer_id, row.producer_epoch,
 					row.timeout_ms)));
 	fence_and_abort(&row);
+}
+
+static void
+time_out_fn(void *transactional_id)
+{
+	time_out((const char *) transactional_id);
 }
 
 /*
@@ -537,10 +530,10 @@ kp_txn_upkeep(void)
 		return;
 	n = kp_cat_txn_list(KP_TXN_LIST_PREPARED, &rows);
 	for (i = 0; i < n; i++)
-		(void) guarded(kp_txn_complete, rows[i].transactional_id);
+		(void) guarded(complete_fn, rows[i].transactional_id);
 	n = kp_cat_txn_list(KP_TXN_LIST_TIMED_OUT, &rows);
 	for (i = 0; i < n; i++)
-		(void) guarded(time_out, rows[i].transactional_id);
+		(void) guarded(time_out_fn, rows[i].transactional_id);
 	/* ids unused for transactional.id.expiration.ms are forgotten, as Kafka */
 	n = kp_cat_txn_expire(kp_transactional_id_expiration_ms);
 	if (n > 0)
