@@ -711,7 +711,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	ctx.response = palloc0(api->response->root->size);
 
 	/* SASL listener: only what the authentication state allows (sasl.c) */
-	switch (kp_sasl_admit(c, hdr.request_api_key, hdr.client_id))
+	switch (kp_sasl_admit(c, hdr.request_api_key, hdr.client_id, ctx.received_ms))
 	{
 		case KP_SASL_RUN:
 			break;

@@ -128,7 +128,7 @@ kp_sasl_conn_free(KpConn *c)
 }
 
 KpSaslVerdict
-kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id)
+kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id, int64 received_ms)
 {
 	KpSaslSession *s = c->sasl;
 
@@ -151,7 +151,7 @@ kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id)
 							c->peer, kp_log_client_id(client_id), c->principal, api_key)));
 			return KP_SASL_REFUSE_ANSWER;
 		case SASL_DONE:
-			if (s->session_expiry_ms > 0 && kp_listener_now_ms() >= s->session_expiry_ms)
+			if (s->session_expiry_ms > 0 && received_ms >= s->session_expiry_ms)
 			{
 				ereport(LOG,
 						(errmsg("kafka_pg listener: closing connection from %s (client %s, principal %s): the SASL session expired without re-authentication (kafka.connections_max_reauth_ms)",

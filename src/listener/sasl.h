@@ -52,7 +52,10 @@ extern void kp_sasl_conn_free(KpConn *c);
 
 /*
  * What may happen to a decoded request on this connection before it runs
- * (the SASL state machine of Kafka's SaslServerAuthenticator).
+ * (the SASL state machine of Kafka's SaslServerAuthenticator).  received_ms
+ * is when the request arrived: a session that expired after that does not
+ * close the connection on a later run of a parked request (Kafka checks the
+ * session when it reads a request, and answers what it read before).
  */
 typedef enum KpSaslVerdict
 {
@@ -61,7 +64,8 @@ typedef enum KpSaslVerdict
 	KP_SASL_CLOSE				/* close without an answer (logged) */
 } KpSaslVerdict;
 
-extern KpSaslVerdict kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id);
+extern KpSaslVerdict kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id,
+								   int64 received_ms);
 
 /* handlers (sasl.c) */
 extern void kp_handle_sasl_handshake(KpRequestContext *ctx);
