@@ -158,6 +158,13 @@ extern const KpTopic *kp_topic_try_open(const char *name, LOCKMODE lockmode, boo
 extern bool kp_topic_locks_nowait;
 
 /*
+ * How many times this process raised that refusal: a caller that treats
+ * other lock errors differently (the listener's LOCK_RETRY_ROW requests,
+ * which run with a short lock_timeout) tells the two apart by it.
+ */
+extern uint64 kp_topic_lock_refusals;
+
+/*
  * Take the lock kp_topic_create and kp_topic_add_partitions hold to the end
  * of their transaction (one creator of topics or partitions at a time), if
  * it is free; whether it was.

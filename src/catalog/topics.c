@@ -310,6 +310,7 @@ topic_load(const char *name)
  * their locks only when free (kafka_catalog.h).
  */
 bool		kp_topic_locks_nowait = false;
+uint64		kp_topic_lock_refusals = 0;
 
 static const KpTopic *topic_open(const char *name, LOCKMODE lockmode, bool missing_ok,
 								 bool nowait, bool *busy);
@@ -397,6 +398,7 @@ topic_open(const char *name, LOCKMODE lockmode, bool missing_ok, bool nowait,
 				*busy = true;
 			if (missing_ok)
 				return NULL;
+			kp_topic_lock_refusals++;
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("topic \"%s\" is locked by another transaction", name),
@@ -723,10 +725,13 @@ kp_topic_create(const char *name, int32 partitions,
 				 errdetail("Kafka treats '.' and '_' in topic names alike in metric names, so it refuses names that differ only there.")));
 	}
 	if (!locked)
+	{
+		kp_topic_lock_refusals++;
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("topic \"%s\" cannot be created now: another transaction is creating a topic or adding partitions", name),
 				 errdetail("Topics are created and partitions added one transaction at a time, and a SQL transaction that did either is still open.")));
+	}
 
 	values[1] = Int32GetDatum(partitions);
 	spi_exec("INSERT INTO kafka.topics (name, partition_count) VALUES ($1, $2) RETURNING topic_id",
@@ -794,10 +799,13 @@ kp_topic_add_partitions(const char *name, int32 partitions)
 				(errcode(ERRCODE_KP_INVALID_PARTITIONS),
 				 errmsg("topic \"%s\" already has %d partitions", name, partitions)));
 	if (!locked)
+	{
+		kp_topic_lock_refusals++;
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("partitions cannot be added to topic \"%s\" now: another transaction is creating a topic or adding partitions", name),
 				 errdetail("Topics are created and partitions added one transaction at a time, and a SQL transaction that did either is still open.")));
+	}
 
 	values[0] = Int32GetDatum(t->topic_id);
 	values[1] = Int32GetDatum(t->partition_count);

@@ -131,22 +131,6 @@ kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name)
 }
 
 /*
- * The whole request refused with one code (CLUSTER_AUTHORIZATION_FAILED,
- * say) in every entry, as Kafka's sendErrorResponseMaybeThrottle does.
- */
-void
-kp_authz_refuse(KpRequestContext *ctx, int16 code)
-{
-	/* one result per user, which the descriptors cannot pair (two arrays) */
-	if (ctx->header->request_api_key == KP_API_ALTER_USER_SCRAM_CREDENTIALS)
-	{
-		kp_alter_user_scram_credentials_refuse(ctx, code);
-		return;
-	}
-	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response, code, NULL);
-}
-
-/*
  * The APIs that concern the whole cluster, and what they need on it (as
  * Kafka's KafkaApis/ControllerApis ask).  Per-resource APIs check in their
  * handlers.
@@ -184,7 +168,7 @@ kp_authz_admit(KpRequestContext *ctx)
 		{
 			if (kp_authz_cluster(ctx, cluster_rules[i].op))
 				return true;
-			kp_authz_refuse(ctx, KP_ERR_CLUSTER_AUTHORIZATION_FAILED);
+			kp_refuse(ctx, KP_ERR_CLUSTER_AUTHORIZATION_FAILED, NULL);
 			return false;
 		}
 	return true;

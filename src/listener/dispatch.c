@@ -340,6 +340,18 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 	return KP_ERR_UNKNOWN_SERVER_ERROR;
 }
 
+void
+kp_refuse(KpRequestContext *ctx, int16 code, const char *message)
+{
+	/* one result per user, which the descriptors cannot pair (two arrays) */
+	if (ctx->header->request_api_key == KP_API_ALTER_USER_SCRAM_CREDENTIALS)
+	{
+		kp_alter_user_scram_credentials_refuse(ctx, code, message);
+		return;
+	}
+	kp_error_response(ctx->api, ctx->version, ctx->request, ctx->response, code, message);
+}
+
 /*
  * Park ctx to try its lock again (KP_LOCK_RETRY_MS, handlers.h) unless
  * deadline_ms has come; whether it parked.  The back-off counts from when
@@ -411,6 +423,7 @@ kp_handler_no_room(int64 partition_id, char **message)
 int16
 kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 {
+	uint64		refusals = kp_topic_lock_refusals;
 	ErrorData  *edata = kp_try_subxact(fn, arg);
 	int16		code;
 
@@ -418,6 +431,10 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 		*message = NULL;
 	if (edata == NULL)
 		return KP_ERR_NONE;
+	/* a row's lock (lock_timeout), not a topic's refused (answered below) */
+	if (kp_handler_rerun_on_lock && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+		kp_topic_lock_refusals == refusals)
+		ReThrowError(edata);
 	code = kp_handler_code_for_sqlstate(edata->sqlerrcode);
 	if (message)
 		*message = pstrdup(edata->message);
@@ -426,16 +443,64 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 }
 
 /*
- * The group requests that take the group lock before they change anything,
- * and change nothing outside their transaction: when that lock (or a group's
- * creation) is taken, they are rolled back and run again from the start
- * (kp_group_locks_nowait; src/listener/README, "Locks").  EndTxn too: a
- * commit writes the transaction's offsets (a group's creation, and each
- * partition's offset lock) before it commits its decision, and only then
- * anything else.
+ * How a request meets a lock a SQL transaction still open holds, where a
+ * worker must not wait for it (src/listener/README, "Locks").  Both kinds
+ * are rolled back and run again from the start when they find one taken,
+ * until KP_LOCK_WAIT_DEFAULT_MS after the first time, so both must change
+ * nothing outside their transaction before their last lock.
  */
-static bool
-group_lock_retry_safe(int16 api_key)
+typedef enum LockRetry
+{
+	LOCK_RETRY_NONE,			/* waits, or handles a taken lock itself */
+
+	/*
+	 * The group requests, which take the group lock (kp_group_locks_nowait)
+	 * before they change anything.  EndTxn too: a commit writes the
+	 * transaction's offsets (a group's creation, and each partition's offset
+	 * lock) before it commits its decision, and only then anything else. At
+	 * the end: COORDINATOR_LOAD_IN_PROGRESS.
+	 */
+	LOCK_RETRY_GROUP,
+
+	/*
+	 * The admin requests that change catalog rows which a SQL transaction may
+	 * have inserted, updated or deleted: kafka.acls (kafka.create_acl,
+	 * kafka.delete_acls), kafka.client_quotas, kafka.group_configs and
+	 * kafka.broker_configs (plain DML is their SQL interface), a role's
+	 * password (ALTER ROLE) and kafka.scram_credentials.  An INSERT ... ON
+	 * CONFLICT, an UPDATE or a DELETE of such a row waits for that
+	 * transaction, and has no NOWAIT: these run with lock_timeout 1 ms (a
+	 * local setting, gone with the request's transaction), and kp_handler_try
+	 * raises the lock error again out of its subtransaction
+	 * (kp_handler_rerun_on_lock).  Their one change outside the transaction,
+	 * ALTER SYSTEM of a BROKER config, comes after every other resource's
+	 * changes (handlers_configs.c).  At the end: REQUEST_TIMED_OUT.
+	 */
+	LOCK_RETRY_ROW,
+} LockRetry;
+
+bool		kp_handler_rerun_on_lock = false;
+
+/* What a LOCK_RETRY_ROW request found locked, for its error message */
+static const char *
+row_retry_what(int16 api_key)
+{
+	switch (api_key)
+	{
+		case KP_API_CREATE_ACLS:
+		case KP_API_DELETE_ACLS:
+			return "ACLs the request changes";
+		case KP_API_ALTER_CLIENT_QUOTAS:
+			return "client quotas the request changes";
+		case KP_API_ALTER_USER_SCRAM_CREDENTIALS:
+			return "the roles or credentials the request changes";
+		default:
+			return "configs the request changes";
+	}
+}
+
+static LockRetry
+lock_retry(int16 api_key)
 {
 	switch (api_key)
 	{
@@ -449,26 +514,17 @@ group_lock_retry_safe(int16 api_key)
 		case KP_API_CONSUMER_GROUP_HEARTBEAT:
 		case KP_API_TXN_OFFSET_COMMIT:
 		case KP_API_END_TXN:
-			return true;
+			return LOCK_RETRY_GROUP;
+		case KP_API_CREATE_ACLS:
+		case KP_API_DELETE_ACLS:
+		case KP_API_ALTER_CLIENT_QUOTAS:
+		case KP_API_ALTER_USER_SCRAM_CREDENTIALS:
+		case KP_API_ALTER_CONFIGS:
+		case KP_API_INCREMENTAL_ALTER_CONFIGS:
+			return LOCK_RETRY_ROW;
 		default:
-			return false;
+			return LOCK_RETRY_NONE;
 	}
-}
-
-/*
- * CreateAcls and DeleteAcls write kafka.acls, whose rows a SQL transaction
- * still open may have inserted or deleted (kafka.create_acl,
- * kafka.delete_acls, plain DML): an INSERT ... ON CONFLICT or a DELETE of
- * such a row waits for that transaction, and no NOWAIT exists for those
- * waits.  The request runs with lock_timeout 1 ms instead (a local
- * setting, gone with its transaction), changes nothing outside its
- * transaction, and is rolled back and run again as the group requests are;
- * at the end it answers REQUEST_TIMED_OUT.
- */
-static bool
-acl_change(int16 api_key)
-{
-	return api_key == KP_API_CREATE_ACLS || api_key == KP_API_DELETE_ACLS;
 }
 
 /* This worker's name in the catalog stamp's reports */
@@ -589,7 +645,8 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	char		header_nul[100] = "";
 	bool		handled = false;	/* the handler ran and committed */
 	volatile bool other_build = false;	/* another build's catalog */
-	char	   *volatile lock_busy = NULL;	/* a group lock taken: why */
+	char	   *volatile lock_busy = NULL;	/* a lock taken (lock_retry): why */
+	LockRetry	retry;
 	int64		throttle_ms = 0;
 	instr_time	started;
 	MemoryContext cxt = request_cxt;
@@ -767,10 +824,12 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 
 	/* run the handler in a transaction of its own */
-	kp_group_locks_nowait = group_lock_retry_safe(hdr.request_api_key);
+	retry = lock_retry(hdr.request_api_key);
+	kp_group_locks_nowait = retry == LOCK_RETRY_GROUP;
+	kp_handler_rerun_on_lock = retry == LOCK_RETRY_ROW;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	if (acl_change(hdr.request_api_key))
+	if (retry == LOCK_RETRY_ROW)
 		(void) set_config_option("lock_timeout", "1", PGC_SUSET, PGC_S_SESSION,
 								 GUC_ACTION_LOCAL, true, 0, false);
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -802,11 +861,11 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		if (kp_group_locks_nowait && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		if (retry == LOCK_RETRY_GROUP && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 			lock_busy = pstrdup(edata->message);
-		else if (acl_change(hdr.request_api_key) &&
-				 edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
-			lock_busy = pstrdup("ACLs the request changes are being changed by another transaction still open");
+		else if (retry == LOCK_RETRY_ROW && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			lock_busy = psprintf("%s are being changed by another transaction still open",
+								 row_retry_what(hdr.request_api_key));
 		else
 		{
 			ereport(LOG,
@@ -819,6 +878,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 	PG_END_TRY();
 	kp_group_locks_nowait = false;
+	kp_handler_rerun_on_lock = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextSwitchTo(cxt);
 	if (lock_busy)
@@ -840,9 +900,8 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		if (c->lock_busy_since_ms == 0)
 			c->lock_busy_since_ms = kp_listener_now_ms();
 		if (!park_for_lock_until(&ctx, c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS))
-			kp_error_response(api, ctx.version, ctx.request, ctx.response,
-							  acl_change(hdr.request_api_key) ? KP_ERR_REQUEST_TIMED_OUT :
-							  KP_ERR_COORDINATOR_LOAD_IN_PROGRESS, lock_busy);
+			kp_refuse(&ctx, retry == LOCK_RETRY_ROW ? KP_ERR_REQUEST_TIMED_OUT :
+					  KP_ERR_COORDINATOR_LOAD_IN_PROGRESS, lock_busy);
 		handled = true;
 		goto respond;
 	}

@@ -180,7 +180,8 @@ extern void kp_handle_alter_client_quotas(KpRequestContext *ctx);
 /* handlers_scram.c */
 extern void kp_handle_describe_user_scram_credentials(KpRequestContext *ctx);
 extern void kp_handle_alter_user_scram_credentials(KpRequestContext *ctx);
-extern void kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code);
+extern void kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code,
+												   const char *message);
 
 /* handlers_logdirs.c */
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);
@@ -218,6 +219,23 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
  * REQUEST_TIMED_OUT).
  */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
+
+/*
+ * The whole request refused: every entry of the response answered with code
+ * and message (may be NULL), as Kafka's sendErrorResponseMaybeThrottle does
+ * (CLUSTER_AUTHORIZATION_FAILED, say).
+ */
+extern void kp_refuse(KpRequestContext *ctx, int16 code, const char *message);
+
+/*
+ * Set while a request that is run again on a lock error runs (dispatch.c,
+ * LOCK_RETRY_ROW): kp_handler_try raises ERRCODE_LOCK_NOT_AVAILABLE again
+ * instead of answering it, so that the whole request is rolled back; not a
+ * topic's lock refused (kp_topic_lock_refusals), which it answers
+ * REQUEST_TIMED_OUT as for any request: the handler tried those locks first
+ * and parked for them (kp_handler_lock_topics).
+ */
+extern bool kp_handler_rerun_on_lock;
 
 /*
  * A worker waits for no lock a SQL transaction or the log cleaner may hold
@@ -273,8 +291,6 @@ extern bool kp_authz_topic(KpRequestContext *ctx, const char *name, const KpTopi
 /* Kafka's authorized-operations bits for the request's role */
 extern int32 kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name);
 
-/* every entry of the response answered with code */
-extern void kp_authz_refuse(KpRequestContext *ctx, int16 code);
 
 /* the cluster-wide APIs' check; false: refused, the response is filled */
 extern bool kp_authz_admit(KpRequestContext *ctx);

@@ -11,31 +11,17 @@
  * does not keep (DELEGATION_TOKEN and USER resources, principals that are
  * not User:<role>), is INVALID_REQUEST with a message, for that entry only.
  * A row of kafka.acls that a SQL transaction still open inserted or deleted
- * is not waited for: the request is rolled back and run again, and after
- * 5 s answered REQUEST_TIMED_OUT (dispatch.c acl_change).
+ * is not waited for: kp_handler_try raises the lock error again, the
+ * request is rolled back and run again (nothing of it committed: a
+ * DeleteAcls run twice would otherwise not list what its first run
+ * deleted), and after 5 s answered REQUEST_TIMED_OUT (dispatch.c,
+ * LOCK_RETRY_ROW).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "listener/handlers.h"
-
-/*
- * A row that a transaction still open inserted or deleted: the entry's
- * statement ran out of the 1 ms lock_timeout dispatch sets for CreateAcls
- * and DeleteAcls (acl_change), and kp_handler_try made that
- * REQUEST_TIMED_OUT.  Raised again, so that the whole request is rolled
- * back and run again later (nothing of it committed: a DeleteAcls run twice
- * would otherwise not list what its first run deleted).
- */
-static void
-raise_if_lock_busy(int16 code, const char *msg)
-{
-	if (code == KP_ERR_REQUEST_TIMED_OUT)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("%s", msg ? msg : "an ACL is locked by another transaction")));
-}
 
 typedef struct CreateArg
 {
@@ -72,7 +58,6 @@ kp_handle_create_acls(KpRequestContext *ctx)
 		arg.b.operation = c->operation;
 		arg.b.permission = c->permission_type;
 		resp->results[i].error_code = kp_handler_try(create_fn, &arg, &msg);
-		raise_if_lock_busy(resp->results[i].error_code, msg);
 		resp->results[i].error_message = resp->results[i].error_code != KP_ERR_NONE ? msg : NULL;
 	}
 }
@@ -175,7 +160,6 @@ kp_handle_delete_acls(KpRequestContext *ctx)
 		a.delete = true;
 		a.result = NIL;
 		out->error_code = kp_handler_try(filter_fn, &a, &msg);
-		raise_if_lock_busy(out->error_code, msg);
 		if (out->error_code != KP_ERR_NONE)
 		{
 			out->error_message = msg;

@@ -526,6 +526,33 @@ has_duplicate_key(char *const *keys, int n)
 }
 
 /*
+ * The order to change resources in: BROKER resources last.  A BROKER
+ * config's ALTER SYSTEM is the one change that outlives the request's
+ * transaction; every other change, and every lock whose being taken by
+ * another transaction makes the request roll back and run again
+ * (dispatch.c, LOCK_RETRY_ROW), comes before it.  The responses keep the
+ * request's order.
+ */
+static int *
+broker_last(const void *resources, int n, size_t stride, size_t type_off)
+{
+	int		   *order = palloc(sizeof(int) * Max(n, 1));
+	int			k = 0;
+	int			pass;
+	int			i;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+		{
+			int8		type = *(const int8 *) ((const char *) resources + i * stride + type_off);
+
+			if ((type == RESOURCE_BROKER) == (pass == 1))
+				order[k++] = i;
+		}
+	return order;
+}
+
+/*
  * Legacy AlterConfigs replaces a resource's whole set of overrides: the
  * given configs are set, every other override goes back to its default.
  */
@@ -537,7 +564,8 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
 	int			n = ArrayLen(req->n_resources);
 	bool	   *rdup;
-	int			i;
+	int		   *order;
+	int			k;
 
 	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
 							   offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_type),
@@ -549,8 +577,11 @@ kp_handle_alter_configs(KpRequestContext *ctx)
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
-	for (i = 0; i < n; i++)
+	order = broker_last(req->resources, n, sizeof(req->resources[0]),
+						offsetof(KpAlterConfigsRequestAlterConfigsResource, resource_type));
+	for (k = 0; k < n; k++)
 	{
+		int			i = order[k];
 		KpAlterConfigsRequestAlterConfigsResource *r = &req->resources[i];
 		KpAlterConfigsResponseAlterConfigsResourceResponse *out = &resp->responses[i];
 		const char *name = r->resource_name ? r->resource_name : "";
@@ -782,7 +813,8 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 	const KpStructDesc *rdesc = child_desc(ctx->api->response->root, "Responses");
 	int			n = ArrayLen(req->n_resources);
 	bool	   *rdup;
-	int			i;
+	int		   *order;
+	int			k;
 
 	rdup = resource_duplicates(req->resources, n, sizeof(req->resources[0]),
 							   offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_type),
@@ -794,8 +826,11 @@ kp_handle_incremental_alter_configs(KpRequestContext *ctx)
 	resp->throttle_time_ms = 0;
 	resp->n_responses = n;
 	resp->responses = new_array(rdesc, n);
-	for (i = 0; i < n; i++)
+	order = broker_last(req->resources, n, sizeof(req->resources[0]),
+						offsetof(KpIncrementalAlterConfigsRequestAlterConfigsResource, resource_type));
+	for (k = 0; k < n; k++)
 	{
+		int			i = order[k];
 		KpIncrementalAlterConfigsRequestAlterConfigsResource *r = &req->resources[i];
 		KpIncrementalAlterConfigsResponseAlterConfigsResourceResponse *out = &resp->responses[i];
 		const char *name = r->resource_name ? r->resource_name : "";

@@ -157,7 +157,7 @@ kp_handle_join_group(KpRequestContext *ctx)
 
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
-		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED, NULL);
 		return;
 	}
 	if (kp_share_refuse_other_protocol(ctx, req->group_id))
@@ -237,7 +237,7 @@ kp_handle_sync_group(KpRequestContext *ctx)
 
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
-		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED, NULL);
 		return;
 	}
 	as = palloc(sizeof(KpSyncAssignment) * Max(n, 1));
@@ -329,7 +329,7 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	/* Kafka: GROUP READ for the whole request, TOPIC READ per topic */
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
-		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED, NULL);
 		return;
 	}
 	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;

@@ -235,7 +235,7 @@ kp_handle_produce(KpRequestContext *ctx)
 	if (req->transactional_id && req->transactional_id[0] &&
 		!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
 	{
-		kp_authz_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NULL);
 		if (req->acks == 0)
 			ctx->no_response = true;
 		return;

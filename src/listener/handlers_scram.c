@@ -185,6 +185,7 @@ typedef struct ScramOp
 	bool		upsert;
 	int8		mechanism;
 	KpAlterUserScramCredentialsRequestScramCredentialUpsertion *up;
+	bool		done;			/* applied: logged at the end */
 } ScramOp;
 
 static int
@@ -301,13 +302,13 @@ check_op(KpRequestContext *ctx, const ScramOp *op, char **msg)
 }
 
 /*
- * The whole request refused with code (kp_authz_refuse): one result per
- * distinct user of the deletions and upsertions, sorted, as Kafka's
+ * The whole request refused with code and message (kp_refuse): one result
+ * per distinct user of the deletions and upsertions, sorted, as Kafka's
  * AlterUserScramCredentialsRequest.getErrorResponse answers (the generic
  * kp_error_response cannot pair two request arrays with one result array).
  */
 void
-kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code)
+kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code, const char *message)
 {
 	KpAlterUserScramCredentialsRequest *req = ctx->request;
 	KpAlterUserScramCredentialsResponse *resp = ctx->response;
@@ -330,7 +331,7 @@ kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code)
 			continue;
 		resp->results[resp->n_results].user = pstrdup(names[i]);
 		resp->results[resp->n_results].error_code = code;
-		resp->results[resp->n_results++].error_message = NULL;
+		resp->results[resp->n_results++].error_message = message ? pstrdup(message) : NULL;
 	}
 }
 
@@ -338,7 +339,10 @@ kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 code)
  * One result per distinct user of the deletions and upsertions, sorted.  A
  * user named twice in one request is DUPLICATE_RESOURCE (Kafka keys its
  * operations by user); each valid operation is applied in a subtransaction
- * of its own.
+ * of its own.  A role or credential locked by a transaction still open
+ * (ALTER ROLE in it) raises the lock error out of the handler (dispatch.c,
+ * LOCK_RETRY_ROW): the request is rolled back and run again, so what it
+ * did is logged only once every operation has run.
  */
 void
 kp_handle_alter_user_scram_credentials(KpRequestContext *ctx)
@@ -388,11 +392,13 @@ kp_handle_alter_user_scram_credentials(KpRequestContext *ctx)
 		if (out->error_code == KP_ERR_NONE)
 			out->error_code = kp_handler_try(apply_op, &ops[i], &msg);
 		out->error_message = out->error_code == KP_ERR_NONE ? NULL : msg;
-		if (out->error_code == KP_ERR_NONE)
+		ops[i].done = out->error_code == KP_ERR_NONE;
+	}
+	for (i = 0; i < n; i++)
+		if (ops[i].done)
 			ereport(LOG,
 					(errmsg("kafka_pg listener: principal %s %s the %s credential of role \"%s\"",
 							ctx->principal, ops[i].upsert ? "set" : "deleted",
 							ops[i].mechanism == SCRAM_SHA_512 ? "SCRAM-SHA-512" : "SCRAM-SHA-256",
 							ops[i].name)));
-	}
 }

@@ -318,12 +318,12 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	/* Kafka: WRITE on the transactional id, READ on the group and topics */
 	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
 	{
-		kp_authz_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NULL);
 		return;
 	}
 	if (!kp_authz(ctx, KP_ACL_RESOURCE_GROUP, req->group_id ? req->group_id : "", KP_ACL_OP_READ))
 	{
-		kp_authz_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED);
+		kp_refuse(ctx, KP_ERR_GROUP_AUTHORIZATION_FAILED, NULL);
 		return;
 	}
 	resp->n_topics = Max(req->n_topics, 0);

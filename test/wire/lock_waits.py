@@ -76,6 +76,14 @@ made before anything waits:
   same answers REQUEST_TIMED_OUT after 5 s, one sent meanwhile succeeds
   within 2 s of the COMMIT; one it deleted (kafka.delete_acls): DeleteAcls
   of it the same, and the one sent meanwhile then finds nothing to delete;
+- a client quota, a group config and a broker config an open transaction
+  inserted (plain DML, their SQL interface): AlterClientQuotas and
+  IncrementalAlterConfigs of the same answer REQUEST_TIMED_OUT after 5 s,
+  one sent meanwhile succeeds within 2 s of the COMMIT (until 2026-12-06
+  the worker waited in the row's lock); an IncrementalAlterConfigs of a
+  BROKER setting and a group config the transaction updated answers both
+  REQUEST_TIMED_OUT and leaves the setting unchanged (its ALTER SYSTEM,
+  outside the transaction, comes last, and never ran);
 - meanwhile no listener worker waits on a lock (pg_stat_activity; sampled
   until the ACL cases, whose requests each wait up to 1 ms, their
   lock_timeout, every time they run), and the 8 connections are each
@@ -85,6 +93,7 @@ Usage: lock_waits.py HOST:PORT (PGDATABASE etc. for psycopg2/psql).
 Last line: "N passed, M failed".
 """
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -497,6 +506,85 @@ def check_acls(c, sql):
     check("... which found it deleted: no such ACL is left", r.stdout.strip() == "0", r.stdout + r.stderr)
 
 
+def alter_client_quota(c, user, key, value):
+    """AlterClientQuotas v0, one user entity, one op: (error code, message)."""
+    entry = array([string("user") + string(user)]) + array([string(key) + struct.pack(">d", value) + i8(0)])
+    r = c.call(49, 0, array([entry]) + i8(0), timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    return r.array(lambda: (r.i16(), r.string(), r.array(lambda: (r.string(), r.string()))))[0][:2]
+
+
+def incremental_alter_resources(c, resources):
+    """IncrementalAlterConfigs v0 of [(resource type, name, key, value)], each a SET: [(error code,
+    message)] in the request's order."""
+    body = array([i8(t) + string(n) + array([string(k) + i8(0) + string(v)]) for t, n, k, v in resources])
+    r = c.call(44, 0, body + i8(0), timeout=30)
+    if r is None:
+        return None
+    r.i32()
+    return [x[:2] for x in r.array(lambda: (r.i16(), r.string(), r.i8(), r.string()))]
+
+
+def check_rows(c, sql, what, dml, request, ok_after, final_sql, final_expected):
+    """A catalog row an open transaction wrote with plain DML (the SQL interface of quotas, group and
+    broker configs): the wire request changing it answers REQUEST_TIMED_OUT after 5 s, saying why;
+    one sent meanwhile succeeds within 2 s of the COMMIT, and its change is what stays."""
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute(dml)
+    r, took = timed(lambda: request(c))
+    check(f"while an open transaction wrote {what}: the wire request changing it answers "
+          f"REQUEST_TIMED_OUT after 5 s, saying why",
+          r is not None and r[0] == TIMED_OUT and b"another transaction" in (r[1] or b"")
+          and 4.8 <= took < 10, f"({r}, {took:.2f} s)")
+    waits_until_commit(sql, lambda: request(kc.Conn()), "one sent meanwhile", ok_after)
+    got = psql(final_sql).stdout.strip()
+    check(f"... and its value is the one that stays ({final_expected})", got == final_expected, got)
+
+
+def check_catalog_rows(c, sql):
+    """Client quotas, group and broker configs that an open transaction wrote (plain DML): until
+    2026-12-06 the worker waited in the row's lock for as long as the transaction stayed open."""
+    user, group = f"tl-quota-{RUN}", f"tl-configs-{RUN}"
+    check_rows(c, sql, "a client quota", f"INSERT INTO kafka.client_quotas (user_name, quota_key, value) "
+               f"VALUES ('{user}', 'producer_byte_rate', 1000)",
+               lambda c: alter_client_quota(c, user, "producer_byte_rate", 2000.0),
+               lambda r: r == (0, None),
+               f"SELECT value FROM kafka.client_quotas WHERE user_name = '{user}'", "2000")
+    check_rows(c, sql, "a group config", f"INSERT INTO kafka.group_configs "
+               f"VALUES ('{group}', 'consumer.session.timeout.ms', '50000')",
+               lambda c: (incremental_alter_resources(c, [(32, group, "consumer.session.timeout.ms", "55000")])
+                          or [None])[0],
+               lambda r: r == (0, None),
+               f"SELECT value FROM kafka.group_configs WHERE group_id = '{group}'", "55000")
+    psql("DELETE FROM kafka.broker_configs WHERE name = 'background.threads'")
+    check_rows(c, sql, "a broker config", "INSERT INTO kafka.broker_configs VALUES ('background.threads', '5')",
+               lambda c: (incremental_alter_resources(c, [(4, "", "background.threads", "7")]) or [None])[0],
+               lambda r: r == (0, None),
+               "SELECT value FROM kafka.broker_configs WHERE name = 'background.threads'", "7")
+    # a BROKER setting (ALTER SYSTEM: outside the transaction) before a locked group config
+    cur = sql.cursor()
+    cur.execute("BEGIN")
+    cur.execute(f"UPDATE kafka.group_configs SET value = '56000' WHERE group_id = '{group}'")
+    r, took = timed(lambda: incremental_alter_resources(
+        c, [(4, "", "num.partitions", "3"), (32, group, "consumer.session.timeout.ms", "57000")]))
+    sql.rollback()
+    auto = psql("SELECT count(*) FROM pg_file_settings WHERE name = 'kafka.num_partitions' "
+                "AND sourcefile LIKE '%postgresql.auto.conf'").stdout.strip()
+    check("a BROKER setting and a locked group config in one IncrementalAlterConfigs: both answered "
+          "REQUEST_TIMED_OUT after 5 s, and the setting was not changed (ALTER SYSTEM runs after every "
+          "other resource's changes)",
+          r is not None and [e[0] for e in r] == [TIMED_OUT, TIMED_OUT] and 4.8 <= took < 10 and auto == "0",
+          f"({r}, {took:.2f} s, ALTER SYSTEM entries {auto})")
+    psql("ALTER SYSTEM RESET kafka.num_partitions")
+    psql("SELECT pg_reload_conf()")
+    psql(f"DELETE FROM kafka.client_quotas WHERE user_name = '{user}'")
+    psql(f"DELETE FROM kafka.group_configs WHERE group_id = '{group}'")
+    psql("DELETE FROM kafka.broker_configs WHERE name = 'background.threads'")
+
+
 def cleaner_waiting():
     r = psql("SELECT count(*) FROM pg_stat_activity "
              "WHERE backend_type = 'kafka_pg log cleaner' AND wait_event_type = 'Lock'")
@@ -576,8 +664,10 @@ def main():
               samples and max(samples) == 0,
               f"({sum(1 for s in samples if s)} of {len(samples)} samples had a worker waiting, "
               f"at most {max(samples or [0])})")
-        # not sampled: each run of CreateAcls and DeleteAcls waits up to its 1 ms lock_timeout
+        # not sampled: each run of the requests that change catalog rows (CreateAcls, DeleteAcls,
+        # AlterClientQuotas, IncrementalAlterConfigs) waits up to its 1 ms lock_timeout
         check_acls(c, sql)
+        check_catalog_rows(c, sql)
         waiting.clear()
         check_pingers_served(pingers, stop, "meanwhile 8 other connections were each answered within 0.5 s")
     finally:

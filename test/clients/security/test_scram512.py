@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """SCRAM-SHA-512 credentials set over the wire, the same checks on Apache Kafka and kafka_pg.
 
-    test_scram512.py HOST:PORT ADMIN_PROPERTIES [--kafka_pg]
+    test_scram512.py HOST:PORT ADMIN_PROPERTIES [--kafka_pg PGPORT PGDATABASE]
 
 The broker is SASL_PLAINTEXT with SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN enabled; user alice
 (password alice-secret, SCRAM-SHA-256 and PLAIN) exists; ADMIN_PROPERTIES logs kafka-configs.sh
@@ -15,13 +15,20 @@ in as an administrator (on kafka_pg a kafka_admin member; dan, password dan-secr
   one user twice get Kafka's error codes and messages;
 - --delete-config SCRAM-SHA-512: the SCRAM-SHA-512 login is refused afterwards;
 - kafka_pg only: dan, no administrator, may not alter credentials (CLUSTER_AUTHORIZATION_FAILED),
-  and a kafka_admin member may not alter a superuser's.
+  and a kafka_admin member may not alter a superuser's; while a SQL transaction still open has
+  changed a role's password (ALTER ROLE), AlterUserScramCredentials of it answers REQUEST_TIMED_OUT
+  after 5 s and other connections are answered meanwhile (until 2026-12-06 the listener worker
+  waited in the role's row lock), and after the COMMIT it succeeds.  Run with
+  kafka.connections_max_reauth_ms 3 s, the request's later runs come after its SASL session ended:
+  it is still answered, as Kafka answers a request it read before the session ended (until
+  2026-12-06 the connection was closed).
 Prints "ok"/"not ok" lines and "N passed, M failed".
 """
 import os
 import struct
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -168,6 +175,50 @@ def raw_alter(upsertions):
     return out
 
 
+def check_role_locked(pg_port, pg_db):
+    """A role whose password a SQL transaction still open changed (kafka_pg only)."""
+    def psql(*args):
+        return subprocess.Popen(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+                                 "-p", pg_port, "-U", "postgres", "-d", pg_db] + list(args),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    role = "erin_" + uuid.uuid4().hex[:6]
+    out = psql("-c", f"CREATE ROLE {role} LOGIN PASSWORD 'erin-secret'").communicate()[0]
+    check("kafka_pg: role %s created" % role, "ERROR" not in out, out)
+    holder = psql("-c", f"BEGIN; ALTER ROLE {role} PASSWORD 'erin-other'; SELECT pg_sleep(9); COMMIT")
+    time.sleep(1)
+    host, port = bootstrap.rsplit(":", 1)
+    pings, stop = [], threading.Event()
+
+    def ping():
+        conns = [kraw.Conn(int(port), host) for _ in range(4)]
+        while not stop.is_set():
+            for c in conns:
+                t = time.time()
+                try:
+                    c.api_versions()
+                    pings.append(time.time() - t)
+                except Exception:
+                    pings.append(float("inf"))
+            time.sleep(0.1)
+    th = threading.Thread(target=ping, daemon=True)
+    th.start()
+    t = time.time()
+    res = raw_alter([(role, 1, 4096, b"salt", bytes(32))])
+    took = time.time() - t
+    stop.set()
+    th.join(10)
+    check("kafka_pg: while an open transaction changed a role's password, AlterUserScramCredentials of it "
+          "answers REQUEST_TIMED_OUT after 5 s, saying why",
+          len(res) == 1 and res[0][1] == 7 and "another transaction" in (res[0][2] or "") and 4.8 <= took < 8.5,
+          (res, round(took, 2)))
+    check("kafka_pg: ... and meanwhile 4 other connections were each answered within 0.5 s",
+          pings and max(pings) < 0.5, "(%d answers, slowest %.2f s)" % (len(pings), max(pings or [0])))
+    holder.communicate(timeout=30)
+    res = raw_alter([(role, 1, 4096, b"salt", bytes(32))])
+    check("kafka_pg: ... and after the COMMIT it succeeds", [r[1] for r in res] == [0], res)
+    psql("-c", f"DROP ROLE {role}").communicate()
+
+
 res = raw_alter([("alice", 2, 100, b"salt", bytes(64)), ("bob-" + uuid.uuid4().hex[:4], 3, 4096, b"s", bytes(64)),
                  ("", 2, 4096, b"s", bytes(64))])
 codes = sorted((c, m) for _, c, m in res)
@@ -195,6 +246,7 @@ if is_pg:
                       "--add-config", "SCRAM-SHA-512=[iterations=4096,password=mine]")
     check("kafka_pg: a kafka_admin member may not alter a superuser's credentials",
           rc != 0 and "only a superuser may alter the SCRAM credentials of a superuser" in out, out[-400:])
+    check_role_locked(*sys.argv[sys.argv.index("--kafka_pg") + 1:sys.argv.index("--kafka_pg") + 3])
 
 rc, out = configs(admin_props, "--alter", "--entity-type", "users", "--entity-name", "alice",
                   "--delete-config", "SCRAM-SHA-512")
