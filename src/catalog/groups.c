@@ -532,6 +532,40 @@ member_identity(Datum *values, char *nulls, const char *group_id, const char *me
 	values[4] = CStringGetTextDatum(client_host ? client_host : "");
 }
 
+int
+kp_cat_offsets_stable_classic_candidates(int32 retention_minutes, char ***group_ids)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(retention_minutes)};
+
+	return select_texts("SELECT g.group_id FROM kafka.consumer_groups g "
+						"WHERE g.group_type = 'classic' AND g.protocol_type = 'consumer' "
+						"  AND g.state = 'Stable' AND EXISTS (SELECT 1 FROM kafka.committed_offsets o "
+						"    WHERE o.group_id = g.group_id "
+						"    AND o.commit_time < now() - $1 * interval '1 minute') "
+						"ORDER BY g.group_id", 1, types, values, group_ids);
+}
+
+void
+kp_cat_offsets_expire_unsubscribed(const char *group_id, char **topics, int ntopics,
+								   int32 retention_minutes)
+{
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT4OID};
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(group_id);
+	values[1] = text_array_datum(ntopics, topics);
+	values[2] = Int32GetDatum(retention_minutes);
+	begin();
+	/* rows a transaction holds (kafka.consume) are left for a later pass */
+	run("DELETE FROM kafka.committed_offsets WHERE (group_id, topic, partition) IN "
+		"(SELECT o.group_id, o.topic, o.partition FROM kafka.committed_offsets o "
+		"  WHERE o.group_id = $1 AND o.commit_time < now() - $3 * interval '1 minute' "
+		"  AND o.topic <> ALL ($2) "
+		"  FOR UPDATE OF o SKIP LOCKED)", 3, types, values, NULL);
+	SPI_finish();
+}
+
 void
 kp_cat_member_join_classic(const char *group_id, const char *member_id, const char *instance_id,
 						   const char *client_id, const char *client_host,

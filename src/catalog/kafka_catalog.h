@@ -542,6 +542,17 @@ extern int64 kp_cat_groups_next_deadline(int32 consumer_session_ms);
 
 /* Members, ordered by member id. */
 extern int	kp_cat_members_load(const char *group_id, KpMemberRow **members);
+
+/*
+ * Stable classic groups of protocol type "consumer" with an offset committed
+ * longer than retention_minutes ago: Kafka expires those of topics no member
+ * subscribes to (kp_cat_offsets_expire_unsubscribed).
+ */
+extern int	kp_cat_offsets_stable_classic_candidates(int32 retention_minutes, char ***group_ids);
+
+/* Drop the group's offsets committed that long ago of topics not among topics. */
+extern void kp_cat_offsets_expire_unsubscribed(const char *group_id, char **topics, int ntopics,
+											   int32 retention_minutes);
 extern void kp_cat_member_join_classic(const char *group_id, const char *member_id,
 									   const char *instance_id, const char *client_id,
 									   const char *client_host, int32 session_timeout_ms,

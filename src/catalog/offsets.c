@@ -181,12 +181,31 @@ kp_cat_offsets_expire(int32 retention_minutes)
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(retention_minutes)};
 
-	/* rows a transaction holds (kafka.consume) are left for a later pass */
+	/*
+	 * Kafka's OffsetExpirationCondition (ClassicGroup, ConsumerGroup) and
+	 * OffsetMetadataManager.cleanupExpiredOffsets: a group no member ever
+	 * joined (no protocol type: assign() consumers, kafka.consume) from each
+	 * offset's commit; a classic group all together once it has been Empty
+	 * for the retention, and never while it has members (Kafka expires a
+	 * Stable consumer-protocol group's offsets of topics it no longer
+	 * subscribes to, which would need its members' subscriptions decoded:
+	 * kept here); a consumer group (KIP-848) from each offset's commit, for
+	 * topics none of its members subscribes to (a member subscribed by regex
+	 * keeps them all).  Rows a transaction holds (kafka.consume) are left for
+	 * a later pass.
+	 */
 	run("DELETE FROM kafka.committed_offsets WHERE (group_id, topic, partition) IN "
 		"(SELECT o.group_id, o.topic, o.partition FROM kafka.committed_offsets o "
-		"  WHERE o.commit_time < now() - $1 * interval '1 minute' "
-		"  AND NOT EXISTS (SELECT 1 FROM kafka.consumer_groups g WHERE g.group_id = o.group_id "
-		"                  AND g.state <> 'Empty') "
+		"  LEFT JOIN kafka.consumer_groups g ON g.group_id = o.group_id "
+		"  WHERE CASE "
+		"    WHEN g.group_id IS NULL OR (g.group_type = 'classic' AND g.protocol_type = '') "
+		"      THEN o.commit_time < now() - $1 * interval '1 minute' "
+		"    WHEN g.group_type = 'classic' "
+		"      THEN g.state = 'Empty' AND g.state_changed_at < now() - $1 * interval '1 minute' "
+		"    ELSE o.commit_time < now() - $1 * interval '1 minute' "
+		"      AND NOT EXISTS (SELECT 1 FROM kafka.group_members m WHERE m.group_id = o.group_id "
+		"                      AND (m.subscribed_regex IS NOT NULL OR o.topic = ANY (m.subscribed_topics))) "
+		"  END "
 		"  FOR UPDATE OF o SKIP LOCKED)", 1, types, values, NULL);
 	SPI_finish();
 }

@@ -28,6 +28,7 @@ int			kp_group_initial_rebalance_delay_ms = 3000;
 int			kp_group_min_session_timeout_ms = 6000;
 int			kp_group_max_session_timeout_ms = 1800000;
 int			kp_offsets_retention_minutes = 10080;
+int			kp_offsets_retention_check_interval_ms = 600000;
 
 /* this transaction changed a group: wake the waiters when it commits */
 static bool wake_at_commit = false;
@@ -57,9 +58,13 @@ kp_group_init_gucs(void)
 							NULL, &kp_group_max_session_timeout_ms, 1800000, 1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.offsets_retention_minutes",
-							"Committed offsets of an empty group are dropped after this long (Kafka's offsets.retention.minutes).",
+							"Committed offsets expire after this long, as Kafka's offsets.retention.minutes: a classic group's once it has been empty this long, others' this long after their commit.",
 							NULL, &kp_offsets_retention_minutes, 10080, 1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MIN, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.offsets_retention_check_interval_ms",
+							"How often expired committed offsets are looked for (Kafka's offsets.retention.check.interval.ms).",
+							NULL, &kp_offsets_retention_check_interval_ms, 600000, 1000, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	RegisterXactCallback(group_xact_callback, NULL);
 	kp_group_consumer_init_gucs();
 }

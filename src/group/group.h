@@ -334,6 +334,7 @@ extern int	kp_group_initial_rebalance_delay_ms;
 extern int	kp_group_min_session_timeout_ms;
 extern int	kp_group_max_session_timeout_ms;
 extern int	kp_offsets_retention_minutes;
+extern int	kp_offsets_retention_check_interval_ms;
 extern void kp_group_init_gucs(void);
 
 #endif							/* KP_GROUP_H */

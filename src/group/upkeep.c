@@ -3,8 +3,8 @@
  * upkeep.c
  *	  What the coordinator does by the clock, not by a request: expire
  *	  members whose session ended, finish join phases whose deadline passed,
- *	  and drop the offsets of groups empty for longer than
- *	  offsets.retention.minutes.
+ *	  and drop the offsets past offsets.retention.minutes (Kafka's
+ *	  conditions: kp_cat_offsets_expire).
  *
  * The resolver worker (src/txn/resolver.c) runs kp_group_expire in its own
  * transaction, once a second and at the moment kp_group_next_upkeep names:
@@ -32,6 +32,7 @@
 
 #include "common/subxact.h"
 #include "group/group_int.h"
+#include "protocol/protocol.h"
 
 /*
  * A consumer-protocol group: drop the members silent for longer than the
@@ -128,9 +129,86 @@ try_upkeep_group(const char *group_id)
 	return false;
 }
 
+/*
+ * The topics a classic member subscribes to, from its metadata for the
+ * group's protocol (Kafka's ConsumerProtocolSubscription, an int16 version
+ * first; a version newer than the codec's is read as the newest, as Kafka's
+ * ConsumerProtocol does); false if it has none or they do not decode.
+ */
+static bool
+member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
+{
+	KpConsumerProtocolSubscription sub;
+	KpError		err;
+	int16		version;
+	KpBlob		md = {NULL, -1};
+	int			k;
+
+	for (k = 0; k < m->nprotocols; k++)
+		if (protocol && m->protocol_names[k] && strcmp(m->protocol_names[k], protocol) == 0)
+			md = m->protocol_metadata[k];
+	if (md.len < 2)
+		return false;
+	version = (int16) (((uint8) md.data[0] << 8) | (uint8) md.data[1]);
+	if (version < 0)
+		return false;
+	version = Min(version, kp_ConsumerProtocolSubscription_desc.max_version);
+	if (!kp_decode(&kp_ConsumerProtocolSubscription_desc, version,
+				   (const uint8 *) md.data + 2, md.len - 2, &sub, &err) &&
+		err.code != KP_DECODE_TRAILING_BYTES)
+		return false;
+	for (k = 0; k < sub.n_topics; k++)
+		if (sub.topics[k])
+		{
+			*topics = *topics ? repalloc(*topics, sizeof(char *) * (*ntopics + 1)) :
+				palloc(sizeof(char *));
+			(*topics)[(*ntopics)++] = sub.topics[k];
+		}
+	return true;
+}
+
+/*
+ * Kafka's ClassicGroup.offsetExpirationCondition for a Stable group of
+ * protocol type "consumer": offsets of topics none of its members subscribes
+ * to expire by their commit time (a group whose members' subscriptions do
+ * not all decode keeps them all, as Kafka's subscribedTopics is then
+ * unknown).  The rest of the conditions are kp_cat_offsets_expire's.
+ */
+static void
+expire_unsubscribed_classic(void)
+{
+	char	  **groups;
+	int			n = kp_cat_offsets_stable_classic_candidates(kp_offsets_retention_minutes, &groups);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		KpGroupRow	g;
+		KpMemberRow *members;
+		int			nmembers;
+		char	  **topics = NULL;
+		int			ntopics = 0;
+		bool		known = true;
+		int			j;
+
+		kp_cat_group_read(groups[i], false, false, &g);
+		if (!g.exists)
+			continue;
+		nmembers = kp_cat_members_load(groups[i], &members);
+		for (j = 0; j < nmembers && known; j++)
+			if (!KP_MEMBER_PENDING(&members[j]))
+				known = member_topics(&members[j], g.protocol_name, &topics, &ntopics);
+		if (known && nmembers > 0)
+			kp_cat_offsets_expire_unsubscribed(groups[i], topics, ntopics,
+											   kp_offsets_retention_minutes);
+	}
+}
+
 int
 kp_group_expire(bool with_offsets)
 {
+	static TimestampTz last_offsets_expiry = 0;
+
 	char	  **groups;
 	int			n;
 	int			i;
@@ -140,8 +218,19 @@ kp_group_expire(bool with_offsets)
 	for (i = 0; i < n; i++)
 		if (!try_upkeep_group(groups[i]))
 			skipped++;
-	if (with_offsets)
+
+	/*
+	 * Kafka's offsets.retention.check.interval.ms (with_offsets: once a
+	 * second)
+	 */
+	if (with_offsets &&
+		TimestampDifferenceExceeds(last_offsets_expiry, GetCurrentTimestamp(),
+								   kp_offsets_retention_check_interval_ms))
+	{
+		last_offsets_expiry = GetCurrentTimestamp();
 		kp_cat_offsets_expire(kp_offsets_retention_minutes);
+		expire_unsubscribed_classic();
+	}
 	return skipped;
 }
 

@@ -119,6 +119,8 @@ static const BrokerConfigDef broker_config_defs[] = {
 	{"num.partitions", BC_SETTING, "kafka.num_partitions", CTYPE_INT, "1", 0, "kafka.num_partitions"},
 	{"num.recovery.threads.per.data.dir", BC_KEPT, NULL, CTYPE_INT, "2", 1, "kept, no effect in kafka_pg"},
 	{"num.replica.fetchers", BC_KEPT, NULL, CTYPE_INT, "1", NO_MIN, "kept, no effect in kafka_pg"},
+	{"offsets.retention.check.interval.ms", BC_SETTING, "kafka.offsets_retention_check_interval_ms", CTYPE_LONG,
+	"600000", 1, "kafka.offsets_retention_check_interval_ms"},
 	{"offsets.retention.minutes", BC_SETTING, "kafka.offsets_retention_minutes", CTYPE_INT, "10080", 0,
 	"kafka.offsets_retention_minutes"},
 	{"offsets.topic.replication.factor", BC_FIXED, NULL, CTYPE_SHORT, "1", 0, NULL},

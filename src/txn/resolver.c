@@ -323,7 +323,7 @@ kp_resolver_main(Datum arg)
 			written = kp_log_write_pending_markers();
 			if (group_upkeep)
 			{
-				/* old offsets once a second, not at every moment named */
+				/* old offsets at most once a second (at the check interval) */
 				int			skipped = kp_group_expire(upkeep);
 
 				group_due = kp_group_next_upkeep();

@@ -625,6 +625,9 @@ def check_cleaner(sql):
 
 
 def main():
+    # the resolver's offsets expiry (the upkeep checks) every second, not every 10 minutes
+    psql("ALTER SYSTEM SET kafka.offsets_retention_check_interval_ms = 1000")
+    psql("SELECT pg_reload_conf()")
     for name in (DELETED, PING, ALTERED, CONSUMED):
         r = psql(f"SELECT kafka.create_topic('{name}', 1)")
         check(f"topic {name} created", r.returncode == 0, r.stderr.strip())
@@ -677,6 +680,8 @@ def main():
         sql.close()
         names = "', '".join((DELETED, PING, NEW1, NEW2, NEW3, NEW4, ALTERED, CONSUMED, HELD, RETAINED))
         psql(f"SELECT kafka.delete_topic(name) FROM kafka.topics WHERE name IN ('{names}')")
+        psql("ALTER SYSTEM RESET kafka.offsets_retention_check_interval_ms")
+        psql("SELECT pg_reload_conf()")
     finish()
 
 
