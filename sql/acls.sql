@@ -132,6 +132,17 @@ SELECT proname FROM pg_proc
  WHERE pronamespace = 'kafka'::regnamespace AND proname ~ '^_'
    AND has_function_privilege('public', oid, 'EXECUTE');
 
+-- a change under session_replication_role = replica (logical replication's
+-- apply, a restore) still reaches the ACL caches: the trigger fires always
+SELECT kafka.create_acl('User:acl_nobody', 'TOPIC', 'acl-replica', 'READ');
+SELECT kafka.authorized('TOPIC', 'acl-replica', 'READ', 'acl_nobody') AS before_delete;
+SET session_replication_role = replica;
+DELETE FROM kafka.acls WHERE resource_name = 'acl-replica';
+SELECT kafka.authorized('TOPIC', 'acl-replica', 'READ', 'acl_nobody') AS after_delete;
+RESET session_replication_role;
+SELECT tgrelid::regclass, tgname, tgenabled FROM pg_trigger
+ WHERE tgname IN ('acls_changed', 'client_quotas_changed') ORDER BY 2;
+
 SELECT count(*) FROM kafka.delete_acls();
 SELECT kafka.delete_topic('acl-orders');
 SELECT kafka.delete_topic('acl-payments');

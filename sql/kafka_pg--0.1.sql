@@ -117,6 +117,8 @@ REVOKE ALL ON FUNCTION kafka._client_quotas_changed() FROM PUBLIC;
 CREATE TRIGGER client_quotas_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.client_quotas
 	FOR EACH STATEMENT EXECUTE FUNCTION kafka._client_quotas_changed();
+-- also under session_replication_role = replica (as kafka.acls' below)
+ALTER TABLE kafka.client_quotas ENABLE ALWAYS TRIGGER client_quotas_changed;
 
 -- SCRAM-SHA-512 credentials of roles (KIP-554's AlterUserScramCredentials):
 -- PostgreSQL keeps only SCRAM-SHA-256 verifiers, so kafka_pg keeps these
@@ -777,6 +779,9 @@ CREATE FUNCTION kafka._acls_changed() RETURNS trigger
 REVOKE ALL ON FUNCTION kafka._acls_changed() FROM PUBLIC;
 CREATE TRIGGER acls_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kafka.acls
 	FOR EACH STATEMENT EXECUTE FUNCTION kafka._acls_changed();
+-- also under session_replication_role = replica (logical replication's apply,
+-- a restore): a change nobody is told of would leave a deleted ACL in force
+ALTER TABLE kafka.acls ENABLE ALWAYS TRIGGER acls_changed;
 
 -- kafka-acls.sh --add: an ACL (CLUSTER ALTER needed).  Returns false when
 -- the same ACL already existed.
