@@ -547,22 +547,30 @@ kp_cat_offsets_stable_classic_candidates(int32 retention_minutes, char ***group_
 }
 
 void
-kp_cat_offsets_expire_unsubscribed(const char *group_id, char **topics, int ntopics,
-								   int32 retention_minutes)
+kp_cat_offsets_expire_unsubscribed(const char *group_id, int32 generation, char **topics,
+								   int ntopics, int32 retention_minutes)
 {
-	Oid			types[3] = {TEXTOID, TEXTARRAYOID, INT4OID};
-	Datum		values[3];
+	Oid			types[4] = {TEXTOID, TEXTARRAYOID, INT4OID, INT4OID};
+	Datum		values[4];
 
 	values[0] = CStringGetTextDatum(group_id);
 	values[1] = text_array_datum(ntopics, topics);
 	values[2] = Int32GetDatum(retention_minutes);
+	values[3] = Int32GetDatum(generation);
 	begin();
-	/* rows a transaction holds (kafka.consume) are left for a later pass */
+
+	/*
+	 * Only while the group is still Stable in that generation (its members'
+	 * subscriptions were read without its lock); rows a transaction holds
+	 * (kafka.consume) are left for a later pass.
+	 */
 	run("DELETE FROM kafka.committed_offsets WHERE (group_id, topic, partition) IN "
 		"(SELECT o.group_id, o.topic, o.partition FROM kafka.committed_offsets o "
 		"  WHERE o.group_id = $1 AND o.commit_time < now() - $3 * interval '1 minute' "
 		"  AND o.topic <> ALL ($2) "
-		"  FOR UPDATE OF o SKIP LOCKED)", 3, types, values, NULL);
+		"  AND EXISTS (SELECT 1 FROM kafka.consumer_groups g WHERE g.group_id = $1 "
+		"              AND g.state = 'Stable' AND g.generation_id = $4) "
+		"  FOR UPDATE OF o SKIP LOCKED)", 4, types, values, NULL);
 	SPI_finish();
 }
 

@@ -550,8 +550,12 @@ extern int	kp_cat_members_load(const char *group_id, KpMemberRow **members);
  */
 extern int	kp_cat_offsets_stable_classic_candidates(int32 retention_minutes, char ***group_ids);
 
-/* Drop the group's offsets committed that long ago of topics not among topics. */
-extern void kp_cat_offsets_expire_unsubscribed(const char *group_id, char **topics, int ntopics,
+/*
+ * Drop the group's offsets committed that long ago of topics not among
+ * topics, if it is still Stable in generation.
+ */
+extern void kp_cat_offsets_expire_unsubscribed(const char *group_id, int32 generation,
+											   char **topics, int ntopics,
 											   int32 retention_minutes);
 extern void kp_cat_member_join_classic(const char *group_id, const char *member_id,
 									   const char *instance_id, const char *client_id,

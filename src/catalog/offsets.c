@@ -186,13 +186,12 @@ kp_cat_offsets_expire(int32 retention_minutes)
 	 * OffsetMetadataManager.cleanupExpiredOffsets: a group no member ever
 	 * joined (no protocol type: assign() consumers, kafka.consume) from each
 	 * offset's commit; a classic group all together once it has been Empty
-	 * for the retention, and never while it has members (Kafka expires a
-	 * Stable consumer-protocol group's offsets of topics it no longer
-	 * subscribes to, which would need its members' subscriptions decoded:
-	 * kept here); a consumer group (KIP-848) from each offset's commit, for
-	 * topics none of its members subscribes to (a member subscribed by regex
-	 * keeps them all).  Rows a transaction holds (kafka.consume) are left for
-	 * a later pass.
+	 * for the retention (a Stable one's offsets of topics its members do not
+	 * subscribe to: kp_cat_offsets_expire_unsubscribed, which src/group calls
+	 * with the subscriptions it decodes); a consumer group (KIP-848) from
+	 * each offset's commit, for topics none of its members subscribes to (a
+	 * member subscribed by regex keeps them all).  Rows a transaction holds
+	 * (kafka.consume) are left for a later pass.
 	 */
 	run("DELETE FROM kafka.committed_offsets WHERE (group_id, topic, partition) IN "
 		"(SELECT o.group_id, o.topic, o.partition FROM kafka.committed_offsets o "

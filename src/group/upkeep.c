@@ -199,7 +199,7 @@ expire_unsubscribed_classic(void)
 			if (!KP_MEMBER_PENDING(&members[j]))
 				known = member_topics(&members[j], g.protocol_name, &topics, &ntopics);
 		if (known && nmembers > 0)
-			kp_cat_offsets_expire_unsubscribed(groups[i], topics, ntopics,
+			kp_cat_offsets_expire_unsubscribed(groups[i], g.generation, topics, ntopics,
 											   kp_offsets_retention_minutes);
 	}
 }
