@@ -291,7 +291,6 @@ extern bool kp_authz_topic(KpRequestContext *ctx, const char *name, const KpTopi
 /* Kafka's authorized-operations bits for the request's role */
 extern int32 kp_authz_operations(KpRequestContext *ctx, int resource_type, const char *name);
 
-
 /* the cluster-wide APIs' check; false: refused, the response is filled */
 extern bool kp_authz_admit(KpRequestContext *ctx);
 
