@@ -28,7 +28,9 @@
  * Every operation takes the group lock first (coordinator.c).  The member
  * assignments the leader sends are opaque bytes to the coordinator, except
  * that SQL consumers must keep off the partitions they give: the one decoder
- * of them is kp_group_assignment_partitions, at the end of this file.
+ * of them is kp_group_assignment_partitions, at the end of this file (and of
+ * the members' subscriptions, for offset expiry, the same
+ * kp_group_decode_consumer_protocol).
  *
  *-------------------------------------------------------------------------
  */
@@ -589,24 +591,30 @@ out:
 }
 
 
+bool
+kp_group_decode_consumer_protocol(const KpMessageDesc *desc, KpBlob blob, void *out)
+{
+	KpError		err;
+	int16		version;
+
+	if (blob.len < 2)
+		return false;
+	/* int16 version, then the struct; a newer version is read as ours */
+	version = (int16) (((uint8) blob.data[0] << 8) | (uint8) blob.data[1]);
+	version = Min(Max(version, 0), desc->max_version);
+	return kp_decode(desc, version, (const uint8 *) blob.data + 2, blob.len - 2, out, &err) ||
+		err.code == KP_DECODE_TRAILING_BYTES;
+}
+
 int
 kp_group_assignment_partitions(KpBlob assignment, const char *topic, int32 **partitions)
 {
 	KpConsumerProtocolAssignment a;
-	KpError		err;
-	int16		version;
 	int			count = 0;
 	int			t;
 
 	*partitions = NULL;
-	if (assignment.len < 2)
-		return 0;
-	/* int16 version, then the struct (Kafka's ConsumerProtocolAssignment) */
-	version = (int16) (((uint8) assignment.data[0] << 8) | (uint8) assignment.data[1]);
-	version = Min(Max(version, 0), kp_ConsumerProtocolAssignment_desc.max_version);
-	if (!kp_decode(&kp_ConsumerProtocolAssignment_desc, version,
-				   (const uint8 *) assignment.data + 2, assignment.len - 2, &a, &err) &&
-		err.code != KP_DECODE_TRAILING_BYTES)
+	if (!kp_group_decode_consumer_protocol(&kp_ConsumerProtocolAssignment_desc, assignment, &a))
 		return 0;
 	for (t = 0; t < a.n_assigned_partitions; t++)
 	{

@@ -16,6 +16,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "group/group.h"
+#include "protocol/protocol.h"
 
 /* coordinator.c */
 extern int64 kp_group_now_ms(void);
@@ -35,6 +36,14 @@ extern void kp_group_start_rebalance(const char *group_id, KpGroupRow *g,
 extern void kp_group_try_complete_join(const char *group_id, KpGroupRow *g);
 extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g,
 										   bool members);
+
+/*
+ * Decode a classic member's ConsumerProtocolSubscription or
+ * ConsumerProtocolAssignment bytes (desc; an int16 version first, one newer
+ * than the codec's read as the newest, as Kafka's ConsumerProtocol does)
+ * into out; false if they do not decode.
+ */
+extern bool kp_group_decode_consumer_protocol(const KpMessageDesc *desc, KpBlob blob, void *out);
 
 /*
  * The partitions of topic in a member's ConsumerProtocolAssignment bytes

@@ -32,7 +32,6 @@
 
 #include "common/subxact.h"
 #include "group/group_int.h"
-#include "protocol/protocol.h"
 
 /*
  * A consumer-protocol group: drop the members silent for longer than the
@@ -131,31 +130,20 @@ try_upkeep_group(const char *group_id)
 
 /*
  * The topics a classic member subscribes to, from its metadata for the
- * group's protocol (Kafka's ConsumerProtocolSubscription, an int16 version
- * first; a version newer than the codec's is read as the newest, as Kafka's
- * ConsumerProtocol does); false if it has none or they do not decode.
+ * group's protocol (Kafka's ConsumerProtocolSubscription); false if it has
+ * none or they do not decode.
  */
 static bool
 member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
 {
 	KpConsumerProtocolSubscription sub;
-	KpError		err;
-	int16		version;
 	KpBlob		md = {NULL, -1};
 	int			k;
 
 	for (k = 0; k < m->nprotocols; k++)
 		if (protocol && m->protocol_names[k] && strcmp(m->protocol_names[k], protocol) == 0)
 			md = m->protocol_metadata[k];
-	if (md.len < 2)
-		return false;
-	version = (int16) (((uint8) md.data[0] << 8) | (uint8) md.data[1]);
-	if (version < 0)
-		return false;
-	version = Min(version, kp_ConsumerProtocolSubscription_desc.max_version);
-	if (!kp_decode(&kp_ConsumerProtocolSubscription_desc, version,
-				   (const uint8 *) md.data + 2, md.len - 2, &sub, &err) &&
-		err.code != KP_DECODE_TRAILING_BYTES)
+	if (!kp_group_decode_consumer_protocol(&kp_ConsumerProtocolSubscription_desc, md, &sub))
 		return false;
 	for (k = 0; k < sub.n_topics; k++)
 		if (sub.topics[k])
