@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * duplicates.c
- *	  Which names of a request occur more than once, in O(n log n).
+ *	  Which names of a request occur more than once, in O(n log n), and
+ *	  dropping the entries of a response that repeat one.
  *
  * The admin APIs refuse every entry whose name (topic, config key,
  * resource) a request repeats (Kafka's ControllerApis and ConfigAdminManager
@@ -23,14 +24,19 @@ name_index_cmp(const void *a, const void *b, void *arg)
 	char	   *const *names = arg;
 	int			ia = *(const int *) a;
 	int			ib = *(const int *) b;
+	int			c = strcmp(names[ia], names[ib]);
 
-	return strcmp(names[ia], names[ib]);
+	/* equal names in request order: a run's first is the first occurrence */
+	return c != 0 ? c : (ia > ib) - (ia < ib);
 }
 
-bool *
-kp_mark_duplicates(char *const *names, int n)
+/*
+ * dup[i]: names[i] occurs elsewhere too; later[i] (if wanted): an earlier
+ * index holds the same name.
+ */
+static void
+mark(char *const *names, int n, bool *dup, bool *later)
 {
-	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
 	int		   *order = palloc(sizeof(int) * Max(n, 1));
 	int			m = 0;
 	int			i;
@@ -40,8 +46,54 @@ kp_mark_duplicates(char *const *names, int n)
 			order[m++] = i;
 	qsort_arg(order, m, sizeof(int), name_index_cmp, (void *) names);
 	for (i = 1; i < m; i++)
-		if (strcmp(names[order[i - 1]], names[order[i]]) == 0)
-			dup[order[i - 1]] = dup[order[i]] = true;
+	{
+		if (strcmp(names[order[i - 1]], names[order[i]]) != 0)
+			continue;
+		dup[order[i - 1]] = dup[order[i]] = true;
+		if (later)
+			later[order[i]] = true;
+	}
 	pfree(order);
+}
+
+bool *
+kp_mark_duplicates(char *const *names, int n)
+{
+	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
+
+	mark(names, n, dup, NULL);
 	return dup;
+}
+
+bool *
+kp_mark_later_duplicates(char *const *names, int n)
+{
+	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
+	bool	   *later = palloc0(sizeof(bool) * Max(n, 1));
+
+	mark(names, n, dup, later);
+	pfree(dup);
+	return later;
+}
+
+/*
+ * Drops entries[i] (each of size bytes) where drop[i], keeping the others'
+ * order; returns how many are left.
+ */
+int
+kp_drop_entries(void *entries, size_t size, const bool *drop, int n)
+{
+	char	   *a = entries;
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (drop[i])
+			continue;
+		if (kept != i)
+			memcpy(a + (size_t) kept * size, a + (size_t) i * size, size);
+		kept++;
+	}
+	return kept;
 }

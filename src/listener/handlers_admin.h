@@ -142,6 +142,27 @@ uuid_is_zero(const KpUuid *u)
 extern bool *kp_mark_duplicates(char *const *names, int n);
 
 /*
+ * For each of names[0..n): does the same name occur before it?  Kafka's
+ * ControllerApis answers a name that a CreateTopics, CreatePartitions or
+ * DeleteTopics request repeats once ("Duplicate topic name."), not once per
+ * occurrence: the later ones are dropped from the response
+ * (kp_drop_entries).  A palloc'd bool[n] (duplicates.c).
+ */
+extern bool *kp_mark_later_duplicates(char *const *names, int n);
+extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
+
+/*
+ * Kafka's controller runs CreateTopics, DeleteTopics, CreatePartitions,
+ * ElectLeaders and AlterPartitionReassignments against a deadline of the
+ * request's arrival plus its timeout_ms.  One of 0 or less has passed before
+ * the controller looks at the request: Kafka 4.4 answers every entry
+ * REQUEST_TIMED_OUT with no message (and at the top, where the response has
+ * an error code), whatever the entry, and does nothing.  So do these
+ * handlers (test/clients/admin/wire_deadline.py).
+ */
+#define KP_CONTROLLER_DEADLINE_PASSED(timeout_ms)	((timeout_ms) <= 0)
+
+/*
  * Does names[i] occur among names[0..n) other than at i?  O(n): for a
  * handful of names; a request's names go through kp_mark_duplicates.
  */

@@ -23,6 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "listener/handlers.h"
+#include "listener/handlers_admin.h"
 #include "listener/listener.h"
 
 /* ElectionType (org.apache.kafka.common.ElectionType) */
@@ -64,6 +65,31 @@ kp_handle_elect_leaders(KpRequestContext *ctx)
 	int			j;
 
 	resp->error_code = KP_ERR_NONE;
+	if (KP_CONTROLLER_DEADLINE_PASSED(req->timeout_ms))
+	{
+		/* every partition asked for (none for null), whatever the type */
+		resp->error_code = KP_ERR_REQUEST_TIMED_OUT;
+		resp->n_replica_election_results = Max(req->n_topic_partitions, 0);
+		resp->replica_election_results =
+			palloc0(sizeof(KpElectLeadersResponseReplicaElectionResult) *
+					Max(req->n_topic_partitions, 1));
+		for (i = 0; i < resp->n_replica_election_results; i++)
+		{
+			KpElectLeadersRequestTopicPartitions *rt = &req->topic_partitions[i];
+			KpElectLeadersResponseReplicaElectionResult *out = &resp->replica_election_results[i];
+
+			out->topic = pstrdup(rt->topic ? rt->topic : "");
+			out->n_partition_result = Max(rt->n_partitions, 0);
+			out->partition_result =
+				palloc0(sizeof(KpElectLeadersResponsePartitionResult) * Max(rt->n_partitions, 1));
+			for (j = 0; j < out->n_partition_result; j++)
+			{
+				out->partition_result[j].partition_id = rt->partitions[j];
+				out->partition_result[j].error_code = KP_ERR_REQUEST_TIMED_OUT;
+			}
+		}
+		return;
+	}
 
 	/*
 	 * Asked for every partition (null), Kafka answers every topic, each with
@@ -178,8 +204,7 @@ reassign_partition(const char *topic, int32 count, int32 partition,
 	}
 	if (n_replicas < 0)
 	{
-		/* a cancellation */
-		*message = pstrdup("No partition reassignment is in progress.");
+		/* a cancellation: Kafka's ApiError has no message */
 		return KP_ERR_NO_REASSIGNMENT_IN_PROGRESS;
 	}
 	if (n_replicas == 0)
@@ -220,6 +245,8 @@ kp_handle_alter_partition_reassignments(KpRequestContext *ctx)
 	resp->error_code = KP_ERR_NONE;
 	resp->error_message = NULL;
 	resp->allow_replication_factor_change = req->allow_replication_factor_change;
+	if (KP_CONTROLLER_DEADLINE_PASSED(req->timeout_ms))
+		resp->error_code = KP_ERR_REQUEST_TIMED_OUT;
 	resp->n_responses = Max(req->n_topics, 0);
 	resp->responses = palloc0(sizeof(KpAlterPartitionReassignmentsResponseReassignableTopicResponse) *
 							  Max(req->n_topics, 1));
@@ -239,9 +266,12 @@ kp_handle_alter_partition_reassignments(KpRequestContext *ctx)
 			KpAlterPartitionReassignmentsResponseReassignablePartitionResponse *op = &out->partitions[j];
 
 			op->partition_index = rp->partition_index;
-			op->error_code = reassign_partition(out->name, count, rp->partition_index,
-												rp->replicas, rp->n_replicas,
-												&op->error_message);
+			if (resp->error_code == KP_ERR_REQUEST_TIMED_OUT)
+				op->error_code = KP_ERR_REQUEST_TIMED_OUT;
+			else
+				op->error_code = reassign_partition(out->name, count, rp->partition_index,
+													rp->replicas, rp->n_replicas,
+													&op->error_message);
 		}
 	}
 }

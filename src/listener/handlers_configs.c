@@ -445,7 +445,8 @@ alter_resource_topic(int8 type, const char *name, bool duplicate,
 	if (duplicate)
 	{
 		*code = KP_ERR_INVALID_REQUEST;
-		*msg = pstrdup("Duplicate resource.");
+		/* ConfigAdminManager.preprocess */
+		*msg = pstrdup("Each resource must appear at most once.");
 		return NULL;
 	}
 	if (type != RESOURCE_TOPIC)

@@ -136,6 +136,20 @@ kp_handle_create_topics(KpRequestContext *ctx)
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
+
+	resp->throttle_time_ms = 0;
+	if (KP_CONTROLLER_DEADLINE_PASSED(req->timeout_ms))
+	{
+		resp->n_topics = n;
+		resp->topics = new_array(rdesc, n);
+		for (i = 0; i < n; i++)
+		{
+			resp->topics[i].name = pstrdup(names[i] ? names[i] : "");
+			resp->topics[i].error_code = KP_ERR_REQUEST_TIMED_OUT;
+			resp->topics[i].error_message = NULL;
+		}
+		return;
+	}
 	dup = kp_mark_duplicates(names, n);
 
 	/*
@@ -151,7 +165,6 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		kp_handler_park_for_locks(ctx, req->timeout_ms))
 		return;
 
-	resp->throttle_time_ms = 0;
 	resp->n_topics = n;
 	resp->topics = new_array(rdesc, n);
 	for (i = 0; i < n; i++)
@@ -291,6 +304,9 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		else
 			out->topic_config_error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 	}
+	/* a repeated name is answered once */
+	resp->n_topics = kp_drop_entries(resp->topics, sizeof(*resp->topics),
+									 kp_mark_later_duplicates(names, n), n);
 }
 
 /* ---------------------------------------------------------------------
@@ -302,6 +318,88 @@ static void
 delete_topic_fn(void *arg)
 {
 	kp_topic_delete((const char *) arg);
+}
+
+/* A topic id as 32 hex digits, a key for kp_mark_duplicates. */
+static char *
+uuid_key(const KpUuid *id)
+{
+	char	   *key = palloc(33);
+
+	hex_encode((const char *) id->b, 16, key);
+	key[32] = '\0';
+	return key;
+}
+
+typedef struct IdEntry
+{
+	const char *key;
+	int			index;
+} IdEntry;
+
+static int
+id_entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const IdEntry *) a)->key, ((const IdEntry *) b)->key);
+}
+
+/*
+ * A topic named by name whose id another entry names (ControllerApis: "what
+ * if we supply topic ID X and also a name that maps to ID X?"): Kafka deletes
+ * neither and answers one entry, the name and the id, INVALID_REQUEST.  It
+ * says so only of a topic the client may delete (both entries passed the
+ * checks above), not to reveal which name an id has.  The name's entry is
+ * the answer; the id's (when not itself a duplicate, answered as such) is
+ * dropped.
+ */
+static void
+merge_name_and_id(KpDeleteTopicsResponseDeletableTopicResult *results,
+				  char **names, char **id_keys, const KpTopic **topics,
+				  bool *drop, int n)
+{
+	IdEntry    *ids = palloc(sizeof(IdEntry) * Max(n, 1));
+	int			nids = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (id_keys[i] != NULL)
+		{
+			ids[nids].key = id_keys[i];
+			ids[nids].index = i;
+			nids++;
+		}
+	if (nids == 0)
+		return;
+	qsort(ids, nids, sizeof(IdEntry), id_entry_cmp);
+	for (i = 0; i < n; i++)
+	{
+		IdEntry		probe;
+		IdEntry    *hit;
+		KpUuid		id;
+
+		if (names[i] == NULL || topics[i] == NULL)
+			continue;
+		memcpy(id.b, topics[i]->topic_uuid.data, 16);
+		probe.key = uuid_key(&id);
+		hit = bsearch(&probe, ids, nids, sizeof(IdEntry), id_entry_cmp);
+		if (hit == NULL)
+			continue;
+		/* any entry of that id: back to the first of equal keys */
+		while (hit > ids && strcmp(hit[-1].key, probe.key) == 0)
+			hit--;
+		for (; hit < ids + nids && strcmp(hit->key, probe.key) == 0; hit++)
+		{
+			if (topics[hit->index] != NULL)
+			{
+				/* the id's own entry: neither is deleted, one answer */
+				topics[hit->index] = NULL;
+				drop[hit->index] = true;
+			}
+		}
+		topics[i] = NULL;
+		results[i].error_code = KP_ERR_INVALID_REQUEST;
+		results[i].error_message = pstrdup("The provided topic name maps to an ID that was already supplied.");
+	}
 }
 
 /*
@@ -329,6 +427,8 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	char	  **id_keys = palloc(sizeof(char *) * Max(n, 1));
 	const KpTopic **topics = palloc0(sizeof(KpTopic *) * Max(n, 1));
 	bool	   *busy = palloc0(sizeof(bool) * Max(n, 1));
+	bool	   *drop;
+	bool	   *id_later;
 	bool		any_busy = false;
 	bool	   *dup;
 	bool	   *id_dup;
@@ -336,25 +436,38 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 
 	for (i = 0; i < n; i++)
 		names[i] = by_state ? req->topics[i].name : req->topic_names[i];
+
+	resp->throttle_time_ms = 0;
+	resp->n_responses = n;
+	resp->responses = new_array(rdesc, n);
+	if (KP_CONTROLLER_DEADLINE_PASSED(req->timeout_ms))
+	{
+		for (i = 0; i < n; i++)
+		{
+			resp->responses[i].name = names[i] ? pstrdup(names[i]) : NULL;
+			if (by_state)
+				resp->responses[i].topic_id = req->topics[i].topic_id;
+			resp->responses[i].error_code = KP_ERR_REQUEST_TIMED_OUT;
+			resp->responses[i].error_message = NULL;
+		}
+		return;
+	}
+
 	dup = kp_mark_duplicates(names, n);
+	drop = kp_mark_later_duplicates(names, n);
 	/* topics named by id only: the same id twice is refused too */
 	for (i = 0; i < n; i++)
 	{
 		id_keys[i] = NULL;
 		if (by_state && names[i] == NULL)
-		{
-			id_keys[i] = palloc(33);
-			hex_encode((const char *) req->topics[i].topic_id.b, 16, id_keys[i]);
-			id_keys[i][32] = '\0';
-		}
+			id_keys[i] = uuid_key(&req->topics[i].topic_id);
 	}
 	id_dup = kp_mark_duplicates(id_keys, n);
+	id_later = kp_mark_later_duplicates(id_keys, n);
+	for (i = 0; i < n; i++)
+		drop[i] |= id_later[i];
 
-	resp->throttle_time_ms = 0;
-	resp->n_responses = n;
-	resp->responses = new_array(rdesc, n);
-
-	/* what may be deleted, and whether its lock is free now */
+	/* what may be deleted */
 	for (i = 0; i < n; i++)
 	{
 		KpDeleteTopicsResponseDeletableTopicResult *out = &resp->responses[i];
@@ -418,8 +531,17 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		out->name = pstrdup(t->name);
 		memcpy(out->topic_id.b, t->topic_uuid.data, 16);
 		topics[i] = t;
+	}
+
+	merge_name_and_id(resp->responses, names, id_keys, topics, drop, n);
+
+	/* whether each topic's lock is free now */
+	for (i = 0; i < n; i++)
+	{
+		if (topics[i] == NULL)
+			continue;
 		/* held (with the AccessShareLock above): only others' locks conflict */
-		(void) kp_topic_try_open(t->name, AccessExclusiveLock, &busy[i]);
+		(void) kp_topic_try_open(topics[i]->name, AccessExclusiveLock, &busy[i]);
 		any_busy |= busy[i];
 	}
 
@@ -456,6 +578,7 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		if (out->error_code == KP_ERR_NONE)
 			kp_quota_mutation_record(ctx, topics[i]->partition_count, ctx->version >= 5);
 	}
+	resp->n_responses = kp_drop_entries(resp->responses, sizeof(*resp->responses), drop, n);
 }
 
 /* ---------------------------------------------------------------------
@@ -493,6 +616,20 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 
 	for (i = 0; i < n; i++)
 		names[i] = req->topics[i].name;
+
+	resp->throttle_time_ms = 0;
+	if (KP_CONTROLLER_DEADLINE_PASSED(req->timeout_ms))
+	{
+		resp->n_results = n;
+		resp->results = new_array(rdesc, n);
+		for (i = 0; i < n; i++)
+		{
+			resp->results[i].name = pstrdup(names[i] ? names[i] : "");
+			resp->results[i].error_code = KP_ERR_REQUEST_TIMED_OUT;
+			resp->results[i].error_message = NULL;
+		}
+		return;
+	}
 	dup = kp_mark_duplicates(names, n);
 
 	/*
@@ -508,7 +645,6 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		kp_handler_park_for_locks(ctx, req->timeout_ms))
 		return;
 
-	resp->throttle_time_ms = 0;
 	resp->n_results = n;
 	resp->results = new_array(rdesc, n);
 	for (i = 0; i < n; i++)
@@ -537,8 +673,9 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		topic = kp_handler_topic(out->name, NULL);
 		if (topic == NULL)
 		{
+			/* ControllerApis finds no id for the name: no message */
 			out->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-			out->error_message = psprintf("Unable to find topic %s", out->name);
+			out->error_message = NULL;
 			continue;
 		}
 		current = topic->partition_count;
@@ -593,4 +730,7 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		if (out->error_code == KP_ERR_NONE)
 			kp_quota_mutation_record(ctx, t->count - current, ctx->version >= 3);
 	}
+	/* a repeated name is answered once */
+	resp->n_results = kp_drop_entries(resp->results, sizeof(*resp->results),
+									  kp_mark_later_duplicates(names, n), n);
 }

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""What the controller's requests answer at their edges, against the broker at $KAFKA_BOOTSTRAP.
+Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this machine.
+
+  - No time to act. CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders and
+    AlterPartitionReassignments carry a timeout_ms; Kafka's controller runs each against a deadline
+    of its arrival plus that timeout, so one of 0 or less has passed before it looks at the
+    request: every entry is REQUEST_TIMED_OUT (7) with no message (ElectLeaders and
+    AlterPartitionReassignments at the top too), whatever the entry (a duplicate, an illegal name,
+    an unknown topic, a bad election type), and nothing is done: the topic asked for is not
+    created, the one named not deleted, the partitions not added. Found by segmentio/kafka-go's
+    suite, whose ElectLeaders sends 0. The same requests with 30 s then act.
+  - A repeated name (CreateTopics, CreatePartitions, DeleteTopics) or topic id (DeleteTopics) is
+    answered once, INVALID_REQUEST "Duplicate topic name." / "Duplicate topic id.", not once per
+    occurrence. Kafka shuffles DeleteTopics' answers, so they are compared as sets.
+  - IncrementalAlterConfigs naming a resource twice: every listing INVALID_REQUEST, "Each resource
+    must appear at most once." (Kafka 4.4 sends no answer at all to a legacy AlterConfigs that
+    repeats a resource: its forwarding fails with IllegalStateException "Duplicate key", logged).
+  - DeleteTopics naming a topic by name and by its id: one answer, the name and the id,
+    INVALID_REQUEST "The provided topic name maps to an ID that was already supplied."; the topic
+    is not deleted.
+  - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
+    (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
+Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
+and "N passed, M failed".
+"""
+import socket
+import struct
+import sys
+import uuid
+
+import describe_partitions as w
+from describe_partitions import check, cstr, uvarint
+
+TIMED_OUT = 7
+
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def create_topics(s, names, timeout, validate_only=0):
+    """CreateTopics v7, one partition each: [(name, error, message, partitions, rf, configs)]."""
+    body = uvarint(len(names) + 1)
+    for n in names:
+        body += cstr(n) + struct.pack(">ih", 1, 1) + uvarint(1) + uvarint(1) + b"\0"
+    body += i32(timeout) + i8(validate_only) + b"\0"
+    r = w.call(s, 19, 7, body)
+    r.i32()
+
+    def topic():
+        name = r.cstr()
+        r.take(16)
+        err, msg, parts, rf = r.i16(), r.cstr(), r.i32(), r.i16()
+        configs = r.carray(lambda: (r.cstr(), r.cstr(), r.i8(), r.i8(), r.i8(), r.tags()))
+        r.tags()
+        return name, err, msg, parts, rf, configs
+    return r.carray(topic)
+
+
+def delete_topics(s, entries, timeout):
+    """DeleteTopics v6 of [(name or None, 16-byte id)]: [(name, id, error, message)]."""
+    body = uvarint(len(entries) + 1)
+    for name, tid in entries:
+        body += cstr(name) + tid + b"\0"
+    r = w.call(s, 20, 6, body + i32(timeout) + b"\0")
+    r.i32()
+
+    def result():
+        name, tid, err, msg = r.cstr(), r.take(16), r.i16(), r.cstr()
+        r.tags()
+        return name, tid, err, msg
+    return r.carray(result)
+
+
+def create_partitions(s, names, count, timeout):
+    """CreatePartitions v3: [(name, error, message)]."""
+    body = uvarint(len(names) + 1) + b"".join(cstr(n) + i32(count) + uvarint(0) + b"\0" for n in names)
+    r = w.call(s, 37, 3, body + i32(timeout) + i8(0) + b"\0")
+    r.i32()
+
+    def result():
+        name, err, msg = r.cstr(), r.i16(), r.cstr()
+        r.tags()
+        return name, err, msg
+    return r.carray(result)
+
+
+def partition_results(r):
+    name = r.cstr()
+    parts = r.carray(lambda: (r.i32(), r.i16(), r.cstr(), r.tags())[:3])
+    r.tags()
+    return name, parts
+
+
+def elect_leaders(s, election_type, topics, timeout):
+    """ElectLeaders v2 of {topic: [partitions]} (None: every partition): (error, results)."""
+    if topics is None:
+        body = uvarint(0)
+    else:
+        body = uvarint(len(topics) + 1)
+        for t, ps in topics.items():
+            body += cstr(t) + uvarint(len(ps) + 1) + b"".join(i32(p) for p in ps) + b"\0"
+    r = w.call(s, 43, 2, i8(election_type) + body + i32(timeout) + b"\0")
+    r.i32()
+    err = r.i16()
+    return err, r.carray(lambda: partition_results(r))
+
+
+def cancel_reassignments(s, topics, timeout):
+    """AlterPartitionReassignments v1 cancelling {topic: [partitions]}: (allow, error, message, results)."""
+    body = i32(timeout) + i8(1) + uvarint(len(topics) + 1)
+    for t, ps in topics.items():
+        body += cstr(t) + uvarint(len(ps) + 1) + b"".join(i32(p) + uvarint(0) + b"\0" for p in ps) + b"\0"
+    r = w.call(s, 45, 1, body + b"\0")
+    r.i32()
+    allow, err, msg = r.i8(), r.i16(), r.cstr()
+    return allow, err, msg, r.carray(lambda: partition_results(r))
+
+
+def topic_id(s, name):
+    """Metadata v12 of one topic: (error, name, id, partition count)."""
+    r = w.call(s, 3, 12, uvarint(2) + b"\0" * 16 + cstr(name) + b"\0" + i8(0) + i8(0) + b"\0")
+    r.i32()
+    r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
+    r.cstr()
+    r.i32()
+
+    def topic():
+        err, n, tid = r.i16(), r.cstr(), r.take(16)
+        r.i8()
+        parts = r.carray(lambda: (r.i16(), r.i32(), r.i32(), r.i32(), r.carray(r.i32), r.carray(r.i32),
+                                  r.carray(r.i32), r.tags()))
+        r.i32()
+        r.tags()
+        return err, n, tid, len(parts or [])
+    return r.carray(topic)[0]
+
+
+def main():
+    host, port = w.BS.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=30)
+    tag = uuid.uuid4().hex[:8]
+    have = "dl-" + tag
+    made = w.create_topics(s, {have: 1})
+    check("CreateTopics %s (1 partition)" % have, made == {have: 0}, made)
+    err, _, have_id, nparts = topic_id(s, have)
+    check("Metadata v12 of %s: its id, 1 partition" % have, err == 0 and have_id != b"\0" * 16 and nparts == 1,
+          (err, nparts))
+    unknown = "dl-unknown-" + tag
+
+    for timeout in (0, -1):
+        new = "dl-new%d-%s" % (timeout, tag)
+        dup = "dl-dup%d-%s" % (timeout, tag)
+
+        got = create_topics(s, [new, dup, dup, "bad/name", have], timeout)
+        check("CreateTopics timeout %d: every entry REQUEST_TIMED_OUT, no message, -1 partitions and "
+              "replication factor, no configs (a duplicate, an illegal name, an existing topic alike)" % timeout,
+              got == [(n, TIMED_OUT, None, -1, -1, []) for n in (new, dup, dup, "bad/name", have)], got)
+        got = create_topics(s, [new], timeout, validate_only=1)
+        check("CreateTopics timeout %d, validate_only: REQUEST_TIMED_OUT" % timeout,
+              got == [(new, TIMED_OUT, None, -1, -1, [])], got)
+        got = create_topics(s, [new], 30000, validate_only=1)
+        check("CreateTopics timeout %d created nothing: the same name validates with 30 s" % timeout,
+              [g[:3] for g in got] == [(new, 0, None)], got)
+
+        zero = b"\0" * 16
+        got = delete_topics(s, [(have, zero), (unknown, zero), (None, have_id), (dup, zero), (dup, zero)], timeout)
+        check("DeleteTopics timeout %d: every entry REQUEST_TIMED_OUT, no message, the name and id as sent" % timeout,
+              got == [(have, zero, TIMED_OUT, None), (unknown, zero, TIMED_OUT, None),
+                      (None, have_id, TIMED_OUT, None), (dup, zero, TIMED_OUT, None),
+                      (dup, zero, TIMED_OUT, None)], got)
+
+        got = create_partitions(s, [have, unknown, dup, dup], 3, timeout)
+        check("CreatePartitions timeout %d: every entry REQUEST_TIMED_OUT, no message" % timeout,
+              got == [(n, TIMED_OUT, None) for n in (have, unknown, dup, dup)], got)
+        err, name, _, nparts = topic_id(s, have)
+        check("after both, timeout %d: %s still there with 1 partition" % (timeout, have),
+              (err, name, nparts) == (0, have, 1), (err, name, nparts))
+
+        got = elect_leaders(s, 0, {have: [0, 5], unknown: [0]}, timeout)
+        check("ElectLeaders timeout %d: REQUEST_TIMED_OUT at the top and for every partition, no message" % timeout,
+              got == (TIMED_OUT, [(have, [(0, TIMED_OUT, None), (5, TIMED_OUT, None)]),
+                                  (unknown, [(0, TIMED_OUT, None)])]), got)
+        got = elect_leaders(s, 0, None, timeout)
+        check("ElectLeaders timeout %d, every partition (null): REQUEST_TIMED_OUT, no topics" % timeout,
+              got == (TIMED_OUT, []), got)
+        got = elect_leaders(s, 7, {have: [0]}, timeout)
+        check("ElectLeaders timeout %d, election type 7: REQUEST_TIMED_OUT, not INVALID_REQUEST" % timeout,
+              got == (TIMED_OUT, [(have, [(0, TIMED_OUT, None)])]), got)
+
+        got = cancel_reassignments(s, {have: [0, 9], unknown: [0]}, timeout)
+        check("AlterPartitionReassignments timeout %d: REQUEST_TIMED_OUT at the top and for every partition, "
+              "no message, AllowReplicationFactorChange echoed" % timeout,
+              got == (1, TIMED_OUT, None, [(have, [(0, TIMED_OUT, None), (9, TIMED_OUT, None)]),
+                                           (unknown, [(0, TIMED_OUT, None)])]), got)
+
+    # repeated names and ids: one answer each
+    dup, new, unknown_id = "dl-dup-" + tag, "dl-new-" + tag, bytes(range(1, 17))
+    got = create_topics(s, [dup, new, dup, dup], 30000)
+    check("CreateTopics of a name three times: answered once, Duplicate topic name.; the other created",
+          sorted(g[:3] for g in got) == sorted([(dup, 42, "Duplicate topic name."), (new, 0, None)]), got)
+    got = create_partitions(s, [dup, new, dup, unknown], 2, 30000)
+    check("CreatePartitions of a name twice: answered once; an unknown topic: no message",
+          sorted(got) == sorted([(dup, 42, "Duplicate topic name."), (new, 0, None), (unknown, 3, None)]), got)
+    _, _, new_id, _ = topic_id(s, new)
+    zero = b"\0" * 16
+    got = delete_topics(s, [(dup, zero), (dup, zero), (unknown, zero), (None, new_id), (None, new_id),
+                            (None, unknown_id)], 30000)
+    check("DeleteTopics of a name twice and an id twice: each answered once",
+          sorted(got, key=repr) == sorted([(dup, zero, 42, "Duplicate topic name."),
+                                           (unknown, zero, 3, "This server does not host this topic-partition."),
+                                           (None, new_id, 42, "Duplicate topic id."),
+                                           (None, unknown_id, 100, "This server does not host this topic ID.")],
+                                          key=repr), got)
+
+    # IncrementalAlterConfigs v1 of a resource twice: here Kafka answers every listing
+    def resource(name):
+        return (i8(2) + cstr(name) + uvarint(2) + cstr("retention.ms") + i8(0) + cstr("1000000") + b"\0"
+                + b"\0")
+    r = w.call(s, 44, 1, uvarint(4) + resource(new) + resource(new) + resource(unknown) + i8(0) + b"\0")
+    r.i32()
+    got = r.carray(lambda: (r.i16(), r.cstr(), r.i8(), r.cstr(), r.tags())[:4])
+    once = "Each resource must appear at most once."
+    check("IncrementalAlterConfigs of a topic twice: each listing INVALID_REQUEST, \"%s\"" % once,
+          got == [(42, once, 2, new), (42, once, 2, new), (3, "The topic '%s' does not exist." % unknown, 2, unknown)],
+          got)
+
+    # a topic by its name and by its id, in either order
+    for entries in ([(new, zero), (None, new_id)], [(None, new_id), (new, zero)]):
+        got = delete_topics(s, entries, 30000)
+        check("DeleteTopics of %s by %s: one answer, INVALID_REQUEST, the name and the id"
+              % (new, " then by ".join("name" if e[0] else "id" for e in entries)),
+              got == [(new, new_id, 42, "The provided topic name maps to an ID that was already supplied.")], got)
+        err, name, _, nparts = topic_id(s, new)
+        check("... and %s is not deleted" % new, (err, name) == (0, new), (err, name))
+    got = delete_topics(s, [(None, new_id)], 30000)
+    check("DeleteTopics of %s by id alone: deleted, answered with its name" % new, got == [(new, new_id, 0, None)], got)
+
+    # the same with time to act
+    got = elect_leaders(s, 0, {have: [0]}, 30000)
+    check("ElectLeaders timeout 30000: ELECTION_NOT_NEEDED (84)",
+          got == (0, [(have, [(0, 84, "Leader election not needed for topic partition.")])]), got)
+    got = cancel_reassignments(s, {have: [0]}, 30000)
+    check("AlterPartitionReassignments timeout 30000, cancelling: NO_REASSIGNMENT_IN_PROGRESS (85), no message",
+          got == (1, 0, None, [(have, [(0, 85, None)])]), got)
+    got = create_partitions(s, [have], 2, 30000)
+    check("CreatePartitions timeout 30000: %s to 2 partitions" % have, got == [(have, 0, None)], got)
+    got = delete_topics(s, [(have, b"\0" * 16)], 30000)
+    check("DeleteTopics timeout 30000: %s deleted" % have, [g[2:] for g in got] == [(0, None)], got)
+    s.close()
+    print("%d passed, %d failed" % (w.passed, w.failed))
+    return 1 if w.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
