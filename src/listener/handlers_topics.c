@@ -424,6 +424,7 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 	bool		by_state = ctx->version >= 6;
 	int			n = by_state ? ArrayLen(req->n_topics) : ArrayLen(req->n_topic_names);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	char	  **name_keys = palloc(sizeof(char *) * Max(n, 1));
 	char	  **id_keys = palloc(sizeof(char *) * Max(n, 1));
 	const KpTopic **topics = palloc0(sizeof(KpTopic *) * Max(n, 1));
 	bool	   *busy = palloc0(sizeof(bool) * Max(n, 1));
@@ -453,15 +454,20 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		return;
 	}
 
-	dup = kp_mark_duplicates(names, n);
-	drop = kp_mark_later_duplicates(names, n);
-	/* topics named by id only: the same id twice is refused too */
+	/*
+	 * The names and ids that count as given (ControllerApis): an entry with
+	 * both, or neither, is refused on its own and repeats nothing.
+	 */
 	for (i = 0; i < n; i++)
 	{
-		id_keys[i] = NULL;
-		if (by_state && names[i] == NULL)
-			id_keys[i] = uuid_key(&req->topics[i].topic_id);
+		bool		no_id = !by_state || uuid_is_zero(&req->topics[i].topic_id);
+
+		name_keys[i] = names[i] != NULL && no_id ? names[i] : NULL;
+		id_keys[i] = names[i] == NULL && !no_id ? uuid_key(&req->topics[i].topic_id) : NULL;
 	}
+	dup = kp_mark_duplicates(name_keys, n);
+	drop = kp_mark_later_duplicates(name_keys, n);
+	/* topics named by id only: the same id twice is refused too */
 	id_dup = kp_mark_duplicates(id_keys, n);
 	id_later = kp_mark_later_duplicates(id_keys, n);
 	for (i = 0; i < n; i++)

@@ -12,7 +12,8 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     suite, whose ElectLeaders sends 0. The same requests with 30 s then act.
   - A repeated name (CreateTopics, CreatePartitions, DeleteTopics) or topic id (DeleteTopics) is
     answered once, INVALID_REQUEST "Duplicate topic name." / "Duplicate topic id.", not once per
-    occurrence. Kafka shuffles DeleteTopics' answers, so they are compared as sets.
+    occurrence. Kafka shuffles DeleteTopics' answers, so they are compared as sets. A DeleteTopics
+    entry with neither a name nor an id, or with both, is refused on its own and repeats nothing.
   - IncrementalAlterConfigs naming a resource twice: every listing INVALID_REQUEST, "Each resource
     must appear at most once." (Kafka 4.4 sends no answer at all to a legacy AlterConfigs that
     repeats a resource: its forwarding fails with IllegalStateException "Duplicate key", logged).
@@ -238,6 +239,20 @@ def main():
               got == [(new, new_id, 42, "The provided topic name maps to an ID that was already supplied.")], got)
         err, name, _, nparts = topic_id(s, new)
         check("... and %s is not deleted" % new, (err, name) == (0, new), (err, name))
+    # entries refused on their own repeat nothing
+    got = delete_topics(s, [(None, zero), (None, zero)], 30000)
+    neither = "Neither topic name nor id were specified."
+    check("DeleteTopics of two entries with neither name nor id: each answered", got ==
+          [(None, zero, 42, neither), (None, zero, 42, neither)], got)
+    other = "dl-other-" + tag
+    made = w.create_topics(s, {other: 1})
+    check("CreateTopics %s" % other, made == {other: 0}, made)
+    _, _, other_id, _ = topic_id(s, other)
+    got = delete_topics(s, [(other, other_id), (other, zero)], 30000)
+    check("DeleteTopics of %s with its id, then by name alone: the first refused, the second deleted" % other,
+          sorted(got, key=repr) == sorted([(other, other_id, 42, "You may not specify both topic name and topic id."),
+                                           (other, other_id, 0, None)], key=repr), got)
+
     got = delete_topics(s, [(None, new_id)], 30000)
     check("DeleteTopics of %s by id alone: deleted, answered with its name" % new, got == [(new, new_id, 0, None)], got)
 
