@@ -18,6 +18,7 @@
 #include "group/group.h"
 #include "share/share.h"
 #include "listener/handlers.h"
+#include "listener/handlers_admin.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
@@ -729,20 +730,31 @@ kp_handle_delete_groups(KpRequestContext *ctx)
 {
 	KpDeleteGroupsRequest *req = ctx->request;
 	KpDeleteGroupsResponse *resp = ctx->response;
+	int			n = req->n_groups_names < 0 ? 0 : req->n_groups_names;
+	char	  **ids = palloc(sizeof(char *) * Max(n, 1));
+	bool	   *later;
 	int			i;
 
-	resp->n_results = req->n_groups_names < 0 ? 0 : req->n_groups_names;
-	resp->results = palloc0(sizeof(KpDeleteGroupsResponseDeletableGroupResult) * Max(resp->n_results, 1));
-	for (i = 0; i < resp->n_results; i++)
-	{
-		const char *id = req->groups_names[i] ? req->groups_names[i] : "";
+	for (i = 0; i < n; i++)
+		ids[i] = req->groups_names[i] ? req->groups_names[i] : "";
+	/* Kafka's results are keyed by group: a repeated group is answered once */
+	later = kp_mark_later_duplicates(ids, n);
 
+	resp->n_results = n;
+	resp->results = palloc0(sizeof(KpDeleteGroupsResponseDeletableGroupResult) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		const char *id = ids[i];
+
+		if (later[i])
+			continue;
 		resp->results[i].group_id = pstrdup(id);
 		resp->results[i].error_code = group_allowed(ctx, id, KP_ACL_OP_DELETE) ?
 			kp_group_delete(id) : KP_ERR_GROUP_AUTHORIZATION_FAILED;
 		if (resp->results[i].error_code == KP_ERR_GROUP_ID_NOT_FOUND)
 			resp->results[i].error_code = kp_share_delete_group(id);
 	}
+	resp->n_results = kp_drop_entries(resp->results, sizeof(*resp->results), later, n);
 }
 
 void

@@ -20,6 +20,8 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
   - DeleteTopics naming a topic by name and by its id: one answer, the name and the id,
     INVALID_REQUEST "The provided topic name maps to an ID that was already supplied."; the topic
     is not deleted.
+  - DeleteGroups (the group coordinator's) naming a group twice: deleted and answered once (Kafka
+    keys the results by group).
   - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
     (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
@@ -255,6 +257,20 @@ def main():
 
     got = delete_topics(s, [(None, new_id)], 30000)
     check("DeleteTopics of %s by id alone: deleted, answered with its name" % new, got == [(new, new_id, 0, None)], got)
+
+    # DeleteGroups (the group coordinator's; Kafka keys its results by group) of a group twice
+    group = "dl-group-" + tag
+    body = (cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(2) + cstr(have) + uvarint(2) + i32(0)
+            + struct.pack(">q", 0) + i32(-1) + cstr(None) + b"\0" + b"\0" + b"\0")
+    r = w.call(s, 8, 8, body)
+    r.i32()
+    got = r.carray(lambda: (r.cstr(), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]), r.tags())[:2])
+    check("OffsetCommit v8 of %s to %s (the group exists)" % (group, have), got == [(have, [(0, 0)])], got)
+    r = w.call(s, 42, 2, uvarint(4) + cstr(group) + cstr(group) + cstr("dl-nogroup-" + tag) + b"\0")
+    r.i32()
+    got = r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])
+    check("DeleteGroups of a group twice and an unknown one: the group deleted and answered once, the other "
+          "GROUP_ID_NOT_FOUND (69)", sorted(got) == sorted([(group, 0), ("dl-nogroup-" + tag, 69)]), got)
 
     # the same with time to act
     got = elect_leaders(s, 0, {have: [0]}, 30000)
