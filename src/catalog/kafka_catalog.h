@@ -233,6 +233,9 @@ extern bool kp_debug_views_skip_recheck;
 /* Kafka's topic-name rules; ERROR (KP017) with the reason. */
 extern void kp_topic_check_name(const char *name);
 
+/* The same rules in Kafka's words, for the wire; NULL if the name is valid. */
+extern char *kp_topic_name_invalid(const char *name);
+
 /* name/value pairs of configs to set; value NULL means "reset to default" */
 typedef struct KpConfigSetting
 {

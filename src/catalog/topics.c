@@ -543,34 +543,91 @@ kp_topic_unlock_partition_id(const KpTopicLock *lock)
 		UnlockDatabaseObject(lock->relid, lock->topic_id, 0, AccessShareLock);
 }
 
-/* Kafka's Topic.validate: length, legal characters, not "." or "..". */
-void
-kp_topic_check_name(const char *name)
+/* What Kafka's Topic.validate finds wrong with a topic name. */
+typedef enum TopicNameProblem
+{
+	NAME_OK,
+	NAME_EMPTY,
+	NAME_DOTS,					/* "." or ".." */
+	NAME_TOO_LONG,
+	NAME_BAD_CHARACTER
+} TopicNameProblem;
+
+static TopicNameProblem
+topic_name_problem(const char *name)
 {
 	const char *p;
 
 	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_INVALID_TOPIC),
-				 errmsg("topic name is empty")));
+		return NAME_EMPTY;
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_INVALID_TOPIC),
-				 errmsg("topic name cannot be \"%s\"", name)));
+		return NAME_DOTS;
 	if (strlen(name) > KP_TOPIC_NAME_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_KP_INVALID_TOPIC),
-				 errmsg("topic name is %d characters long, the maximum is %d",
-						(int) strlen(name), KP_TOPIC_NAME_MAX)));
+		return NAME_TOO_LONG;
 	for (p = name; *p; p++)
-	{
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			return NAME_BAD_CHARACTER;
+	return NAME_OK;
+}
+
+/* Kafka's Topic.validate: length, legal characters, not "." or "..". */
+void
+kp_topic_check_name(const char *name)
+{
+	switch (topic_name_problem(name))
+	{
+		case NAME_OK:
+			break;
+		case NAME_EMPTY:
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_INVALID_TOPIC),
+					 errmsg("topic name is empty")));
+			break;
+		case NAME_DOTS:
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_INVALID_TOPIC),
+					 errmsg("topic name cannot be \"%s\"", name)));
+			break;
+		case NAME_TOO_LONG:
+			ereport(ERROR,
+					(errcode(ERRCODE_KP_INVALID_TOPIC),
+					 errmsg("topic name is %d characters long, the maximum is %d",
+							(int) strlen(name), KP_TOPIC_NAME_MAX)));
+			break;
+		case NAME_BAD_CHARACTER:
 			ereport(ERROR,
 					(errcode(ERRCODE_KP_INVALID_TOPIC),
 					 errmsg("topic name \"%s\" is illegal", name),
 					 errdetail("It contains a character other than ASCII alphanumerics, '.', '_' and '-'.")));
+			break;
 	}
+}
+
+/*
+ * The same rules in Kafka 4.4's words (Topic.validate's "Topic name is
+ * invalid: ..."), for a wire answer's INVALID_TOPIC_EXCEPTION; NULL if the
+ * name is valid.
+ */
+char *
+kp_topic_name_invalid(const char *name)
+{
+	switch (topic_name_problem(name))
+	{
+		case NAME_OK:
+			break;
+		case NAME_EMPTY:
+			return pstrdup("Topic name is invalid: the empty string is not allowed");
+		case NAME_DOTS:
+			return psprintf("Topic name is invalid: '%s' is not allowed", name);
+		case NAME_TOO_LONG:
+			return psprintf("Topic name is invalid: the length of '%s' is longer than the max allowed length %d",
+							name, KP_TOPIC_NAME_MAX);
+		case NAME_BAD_CHARACTER:
+			return psprintf("Topic name is invalid: '%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'",
+							name);
+	}
+	return NULL;
 }
 
 static void

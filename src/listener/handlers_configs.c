@@ -338,7 +338,7 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
 		out->error_code = KP_ERR_NONE;
-		out->error_message = NULL;
+		out->error_message = pstrdup("");	/* Kafka's ApiError.NONE: "", not null */
 		out->n_configs = 0;
 		out->configs = NULL;
 		out->error_code = config_resource_denied(ctx, r->resource_type, name,
@@ -353,17 +353,19 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		{
 			const KpTopic *t;
 
-			if (name[0] == '\0' || strlen(name) > KP_TOPIC_NAME_MAX)
+			char	   *invalid = kp_topic_name_invalid(name);
+
+			/* ConfigHelper: Topic.validate, then the topic (no message) */
+			if (invalid != NULL)
 			{
 				out->error_code = KP_ERR_INVALID_TOPIC_EXCEPTION;
-				out->error_message = psprintf("Topic name \"%s\" is illegal", name);
+				out->error_message = invalid;
 				continue;
 			}
 			t = kp_handler_topic(name, NULL);
 			if (t == NULL)
 			{
 				out->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-				out->error_message = psprintf("The topic '%s' does not exist.", name);
 				continue;
 			}
 			describe_topic(&d, r, t);

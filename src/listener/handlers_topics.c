@@ -71,12 +71,6 @@ typedef struct CreateTopicArg
 } CreateTopicArg;
 
 static void
-check_name_fn(void *arg)
-{
-	kp_topic_check_name((const char *) arg);
-}
-
-static void
 create_topic_fn(void *varg)
 {
 	CreateTopicArg *arg = varg;
@@ -196,14 +190,13 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		}
 
 		/* the name first, as ReplicationControlManager does */
-		code = kp_handler_try(check_name_fn, out->name, &msg);
-		if (code != KP_ERR_NONE)
+		msg = kp_topic_name_invalid(out->name);
+		if (msg != NULL)
 		{
-			out->error_code = code;
+			out->error_code = KP_ERR_INVALID_TOPIC_EXCEPTION;
 			out->error_message = msg;
 			continue;
 		}
-		msg = NULL;
 
 		memset(&arg, 0, sizeof(arg));
 		arg.name = out->name;
@@ -288,6 +281,8 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		}
 		code = kp_handler_try(create_topic_fn, &arg, &msg);
 		out->error_code = code;
+		if (code == KP_ERR_TOPIC_ALREADY_EXISTS)
+			msg = psprintf("Topic '%s' already exists.", out->name);	/* Kafka's words */
 		if (code != KP_ERR_NONE)
 		{
 			out->error_message = msg;

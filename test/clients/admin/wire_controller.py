@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What the controller's requests answer at their edges, against the broker at $KAFKA_BOOTSTRAP.
+"""What the controller's requests (and a few of the broker's admin requests) answer at their edges,
+against the broker at $KAFKA_BOOTSTRAP.
 Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this machine.
 
   - No time to act. CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders and
@@ -22,6 +23,10 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     is not deleted.
   - DeleteGroups (the group coordinator's) naming a group twice: deleted and answered once (Kafka
     keys the results by group).
+  - Illegal topic names (CreateTopics, DescribeConfigs): INVALID_TOPIC_EXCEPTION (17) in Kafka's
+    words, "Topic name is invalid: ..."; CreateTopics of an existing topic: "Topic 'X' already
+    exists."; DescribeConfigs' message is "" (not null) when there is no error and for an unknown
+    topic.
   - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
     (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
@@ -271,6 +276,39 @@ def main():
     got = r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])
     check("DeleteGroups of a group twice and an unknown one: the group deleted and answered once, the other "
           "GROUP_ID_NOT_FOUND (69)", sorted(got) == sorted([(group, 0), ("dl-nogroup-" + tag, 69)]), got)
+
+    # topic names Kafka refuses, in its words: CreateTopics, and DescribeConfigs (answered by the broker)
+    long_name = "n" * 250
+    refused = {
+        "": "Topic name is invalid: the empty string is not allowed",
+        ".": "Topic name is invalid: '.' is not allowed",
+        "..": "Topic name is invalid: '..' is not allowed",
+        long_name: "Topic name is invalid: the length of '%s' is longer than the max allowed length 249" % long_name,
+        "bad/x": "Topic name is invalid: 'bad/x' contains one or more characters other than ASCII alphanumerics, "
+                 "'.', '_' and '-'",
+    }
+    got = create_topics(s, list(refused) + [have], 30000)
+    check("CreateTopics of illegal names: INVALID_TOPIC_EXCEPTION (17) in Kafka's words; an existing topic: "
+          "TOPIC_ALREADY_EXISTS (36), \"Topic '...' already exists.\"",
+          [g[:3] for g in got] == [(n, 17, m) for n, m in refused.items()]
+          + [(have, 36, "Topic '%s' already exists." % have)], [g[:3] for g in got])
+    names = list(refused) + [have, unknown]
+    body = uvarint(len(names) + 2) + b"".join(i8(2) + cstr(n) + uvarint(0) + b"\0" for n in names)
+    body += i8(4) + cstr("") + uvarint(2) + cstr("log.retention.ms") + b"\0" + i8(0) + i8(0) + b"\0"
+    r = w.call(s, 32, 4, body)
+    r.i32()
+
+    def config_result():
+        err, msg, rtype, rname = r.i16(), r.cstr(), r.i8(), r.cstr()
+        r.carray(lambda: (r.cstr(), r.cstr(), r.i8(), r.i8(), r.i8(), r.carray(lambda: (r.cstr(), r.cstr(), r.i8(), r.tags())),
+                          r.i8(), r.cstr(), r.tags()))
+        r.tags()
+        return err, msg, rtype, rname
+    got = r.carray(config_result)
+    check("DescribeConfigs v4: illegal names INVALID_TOPIC_EXCEPTION in Kafka's words; a topic and the broker "
+          "answered with the message \"\" (not null); an unknown topic UNKNOWN_TOPIC_OR_PARTITION, message \"\"",
+          got == [(17, m, 2, n) for n, m in refused.items()] + [(0, "", 2, have), (3, "", 2, unknown), (0, "", 4, "")],
+          got)
 
     # the same with time to act
     got = elect_leaders(s, 0, {have: [0]}, 30000)
