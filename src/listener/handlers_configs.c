@@ -338,7 +338,8 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		out->resource_type = r->resource_type;
 		out->resource_name = pstrdup(name);
 		out->error_code = KP_ERR_NONE;
-		out->error_message = pstrdup("");	/* Kafka's ApiError.NONE: "", not null */
+		/* Kafka's ApiError.NONE: "", not null */
+		out->error_message = pstrdup("");
 		out->n_configs = 0;
 		out->configs = NULL;
 		out->error_code = config_resource_denied(ctx, r->resource_type, name,
