@@ -353,7 +353,6 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		if (r->resource_type == RESOURCE_TOPIC)
 		{
 			const KpTopic *t;
-
 			char	   *invalid = kp_topic_name_invalid(name);
 
 			/* ConfigHelper: Topic.validate, then the topic (no message) */
