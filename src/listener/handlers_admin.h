@@ -145,8 +145,9 @@ extern bool *kp_mark_duplicates(char *const *names, int n);
  * For each of names[0..n): does the same name occur before it?  Kafka's
  * ControllerApis answers a name that a CreateTopics, CreatePartitions or
  * DeleteTopics request repeats once ("Duplicate topic name."), not once per
- * occurrence: the later ones are dropped from the response
- * (kp_drop_entries).  A palloc'd bool[n] (duplicates.c).
+ * occurrence, and its group coordinator a group DeleteGroups repeats: the
+ * later ones are dropped from the response (kp_drop_entries).  A palloc'd
+ * bool[n] (duplicates.c).
  */
 extern bool *kp_mark_later_duplicates(char *const *names, int n);
 extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
@@ -158,7 +159,7 @@ extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
  * the controller looks at the request: Kafka 4.4 answers every entry
  * REQUEST_TIMED_OUT with no message (and at the top, where the response has
  * an error code), whatever the entry, and does nothing.  So do these
- * handlers (test/clients/admin/wire_deadline.py).
+ * handlers (test/clients/admin/wire_controller.py).
  */
 #define KP_CONTROLLER_DEADLINE_PASSED(timeout_ms)	((timeout_ms) <= 0)
 
