@@ -32,7 +32,7 @@ name_index_cmp(const void *a, const void *b, void *arg)
 
 /*
  * dup[i]: names[i] occurs elsewhere too; later[i] (if wanted): an earlier
- * index holds the same name.
+ * index holds the same name.  One sort for both.
  */
 static void
 mark(char *const *names, int n, bool *dup, bool *later)
@@ -57,23 +57,14 @@ mark(char *const *names, int n, bool *dup, bool *later)
 }
 
 bool *
-kp_mark_duplicates(char *const *names, int n)
+kp_mark_duplicates(char *const *names, int n, bool **later)
 {
 	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
 
-	mark(names, n, dup, NULL);
+	if (later)
+		*later = palloc0(sizeof(bool) * Max(n, 1));
+	mark(names, n, dup, later ? *later : NULL);
 	return dup;
-}
-
-bool *
-kp_mark_later_duplicates(char *const *names, int n)
-{
-	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
-	bool	   *later = palloc0(sizeof(bool) * Max(n, 1));
-
-	mark(names, n, dup, later);
-	pfree(dup);
-	return later;
 }
 
 /*

@@ -138,18 +138,15 @@ uuid_is_zero(const KpUuid *u)
 /*
  * For each of names[0..n): does it occur elsewhere among them?  NULLs never
  * do.  A palloc'd bool[n]; sorts, O(n log n) (duplicates.c).
+ *
+ * With later non-NULL, *later gets a palloc'd bool[n] too: does the same
+ * name occur before it?  Kafka's ControllerApis answers a name that a
+ * CreateTopics, CreatePartitions or DeleteTopics request repeats once
+ * ("Duplicate topic name."), not once per occurrence, and its group
+ * coordinator a group DeleteGroups repeats: the later ones are dropped from
+ * the response (kp_drop_entries).
  */
-extern bool *kp_mark_duplicates(char *const *names, int n);
-
-/*
- * For each of names[0..n): does the same name occur before it?  Kafka's
- * ControllerApis answers a name that a CreateTopics, CreatePartitions or
- * DeleteTopics request repeats once ("Duplicate topic name."), not once per
- * occurrence, and its group coordinator a group DeleteGroups repeats: the
- * later ones are dropped from the response (kp_drop_entries).  A palloc'd
- * bool[n] (duplicates.c).
- */
-extern bool *kp_mark_later_duplicates(char *const *names, int n);
+extern bool *kp_mark_duplicates(char *const *names, int n, bool **later);
 extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
 
 /*

@@ -474,7 +474,7 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 
 		for (i = 0; i < n; i++)
 			names[i] = (char *) ops[i].name;
-		dup = kp_mark_duplicates(names, n);
+		dup = kp_mark_duplicates(names, n, NULL);
 		for (i = 0; i < n; i++)
 			if (dup[i])
 			{

@@ -490,7 +490,7 @@ resource_duplicates(const void *base, int n, size_t elsize, size_t type_off, siz
 
 		keys[i] = psprintf("%d:%s", (int) *(const int8 *) (r + type_off), name ? name : "");
 	}
-	return kp_mark_duplicates(keys, n);
+	return kp_mark_duplicates(keys, n, NULL);
 }
 
 /*
@@ -519,7 +519,7 @@ lock_topic_resources(KpRequestContext *ctx, const void *base, int n, size_t elsi
 static bool
 has_duplicate_key(char *const *keys, int n)
 {
-	bool	   *dup = kp_mark_duplicates(keys, n);
+	bool	   *dup = kp_mark_duplicates(keys, n, NULL);
 	int			i;
 
 	for (i = 0; i < n; i++)

@@ -738,7 +738,7 @@ kp_handle_delete_groups(KpRequestContext *ctx)
 	for (i = 0; i < n; i++)
 		ids[i] = req->groups_names[i] ? req->groups_names[i] : "";
 	/* Kafka's results are keyed by group: a repeated group is answered once */
-	later = kp_mark_later_duplicates(ids, n);
+	(void) kp_mark_duplicates(ids, n, &later);
 
 	resp->n_results = n;
 	resp->results = palloc0(sizeof(KpDeleteGroupsResponseDeletableGroupResult) * Max(n, 1));

@@ -124,6 +124,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	bool	   *dup;
+	bool	   *later;
 	bool		any_new = false;
 	int			i;
 	bool		create_all = kp_authz_cluster(ctx, KP_ACL_OP_CREATE);
@@ -144,7 +145,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		}
 		return;
 	}
-	dup = kp_mark_duplicates(names, n);
+	dup = kp_mark_duplicates(names, n, &later);
 
 	/*
 	 * Topics are created one transaction at a time (kp_topic_create's lock),
@@ -300,8 +301,7 @@ kp_handle_create_topics(KpRequestContext *ctx)
 			out->topic_config_error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 	}
 	/* a repeated name is answered once */
-	resp->n_topics = kp_drop_entries(resp->topics, sizeof(*resp->topics),
-									 kp_mark_later_duplicates(names, n), n);
+	resp->n_topics = kp_drop_entries(resp->topics, sizeof(*resp->topics), later, n);
 }
 
 /* ---------------------------------------------------------------------
@@ -460,11 +460,9 @@ kp_handle_delete_topics(KpRequestContext *ctx)
 		name_keys[i] = names[i] != NULL && no_id ? names[i] : NULL;
 		id_keys[i] = names[i] == NULL && !no_id ? uuid_key(&req->topics[i].topic_id) : NULL;
 	}
-	dup = kp_mark_duplicates(name_keys, n);
-	drop = kp_mark_later_duplicates(name_keys, n);
+	dup = kp_mark_duplicates(name_keys, n, &drop);
 	/* topics named by id only: the same id twice is refused too */
-	id_dup = kp_mark_duplicates(id_keys, n);
-	id_later = kp_mark_later_duplicates(id_keys, n);
+	id_dup = kp_mark_duplicates(id_keys, n, &id_later);
 	for (i = 0; i < n; i++)
 		drop[i] |= id_later[i];
 
@@ -613,6 +611,7 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
 	bool	   *dup;
+	bool	   *later;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -631,7 +630,7 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 		}
 		return;
 	}
-	dup = kp_mark_duplicates(names, n);
+	dup = kp_mark_duplicates(names, n, &later);
 
 	/*
 	 * The topics' locks first, without waiting (kp_handler_lock_topics), then
@@ -732,6 +731,5 @@ kp_handle_create_partitions(KpRequestContext *ctx)
 			kp_quota_mutation_record(ctx, t->count - current, ctx->version >= 3);
 	}
 	/* a repeated name is answered once */
-	resp->n_results = kp_drop_entries(resp->results, sizeof(*resp->results),
-									  kp_mark_later_duplicates(names, n), n);
+	resp->n_results = kp_drop_entries(resp->results, sizeof(*resp->results), later, n);
 }
