@@ -9,7 +9,8 @@
  * do the same).  Comparing each name with every other one made a request
  * of n names cost n^2 string comparisons in the listener; requests are
  * bounded only by socket.request.max.bytes, so the names are sorted
- * instead.
+ * instead.  ListOffsets uses the same sort to find the partitions and
+ * topics its request repeats, with each name's occurrences chained.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,10 +33,11 @@ name_index_cmp(const void *a, const void *b, void *arg)
 
 /*
  * dup[i]: names[i] occurs elsewhere too; later[i] (if wanted): an earlier
- * index holds the same name.  One sort for both.
+ * index holds the same name; next[i] (if wanted, preset to -1): the next
+ * index that does.  One sort for all.
  */
 static void
-mark(char *const *names, int n, bool *dup, bool *later)
+mark(char *const *names, int n, bool *dup, bool *later, int *next)
 {
 	int		   *order = palloc(sizeof(int) * Max(n, 1));
 	int			m = 0;
@@ -52,6 +54,8 @@ mark(char *const *names, int n, bool *dup, bool *later)
 		dup[order[i - 1]] = dup[order[i]] = true;
 		if (later)
 			later[order[i]] = true;
+		if (next)
+			next[order[i - 1]] = order[i];
 	}
 	pfree(order);
 }
@@ -63,8 +67,23 @@ kp_mark_duplicates(char *const *names, int n, bool **later)
 
 	if (later)
 		*later = palloc0(sizeof(bool) * Max(n, 1));
-	mark(names, n, dup, later ? *later : NULL);
+	mark(names, n, dup, later ? *later : NULL, NULL);
 	return dup;
+}
+
+int *
+kp_chain_duplicates(char *const *names, int n, bool **later)
+{
+	bool	   *dup = palloc0(sizeof(bool) * Max(n, 1));
+	int		   *next = palloc(sizeof(int) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		next[i] = -1;
+	*later = palloc0(sizeof(bool) * Max(n, 1));
+	mark(names, n, dup, *later, next);
+	pfree(dup);
+	return next;
 }
 
 /*

@@ -147,6 +147,14 @@ uuid_is_zero(const KpUuid *u)
  * the response (kp_drop_entries).
  */
 extern bool *kp_mark_duplicates(char *const *names, int n, bool **later);
+
+/*
+ * The same sort, chaining each name's occurrences: a palloc'd int[n] whose
+ * [i] is the next index holding names[i] (-1 after the last), and *later as
+ * above.  ListOffsets merges a topic its request lists twice into one entry
+ * (handlers_fetch.c).
+ */
+extern int *kp_chain_duplicates(char *const *names, int n, bool **later);
 extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
 
 /*

@@ -23,6 +23,7 @@
 
 #include "codec/codec.h"
 #include "listener/fetch_session.h"
+#include "listener/handlers_admin.h"
 #include "listener/handlers.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
@@ -730,6 +731,140 @@ kp_handle_fetch(KpRequestContext *ctx)
  */
 
 /*
+ * Kafka's ListOffsetsRequest: the special timestamps a version may ask for
+ * (-3 MAX_TIMESTAMP from v7, -4 EARLIEST_LOCAL from v8, -5 LATEST_TIERED from
+ * v9, -6 EARLIEST_PENDING_UPLOAD from v11; any other negative one never).
+ * Kafka 4.4 answers the others UNSUPPORTED_VERSION, before it looks the
+ * partition up.
+ */
+static bool
+list_offsets_timestamp_unsupported(int64 timestamp, int16 version)
+{
+	switch (timestamp)
+	{
+		case -1:				/* LATEST */
+		case -2:				/* EARLIEST */
+			return false;
+		case -3:
+			return version < 7;
+		case -4:
+			return version < 8;
+		case -5:
+			return version < 9;
+		case -6:
+			return version < 11;
+		default:
+			return timestamp < 0;
+	}
+}
+
+/*
+ * One partition of a ListOffsets request (its topic t, NULL if unknown).
+ * *flushed: the WAL was flushed for the request already.
+ */
+static void
+list_partition_offset(KpRequestContext *ctx, const KpTopic *t, int32 epoch, bool *flushed,
+					  KpListOffsetsRequestListOffsetsPartition *rp,
+					  KpListOffsetsResponseListOffsetsPartitionResponse *op)
+{
+	KpListOffsetsRequest *req = ctx->request;
+	bool		read_committed = (req->isolation_level == 1);
+	KpPartitionRef ref;
+	KpLogOffsets off;
+	int64		found_ts = -1;
+	int64		offset;
+
+	op->partition_index = rp->partition_index;
+	op->timestamp = -1;
+	op->offset = -1;
+	op->leader_epoch = -1;
+	if (list_offsets_timestamp_unsupported(rp->timestamp, ctx->version))
+	{
+		op->error_code = KP_ERR_UNSUPPORTED_VERSION;
+		return;
+	}
+	if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+	{
+		op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+		return;
+	}
+	if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
+	{
+		op->error_code = rp->current_leader_epoch < epoch ?
+			KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
+		return;
+	}
+	kp_topic_partition(t, rp->partition_index, &ref);
+	if (kp_handler_no_room(ref.partition_id, NULL))
+	{
+		op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+		return;
+	}
+	op->error_code = KP_ERR_NONE;
+
+	/*
+	 * LATEST_TIERED and EARLIEST_PENDING_UPLOAD (KIP-1005, KIP-1023): nothing
+	 * is in remote storage, and Kafka answers a topic without tiered storage
+	 * no offset, no timestamp and no epoch.
+	 */
+	if (rp->timestamp == -5 || rp->timestamp == -6)
+		return;
+	kp_log_offsets(ref.partition_id, &off);
+
+	/*
+	 * Records appended but not flushed yet (acks=1): flushed now, once for
+	 * the request, so that LATEST answers them as Kafka's broker does at once
+	 * (kp_wal_flush_for_readers)
+	 */
+	if (!*flushed && off.high_watermark < off.log_end_offset &&
+		!XLogRecPtrIsInvalid(off.hw_next_lsn))
+	{
+		kp_wal_flush_for_readers();
+		*flushed = true;
+		kp_log_offsets(ref.partition_id, &off);
+	}
+	off.last_stable_offset = kp_client_lso(&off);
+	switch (rp->timestamp)
+	{
+		case -1:				/* LATEST: the high watermark, as Kafka's */
+			offset = read_committed ? off.last_stable_offset : off.high_watermark;
+			break;
+		case -2:				/* EARLIEST */
+		case -4:				/* EARLIEST_LOCAL (KIP-405): all is local */
+			offset = off.log_start_offset;
+			break;
+		case -3:				/* MAX_TIMESTAMP (KIP-734) */
+			offset = kp_log_max_timestamp(ref.partition_id, &found_ts);
+			break;
+		default:
+			offset = kp_log_offset_for_timestamp(ref.partition_id, rp->timestamp, &found_ts);
+			if (offset >= (read_committed ? off.last_stable_offset : off.high_watermark))
+				offset = -1;
+
+			/*
+			 * On a hot standby a record found is the first of that time in
+			 * the whole log (the standby's is a prefix of the primary's);
+			 * none found is only true of what it replayed: a consumer is sent
+			 * to the leader, the debugging replica id -2 is answered as
+			 * Kafka's follower answers it (none).
+			 */
+			if (offset < 0 && RecoveryInProgress() && req->replica_id != -2)
+			{
+				op->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
+				return;
+			}
+			break;
+	}
+	op->offset = offset;
+	op->timestamp = found_ts;
+
+	/* the epoch of the batch holding the offset (the current one at the end) */
+	op->leader_epoch = offset < 0 ? -1 :
+		offset >= off.high_watermark ? epoch :
+		kp_log_epoch_at(ref.partition_id, offset, epoch);
+}
+
+/*
  * ListOffsets: LATEST is the high watermark (read_committed: the last
  * stable offset), EARLIEST the log start, a timestamp the first record at
  * or after it below that bound.  On a hot standby (a consumer's request, or
@@ -737,132 +872,120 @@ kp_handle_fetch(KpRequestContext *ctx)
  * this server's: its replayed end and its log start, as the high watermark
  * and log start of its Fetch responses; a timestamp with no record in what
  * it replayed is NOT_LEADER_OR_FOLLOWER for a consumer (docs/replication.md).
+ *
+ * As Kafka 4.4's broker, which keys the answers by partition: a topic listed
+ * twice is answered in one entry, a partition listed twice once with
+ * INVALID_REQUEST, and a topic with no partition to answer not at all; a
+ * topic the client may not describe is answered as listed,
+ * TOPIC_AUTHORIZATION_FAILED for each partition, after the others
+ * (test/clients/admin/wire_list_offsets.py).
  */
 void
 kp_handle_list_offsets(KpRequestContext *ctx)
 {
 	KpListOffsetsRequest *req = ctx->request;
 	KpListOffsetsResponse *resp = ctx->response;
-	bool		read_committed = (req->isolation_level == 1);
+	int			n_topics = ArrayLen(req->n_topics);
 	int32		epoch = kp_leader_epoch();
-	bool		standby = RecoveryInProgress();
 	bool		flushed = false;
+	char	  **names = palloc(sizeof(char *) * Max(n_topics, 1));
+	bool	   *allowed = palloc(sizeof(bool) * Max(n_topics, 1));
+	int		   *first_key = palloc(sizeof(int) * (Max(n_topics, 1) + 1));
+	char	  **keys;
+	bool	   *key_dup;
+	bool	   *key_later;
+	bool	   *topic_later;
+	int		   *next_listing;
+	int			n_keys = 0;
+	int			pass;
 	int			i;
 
-	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
-	resp->topics = palloc0(sizeof(KpListOffsetsResponseListOffsetsTopicResponse) * Max(resp->n_topics, 1));
-	for (i = 0; i < resp->n_topics; i++)
+	/*
+	 * Every (partition, topic) of the request, numbered in request order:
+	 * "partition:topic" cannot be another pair's (a partition has no ':').
+	 */
+	for (i = 0; i < n_topics; i++)
+	{
+		names[i] = req->topics[i].name;
+		first_key[i] = n_keys;
+		n_keys += ArrayLen(req->topics[i].n_partitions);
+	}
+	first_key[n_topics] = n_keys;
+	keys = palloc(sizeof(char *) * Max(n_keys, 1));
+	for (i = 0; i < n_topics; i++)
 	{
 		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
-		KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[i];
-		const KpTopic *t = kp_handler_topic(rt->name, NULL);
-		bool		allowed = kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE);
 		int			j;
 
-		ot->name = rt->name ? pstrdup(rt->name) : NULL;
-		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
-		ot->partitions = palloc0(sizeof(KpListOffsetsResponseListOffsetsPartitionResponse) *
-								 Max(ot->n_partitions, 1));
-		for (j = 0; j < ot->n_partitions; j++)
+		for (j = 0; j < first_key[i + 1] - first_key[i]; j++)
+			keys[first_key[i] + j] = rt->name == NULL ? NULL :
+				psprintf("%d:%s", rt->partitions[j].partition_index, rt->name);
+	}
+	key_dup = kp_mark_duplicates(keys, n_keys, &key_later);
+	next_listing = kp_chain_duplicates(names, n_topics, &topic_later);
+
+	resp->n_topics = 0;
+	resp->topics = palloc0(sizeof(KpListOffsetsResponseListOffsetsTopicResponse) * Max(n_topics, 1));
+	for (i = 0; i < n_topics; i++)
+		allowed[i] = kp_authz_topic(ctx, names[i], kp_handler_topic(names[i], NULL),
+									KP_ACL_OP_DESCRIBE);
+
+	/* first the topics the client may describe, then the others */
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (i = 0; i < n_topics; i++)
 		{
-			KpListOffsetsRequestListOffsetsPartition *rp = &rt->partitions[j];
-			KpListOffsetsResponseListOffsetsPartitionResponse *op = &ot->partitions[j];
-			KpPartitionRef ref;
-			KpLogOffsets off;
-			int64		found_ts = -1;
-			int64		offset;
+			KpListOffsetsResponseListOffsetsTopicResponse *ot = &resp->topics[resp->n_topics];
+			const KpTopic *t = NULL;
+			int			n = 0;
+			int			l;
 
-			op->partition_index = rp->partition_index;
-			op->timestamp = -1;
-			op->offset = -1;
-			op->leader_epoch = -1;
-			if (!allowed)
-			{
-				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			if (allowed[i] != (pass == 0) || (allowed[i] && topic_later[i]))
 				continue;
-			}
-			if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
+			if (allowed[i])
 			{
-				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-				continue;
+				t = kp_handler_topic(names[i], NULL);
+				for (l = i; l >= 0; l = next_listing[l])
+					n += first_key[l + 1] - first_key[l];
 			}
-			if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch != epoch)
-			{
-				op->error_code = rp->current_leader_epoch < epoch ?
-					KP_ERR_FENCED_LEADER_EPOCH : KP_ERR_UNKNOWN_LEADER_EPOCH;
-				continue;
-			}
-			kp_topic_partition(t, rp->partition_index, &ref);
-			if (kp_handler_no_room(ref.partition_id, NULL))
-			{
-				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				continue;
-			}
-			kp_log_offsets(ref.partition_id, &off);
+			else
+				n = first_key[i + 1] - first_key[i];
+			ot->name = names[i] ? pstrdup(names[i]) : NULL;
+			ot->partitions = palloc0(sizeof(KpListOffsetsResponseListOffsetsPartitionResponse) *
+									 Max(n, 1));
+			ot->n_partitions = 0;
 
-			/*
-			 * Records appended but not flushed yet (acks=1): flushed now,
-			 * once for the request, so that LATEST answers them as Kafka's
-			 * broker does at once (kp_wal_flush_for_readers)
-			 */
-			if (!flushed && off.high_watermark < off.log_end_offset &&
-				!XLogRecPtrIsInvalid(off.hw_next_lsn))
+			/* a topic not allowed: this listing alone; else all of them */
+			for (l = i; l >= 0; l = allowed[i] ? next_listing[l] : -1)
 			{
-				kp_wal_flush_for_readers();
-				flushed = true;
-				kp_log_offsets(ref.partition_id, &off);
-			}
-			off.last_stable_offset = kp_client_lso(&off);
-			switch (rp->timestamp)
-			{
-				case -1:		/* LATEST: the high watermark, as Kafka's */
-					offset = read_committed ? off.last_stable_offset : off.high_watermark;
-					break;
-				case -2:		/* EARLIEST */
-				case -4:		/* EARLIEST_LOCAL (KIP-405): all is local */
-				case -5:		/* EARLIEST_PENDING_UPLOAD: nothing is
-								 * uploaded */
-					offset = off.log_start_offset;
-					break;
-				case -3:		/* MAX_TIMESTAMP (KIP-734) */
-					offset = kp_log_max_timestamp(ref.partition_id, &found_ts);
-					break;
-				default:
-					if (rp->timestamp < 0)
-					{
+				KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[l];
+				int			j;
+
+				for (j = 0; j < first_key[l + 1] - first_key[l]; j++)
+				{
+					KpListOffsetsRequestListOffsetsPartition *rp = &rt->partitions[j];
+					KpListOffsetsResponseListOffsetsPartitionResponse *op;
+					int			k = first_key[l] + j;
+
+					if (allowed[i] && key_later[k])
+						continue;
+					op = &ot->partitions[ot->n_partitions++];
+					op->partition_index = rp->partition_index;
+					op->timestamp = -1;
+					op->offset = -1;
+					op->leader_epoch = -1;
+					if (!allowed[i])
+						op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+					else if (key_dup[k])
 						op->error_code = KP_ERR_INVALID_REQUEST;
-						continue;
-					}
-					offset = kp_log_offset_for_timestamp(ref.partition_id, rp->timestamp, &found_ts);
-					if (offset >= (read_committed ? off.last_stable_offset : off.high_watermark))
-						offset = -1;
-
-					/*
-					 * On a hot standby a record found is the first of that
-					 * time in the whole log (the standby's is a prefix of the
-					 * primary's); none found is only true of what it
-					 * replayed: a consumer is sent to the leader, the
-					 * debugging replica id -2 is answered as Kafka's follower
-					 * answers it (none).
-					 */
-					if (offset < 0 && standby && req->replica_id != -2)
-					{
-						op->error_code = KP_ERR_NOT_LEADER_OR_FOLLOWER;
-						continue;
-					}
-					break;
+					else
+						list_partition_offset(ctx, t, epoch, &flushed, rp, op);
+				}
 			}
-			op->error_code = KP_ERR_NONE;
-			op->offset = offset;
-			op->timestamp = found_ts;
-
-			/*
-			 * the epoch of the batch holding the offset (the current one at
-			 * the end)
-			 */
-			op->leader_epoch = offset < 0 ? -1 :
-				offset >= off.high_watermark ? epoch :
-				kp_log_epoch_at(ref.partition_id, offset, epoch);
+			if (allowed[i] && ot->n_partitions == 0)
+				continue;		/* nothing to answer: no entry */
+			resp->n_topics++;
 		}
 	}
+	Assert(resp->n_topics <= n_topics);
 }

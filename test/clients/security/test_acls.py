@@ -153,6 +153,28 @@ def raw_fetch_code(user, topic, replica_id):
     return struct.unpack(">h", body[p + 8:p + 10])[0]
 
 
+def raw_list_offsets(user, topics):
+    """ListOffsets v1 (LATEST) of [(topic, [partition])]: [(topic, [(partition, error code)])] as answered."""
+    c = raw_login(user)
+    body = struct.pack(">ii", -1, len(topics))
+    for t, parts in topics:
+        body += struct.pack(">h", len(t)) + t.encode() + struct.pack(">i", len(parts))
+        body += b"".join(struct.pack(">iq", p, -1) for p in parts)
+    c.send(2, 1, body)
+    r = c.recv()[1]
+    c.close()
+    out, i = [], 4
+    for _ in range(struct.unpack(">i", r[0:4])[0]):
+        n = struct.unpack(">h", r[i:i + 2])[0]
+        name, i = r[i + 2:i + 2 + n].decode(), i + 2 + n
+        parts, count, i = [], struct.unpack(">i", r[i:i + 4])[0], i + 4
+        for _ in range(count):
+            parts.append(struct.unpack(">ih", r[i:i + 6]))
+            i += 22     # partition, error code, timestamp, offset
+        out.append((name, parts))
+    return out
+
+
 def raw_share_heartbeat_code(user, group, topic):
     """ShareGroupHeartbeat v1 (flexible) joining group, subscribed to topic: its error code."""
     def cs(x):
@@ -211,6 +233,12 @@ check("alice: a raw Fetch of her topic is allowed", raw_fetch_code("alice", ta, 
 code = raw_fetch_code("alice", ta, 0)
 check("alice: a Fetch as a follower (replica id 0) without CLUSTER_ACTION is TOPIC_AUTHORIZATION_FAILED",
       code == TOPIC_AUTH, code)
+# Kafka answers the partitions of topics one may describe once each (a repeated one INVALID_REQUEST,
+# a topic listed twice in one entry), the others as listed, after them
+got = raw_list_offsets("alice", [(tc, [0, 0]), (ta, [0]), (tc, [0])])
+check("alice: ListOffsets of a topic she may not describe, listed twice, and of hers: her topic answered, "
+      "then each listing of the other, TOPIC_AUTHORIZATION_FAILED per partition",
+      got == [(ta, [(0, 0)]), (tc, [(0, TOPIC_AUTH), (0, TOPIC_AUTH)]), (tc, [(0, TOPIC_AUTH)])], got)
 got, err = consume("alice", "g-other-" + run, ta)
 check("alice: another group is GROUP_AUTHORIZATION_FAILED", err == GROUP_AUTH and not got, (got, err))
 # share groups (KIP-932): GROUP READ and TOPIC DESCRIBE, as a consumer group
