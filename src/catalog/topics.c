@@ -654,6 +654,51 @@ spi_exec(const char *sql, int nargs, Oid *types, Datum *values, int expect)
 }
 
 /*
+ * The topic whose name is name or differs from it only in '.' against '_'
+ * (Kafka refuses such a pair: its metric names cannot tell them apart), as
+ * the transaction sees the catalog; palloc'd in the context SPI was
+ * connected from, NULL if none.  Inside an SPI connection.
+ */
+static char *
+existing_topic(const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	char	   *found;
+	char	   *copy;
+
+	values[0] = CStringGetTextDatum(name);
+	spi_exec("SELECT name FROM kafka.topics WHERE translate(name, '.', '_') = translate($1, '.', '_')",
+			 1, types, values, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return NULL;
+	found = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	copy = SPI_palloc(strlen(found) + 1);
+	strcpy(copy, found);
+	return copy;
+}
+
+/*
+ * The wire's CreateTopics words a collision as Kafka's controller does
+ * ("Topic 'a.b' collides with existing topic: a_b"), so it needs the other
+ * name: a topic other than name whose name differs from it only in '.'
+ * against '_', or NULL.
+ */
+char *
+kp_topic_colliding(const char *name)
+{
+	char	   *existing;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	existing = existing_topic(name);
+	SPI_finish();
+	if (existing != NULL && strcmp(existing, name) == 0)
+		return NULL;
+	return existing;
+}
+
+/*
  * After partitions were added (in SPI): every partition of the database
  * must fit the store's shared map, kafka.max_partitions entries, or the
  * server would refuse them at their first use after its next start (the
@@ -739,6 +784,7 @@ kp_topic_create(const char *name, int32 partitions,
 	int32		topic_id;
 	bool		isnull;
 	bool		locked;
+	char	   *existing;
 	int			i;
 
 	kp_topic_check_name(name);
@@ -765,13 +811,9 @@ kp_topic_create(const char *name, int32 partitions,
 	 */
 	locked = lock_creation(kp_topic_locks_nowait);	/* refused below if not */
 
-	values[0] = CStringGetTextDatum(name);
-	spi_exec("SELECT name FROM kafka.topics WHERE translate(name, '.', '_') = translate($1, '.', '_')",
-			 1, types, values, SPI_OK_SELECT);
-	if (SPI_processed > 0)
+	existing = existing_topic(name);
+	if (existing != NULL)
 	{
-		char	   *existing = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
 		if (strcmp(existing, name) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_KP_TOPIC_ALREADY_EXISTS),
@@ -790,6 +832,7 @@ kp_topic_create(const char *name, int32 partitions,
 				 errdetail("Topics are created and partitions added one transaction at a time, and a SQL transaction that did either is still open.")));
 	}
 
+	values[0] = CStringGetTextDatum(name);
 	values[1] = Int32GetDatum(partitions);
 	spi_exec("INSERT INTO kafka.topics (name, partition_count) VALUES ($1, $2) RETURNING topic_id",
 			 2, types, values, SPI_OK_INSERT_RETURNING);

@@ -284,6 +284,18 @@ kp_handle_create_topics(KpRequestContext *ctx)
 		out->error_code = code;
 		if (code == KP_ERR_TOPIC_ALREADY_EXISTS)
 			msg = psprintf("Topic '%s' already exists.", out->name);	/* Kafka's words */
+
+		/*
+		 * The name was valid (checked above), so INVALID_TOPIC_EXCEPTION is a
+		 * collision: in Kafka's words, with the other name
+		 */
+		if (code == KP_ERR_INVALID_TOPIC_EXCEPTION)
+		{
+			char	   *other = kp_topic_colliding(out->name);
+
+			if (other != NULL)
+				msg = psprintf("Topic '%s' collides with existing topic: %s", out->name, other);
+		}
 		if (code != KP_ERR_NONE)
 		{
 			out->error_message = msg;

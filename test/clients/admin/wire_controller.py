@@ -25,8 +25,9 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     keys the results by group).
   - Illegal topic names (CreateTopics, DescribeConfigs): INVALID_TOPIC_EXCEPTION (17) in Kafka's
     words, "Topic name is invalid: ..."; CreateTopics of an existing topic: "Topic 'X' already
-    exists."; DescribeConfigs' message is "" (not null) when there is no error and for an unknown
-    topic.
+    exists."; of a name that differs from an existing one only in '.' against '_':
+    INVALID_TOPIC_EXCEPTION, "Topic 'a.b' collides with existing topic: a_b"; DescribeConfigs'
+    message is "" (not null) when there is no error and for an unknown topic.
   - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
     (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
@@ -35,6 +36,7 @@ and "N passed, M failed".
 import socket
 import struct
 import sys
+import time
 import uuid
 
 import describe_partitions as w
@@ -265,6 +267,16 @@ def main():
 
     # DeleteGroups (the group coordinator's; Kafka keys its results by group) of a group twice
     group = "dl-group-" + tag
+    # a Kafka that never had a group answers COORDINATOR_NOT_AVAILABLE until its offsets topic is made
+    deadline = time.time() + 30
+    while True:
+        r = w.call(s, 10, 4, i8(0) + uvarint(2) + cstr(group) + b"\0")
+        r.i32()
+        found = r.carray(lambda: (r.cstr(), r.i32(), r.cstr(), r.i32(), r.i16(), r.cstr(), r.tags())[4])
+        if found == [0] or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    check("FindCoordinator v4 of %s" % group, found == [0], found)
     body = (cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(2) + cstr(have) + uvarint(2) + i32(0)
             + struct.pack(">q", 0) + i32(-1) + cstr(None) + b"\0" + b"\0" + b"\0")
     r = w.call(s, 8, 8, body)
@@ -292,6 +304,17 @@ def main():
           "TOPIC_ALREADY_EXISTS (36), \"Topic '...' already exists.\"",
           [g[:3] for g in got] == [(n, 17, m) for n, m in refused.items()]
           + [(have, 36, "Topic '%s' already exists." % have)], [g[:3] for g in got])
+    under = "dl_c_" + tag
+    got = create_topics(s, [under], 30000)
+    check("CreateTopics %s" % under, [g[:3] for g in got] == [(under, 0, None)], got)
+    colliding = ["dl.c." + tag, "dl.c_" + tag]
+    got = create_topics(s, colliding, 30000)
+    check("CreateTopics of names differing from an existing topic's only in '.' against '_': "
+          "INVALID_TOPIC_EXCEPTION, \"Topic '...' collides with existing topic: ...\"",
+          [g[:3] for g in got] == [(n, 17, "Topic '%s' collides with existing topic: %s" % (n, under))
+                                   for n in colliding], [g[:3] for g in got])
+    got = delete_topics(s, [(under, b"\0" * 16)], 30000)
+    check("DeleteTopics %s" % under, [g[2:] for g in got] == [(0, None)], got)
     names = list(refused) + [have, unknown]
     body = uvarint(len(names) + 2) + b"".join(i8(2) + cstr(n) + uvarint(0) + b"\0" for n in names)
     body += i8(4) + cstr("") + uvarint(2) + cstr("log.retention.ms") + b"\0" + i8(0) + i8(0) + b"\0"
