@@ -9,6 +9,9 @@ sockets, so the same file runs against kafka_pg and against Apache Kafka 4.4
 - a Produce with two batches for one partition is refused with INVALID_RECORD
   (ProduceRequest.validateRecords: exactly one batch per partition at v3+),
   neither batch is stored, and the connection goes on serving;
+- a Produce listing a partition twice: Kafka appends the last listing's batch
+  only and answers once, kafka_pg appends and answers each (a deliberate
+  difference: it drops nothing);
 - a partition listed several times in one Fetch is answered once, at the
   place of its first listing, from the fetch offset of its last one, and a
   topic's partitions are grouped as Kafka groups them;
@@ -106,6 +109,43 @@ def check_produce_defects():
     check("the same connection then stores one good batch at offset 0", (err, base) == (0, 0),
           f"got {(err, base)}")
     check("3 records stored", records_stored(c, topic) == 3, f"{records_stored(c, topic)}")
+    c.close()
+
+
+def check_produce_repeated_partition():
+    """A Produce that lists a partition twice (in one topic entry, or in two).  Kafka 4.4 keys
+    its appends by partition: only the last listing's batch is appended, the partition answered
+    once, the earlier batch dropped without an error.  kafka_pg appends each listing's batch in
+    request order and answers each (docs/wire-protocol.md, Produce): it drops nothing."""
+    c = kc.Conn()
+    topic = f"limits-pdup-{RUN}"
+    check("create topic", kc.create_topic(c, topic) == 0)
+    time.sleep(1)
+    two, one = kc.build_batch(0, [b"a1", b"a2"]), kc.build_batch(0, [b"b1"])
+
+    def produce(listing):
+        ts = [kc.string(topic) + kc.array([kc.i32(0) + kc.nbytes(b) for b in batches]) for batches in listing]
+        r = c.call(0, 8, kc.string(None) + kc.i16(-1) + kc.i32(30000) + kc.array(ts))
+        if r is None:
+            return None
+        def part():
+            got = (r.i32(), r.i16(), r.i64())
+            r.i64(), r.i64(), r.array(lambda: (r.i32(), r.string())), r.string()
+            return got
+        return [a for _, parts in r.array(lambda: (r.string(), r.array(part))) for a in parts]
+    is_pg = bool(os.environ.get("PGPORT"))
+    got = produce([[two, one]])
+    check("a partition listed twice in one topic entry: " +
+          ("kafka_pg appends both batches and answers each" if is_pg else
+           "Kafka appends the last listing's batch only, answered once"),
+          got == ([(0, 0, 0), (0, 0, 2)] if is_pg else [(0, 0, 0)]), got)
+    got = produce([[two], [one]])
+    check("a topic listed twice, the same partition: " +
+          ("kafka_pg appends both batches and answers each" if is_pg else
+           "Kafka appends the last listing's batch only, answered once"),
+          got == ([(0, 0, 3), (0, 0, 5)] if is_pg else [(0, 0, 1)]), got)
+    stored = records_stored(c, topic)
+    check("records stored: %s" % ("6" if is_pg else "2"), stored == (6 if is_pg else 2), stored)
     c.close()
 
 
@@ -472,7 +512,7 @@ def check_duplicate_names():
     """DeleteTopics v1 of many names, two of them twice: each repeated name
     is answered once, INVALID_REQUEST, every other one on its own
     (UNKNOWN_TOPIC_OR_PARTITION).  The duplicate check sorts: 20,002 names
-    used to take 2 x 10^8 comparisons."""
+    used to take 2 x 10^8 comparisons.  The same for ListOffsets' partitions."""
     c = kc.Conn()
     n = 20000
     names = [f"limits-nothere-{RUN}-{i}" for i in range(n)]
@@ -496,6 +536,24 @@ def check_duplicate_names():
           len(others) == n - 2 and all(e == 3 for _, e in others))
     check("... in less than 30 s", took < 30, f"{took:.1f} s")
     print(f"# DeleteTopics of {len(names)} names answered in {took:.2f} s")
+
+    # ListOffsets finds its repeated partitions the same way (Kafka answers each once, INVALID_REQUEST)
+    parts = list(range(n)) + [7, n - 3]
+    body = kc.i32(-1) + kc.array([kc.string(names[0]) + kc.array([kc.i32(p) + kc.i64(-1) for p in parts])])
+    t0 = time.time()
+    r = c.call(2, 1, body, timeout=120)
+    took = time.time() - t0
+    if r is None:
+        check("ListOffsets of 20,002 partitions answered", False)
+        return
+    res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64()))))
+    answers = [(p, e) for _, ps in res for p, e, _, _ in ps]
+    check("ListOffsets of an unknown topic's 20,002 partitions, 2 repeated: one entry; each repeated one "
+          "answered once, INVALID_REQUEST; every other one UNKNOWN_TOPIC_OR_PARTITION",
+          len(res) == 1 and sorted(answers) == sorted([(p, 42 if p in (7, n - 3) else 3) for p in range(n)]),
+          [a for a in answers if a[1] != 3][:6])
+    check("... in less than 30 s", took < 30, f"{took:.1f} s")
+    print(f"# ListOffsets of {len(parts)} partitions answered in {took:.2f} s")
     c.close()
 
 
@@ -523,6 +581,7 @@ def check_request_size():
 def main():
     check_request_size()
     check_produce_defects()
+    check_produce_repeated_partition()
     check_duplicate_names()
     check_fetch_merge()
     check_fetch_full_response()
