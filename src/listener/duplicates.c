@@ -107,3 +107,36 @@ kp_drop_entries(void *entries, size_t size, const bool *drop, int n)
 	}
 	return kept;
 }
+
+void
+kp_partition_keys(char *const *names, const int *counts, int n, const int32 *partitions,
+				  KpPartitionKeys *keys)
+{
+	char	  **strs;
+	int			i;
+
+	keys->first = palloc(sizeof(int) * (Max(n, 0) + 1));
+	keys->n_keys = 0;
+	for (i = 0; i < n; i++)
+	{
+		keys->first[i] = keys->n_keys;
+		keys->n_keys += counts[i];
+	}
+	keys->first[Max(n, 0)] = keys->n_keys;
+
+	/* "partition:topic" cannot be another pair's: a partition has no ':' */
+	strs = palloc(sizeof(char *) * Max(keys->n_keys, 1));
+	for (i = 0; i < n; i++)
+	{
+		int			k;
+
+		for (k = keys->first[i]; k < keys->first[i + 1]; k++)
+			strs[k] = names[i] == NULL ? NULL : psprintf("%d:%s", partitions[k], names[i]);
+	}
+	keys->next = kp_chain_duplicates(strs, keys->n_keys, &keys->later);
+	keys->next_topic = kp_chain_duplicates(names, n, &keys->topic_later);
+	for (i = 0; i < keys->n_keys; i++)
+		if (strs[i] != NULL)
+			pfree(strs[i]);
+	pfree(strs);
+}

@@ -147,15 +147,38 @@ uuid_is_zero(const KpUuid *u)
  * the response (kp_drop_entries).
  */
 extern bool *kp_mark_duplicates(char *const *names, int n, bool **later);
+extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
 
 /*
  * The same sort, chaining each name's occurrences: a palloc'd int[n] whose
  * [i] is the next index holding names[i] (-1 after the last), and *later as
- * above.  ListOffsets merges a topic its request lists twice into one entry
- * (handlers_fetch.c).
+ * above.  kp_partition_keys chains a request's topics and partitions so.
  */
 extern int *kp_chain_duplicates(char *const *names, int n, bool **later);
-extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
+
+/*
+ * The partitions of a request that lists topics (names[0..n), NULL never
+ * repeats) and under each some partitions (counts[i] of them), numbered in
+ * request order: partitions[] holds their indexes, topic i's from first[i]
+ * to first[i + 1] - 1.  Kafka's broker keys ListOffsets and DeleteRecords
+ * by partition, so a topic listed twice is one entry and a partition listed
+ * twice one answer.  Sorts, O(n log n) (duplicates.c).
+ */
+typedef struct KpPartitionKeys
+{
+	int			n_keys;
+	int		   *first;			/* [n + 1] */
+	bool	   *later;			/* [n_keys]: listed before, the same topic */
+	int		   *next;			/* [n_keys]: its next listing, -1 after the
+								 * last */
+	bool	   *topic_later;	/* [n]: the same name listed before */
+	int		   *next_topic;		/* [n]: its next listing, -1 after the last */
+} KpPartitionKeys;
+
+#define KP_KEY_REPEATED(keys, k)	((keys)->later[k] || (keys)->next[k] >= 0)
+
+extern void kp_partition_keys(char *const *names, const int *counts, int n,
+							  const int32 *partitions, KpPartitionKeys *keys);
 
 /*
  * Kafka's controller runs CreateTopics, DeleteTopics, CreatePartitions,

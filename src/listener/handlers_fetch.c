@@ -878,7 +878,7 @@ list_partition_offset(KpRequestContext *ctx, const KpTopic *t, int32 epoch, bool
  * INVALID_REQUEST, and a topic with no partition to answer not at all; a
  * topic the client may not describe is answered as listed,
  * TOPIC_AUTHORIZATION_FAILED for each partition, after the others
- * (test/clients/admin/wire_list_offsets.py).
+ * (test/clients/admin/wire_offsets.py).
  */
 void
 kp_handle_list_offsets(KpRequestContext *ctx)
@@ -889,40 +889,30 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 	int32		epoch = kp_leader_epoch();
 	bool		flushed = false;
 	char	  **names = palloc(sizeof(char *) * Max(n_topics, 1));
+	int		   *counts = palloc(sizeof(int) * Max(n_topics, 1));
 	bool	   *allowed = palloc(sizeof(bool) * Max(n_topics, 1));
-	int		   *first_key = palloc(sizeof(int) * (Max(n_topics, 1) + 1));
-	char	  **keys;
-	bool	   *key_dup;
-	bool	   *key_later;
-	bool	   *topic_later;
-	int		   *next_listing;
+	int32	   *partitions;
+	KpPartitionKeys keys;
 	int			n_keys = 0;
 	int			pass;
 	int			i;
 
-	/*
-	 * Every (partition, topic) of the request, numbered in request order:
-	 * "partition:topic" cannot be another pair's (a partition has no ':').
-	 */
 	for (i = 0; i < n_topics; i++)
 	{
 		names[i] = req->topics[i].name;
-		first_key[i] = n_keys;
-		n_keys += ArrayLen(req->topics[i].n_partitions);
+		counts[i] = ArrayLen(req->topics[i].n_partitions);
+		n_keys += counts[i];
 	}
-	first_key[n_topics] = n_keys;
-	keys = palloc(sizeof(char *) * Max(n_keys, 1));
+	partitions = palloc(sizeof(int32) * Max(n_keys, 1));
+	n_keys = 0;
 	for (i = 0; i < n_topics; i++)
 	{
-		KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[i];
 		int			j;
 
-		for (j = 0; j < first_key[i + 1] - first_key[i]; j++)
-			keys[first_key[i] + j] = rt->name == NULL ? NULL :
-				psprintf("%d:%s", rt->partitions[j].partition_index, rt->name);
+		for (j = 0; j < counts[i]; j++)
+			partitions[n_keys++] = req->topics[i].partitions[j].partition_index;
 	}
-	key_dup = kp_mark_duplicates(keys, n_keys, &key_later);
-	next_listing = kp_chain_duplicates(names, n_topics, &topic_later);
+	kp_partition_keys(names, counts, n_topics, partitions, &keys);
 
 	resp->n_topics = 0;
 	resp->topics = palloc0(sizeof(KpListOffsetsResponseListOffsetsTopicResponse) * Max(n_topics, 1));
@@ -940,34 +930,33 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 			int			n = 0;
 			int			l;
 
-			if (allowed[i] != (pass == 0) || (allowed[i] && topic_later[i]))
+			if (allowed[i] != (pass == 0) || (allowed[i] && keys.topic_later[i]))
 				continue;
 			if (allowed[i])
 			{
 				t = kp_handler_topic(names[i], NULL);
-				for (l = i; l >= 0; l = next_listing[l])
-					n += first_key[l + 1] - first_key[l];
+				for (l = i; l >= 0; l = keys.next_topic[l])
+					n += counts[l];
 			}
 			else
-				n = first_key[i + 1] - first_key[i];
+				n = counts[i];
 			ot->name = names[i] ? pstrdup(names[i]) : NULL;
 			ot->partitions = palloc0(sizeof(KpListOffsetsResponseListOffsetsPartitionResponse) *
 									 Max(n, 1));
 			ot->n_partitions = 0;
 
 			/* a topic not allowed: this listing alone; else all of them */
-			for (l = i; l >= 0; l = allowed[i] ? next_listing[l] : -1)
+			for (l = i; l >= 0; l = allowed[i] ? keys.next_topic[l] : -1)
 			{
-				KpListOffsetsRequestListOffsetsTopic *rt = &req->topics[l];
 				int			j;
 
-				for (j = 0; j < first_key[l + 1] - first_key[l]; j++)
+				for (j = 0; j < counts[l]; j++)
 				{
-					KpListOffsetsRequestListOffsetsPartition *rp = &rt->partitions[j];
+					KpListOffsetsRequestListOffsetsPartition *rp = &req->topics[l].partitions[j];
 					KpListOffsetsResponseListOffsetsPartitionResponse *op;
-					int			k = first_key[l] + j;
+					int			k = keys.first[l] + j;
 
-					if (allowed[i] && key_later[k])
+					if (allowed[i] && keys.later[k])
 						continue;
 					op = &ot->partitions[ot->n_partitions++];
 					op->partition_index = rp->partition_index;
@@ -976,7 +965,7 @@ kp_handle_list_offsets(KpRequestContext *ctx)
 					op->leader_epoch = -1;
 					if (!allowed[i])
 						op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
-					else if (key_dup[k])
+					else if (KP_KEY_REPEATED(&keys, k))
 						op->error_code = KP_ERR_INVALID_REQUEST;
 					else
 						list_partition_offset(ctx, t, epoch, &flushed, rp, op);

@@ -56,6 +56,12 @@ delete_records_fn(void *varg)
 	kp_log_delete_records(ref.partition_id, arg->offset, &arg->low_watermark);
 }
 
+/*
+ * As Kafka 4.4's broker, which keys DeleteRecords by partition: a topic
+ * listed twice is answered in one entry, a partition listed twice once, at
+ * the offset of its last listing, and a topic listed with no partitions not
+ * at all (test/clients/admin/wire_offsets.py).
+ */
 void
 kp_handle_delete_records(KpRequestContext *ctx)
 {
@@ -65,30 +71,57 @@ kp_handle_delete_records(KpRequestContext *ctx)
 	const KpStructDesc *pdesc = child_desc(tdesc, "Partitions");
 	int			n = ArrayLen(req->n_topics);
 	char	  **names = palloc(sizeof(char *) * Max(n, 1));
+	int		   *counts = palloc(sizeof(int) * Max(n, 1));
+	int32	   *partitions;
+	int64	   *offsets;
+	KpPartitionKeys keys;
+	int			n_keys = 0;
 	int			i;
 
 	/* the topics' locks first, without waiting (kp_handler_lock_topics) */
 	for (i = 0; i < n; i++)
+	{
 		names[i] = req->topics[i].name;
+		counts[i] = ArrayLen(req->topics[i].n_partitions);
+		n_keys += counts[i];
+	}
 	if (kp_handler_lock_topics(ctx, names, n, req->timeout_ms))
 		return;
 
+	partitions = palloc(sizeof(int32) * Max(n_keys, 1));
+	offsets = palloc(sizeof(int64) * Max(n_keys, 1));
+	n_keys = 0;
+	for (i = 0; i < n; i++)
+	{
+		int			j;
+
+		for (j = 0; j < counts[i]; j++)
+		{
+			partitions[n_keys] = req->topics[i].partitions[j].partition_index;
+			offsets[n_keys++] = req->topics[i].partitions[j].offset;
+		}
+	}
+	kp_partition_keys(names, counts, n, partitions, &keys);
+
 	resp->throttle_time_ms = 0;
-	resp->n_topics = n;
+	resp->n_topics = 0;
 	resp->topics = new_array(tdesc, n);
 	for (i = 0; i < n; i++)
 	{
-		KpDeleteRecordsRequestDeleteRecordsTopic *rt = &req->topics[i];
-		KpDeleteRecordsResponseDeleteRecordsTopicResult *out = &resp->topics[i];
-		int			np = ArrayLen(rt->n_partitions);
+		KpDeleteRecordsResponseDeleteRecordsTopicResult *out = &resp->topics[resp->n_topics];
 		const KpTopic *t;
 		bool		allowed;
 		int32		npart = -1;
 		int64	   *part_ids = NULL;
-		int			p;
+		int			np = 0;
+		int			l;
 
-		out->name = pstrdup(rt->name ? rt->name : "");
-		out->n_partitions = np;
+		if (keys.topic_later[i])
+			continue;			/* answered with its first listing */
+		for (l = i; l >= 0; l = keys.next_topic[l])
+			np += counts[l];
+		out->name = pstrdup(names[i] ? names[i] : "");
+		out->n_partitions = 0;
 		out->partitions = new_array(pdesc, np);
 		t = kp_handler_topic(out->name, NULL);
 		allowed = kp_authz_topic(ctx, out->name, NULL, KP_ACL_OP_DELETE);
@@ -99,37 +132,50 @@ kp_handle_delete_records(KpRequestContext *ctx)
 			part_ids = palloc(sizeof(int64) * Max(npart, 1));
 			memcpy(part_ids, t->partition_ids, sizeof(int64) * npart);
 		}
-		for (p = 0; p < np; p++)
+		for (l = i; l >= 0; l = keys.next_topic[l])
 		{
-			KpDeleteRecordsResponseDeleteRecordsPartitionResult *po = &out->partitions[p];
-			DeleteRecordsArg arg;
+			int			k;
 
-			po->partition_index = rt->partitions[p].partition_index;
-			po->low_watermark = -1;
-			if (!allowed)
+			for (k = keys.first[l]; k < keys.first[l + 1]; k++)
 			{
-				po->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
-				continue;
+				KpDeleteRecordsResponseDeleteRecordsPartitionResult *po;
+				DeleteRecordsArg arg;
+				int			last = k;
+
+				if (keys.later[k])
+					continue;
+				while (keys.next[last] >= 0)
+					last = keys.next[last];
+				po = &out->partitions[out->n_partitions++];
+				po->partition_index = partitions[k];
+				po->low_watermark = -1;
+				if (!allowed)
+				{
+					po->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+					continue;
+				}
+				if (t == NULL)
+				{
+					po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+					continue;
+				}
+				if (po->partition_index >= 0 && po->partition_index < npart &&
+					kp_handler_no_room(part_ids[po->partition_index], NULL))
+				{
+					po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+					continue;
+				}
+				arg.topic = out->name;
+				arg.partition = partitions[k];
+				arg.offset = offsets[last]; /* Kafka: the last listing's */
+				arg.low_watermark = -1;
+				po->error_code = kp_handler_try(delete_records_fn, &arg, NULL);
+				if (po->error_code == KP_ERR_NONE)
+					po->low_watermark = arg.low_watermark;
 			}
-			if (t == NULL)
-			{
-				po->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-				continue;
-			}
-			if (po->partition_index >= 0 && po->partition_index < npart &&
-				kp_handler_no_room(part_ids[po->partition_index], NULL))
-			{
-				po->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
-				continue;
-			}
-			arg.topic = out->name;
-			arg.partition = rt->partitions[p].partition_index;
-			arg.offset = rt->partitions[p].offset;
-			arg.low_watermark = -1;
-			po->error_code = kp_handler_try(delete_records_fn, &arg, NULL);
-			if (po->error_code == KP_ERR_NONE)
-				po->low_watermark = arg.low_watermark;
 		}
+		if (out->n_partitions > 0)
+			resp->n_topics++;	/* no partitions: no entry */
 	}
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ListOffsets at its edges, against the broker at $KAFKA_BOOTSTRAP.
+"""ListOffsets and DeleteRecords at their edges, against the broker at $KAFKA_BOOTSTRAP.
 Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this machine.
 
   - Kafka's broker keys its answers by partition: a partition a request lists twice (in one
@@ -12,8 +12,11 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     negative timestamp at any version, UNSUPPORTED_VERSION (35), an unknown topic's too.
   - -5 and -6 on a topic without tiered storage: no error, offset -1, timestamp -1, epoch -1;
     -4 the log start, as -2.
-A topic the client may not describe is answered as listed, TOPIC_AUTHORIZATION_FAILED for each
-partition (Kafka's KafkaApis.handleListOffsetRequest; test/clients/security covers authorization).
+  - DeleteRecords is keyed by partition too: a topic listed twice is one entry, a partition
+    listed twice is answered once and moved to the offset of its last listing (Kafka keeps the
+    last in a map), an unknown topic's once; a topic listed with no partitions is not answered.
+A topic the client may not describe is answered as listed by ListOffsets, TOPIC_AUTHORIZATION_FAILED
+for each partition (Kafka's KafkaApis.handleListOffsetRequest; test/clients/security/test_acls.py).
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -47,6 +50,29 @@ def list_offsets(s, topics, version=11):
 
     def partition():
         got = (r.i32(), r.i16()) + struct.unpack(">qqi", r.take(20))
+        r.tags()
+        return got
+
+    def topic():
+        name, parts = r.cstr(), r.carray(partition)
+        r.tags()
+        return name, sorted(parts or [])
+    entries = r.carray(topic) or []
+    return dict(entries), len(entries)
+
+
+def delete_records(s, topics):
+    """DeleteRecords v2 of [(name, [(partition, offset)])]: {name: sorted [(partition, low watermark,
+    error)]} and the number of topic entries."""
+    body = uvarint(len(topics) + 1)
+    for name, parts in topics:
+        body += cstr(name) + uvarint(len(parts) + 1)
+        body += b"".join(struct.pack(">iq", p, o) + b"\0" for p, o in parts) + b"\0"
+    r = w.call(s, 21, 2, body + struct.pack(">i", 30000) + b"\0")
+    r.i32()
+
+    def partition():
+        got = (r.i32(), struct.unpack(">q", r.take(8))[0], r.i16())
         r.tags()
         return got
 
@@ -118,6 +144,22 @@ def main():
     got = list_offsets(s, [(t, [(-1, -1), (2, -1)])])
     check("partitions -1 and 2 of a 2-partition topic: UNKNOWN_TOPIC_OR_PARTITION",
           got == ({t: [(-1, UNKNOWN) + NO_ANSWER, (2, UNKNOWN) + NO_ANSWER]}, 1), got)
+
+    got = delete_records(s, [(t, [(0, 0), (0, 0), (1, 0)])])
+    check("DeleteRecords of a partition listed twice in one listing: answered once; the other too",
+          got == ({t: [(0, 0, 0), (1, 0, 0)]}, 1), got)
+    got = delete_records(s, [(t, [(0, 5)]), (t, [(0, 0), (1, 0)])])
+    check("DeleteRecords of a topic listed twice, a partition in both (offsets 5, then 0): one entry, "
+          "the partition at its last listing's offset, 0 (5 is above the high watermark)",
+          got == ({t: [(0, 0, 0), (1, 0, 0)]}, 1), got)
+    got = delete_records(s, [(t, [(0, 0)]), (t, [(0, 5)])])
+    check("DeleteRecords of a partition listed with offsets 0, then 5: OFFSET_OUT_OF_RANGE (1), no low watermark",
+          got == ({t: [(0, -1, 1)]}, 1), got)
+    got = delete_records(s, [(unknown, [(0, 0), (0, 0)])])
+    check("DeleteRecords of an unknown topic's partition listed twice: answered once, UNKNOWN_TOPIC_OR_PARTITION",
+          got == ({unknown: [(0, -1, UNKNOWN)]}, 1), got)
+    got = delete_records(s, [(t, []), (unknown, [])])
+    check("DeleteRecords of topics listed with no partitions: not answered", got == ({}, 0), got)
     got = delete_topics(s, [(t, b"\0" * 16)], 30000)
     check("DeleteTopics %s" % t, [g[2:] for g in got] == [(0, None)], got)
     s.close()
