@@ -30,6 +30,7 @@
 
 #include "codec/codec.h"
 #include "listener/handlers.h"
+#include "listener/handlers_admin.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "store/store.h"
@@ -125,6 +126,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 	bool		all_topics;
 	bool		allow_create = kp_auto_create_topics_enable &&
 	(ctx->version < 4 || req->allow_auto_topic_creation);
+	char	  **keys;
+	bool	   *later;
 	int			i;
 	KpClusterView view;
 
@@ -177,14 +180,39 @@ kp_handle_metadata(KpRequestContext *ctx)
 		return;
 	}
 
-	resp->n_topics = req->n_topics;
+	/*
+	 * Kafka answers each topic asked for once (it makes a set of the names,
+	 * or of the ids): a repeated one is answered at its first listing
+	 */
+	keys = palloc(sizeof(char *) * Max(req->n_topics, 1));
+	for (i = 0; i < req->n_topics; i++)
+	{
+		KpMetadataRequestTopic *rt = &req->topics[i];
+
+		if (rt->name != NULL)
+			keys[i] = psprintf("n%s", rt->name);
+		else
+		{
+			keys[i] = palloc(33 + 1);
+			keys[i][0] = 'i';
+			hex_encode((const char *) rt->topic_id.b, 16, keys[i] + 1);
+			keys[i][33] = '\0';
+		}
+	}
+	(void) kp_mark_duplicates(keys, req->n_topics, &later);
+
+	resp->n_topics = 0;
 	resp->topics = palloc0(sizeof(KpMetadataResponseTopic) * Max(req->n_topics, 1));
 	for (i = 0; i < req->n_topics; i++)
 	{
 		KpMetadataRequestTopic *rt = &req->topics[i];
-		KpMetadataResponseTopic *out = &resp->topics[i];
-		const KpTopic *t = kp_handler_topic(rt->name, &rt->topic_id);
+		KpMetadataResponseTopic *out;
+		const KpTopic *t;
 
+		if (later[i])
+			continue;
+		out = &resp->topics[resp->n_topics++];
+		t = kp_handler_topic(rt->name, &rt->topic_id);
 		out->topic_authorized_operations = PG_INT32_MIN;
 
 		/*

@@ -14,7 +14,8 @@ KRaft) answers:
     of consumer.session.timeout.ms) is listed, and no longer once the config is deleted;
   - DescribeUserScramCredentials v0 naming a user twice: DUPLICATE_RESOURCE (92), once;
   - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
-    type ...", entries null.
+    type ...", entries null;
+  - Metadata v12 naming a topic twice, or asking for an id twice: answered once (Kafka makes a set).
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -34,6 +35,24 @@ def i8(v):
 
 def i32(v):
     return struct.pack(">i", v)
+
+
+def metadata(s, topics):
+    """Metadata v12 of [(topic id, name)], no auto-creation: [(error, name, id, partitions)]."""
+    body = uvarint(len(topics) + 1) + b"".join(tid + cstr(n) + b"\0" for tid, n in topics)
+    r = w.call(s, 3, 12, body + i8(0) + i8(0) + b"\0")
+    r.i32()
+    r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
+    r.cstr(), r.i32()
+
+    def partition():
+        r.i16(), r.i32(), r.i32(), r.i32(), r.carray(r.i32), r.carray(r.i32), r.carray(r.i32), r.tags()
+
+    def topic():
+        err, name, tid, _, parts, _ = r.i16(), r.cstr(), r.take(16), r.i8(), r.carray(partition), r.i32()
+        r.tags()
+        return err, name, tid, len(parts or [])
+    return r.carray(topic) or []
 
 
 def main():
@@ -183,6 +202,17 @@ def main():
     err, msg, entries = r.i16(), r.cstr(), r.uvarint()
     check("DescribeClientQuotas v1 of the default user: no error, no entries",
           (err, entries) == (0, 1), (err, msg, entries))
+
+    # --- Metadata v12: Kafka makes a set of the names (or the ids) asked for
+    got = metadata(s, [(b"\0" * 16, t), (b"\0" * 16, t), (b"\0" * 16, "wc-nosuch-" + tag),
+                       (b"\0" * 16, "wc-nosuch-" + tag)])
+    check("Metadata v12 naming a topic twice and an unknown one twice: each answered once",
+          sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (3, "wc-nosuch-" + tag, 0)], got)
+    tid = got[0][2] if got else b"\0" * 16
+    got = metadata(s, [(tid, None), (tid, None), (b"\1" * 16, None), (b"\1" * 16, None)])
+    check("Metadata v12 asking by id for a topic twice and an unknown id twice: each answered once "
+          "(UNKNOWN_TOPIC_ID, 100)",
+          sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (100, None, 0)], got)
 
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
