@@ -323,6 +323,7 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	int			nitems = 0;
 	int			total = 0;
 	bool		any_busy = false;
+	bool	   *empty;
 	int16		group_code;
 	int			i;
 	int			j;
@@ -428,6 +429,13 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 				continue;
 			nitems++;
 		}
+
+	/* Kafka answers by partition: a topic listed with none is not answered */
+	empty = palloc(sizeof(bool) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+		empty[i] = resp->topics[i].n_partitions == 0;
+	resp->n_topics = kp_drop_entries(resp->topics, sizeof(KpOffsetCommitResponseTopic),
+									 empty, resp->n_topics);
 }
 
 /* One group's offsets, into the v8+ shapes (v1-7 are converted below). */

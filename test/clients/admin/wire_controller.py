@@ -22,7 +22,8 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     INVALID_REQUEST "The provided topic name maps to an ID that was already supplied."; the topic
     is not deleted.
   - DeleteGroups (the group coordinator's) naming a group twice: deleted and answered once (Kafka
-    keys the results by group).
+    keys the results by group). OffsetCommit answers no entry for a topic listed with no
+    partitions.
   - Illegal topic names (CreateTopics, DescribeConfigs): INVALID_TOPIC_EXCEPTION (17) in Kafka's
     words, "Topic name is invalid: ..."; CreateTopics of an existing topic: "Topic 'X' already
     exists."; of a name that differs from an existing one only in '.' against '_':
@@ -277,12 +278,15 @@ def main():
             break
         time.sleep(0.5)
     check("FindCoordinator v4 of %s" % group, found == [0], found)
-    body = (cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(2) + cstr(have) + uvarint(2) + i32(0)
-            + struct.pack(">q", 0) + i32(-1) + cstr(None) + b"\0" + b"\0" + b"\0")
+    # a topic listed with no partitions gets no answer (Kafka answers by partition)
+    body = (cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(3) + cstr(have) + uvarint(1) + b"\0"
+            + cstr(have) + uvarint(2) + i32(0) + struct.pack(">q", 0) + i32(-1) + cstr(None) + b"\0" + b"\0"
+            + b"\0")
     r = w.call(s, 8, 8, body)
     r.i32()
     got = r.carray(lambda: (r.cstr(), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]), r.tags())[:2])
-    check("OffsetCommit v8 of %s to %s (the group exists)" % (group, have), got == [(have, [(0, 0)])], got)
+    check("OffsetCommit v8 of %s to %s (the group exists); the topic's listing with no partitions not answered"
+          % (group, have), got == [(have, [(0, 0)])], got)
     r = w.call(s, 42, 2, uvarint(4) + cstr(group) + cstr(group) + cstr("dl-nogroup-" + tag) + b"\0")
     r.i32()
     got = r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])
