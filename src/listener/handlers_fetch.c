@@ -293,8 +293,10 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
  * partition, so the last listing's fetch position wins, the partition keeps
  * the place of its first listing, and consecutive partitions of one topic
  * share one topic entry of the response (checked against Kafka 4.4 by
- * test/wire/limits.py).  Sorted, not compared pairwise: a request may list
- * many thousands.  Rewrites req->topics when something was listed twice.
+ * test/wire/limits.py), and a topic listed with no partitions gets none.
+ * Sorted, not compared pairwise: a request may list many thousands.
+ * Rewrites req->topics when something was listed twice, or one topic in
+ * consecutive entries.
  */
 typedef struct FetchListing
 {
@@ -351,8 +353,14 @@ merge_fetch_listings(KpFetchRequest *req, bool by_id)
 	KpFetchRequestFetchTopic *topics;
 	int			ntopics = 0;
 
+	/* a topic listed with no partitions is not answered, as in Kafka */
 	for (i = 0; i < req->n_topics; i++)
-		n += Max(req->topics[i].n_partitions, 0);
+		if (req->topics[i].n_partitions > 0)
+			req->topics[ntopics++] = req->topics[i];
+	req->n_topics = ntopics;
+	ntopics = 0;
+	for (i = 0; i < req->n_topics; i++)
+		n += req->topics[i].n_partitions;
 	if (n < 2)
 		return;
 	all = palloc(sizeof(FetchListing) * n);
@@ -385,10 +393,13 @@ merge_fetch_listings(KpFetchRequest *req, bool by_id)
 			nunique++;
 		}
 	}
-	if (nunique == n)
+	for (i = 1; i < req->n_topics; i++)
+		if (fetch_topic_cmp(&req->topics[i - 1], &req->topics[i], by_id) == 0)
+			break;
+	if (nunique == n && i >= req->n_topics)
 	{
 		pfree(all);
-		return;					/* nothing listed twice: the request stands */
+		return;					/* nothing to merge: the request stands */
 	}
 	qsort(all, nunique, sizeof(FetchListing), fetch_first_seq_cmp);
 

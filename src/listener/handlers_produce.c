@@ -231,6 +231,13 @@ kp_handle_produce(KpRequestContext *ctx)
 	int			nparts = 0;
 	int			i;
 
+	/* a topic listed with no partitions is not answered, as in Kafka */
+	for (i = 0; i < req->n_topic_data; i++)
+		if (req->topic_data[i].n_partition_data > 0)
+			req->topic_data[nparts++] = req->topic_data[i];
+	req->n_topic_data = nparts;
+	nparts = 0;
+
 	/* Kafka: a transactional producer needs WRITE on its transactional id */
 	if (req->transactional_id && req->transactional_id[0] &&
 		!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))

@@ -15,6 +15,8 @@ sockets, so the same file runs against kafka_pg and against Apache Kafka 4.4
 - a partition listed several times in one Fetch is answered once, at the
   place of its first listing, from the fetch offset of its last one, and a
   topic's partitions are grouped as Kafka groups them;
+- a topic a Produce or a Fetch lists with no partitions is not answered, and
+  a Fetch listing one topic in consecutive entries is answered in one;
 - a Fetch whose first batch is larger than its max_bytes gets that batch
   whole (KIP-74) and no records from the partitions after it;
 - max.connections.per.ip: 5,000 connections attempted from one address
@@ -146,6 +148,31 @@ def check_produce_repeated_partition():
           got == ([(0, 0, 3), (0, 0, 5)] if is_pg else [(0, 0, 1)]), got)
     stored = records_stored(c, topic)
     check("records stored: %s" % ("6" if is_pg else "2"), stored == (6 if is_pg else 2), stored)
+    c.close()
+
+
+def check_empty_listings():
+    """A topic that a Produce or a Fetch lists with no partitions gets no entry in the answer
+    (Kafka answers by partition), and a Fetch that lists one topic in two consecutive entries
+    gets one entry for it."""
+    c = kc.Conn()
+    topic = f"limits-empty-{RUN}"
+    check("create topic of 2 partitions", kc.create_topic(c, topic, partitions=2) == 0)
+    time.sleep(1)
+    batch = kc.build_batch(0, [b"e"])
+    r = c.call(0, 8, kc.string(None) + kc.i16(-1) + kc.i32(30000) + kc.array([
+        kc.string(topic) + kc.array([]), kc.string(f"limits-nosuch-{RUN}") + kc.array([]),
+        kc.string(topic) + kc.array([kc.i32(1) + kc.nbytes(batch)])]))
+    got = r and r.array(lambda: (r.string().decode(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
+                                                                     r.array(lambda: (r.i32(), r.string())),
+                                                                     r.string())[:3])))
+    check("Produce listing a topic with no partitions, an unknown one with none, then the topic's partition 1: "
+          "one entry, partition 1 stored at 0", got == [(topic, [(1, 0, 0)])], got)
+    out = fetch_parts(c, [(topic, []), (f"limits-nosuch-{RUN}", []), (topic, [(0, 0)]), (topic, [(1, 0)])])
+    check("Fetch listing a topic with no partitions, an unknown one with none, then the topic's partitions 0 and 1 "
+          "in two entries: one entry with both",
+          out is not None and [(t, [(p, e, o) for p, e, o, _ in ps]) for t, ps in out] ==
+          [(topic, [(0, 0, []), (1, 0, [0])])], out)
     c.close()
 
 
@@ -584,6 +611,7 @@ def main():
     check_produce_repeated_partition()
     check_duplicate_names()
     check_fetch_merge()
+    check_empty_listings()
     check_fetch_full_response()
     if os.environ.get("PGPORT"):
         set_settings(max_connections_per_ip="20")
