@@ -793,8 +793,13 @@ kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 
 	memset(info, 0, sizeof(*info));
 	kp_cat_group_read(group_id, false, false, &g);
-	if (!g.exists || strcmp(g.group_type, "consumer") != 0)
+	if (!g.exists)
 		return;
+	if (strcmp(g.group_type, "consumer") != 0)
+	{
+		info->other_type = true;
+		return;
+	}
 	info->exists = true;
 	info->group_epoch = g.group_epoch;
 	info->assignment_epoch = g.assignment_epoch;

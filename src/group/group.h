@@ -269,6 +269,7 @@ typedef struct KpCgMemberInfo
 typedef struct KpCgGroupInfo
 {
 	bool		exists;			/* and is a consumer-protocol group */
+	bool		other_type;		/* a group of another type has the id */
 	char	   *state;
 	int32		group_epoch;
 	int32		assignment_epoch;

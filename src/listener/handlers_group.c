@@ -940,15 +940,23 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 			g->assignor_name = pstrdup("");
 			continue;
 		}
-		kp_group_consumer_describe(g->group_id, &info);
 		g->authorized_operations = req->include_authorized_operations ?
 			kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id) : PG_INT32_MIN;
+		g->group_state = pstrdup("");
+		g->assignor_name = pstrdup("");
+		if (g->group_id[0] == '\0')
+		{
+			g->error_code = KP_ERR_INVALID_GROUP_ID;
+			continue;
+		}
+		kp_group_consumer_describe(g->group_id, &info);
 		if (!info.exists)
 		{
+			/* Kafka's words, and no state */
 			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
-			g->error_message = psprintf("group \"%s\" is not a consumer group", g->group_id);
-			g->group_state = pstrdup("Dead");
-			g->assignor_name = pstrdup("");
+			g->error_message = info.other_type ?
+				psprintf("Group %s is not a consumer group.", g->group_id) :
+				psprintf("Group %s not found.", g->group_id);
 			continue;
 		}
 		g->group_state = info.state;

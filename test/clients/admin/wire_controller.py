@@ -23,7 +23,9 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     is not deleted.
   - DeleteGroups (the group coordinator's) naming a group twice: deleted and answered once (Kafka
     keys the results by group). OffsetCommit answers no entry for a topic listed with no
-    partitions.
+    partitions. ConsumerGroupDescribe of a classic group, an unknown one and the empty id:
+    GROUP_ID_NOT_FOUND in Kafka's words ("Group X is not a consumer group.", "Group X not found."),
+    INVALID_GROUP_ID; no state.
   - Illegal topic names (CreateTopics, DescribeConfigs): INVALID_TOPIC_EXCEPTION (17) in Kafka's
     words, "Topic name is invalid: ..."; CreateTopics of an existing topic: "Topic 'X' already
     exists."; of a name that differs from an existing one only in '.' against '_':
@@ -287,6 +289,23 @@ def main():
     got = r.carray(lambda: (r.cstr(), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]), r.tags())[:2])
     check("OffsetCommit v8 of %s to %s (the group exists); the topic's listing with no partitions not answered"
           % (group, have), got == [(have, [(0, 0)])], got)
+    # ConsumerGroupDescribe v0 of that (classic) group, an unknown one and the empty id (Kafka answers
+    # the empty id first)
+    unknown_group = "dl-nogroup-" + tag
+    r = w.call(s, 69, 0, uvarint(4) + cstr(group) + cstr(unknown_group) + cstr("") + i8(0) + b"\0")
+    r.i32()
+
+    def described():
+        got = (r.i16(), r.cstr(), r.cstr(), r.cstr(), r.i32(), r.i32(), r.cstr())
+        r.carray(lambda: None)      # no members in any of them
+        r.i32(), r.tags()
+        return got
+    got = r.carray(described)
+    check("ConsumerGroupDescribe v0: a classic group GROUP_ID_NOT_FOUND \"Group ... is not a consumer group.\", "
+          "an unknown one \"Group ... not found.\", the empty id INVALID_GROUP_ID; no state",
+          sorted(got, key=repr) == sorted([(69, "Group %s is not a consumer group." % group, group, "", 0, 0, ""),
+                                           (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
+                                           (24, None, "", "", 0, 0, "")], key=repr), got)
     r = w.call(s, 42, 2, uvarint(4) + cstr(group) + cstr(group) + cstr("dl-nogroup-" + tag) + b"\0")
     r.i32()
     got = r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])
