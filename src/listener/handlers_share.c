@@ -727,23 +727,34 @@ kp_handle_share_group_describe(KpRequestContext *ctx)
 		g->group_id = pstrdup(req->group_ids[i] ? req->group_ids[i] : "");
 		g->authorized_operations = req->include_authorized_operations ?
 			KP_GROUP_AUTHORIZED_OPERATIONS : PG_INT32_MIN;
-		g->assignor_name = pstrdup("simple");
+		g->assignor_name = pstrdup("");
+		g->group_state = pstrdup("");
 		if (!group_allowed(ctx, g->group_id, KP_ACL_OP_DESCRIBE))
 		{
 			g->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
-			g->group_state = pstrdup("");
 			continue;
 		}
 		if (req->include_authorized_operations)
 			g->authorized_operations = kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id);
+		if (g->group_id[0] == '\0')
+		{
+			g->error_code = KP_ERR_INVALID_GROUP_ID;
+			continue;
+		}
 		kp_share_describe(g->group_id, &info);
 		if (!info.exists)
 		{
+			KpGroupInfo other;
+
+			/* Kafka's words, and no state */
+			kp_group_describe(g->group_id, &other);
 			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
-			g->error_message = psprintf("Group %s not found.", g->group_id);
-			g->group_state = pstrdup("Dead");
+			g->error_message = other.exists ?
+				psprintf("Group %s is not a share group.", g->group_id) :
+				psprintf("Group %s not found.", g->group_id);
 			continue;
 		}
+		g->assignor_name = pstrdup("simple");
 		g->group_state = info.state;
 		g->group_epoch = info.group_epoch;
 		g->assignment_epoch = info.group_epoch;

@@ -25,7 +25,7 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     keys the results by group). OffsetCommit answers no entry for a topic listed with no
     partitions. ConsumerGroupDescribe of a classic group, an unknown one and the empty id:
     GROUP_ID_NOT_FOUND in Kafka's words ("Group X is not a consumer group.", "Group X not found."),
-    INVALID_GROUP_ID; no state.
+    INVALID_GROUP_ID; no state. ShareGroupDescribe the same ("Group X is not a share group.").
   - Illegal topic names (CreateTopics, DescribeConfigs): INVALID_TOPIC_EXCEPTION (17) in Kafka's
     words, "Topic name is invalid: ..."; CreateTopics of an existing topic: "Topic 'X' already
     exists."; of a name that differs from an existing one only in '.' against '_':
@@ -304,6 +304,14 @@ def main():
     check("ConsumerGroupDescribe v0: a classic group GROUP_ID_NOT_FOUND \"Group ... is not a consumer group.\", "
           "an unknown one \"Group ... not found.\", the empty id INVALID_GROUP_ID; no state",
           sorted(got, key=repr) == sorted([(69, "Group %s is not a consumer group." % group, group, "", 0, 0, ""),
+                                           (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
+                                           (24, None, "", "", 0, 0, "")], key=repr), got)
+    r = w.call(s, 77, 1, uvarint(4) + cstr(group) + cstr(unknown_group) + cstr("") + i8(0) + b"\0")
+    r.i32()
+    got = r.carray(described)
+    check("ShareGroupDescribe v1: the classic group GROUP_ID_NOT_FOUND \"Group ... is not a share group.\", "
+          "the unknown one \"Group ... not found.\", the empty id INVALID_GROUP_ID; no state, no assignor",
+          sorted(got, key=repr) == sorted([(69, "Group %s is not a share group." % group, group, "", 0, 0, ""),
                                            (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
                                            (24, None, "", "", 0, 0, "")], key=repr), got)
     r = w.call(s, 42, 2, uvarint(4) + cstr(group) + cstr(group) + cstr("dl-nogroup-" + tag) + b"\0")
