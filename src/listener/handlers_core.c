@@ -189,7 +189,11 @@ kp_handle_metadata(KpRequestContext *ctx)
 	{
 		KpMetadataRequestTopic *rt = &req->topics[i];
 
-		if (rt->name != NULL)
+		/*
+		 * by its id when it has one: a client asking by id sends the name
+		 * "" (Java) or null
+		 */
+		if (rt->name != NULL && uuid_is_zero(&rt->topic_id))
 			keys[i] = psprintf("n%s", rt->name);
 		else
 		{
@@ -269,7 +273,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 		{
 			out->error_code = (rt->name && rt->name[0]) ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION :
 				KP_ERR_UNKNOWN_TOPIC_ID;
-			out->name = rt->name ? pstrdup(rt->name) : NULL;
+			/* an unknown id: no name, as Kafka (Java asks with "") */
+			out->name = rt->name && out->error_code != KP_ERR_UNKNOWN_TOPIC_ID ? pstrdup(rt->name) : NULL;
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}

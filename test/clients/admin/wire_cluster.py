@@ -15,7 +15,8 @@ KRaft) answers:
   - DescribeUserScramCredentials v0 naming a user twice: DUPLICATE_RESOURCE (92), once;
   - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
     type ...", entries null;
-  - Metadata v12 naming a topic twice, or asking for an id twice: answered once (Kafka makes a set).
+  - Metadata v12 naming a topic twice, or asking for an id twice (with the name null, or "" as the
+    Java client sends it): answered once (Kafka makes a set).
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -212,6 +213,11 @@ def main():
     got = metadata(s, [(tid, None), (tid, None), (b"\1" * 16, None), (b"\1" * 16, None)])
     check("Metadata v12 asking by id for a topic twice and an unknown id twice: each answered once "
           "(UNKNOWN_TOPIC_ID, 100)",
+          sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (100, None, 0)], got)
+    # the Java client asks by id with the name "" (not null): ids, not names, say what repeats
+    got = metadata(s, [(tid, ""), (b"\1" * 16, ""), (tid, "")])
+    check("Metadata v12 asking by id with the name \"\" (as the Java client does) for a topic twice and an "
+          "unknown id: each answered once",
           sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (100, None, 0)], got)
 
     s.close()
