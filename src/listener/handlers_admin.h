@@ -94,6 +94,12 @@ typedef struct KpBrokerConfigOp
 } KpBrokerConfigOp;
 
 extern int	kp_broker_config_entries(KpBrokerConfigEntry **out);
+/*
+ * A BROKER resource's name as Kafka reads it (Integer.parseInt: an optional
+ * sign, then digits, within int32): false if it is not a number.
+ */
+extern bool kp_parse_broker_id(const char *name, int32 *id);
+
 extern int16 kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, int n,
 									 bool incremental, bool validate_only, char **msg);
 

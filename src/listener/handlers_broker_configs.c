@@ -452,6 +452,32 @@ apply_settings_fn(void *varg)
 		kp_setting_reload();
 }
 
+bool
+kp_parse_broker_id(const char *name, int32 *id)
+{
+	const char *p = name;
+	bool		negative = false;
+	int64		v = 0;
+
+	if (*p == '+' || *p == '-')
+		negative = (*p++ == '-');
+	if (*p == '\0')
+		return false;
+	for (; *p; p++)
+	{
+		if (*p < '0' || *p > '9')
+			return false;
+		v = v * 10 + (*p - '0');
+		if (v > (int64) PG_INT32_MAX + 1)
+			return false;
+	}
+	v = negative ? -v : v;
+	if (v > PG_INT32_MAX || v < PG_INT32_MIN)
+		return false;
+	*id = (int32) v;
+	return true;
+}
+
 int16
 kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, int n,
 						bool incremental, bool validate_only, char **msg)
@@ -460,10 +486,16 @@ kp_broker_alter_configs(const char *resource_name, const KpBrokerConfigOp *ops, 
 	StringInfoData read_only;
 	ApplyArg	arg;
 	int16		code;
+	int32		id;
 	int			i;
 
 	*msg = NULL;
-	if (resource_name[0] != '\0' && strcmp(resource_name, psprintf("%d", kp_node_id)) != 0)
+	if (resource_name[0] != '\0' && !kp_parse_broker_id(resource_name, &id))
+	{
+		*msg = psprintf("Node id must be an integer, but it is: %s", resource_name);	/* Kafka's */
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (resource_name[0] != '\0' && id != kp_node_id)
 	{
 		*msg = psprintf("Unexpected broker id, expected %d, but received %s", kp_node_id, resource_name);
 		return KP_ERR_INVALID_REQUEST;

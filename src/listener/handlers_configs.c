@@ -138,13 +138,13 @@ kp_config_ctype(const KpConfigDef *def)
  * ---------------------------------------------------------------------
  */
 
-/* Is key asked for?  A null key list asks for all. */
+/* Is key asked for?  A null or empty key list asks for all, as in Kafka. */
 static bool
 key_requested(const KpDescribeConfigsRequestDescribeConfigsResource *r, const char *key)
 {
 	int			i;
 
-	if (r->n_configuration_keys < 0)
+	if (r->n_configuration_keys <= 0)
 		return true;
 	for (i = 0; i < r->n_configuration_keys; i++)
 		if (r->configuration_keys[i] && strcmp(r->configuration_keys[i], key) == 0)
@@ -372,9 +372,15 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 		}
 		else if (r->resource_type == RESOURCE_BROKER)
 		{
-			char	   *self = psprintf("%d", kp_node_id);
+			int32		id;
 
-			if (name[0] != '\0' && strcmp(name, self) != 0)
+			if (name[0] != '\0' && !kp_parse_broker_id(name, &id))
+			{
+				out->error_code = KP_ERR_INVALID_REQUEST;
+				out->error_message = psprintf("Broker id must be an integer, but it is: %s", name);
+				continue;
+			}
+			if (name[0] != '\0' && id != kp_node_id)
 			{
 				out->error_code = KP_ERR_INVALID_REQUEST;
 				out->error_message = psprintf("Unexpected broker id, expected %d or empty string, but received %s",

@@ -535,6 +535,13 @@ def check_emfile_backoff():
     check("with descriptors back, the listener accepts and serves again", api_versions_ok("127.0.0.8"))
 
 
+def timed_call(c, api_key, version, body):
+    """The response (None if the connection closed) and how long it took, in seconds."""
+    t0 = time.time()
+    r = c.call(api_key, version, body, timeout=120)
+    return r, time.time() - t0
+
+
 def check_duplicate_names():
     """DeleteTopics v1 of many names, two of them twice: each repeated name
     is answered once, INVALID_REQUEST, every other one on its own
@@ -544,10 +551,7 @@ def check_duplicate_names():
     n = 20000
     names = [f"limits-nothere-{RUN}-{i}" for i in range(n)]
     names += [names[7], names[n - 3]]
-    body = kc.array([kc.string(x) for x in names]) + kc.i32(30000)
-    t0 = time.time()
-    r = c.call(20, 1, body, timeout=120)
-    took = time.time() - t0
+    r, took = timed_call(c, 20, 1, kc.array([kc.string(x) for x in names]) + kc.i32(30000))
     if r is None:
         check("DeleteTopics of 20,002 names answered", False)
         return
@@ -566,10 +570,8 @@ def check_duplicate_names():
 
     # ListOffsets finds its repeated partitions the same way (Kafka answers each once, INVALID_REQUEST)
     parts = list(range(n)) + [7, n - 3]
-    body = kc.i32(-1) + kc.array([kc.string(names[0]) + kc.array([kc.i32(p) + kc.i64(-1) for p in parts])])
-    t0 = time.time()
-    r = c.call(2, 1, body, timeout=120)
-    took = time.time() - t0
+    r, took = timed_call(c, 2, 1, kc.i32(-1) + kc.array([kc.string(names[0]) +
+                                                          kc.array([kc.i32(p) + kc.i64(-1) for p in parts])]))
     if r is None:
         check("ListOffsets of 20,002 partitions answered", False)
         return

@@ -18,7 +18,9 @@ is polled:
     type INT" / "... Value must be at least 1"; APPEND to a non-list: 40 "Config value append is not
     allowed for config key: background.threads"; a null SET value: 42 "Null value not supported for :
     ..."; a key twice: 42 "Error due to duplicate config keys"; another broker id: 42 "Unexpected
-    broker id, expected N, but received 7".
+    broker id, expected N, but received 7"; an id with a sign or leading zeros is the same id (Kafka
+    reads it with Integer.parseInt), one with spaces or letters, or beyond int32: 42 "Node id must be
+    an integer, but it is: X" (DescribeConfigs: "Broker id must be ...").
 The broker configs Kafka derives from another setting (log.retention.ms, log.roll.ms,
 log.roll.jitter.ms, log.flush.interval.ms) are described with a null value; log.roll.ms SET: its
 synonyms are itself and DEFAULT_CONFIG log.roll.hours=168; DELETE: null again.
@@ -27,7 +29,8 @@ the broker default under the broker's name where Kafka's broker config has a def
 (segment.bytes: log.segment.bytes; not retention.ms, segment.ms, flush.ms, nor a config without a
 broker synonym); an override lists itself (DYNAMIC_TOPIC_CONFIG) first; the topic configs new in
 Kafka 4.4 (max.decompressed.message.bytes, errors.deadletterqueue.group.enable, remote.copy.lag.*,
-remote.log.copy.disable, remote.log.delete.on.disable) are described with Kafka's defaults.
+remote.log.copy.disable, remote.log.delete.on.disable) are described with Kafka's defaults. An
+empty key list describes every config, as a null one does.
 One intended difference: num.partitions is read-only on Kafka (42 "Cannot update these configs
 dynamically") and a PostgreSQL setting on kafka_pg (kafka.num_partitions, ALTER SYSTEM and a
 reload): both answers are accepted, and on kafka_pg the new value must be described, a legacy
@@ -81,8 +84,9 @@ def main():
         return alter_response(w.call(s, 33, 2, body))
 
     def describe(name, keys, rtype=BROKER):
-        body = uvarint(2) + i8(rtype) + cstr(name) + uvarint(len(keys) + 1)
-        body += b"".join(cstr(k) for k in keys) + b"\0" + i8(1) + i8(0) + b"\0"
+        body = uvarint(2) + i8(rtype) + cstr(name)
+        body += uvarint(0) if keys is None else uvarint(len(keys) + 1) + b"".join(cstr(k) for k in keys)
+        body += b"\0" + i8(1) + i8(0) + b"\0"
         r = w.call(s, 32, 4, body)
         r.i32()
 
@@ -103,6 +107,13 @@ def main():
             return x
         err, msg, _, _, confs = r.carray(res)[0]
         return {c["name"]: c for c in confs or []}
+
+    def describe_error(name, rtype=BROKER):
+        body = uvarint(2) + i8(rtype) + cstr(name) + uvarint(0) + b"\0" + i8(0) + i8(0) + b"\0"
+        r = w.call(s, 32, 4, body)
+        r.i32()
+        r.uvarint()
+        return r.i16(), r.cstr()
 
     def await_conf(key, pred, seconds=10):
         c = None
@@ -214,6 +225,20 @@ def main():
     r = incr(other, [("background.threads", 0, "5")])
     check("another broker id: INVALID_REQUEST",
           r == (42, "Unexpected broker id, expected %s, but received %s" % (node, other)), r)
+    # a broker id as Integer.parseInt reads it: a sign and leading zeros are the same number; spaces,
+    # letters or one beyond int32 are not a number
+    for name in ("+" + node, "0" + node):
+        r = incr(name, [("background.threads", 0, "5")], validate=True)
+        check("IncrementalAlterConfigs (validate_only) of broker %r: NONE (the same id)" % name, r == (0, None), r)
+        r = describe(name, ["background.threads"])
+        check("DescribeConfigs of broker %r: background.threads described" % name, "background.threads" in r, r)
+    for name in ("abc", " " + node, node + " ", "99999999999"):
+        r = incr(name, [("background.threads", 0, "5")], validate=True)
+        check("IncrementalAlterConfigs of broker %r: INVALID_REQUEST \"Node id must be an integer, ...\"" % name,
+              r == (42, "Node id must be an integer, but it is: %s" % name), r)
+        r = describe_error(name)
+        check("DescribeConfigs of broker %r: INVALID_REQUEST \"Broker id must be an integer, ...\"" % name,
+              r == (42, "Broker id must be an integer, but it is: %s" % name), r)
 
     # --- num.partitions: read-only on Kafka, kafka.num_partitions on kafka_pg
     before = describe(node, ["num.partitions"]).get("num.partitions")
@@ -299,6 +324,10 @@ def main():
         time.sleep(0.2)
     check("overridden: the DYNAMIC_TOPIC_CONFIG entry, then DEFAULT_CONFIG log.segment.bytes for "
           "segment.bytes only", syn == want, syn)
+    # an empty key list asks for every config, as a null one does
+    every, empty = describe(topic, None, TOPIC), describe(topic, [], TOPIC)
+    check("DescribeConfigs of the topic with an empty key list: every config, as with a null list "
+          "(%d)" % len(every), len(every) > 30 and sorted(empty) == sorted(every), (len(every), len(empty)))
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
     return 1 if w.failed else 0

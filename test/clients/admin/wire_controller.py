@@ -289,31 +289,25 @@ def main():
     got = r.carray(lambda: (r.cstr(), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]), r.tags())[:2])
     check("OffsetCommit v8 of %s to %s (the group exists); the topic's listing with no partitions not answered"
           % (group, have), got == [(have, [(0, 0)])], got)
-    # ConsumerGroupDescribe v0 of that (classic) group, an unknown one and the empty id (Kafka answers
-    # the empty id first)
+    # ConsumerGroupDescribe v0 and ShareGroupDescribe v1 of that (classic) group, an unknown one and
+    # the empty id (Kafka answers the empty id first)
     unknown_group = "dl-nogroup-" + tag
-    r = w.call(s, 69, 0, uvarint(4) + cstr(group) + cstr(unknown_group) + cstr("") + i8(0) + b"\0")
-    r.i32()
 
     def described():
         got = (r.i16(), r.cstr(), r.cstr(), r.cstr(), r.i32(), r.i32(), r.cstr())
         r.carray(lambda: None)      # no members in any of them
         r.i32(), r.tags()
         return got
-    got = r.carray(described)
-    check("ConsumerGroupDescribe v0: a classic group GROUP_ID_NOT_FOUND \"Group ... is not a consumer group.\", "
-          "an unknown one \"Group ... not found.\", the empty id INVALID_GROUP_ID; no state",
-          sorted(got, key=repr) == sorted([(69, "Group %s is not a consumer group." % group, group, "", 0, 0, ""),
-                                           (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
-                                           (24, None, "", "", 0, 0, "")], key=repr), got)
-    r = w.call(s, 77, 1, uvarint(4) + cstr(group) + cstr(unknown_group) + cstr("") + i8(0) + b"\0")
-    r.i32()
-    got = r.carray(described)
-    check("ShareGroupDescribe v1: the classic group GROUP_ID_NOT_FOUND \"Group ... is not a share group.\", "
-          "the unknown one \"Group ... not found.\", the empty id INVALID_GROUP_ID; no state, no assignor",
-          sorted(got, key=repr) == sorted([(69, "Group %s is not a share group." % group, group, "", 0, 0, ""),
-                                           (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
-                                           (24, None, "", "", 0, 0, "")], key=repr), got)
+    for api, version, kind in ((69, 0, "ConsumerGroupDescribe"), (77, 1, "ShareGroupDescribe")):
+        r = w.call(s, api, version, uvarint(4) + cstr(group) + cstr(unknown_group) + cstr("") + i8(0) + b"\0")
+        r.i32()
+        got = r.carray(described)
+        what = kind[:-len("GroupDescribe")].lower()
+        check("%s v%d: the classic group GROUP_ID_NOT_FOUND \"Group ... is not a %s group.\", the unknown one "
+              "\"Group ... not found.\", the empty id INVALID_GROUP_ID; no state, no assignor" % (kind, version, what),
+              sorted(got, key=repr) == sorted([(69, "Group %s is not a %s group." % (group, what), group, "", 0, 0, ""),
+                                               (69, "Group %s not found." % unknown_group, unknown_group, "", 0, 0, ""),
+                                               (24, None, "", "", 0, 0, "")], key=repr), got)
     r = w.call(s, 42, 2, uvarint(4) + cstr(group) + cstr(group) + cstr("dl-nogroup-" + tag) + b"\0")
     r.i32()
     got = r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])

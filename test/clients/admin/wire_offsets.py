@@ -46,15 +46,21 @@ def list_offsets(s, topics, version=11):
     if version >= 10:
         body += struct.pack(">i", 30000)
     r = w.call(s, 2, version, body + b"\0")
+    return by_topic(r, lambda: (r.i32(), r.i16()) + struct.unpack(">qqi", r.take(20)))
+
+
+def by_topic(r, partition):
+    """A response of topic entries, each of partition answers (partition() reads one, before its
+    tags): {name: sorted answers} and the number of entries."""
     r.i32()
 
-    def partition():
-        got = (r.i32(), r.i16()) + struct.unpack(">qqi", r.take(20))
+    def answer():
+        got = partition()
         r.tags()
         return got
 
     def topic():
-        name, parts = r.cstr(), r.carray(partition)
+        name, parts = r.cstr(), r.carray(answer)
         r.tags()
         return name, sorted(parts or [])
     entries = r.carray(topic) or []
@@ -69,19 +75,7 @@ def delete_records(s, topics):
         body += cstr(name) + uvarint(len(parts) + 1)
         body += b"".join(struct.pack(">iq", p, o) + b"\0" for p, o in parts) + b"\0"
     r = w.call(s, 21, 2, body + struct.pack(">i", 30000) + b"\0")
-    r.i32()
-
-    def partition():
-        got = (r.i32(), struct.unpack(">q", r.take(8))[0], r.i16())
-        r.tags()
-        return got
-
-    def topic():
-        name, parts = r.cstr(), r.carray(partition)
-        r.tags()
-        return name, sorted(parts or [])
-    entries = r.carray(topic) or []
-    return dict(entries), len(entries)
+    return by_topic(r, lambda: (r.i32(), struct.unpack(">q", r.take(8))[0], r.i16()))
 
 
 def main():
