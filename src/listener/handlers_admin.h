@@ -94,6 +94,7 @@ typedef struct KpBrokerConfigOp
 } KpBrokerConfigOp;
 
 extern int	kp_broker_config_entries(KpBrokerConfigEntry **out);
+
 /*
  * A BROKER resource's name as Kafka reads it (Integer.parseInt: an optional
  * sign, then digits, within int32): false if it is not a number.

@@ -190,8 +190,8 @@ kp_handle_metadata(KpRequestContext *ctx)
 		KpMetadataRequestTopic *rt = &req->topics[i];
 
 		/*
-		 * by its id when it has one: a client asking by id sends the name
-		 * "" (Java) or null
+		 * by its id when it has one: a client asking by id sends the name ""
+		 * (Java) or null
 		 */
 		if (rt->name != NULL && uuid_is_zero(&rt->topic_id))
 			keys[i] = psprintf("n%s", rt->name);
