@@ -31,6 +31,7 @@
 
 #include "catalog/kafka_catalog.h"
 #include "listener/handlers.h"
+#include "listener/handlers_admin.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "store/store.h"
@@ -309,8 +310,11 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	KpTxnOffsetCommitRequest *req = ctx->request;
 	KpTxnOffsetCommitResponse *resp = ctx->response;
 	KpTxnOffset *offsets;
+	KpTxnOffset *good;
 	int16	   *errors;
+	bool	   *empty;
 	int			n = 0;
+	int			ngood = 0;
 	int			k = 0;
 	int			i;
 	int16		code = KP_ERR_NONE;
@@ -356,24 +360,28 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 				errors[k] = KP_ERR_OFFSET_METADATA_TOO_LARGE;
 		}
 	}
+
+	/*
+	 * As Kafka 4.4: the partitions refused above keep their errors and the
+	 * others are committed (its KafkaApis answers unknown and unauthorized
+	 * topics itself and hands the rest to the group coordinator, which
+	 * refuses them all for a bad group id).
+	 */
+	good = palloc(sizeof(KpTxnOffset) * Max(n, 1));
 	for (k = 0; k < n; k++)
-		if (errors[k] != KP_ERR_NONE)
-			code = errors[k];
+		if (errors[k] == KP_ERR_NONE)
+			good[ngood++] = offsets[k];
 	if (req->group_id == NULL || req->group_id[0] == '\0')
 		code = KP_ERR_INVALID_GROUP_ID;
-	if (code == KP_ERR_NONE)
+	else if (ngood > 0)
 		code = kp_txn_offset_commit(req->transactional_id, req->producer_id, req->producer_epoch,
 									req->group_id, ctx->version >= 3 ? req->member_id : NULL,
 									ctx->version >= 3 ? req->group_instance_id : NULL,
-									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1, n, offsets);
-	else
-	{
-		/* as Kafka: nothing is stored when a partition is bad */
-		for (k = 0; k < n; k++)
-			if (errors[k] == KP_ERR_NONE)
-				errors[k] = code == KP_ERR_INVALID_GROUP_ID ? code : KP_ERR_OPERATION_NOT_ATTEMPTED;
-		code = KP_ERR_NONE;
-	}
+									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1,
+									ngood, good);
+	for (k = 0; k < n; k++)
+		if (errors[k] == KP_ERR_NONE)
+			errors[k] = code;
 
 	resp->topics = palloc0(sizeof(KpTxnOffsetCommitResponseTopic) * Max(resp->n_topics, 1));
 	k = 0;
@@ -389,9 +397,16 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 		for (j = 0; j < ot->n_partitions; j++, k++)
 		{
 			ot->partitions[j].partition_index = rt->partitions[j].partition_index;
-			ot->partitions[j].error_code = code != KP_ERR_NONE ? code : errors[k];
+			ot->partitions[j].error_code = errors[k];
 		}
 	}
+
+	/* Kafka answers by partition: a topic listed with none is not answered */
+	empty = palloc(sizeof(bool) * Max(resp->n_topics, 1));
+	for (i = 0; i < resp->n_topics; i++)
+		empty[i] = resp->topics[i].n_partitions == 0;
+	resp->n_topics = kp_drop_entries(resp->topics, sizeof(KpTxnOffsetCommitResponseTopic),
+									 empty, resp->n_topics);
 }
 
 /*

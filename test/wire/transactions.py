@@ -19,7 +19,9 @@ Apache Kafka 4.4 (test/clients/kafka/kafka.sh) and the answers are compared code
   EndTxn commit writes the COMMIT marker to the other topic, the deleted topic's pending offset is
   not committed (nor there once the topic is made again), and the next InitProducerId is answered
   at once (kafka_pg kept the transaction in PrepareCommit for ever: its marker could not be
-  written, and InitProducerId answered CONCURRENT_TRANSACTIONS).
+  written, and InitProducerId answered CONCURRENT_TRANSACTIONS);
+- TxnOffsetCommit of a known partition and an unknown topic's: the unknown one is refused, the
+  known one committed with the transaction; a topic listed with no partitions is not answered.
 
 Usage: transactions.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -215,6 +217,7 @@ def main():
     check("EndTxn abort after a commit: INVALID_TXN_STATE", err == INVALID_TXN_STATE, f"got {err}")
     check_read_committed_wakes(c, run)
     check_deleted_topic(c, run)
+    check_offsets_of_unknown_topic(c, run)
     c.close()
     finish()
 
@@ -280,6 +283,37 @@ def check_deleted_topic(c, run):
     time.sleep(1)
     res = cf.offset_fetch(c, group, gone)
     check("deleted topic: ... the transaction's offset of the old topic is not there", res == (0, -1, b""),
+          f"got {res}")
+
+
+def check_offsets_of_unknown_topic(c, run):
+    """TxnOffsetCommit of a known topic's partition, an unknown topic's and a topic listed with no
+    partitions: Kafka 4.4 answers the unknown one UNKNOWN_TOPIC_OR_PARTITION, commits the known one
+    with the transaction and answers nothing for the empty listing (kafka_pg refused the whole
+    request, OPERATION_NOT_ATTEMPTED for the known partition, until 2026-12-06)."""
+    topic, unknown = f"wtx-part-{run}", f"wtx-part-unknown-{run}"
+    tid, group = f"wtx-part-id-{run}", f"wtx-part-g-{run}"
+    check("offsets of an unknown topic: create a topic", cf.create_topic(c, topic) == 0)
+    time.sleep(1)
+    err, pid, epoch = init_producer_id(c, tid, 60000)
+    cf.find_coordinator(c, group)
+    check("offsets of an unknown topic: InitProducerId, AddOffsetsToTxn",
+          err == 0 and add_offsets(c, tid, pid, epoch, group) == 0)
+    p = i32(0) + i64(7) + i32(-1) + string("")
+    r = c.call(28, 2, string(tid) + string(group) + i64(pid) + i16(epoch)
+               + array([string(topic) + array([p]), string(unknown) + array([p]), string(topic) + array([])]))
+    r.i32()
+    got = sorted((t.decode(), ps) for t, ps in r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16())))))
+    check("offsets of an unknown topic: TxnOffsetCommit answers the known partition NONE, the unknown "
+          "topic's UNKNOWN_TOPIC_OR_PARTITION, the listing with no partitions nothing",
+          got == sorted([(topic, [(0, 0)]), (unknown, [(0, 3)])]), f"got {got}")
+    err = end_txn(c, 1, tid, pid, epoch, True)
+    check("offsets of an unknown topic: EndTxn commit", err == 0, f"got {err}")
+    deadline, res = time.time() + 10, None
+    while time.time() < deadline and res != (0, 7, b""):
+        res = cf.offset_fetch(c, group, topic)
+        time.sleep(0.2)
+    check("offsets of an unknown topic: ... the known partition's offset is committed", res == (0, 7, b""),
           f"got {res}")
 
 
