@@ -108,6 +108,27 @@ kp_drop_entries(void *entries, size_t size, const bool *drop, int n)
 	return kept;
 }
 
+int
+kp_drop_empty_entries(void *entries, size_t size, size_t count_offset, int n)
+{
+	char	   *a = entries;
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int32		count;
+
+		memcpy(&count, a + (size_t) i * size + count_offset, sizeof(count));
+		if (count <= 0)
+			continue;
+		if (kept != i)
+			memcpy(a + (size_t) kept * size, a + (size_t) i * size, size);
+		kept++;
+	}
+	return kept;
+}
+
 void
 kp_partition_keys(char *const *names, const int *counts, int n, const int32 *partitions,
 				  KpPartitionKeys *keys)

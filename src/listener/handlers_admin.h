@@ -157,6 +157,17 @@ extern bool *kp_mark_duplicates(char *const *names, int n, bool **later);
 extern int	kp_drop_entries(void *entries, size_t size, const bool *drop, int n);
 
 /*
+ * Drops the entries (each of size bytes) whose int32 element count at
+ * count_offset is 0 or less (a null array), keeping the others' order;
+ * returns how many are left.  Kafka's broker answers Produce, Fetch,
+ * ListOffsets, DeleteRecords, OffsetCommit and TxnOffsetCommit by
+ * partition: a topic listed with no partitions gets no entry.
+ */
+extern int	kp_drop_empty_entries(void *entries, size_t size, size_t count_offset, int n);
+#define KP_DROP_EMPTY(array, n, type, count_field) \
+	kp_drop_empty_entries((array), sizeof(type), offsetof(type, count_field), (n))
+
+/*
  * The same sort, chaining each name's occurrences: a palloc'd int[n] whose
  * [i] is the next index holding names[i] (-1 after the last), and *later as
  * above.  kp_partition_keys chains a request's topics and partitions so.

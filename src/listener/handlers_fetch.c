@@ -354,11 +354,7 @@ merge_fetch_listings(KpFetchRequest *req, bool by_id)
 	int			ntopics = 0;
 
 	/* a topic listed with no partitions is not answered, as in Kafka */
-	for (i = 0; i < req->n_topics; i++)
-		if (req->topics[i].n_partitions > 0)
-			req->topics[ntopics++] = req->topics[i];
-	req->n_topics = ntopics;
-	ntopics = 0;
+	req->n_topics = KP_DROP_EMPTY(req->topics, req->n_topics, KpFetchRequestFetchTopic, n_partitions);
 	for (i = 0; i < req->n_topics; i++)
 		n += req->topics[i].n_partitions;
 	if (n < 2)

@@ -323,7 +323,6 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	int			nitems = 0;
 	int			total = 0;
 	bool		any_busy = false;
-	bool	   *empty;
 	int16		group_code;
 	int			i;
 	int			j;
@@ -431,11 +430,8 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 		}
 
 	/* Kafka answers by partition: a topic listed with none is not answered */
-	empty = palloc(sizeof(bool) * Max(resp->n_topics, 1));
-	for (i = 0; i < resp->n_topics; i++)
-		empty[i] = resp->topics[i].n_partitions == 0;
-	resp->n_topics = kp_drop_entries(resp->topics, sizeof(KpOffsetCommitResponseTopic),
-									 empty, resp->n_topics);
+	resp->n_topics = KP_DROP_EMPTY(resp->topics, resp->n_topics, KpOffsetCommitResponseTopic,
+								   n_partitions);
 }
 
 /* One group's offsets, into the v8+ shapes (v1-7 are converted below). */

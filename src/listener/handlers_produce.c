@@ -25,6 +25,7 @@
 
 #include "codec/codec.h"
 #include "listener/handlers.h"
+#include "listener/handlers_admin.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
 #include "store/store.h"
@@ -232,11 +233,8 @@ kp_handle_produce(KpRequestContext *ctx)
 	int			i;
 
 	/* a topic listed with no partitions is not answered, as in Kafka */
-	for (i = 0; i < req->n_topic_data; i++)
-		if (req->topic_data[i].n_partition_data > 0)
-			req->topic_data[nparts++] = req->topic_data[i];
-	req->n_topic_data = nparts;
-	nparts = 0;
+	req->n_topic_data = KP_DROP_EMPTY(req->topic_data, req->n_topic_data,
+									  KpProduceRequestTopicProduceData, n_partition_data);
 
 	/* Kafka: a transactional producer needs WRITE on its transactional id */
 	if (req->transactional_id && req->transactional_id[0] &&

@@ -310,9 +310,7 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	KpTxnOffsetCommitRequest *req = ctx->request;
 	KpTxnOffsetCommitResponse *resp = ctx->response;
 	KpTxnOffset *offsets;
-	KpTxnOffset *good;
 	int16	   *errors;
-	bool	   *empty;
 	int			n = 0;
 	int			ngood = 0;
 	int			k = 0;
@@ -367,10 +365,9 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	 * topics itself and hands the rest to the group coordinator, which
 	 * refuses them all for a bad group id).
 	 */
-	good = palloc(sizeof(KpTxnOffset) * Max(n, 1));
 	for (k = 0; k < n; k++)
 		if (errors[k] == KP_ERR_NONE)
-			good[ngood++] = offsets[k];
+			offsets[ngood++] = offsets[k];	/* the good ones, in place */
 	if (req->group_id == NULL || req->group_id[0] == '\0')
 		code = KP_ERR_INVALID_GROUP_ID;
 	else if (ngood > 0)
@@ -378,7 +375,7 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 									req->group_id, ctx->version >= 3 ? req->member_id : NULL,
 									ctx->version >= 3 ? req->group_instance_id : NULL,
 									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1,
-									ngood, good);
+									ngood, offsets);
 	for (k = 0; k < n; k++)
 		if (errors[k] == KP_ERR_NONE)
 			errors[k] = code;
@@ -402,11 +399,8 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	}
 
 	/* Kafka answers by partition: a topic listed with none is not answered */
-	empty = palloc(sizeof(bool) * Max(resp->n_topics, 1));
-	for (i = 0; i < resp->n_topics; i++)
-		empty[i] = resp->topics[i].n_partitions == 0;
-	resp->n_topics = kp_drop_entries(resp->topics, sizeof(KpTxnOffsetCommitResponseTopic),
-									 empty, resp->n_topics);
+	resp->n_topics = KP_DROP_EMPTY(resp->topics, resp->n_topics, KpTxnOffsetCommitResponseTopic,
+								   n_partitions);
 }
 
 /*
