@@ -59,14 +59,10 @@ OLD_VERSION_FLOOR = {
 }
 
 # Versions added by Kafka 4.4 whose semantics are not implemented yet: the
-# codec stops below them.  ApiVersions 5 (KIP-1242: ClusterId/NodeId checks,
-# REBOOTSTRAP_REQUIRED), DeleteGroups 3 (a per-group ErrorMessage),
-# TxnOffsetCommit 6 (topic ids instead of names, KIP-1319),
-# ConsumerGroupDescribe 1.
+# codec stops below them.  TxnOffsetCommit 6 (topic ids instead of names,
+# KIP-1319) is only sent by clients running transactions version 2 (KIP-890
+# part 2), which kafka_pg does not advertise.
 VERSION_CAP = {
-    "ApiVersions": 4,
-    "ConsumerGroupDescribe": 0,     # 1 adds MemberType (KIP-1099)
-    "DeleteGroups": 2,
     "TxnOffsetCommit": 5,
 }
 

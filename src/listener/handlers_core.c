@@ -33,6 +33,7 @@
 #include "listener/handlers_admin.h"
 #include "listener/listener.h"
 #include "listener/listener_int.h"
+#include "listener/sasl.h"
 #include "store/store.h"
 #include "txn/txn.h"
 
@@ -41,12 +42,65 @@
  * ---------------------------------------------------------------------
  */
 
+/*
+ * A client software name or version as Kafka accepts it (v3+): ASCII letters
+ * and digits, with '-' and '.' inside, as ApiVersionsRequest.isValid's
+ * [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
+ */
+static bool
+ascii_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool
+software_name_valid(const char *s)
+{
+	size_t		len = s ? strlen(s) : 0;
+	size_t		i;
+
+	if (len == 0 || !ascii_alnum(s[0]) || !ascii_alnum(s[len - 1]))
+		return false;
+	for (i = 1; i + 1 < len; i++)
+		if (!ascii_alnum(s[i]) && s[i] != '-' && s[i] != '.')
+			return false;
+	return true;
+}
+
 void
 kp_handle_api_versions(KpRequestContext *ctx)
 {
+	const KpApiVersionsRequest *req = ctx->request;
 	KpApiVersionsResponse *resp = ctx->response;
 	int			n = 0;
 	int			key;
+
+	/*
+	 * As Kafka's ApiVersionsRequest.isValid: from v3 the client names its
+	 * software; from v5 it gives the cluster id and node id it means to reach
+	 * both or neither (KIP-1242).  Refused with INVALID_REQUEST and no API.
+	 */
+	if (ctx->version >= 3 &&
+		(!software_name_valid(req->client_software_name) ||
+		 !software_name_valid(req->client_software_version) ||
+		 (ctx->version >= 5 && (req->cluster_id == NULL) != (req->node_id == -1))))
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		return;
+	}
+
+	/*
+	 * KIP-1242: a client that reached a server of another cluster, or another
+	 * node than the one it meant (an address reused), bootstraps again; Kafka
+	 * checks this once the client is authenticated (its SASL authenticator
+	 * answers ApiVersions itself, without the check).
+	 */
+	if (ctx->version >= 5 && req->cluster_id != NULL && !kp_sasl_pending(ctx->conn) &&
+		(strcmp(req->cluster_id, kp_cluster_id()) != 0 || req->node_id != kp_node_id))
+	{
+		resp->error_code = KP_ERR_REBOOTSTRAP_REQUIRED;
+		return;
+	}
 
 	resp->api_keys = palloc0(sizeof(KpApiVersionsResponseApiVersion) * (KP_API_KEY_MAX + 1));
 	for (key = 0; key <= KP_API_KEY_MAX; key++)

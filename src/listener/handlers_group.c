@@ -975,7 +975,10 @@ kp_handle_consumer_group_describe(KpRequestContext *ctx)
 			m->client_host = mi->client_host;
 			m->n_subscribed_topic_names = mi->nsubscribed;
 			m->subscribed_topic_names = mi->subscribed;
-			m->subscribed_topic_regex = mi->subscribed_regex;
+			/* Kafka answers "" for a member that subscribes by names */
+			m->subscribed_topic_regex = mi->subscribed_regex ? mi->subscribed_regex : "";
+			/* v1: each member here joined with the consumer protocol */
+			m->member_type = 1;
 			for (pass = 0; pass < 2; pass++)
 			{
 				KpConsumerGroupDescribeResponseAssignment *as = pass == 0 ? &m->assignment : &m->target_assignment;

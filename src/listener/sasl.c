@@ -163,6 +163,12 @@ kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id, int64 received_ms
 	return KP_SASL_CLOSE;
 }
 
+bool
+kp_sasl_pending(KpConn *c)
+{
+	return c->sasl != NULL && c->sasl->state != SASL_DONE;
+}
+
 /* ---------------------------------------------------------------------
  * SaslHandshake
  * ---------------------------------------------------------------------

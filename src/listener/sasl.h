@@ -67,6 +67,12 @@ typedef enum KpSaslVerdict
 extern KpSaslVerdict kp_sasl_admit(KpConn *c, int16 api_key, const char *client_id,
 								   int64 received_ms);
 
+/*
+ * Is the client still to authenticate (a SASL listener, before SaslAuthenticate
+ * succeeded)?  Kafka's authenticator answers its ApiVersions then.
+ */
+extern bool kp_sasl_pending(KpConn *c);
+
 /* handlers (sasl.c) */
 extern void kp_handle_sasl_handshake(KpRequestContext *ctx);
 extern void kp_handle_sasl_authenticate(KpRequestContext *ctx);

@@ -864,14 +864,16 @@ const KpMessageDesc kp_AlterUserScramCredentialsResponse_desc = {
 };
 
 static const KpFieldDesc KpApiVersionsRequest_fields[] = {
-	{.name = "ClientSoftwareName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsRequest, client_software_name), .versions = UINT64CONST(0x18), .tag = -1, .default_string = ""},
-	{.name = "ClientSoftwareVersion", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsRequest, client_software_version), .versions = UINT64CONST(0x18), .tag = -1, .default_string = ""},
+	{.name = "ClientSoftwareName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsRequest, client_software_name), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
+	{.name = "ClientSoftwareVersion", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsRequest, client_software_version), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
+	{.name = "ClusterId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsRequest, cluster_id), .versions = UINT64CONST(0x20), .nullable_versions = UINT64CONST(0x20), .tag = -1, .default_null = true},
+	{.name = "NodeId", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpApiVersionsRequest, node_id), .versions = UINT64CONST(0x20), .tag = -1, .default_int = INT64CONST(-1)},
 };
 
 static const KpStructDesc KpApiVersionsRequest_desc = {
 	.name = "ApiVersionsRequest",
 	.size = sizeof(KpApiVersionsRequest),
-	.nfields = 2,
+	.nfields = 4,
 	.fields = KpApiVersionsRequest_fields,
 	.ntagged = 0,
 	.tag_order = NULL
@@ -881,15 +883,15 @@ const KpMessageDesc kp_ApiVersionsRequest_desc = {
 	.name = "ApiVersionsRequest",
 	.api_key = 18,
 	.min_version = 0,
-	.max_version = 4,
-	.flexible_versions = UINT64CONST(0x18),
+	.max_version = 5,
+	.flexible_versions = UINT64CONST(0x38),
 	.root = &KpApiVersionsRequest_desc
 };
 
 static const KpFieldDesc KpApiVersionsResponseApiVersion_fields[] = {
-	{.name = "ApiKey", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, api_key), .versions = UINT64CONST(0x1f), .tag = -1, .default_int = 0},
-	{.name = "MinVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, min_version), .versions = UINT64CONST(0x1f), .tag = -1, .default_int = 0},
-	{.name = "MaxVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, max_version), .versions = UINT64CONST(0x1f), .tag = -1, .default_int = 0},
+	{.name = "ApiKey", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, api_key), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
+	{.name = "MinVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, min_version), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
+	{.name = "MaxVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseApiVersion, max_version), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
 };
 
 static const KpStructDesc KpApiVersionsResponseApiVersion_desc = {
@@ -902,9 +904,9 @@ static const KpStructDesc KpApiVersionsResponseApiVersion_desc = {
 };
 
 static const KpFieldDesc KpApiVersionsResponseSupportedFeatureKey_fields[] = {
-	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, name), .versions = UINT64CONST(0x18), .tag = -1, .default_string = ""},
-	{.name = "MinVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, min_version), .versions = UINT64CONST(0x18), .tag = -1, .default_int = 0},
-	{.name = "MaxVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, max_version), .versions = UINT64CONST(0x18), .tag = -1, .default_int = 0},
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, name), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
+	{.name = "MinVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, min_version), .versions = UINT64CONST(0x38), .tag = -1, .default_int = 0},
+	{.name = "MaxVersion", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseSupportedFeatureKey, max_version), .versions = UINT64CONST(0x38), .tag = -1, .default_int = 0},
 };
 
 static const KpStructDesc KpApiVersionsResponseSupportedFeatureKey_desc = {
@@ -917,9 +919,9 @@ static const KpStructDesc KpApiVersionsResponseSupportedFeatureKey_desc = {
 };
 
 static const KpFieldDesc KpApiVersionsResponseFinalizedFeatureKey_fields[] = {
-	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, name), .versions = UINT64CONST(0x18), .tag = -1, .default_string = ""},
-	{.name = "MaxVersionLevel", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, max_version_level), .versions = UINT64CONST(0x18), .tag = -1, .default_int = 0},
-	{.name = "MinVersionLevel", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, min_version_level), .versions = UINT64CONST(0x18), .tag = -1, .default_int = 0},
+	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, name), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
+	{.name = "MaxVersionLevel", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, max_version_level), .versions = UINT64CONST(0x38), .tag = -1, .default_int = 0},
+	{.name = "MinVersionLevel", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponseFinalizedFeatureKey, min_version_level), .versions = UINT64CONST(0x38), .tag = -1, .default_int = 0},
 };
 
 static const KpStructDesc KpApiVersionsResponseFinalizedFeatureKey_desc = {
@@ -932,13 +934,13 @@ static const KpStructDesc KpApiVersionsResponseFinalizedFeatureKey_desc = {
 };
 
 static const KpFieldDesc KpApiVersionsResponse_fields[] = {
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponse, error_code), .versions = UINT64CONST(0x1f), .tag = -1, .default_int = 0},
-	{.name = "ApiKeys", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, api_keys), .count_offset = offsetof(KpApiVersionsResponse, n_api_keys), .versions = UINT64CONST(0x1f), .tag = -1, .struct_desc = &KpApiVersionsResponseApiVersion_desc, .default_null = false},
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpApiVersionsResponse, throttle_time_ms), .versions = UINT64CONST(0x1e), .tag = -1, .default_int = 0},
-	{.name = "SupportedFeatures", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, supported_features), .count_offset = offsetof(KpApiVersionsResponse, n_supported_features), .versions = UINT64CONST(0x18), .tagged_versions = UINT64CONST(0x18), .tag = 0, .struct_desc = &KpApiVersionsResponseSupportedFeatureKey_desc, .default_null = false},
-	{.name = "FinalizedFeaturesEpoch", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpApiVersionsResponse, finalized_features_epoch), .versions = UINT64CONST(0x18), .tagged_versions = UINT64CONST(0x18), .tag = 1, .default_int = INT64CONST(-1)},
-	{.name = "FinalizedFeatures", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, finalized_features), .count_offset = offsetof(KpApiVersionsResponse, n_finalized_features), .versions = UINT64CONST(0x18), .tagged_versions = UINT64CONST(0x18), .tag = 2, .struct_desc = &KpApiVersionsResponseFinalizedFeatureKey_desc, .default_null = false},
-	{.name = "ZkMigrationReady", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpApiVersionsResponse, zk_migration_ready), .versions = UINT64CONST(0x18), .tagged_versions = UINT64CONST(0x18), .tag = 3, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpApiVersionsResponse, error_code), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
+	{.name = "ApiKeys", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, api_keys), .count_offset = offsetof(KpApiVersionsResponse, n_api_keys), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpApiVersionsResponseApiVersion_desc, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpApiVersionsResponse, throttle_time_ms), .versions = UINT64CONST(0x3e), .tag = -1, .default_int = 0},
+	{.name = "SupportedFeatures", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, supported_features), .count_offset = offsetof(KpApiVersionsResponse, n_supported_features), .versions = UINT64CONST(0x38), .tagged_versions = UINT64CONST(0x38), .tag = 0, .struct_desc = &KpApiVersionsResponseSupportedFeatureKey_desc, .default_null = false},
+	{.name = "FinalizedFeaturesEpoch", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpApiVersionsResponse, finalized_features_epoch), .versions = UINT64CONST(0x38), .tagged_versions = UINT64CONST(0x38), .tag = 1, .default_int = INT64CONST(-1)},
+	{.name = "FinalizedFeatures", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpApiVersionsResponse, finalized_features), .count_offset = offsetof(KpApiVersionsResponse, n_finalized_features), .versions = UINT64CONST(0x38), .tagged_versions = UINT64CONST(0x38), .tag = 2, .struct_desc = &KpApiVersionsResponseFinalizedFeatureKey_desc, .default_null = false},
+	{.name = "ZkMigrationReady", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpApiVersionsResponse, zk_migration_ready), .versions = UINT64CONST(0x38), .tagged_versions = UINT64CONST(0x38), .tag = 3, .default_int = 0},
 };
 
 static const uint8 KpApiVersionsResponse_tag_order[] = {3, 4, 5, 6};
@@ -956,14 +958,14 @@ const KpMessageDesc kp_ApiVersionsResponse_desc = {
 	.name = "ApiVersionsResponse",
 	.api_key = 18,
 	.min_version = 0,
-	.max_version = 4,
-	.flexible_versions = UINT64CONST(0x18),
+	.max_version = 5,
+	.flexible_versions = UINT64CONST(0x38),
 	.root = &KpApiVersionsResponse_desc
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeRequest_fields[] = {
-	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeRequest, group_ids), .count_offset = offsetof(KpConsumerGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
-	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
+	{.name = "GroupIds", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeRequest, group_ids), .count_offset = offsetof(KpConsumerGroupDescribeRequest, n_group_ids), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "IncludeAuthorizedOperations", .type = KP_T_BOOL, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeRequest, include_authorized_operations), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeRequest_desc = {
@@ -979,15 +981,15 @@ const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc = {
 	.name = "ConsumerGroupDescribeRequest",
 	.api_key = 69,
 	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
 	.root = &KpConsumerGroupDescribeRequest_desc
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeResponseTopicPartitions_fields[] = {
-	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_id), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "TopicName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, topic_name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Partitions", .type = KP_T_INT32, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseTopicPartitions, n_partitions), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeResponseTopicPartitions_desc = {
@@ -1000,7 +1002,7 @@ static const KpStructDesc KpConsumerGroupDescribeResponseTopicPartitions_desc = 
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeResponseAssignment_fields[] = {
-	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseTopicPartitions_desc, .default_null = false},
+	{.name = "TopicPartitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseAssignment, topic_partitions), .count_offset = offsetof(KpConsumerGroupDescribeResponseAssignment, n_topic_partitions), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseTopicPartitions_desc, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeResponseAssignment_desc = {
@@ -1013,37 +1015,38 @@ static const KpStructDesc KpConsumerGroupDescribeResponseAssignment_desc = {
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeResponseMember_fields[] = {
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, instance_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupDescribeResponseMember, n_subscribed_topic_names), .versions = UINT64CONST(0x1), .tag = -1, .default_null = false},
-	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_regex), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
-	{.name = "TargetAssignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, target_assignment), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "InstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, instance_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "RackId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, rack_id), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "MemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ClientId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "ClientHost", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, client_host), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "SubscribedTopicNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_names), .count_offset = offsetof(KpConsumerGroupDescribeResponseMember, n_subscribed_topic_names), .versions = UINT64CONST(0x3), .tag = -1, .default_null = false},
+	{.name = "SubscribedTopicRegex", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, subscribed_topic_regex), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "Assignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, assignment), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "TargetAssignment", .type = KP_T_STRUCT, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, target_assignment), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseAssignment_desc, .default_null = false},
+	{.name = "MemberType", .type = KP_T_INT8, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseMember, member_type), .versions = UINT64CONST(0x2), .tag = -1, .default_int = INT64CONST(-1)},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeResponseMember_desc = {
 	.name = "Member",
 	.size = sizeof(KpConsumerGroupDescribeResponseMember),
-	.nfields = 10,
+	.nfields = 11,
 	.fields = KpConsumerGroupDescribeResponseMember_fields,
 	.ntagged = 0,
 	.tag_order = NULL
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeResponseDescribedGroup_fields[] = {
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x1), .nullable_versions = UINT64CONST(0x1), .tag = -1, .default_null = true},
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x1), .tag = -1, .default_string = ""},
-	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseMember_desc, .default_null = false},
-	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x1), .tag = -1, .default_int = INT64CONST(-2147483648)},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_code), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, error_message), .versions = UINT64CONST(0x3), .nullable_versions = UINT64CONST(0x3), .tag = -1, .default_null = true},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_id), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "GroupState", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_state), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "GroupEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, group_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "AssignmentEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignment_epoch), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "AssignorName", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, assignor_name), .versions = UINT64CONST(0x3), .tag = -1, .default_string = ""},
+	{.name = "Members", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, members), .count_offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, n_members), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseMember_desc, .default_null = false},
+	{.name = "AuthorizedOperations", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponseDescribedGroup, authorized_operations), .versions = UINT64CONST(0x3), .tag = -1, .default_int = INT64CONST(-2147483648)},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeResponseDescribedGroup_desc = {
@@ -1056,8 +1059,8 @@ static const KpStructDesc KpConsumerGroupDescribeResponseDescribedGroup_desc = {
 };
 
 static const KpFieldDesc KpConsumerGroupDescribeResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x1), .tag = -1, .default_int = 0},
-	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponse, groups), .count_offset = offsetof(KpConsumerGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x1), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseDescribedGroup_desc, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpConsumerGroupDescribeResponse, throttle_time_ms), .versions = UINT64CONST(0x3), .tag = -1, .default_int = 0},
+	{.name = "Groups", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpConsumerGroupDescribeResponse, groups), .count_offset = offsetof(KpConsumerGroupDescribeResponse, n_groups), .versions = UINT64CONST(0x3), .tag = -1, .struct_desc = &KpConsumerGroupDescribeResponseDescribedGroup_desc, .default_null = false},
 };
 
 static const KpStructDesc KpConsumerGroupDescribeResponse_desc = {
@@ -1073,8 +1076,8 @@ const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc = {
 	.name = "ConsumerGroupDescribeResponse",
 	.api_key = 69,
 	.min_version = 0,
-	.max_version = 0,
-	.flexible_versions = UINT64CONST(0x1),
+	.max_version = 1,
+	.flexible_versions = UINT64CONST(0x3),
 	.root = &KpConsumerGroupDescribeResponse_desc
 };
 
@@ -1726,7 +1729,7 @@ const KpMessageDesc kp_DeleteAclsResponse_desc = {
 };
 
 static const KpFieldDesc KpDeleteGroupsRequest_fields[] = {
-	{.name = "GroupsNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteGroupsRequest, groups_names), .count_offset = offsetof(KpDeleteGroupsRequest, n_groups_names), .versions = UINT64CONST(0x7), .tag = -1, .default_null = false},
+	{.name = "GroupsNames", .type = KP_T_STRING, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteGroupsRequest, groups_names), .count_offset = offsetof(KpDeleteGroupsRequest, n_groups_names), .versions = UINT64CONST(0xf), .tag = -1, .default_null = false},
 };
 
 static const KpStructDesc KpDeleteGroupsRequest_desc = {
@@ -1742,28 +1745,29 @@ const KpMessageDesc kp_DeleteGroupsRequest_desc = {
 	.name = "DeleteGroupsRequest",
 	.api_key = 42,
 	.min_version = 0,
-	.max_version = 2,
-	.flexible_versions = UINT64CONST(0x4),
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
 	.root = &KpDeleteGroupsRequest_desc
 };
 
 static const KpFieldDesc KpDeleteGroupsResponseDeletableGroupResult_fields[] = {
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteGroupsResponseDeletableGroupResult, group_id), .versions = UINT64CONST(0x7), .tag = -1, .default_string = ""},
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDeleteGroupsResponseDeletableGroupResult, error_code), .versions = UINT64CONST(0x7), .tag = -1, .default_int = 0},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteGroupsResponseDeletableGroupResult, group_id), .versions = UINT64CONST(0xf), .tag = -1, .default_string = ""},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpDeleteGroupsResponseDeletableGroupResult, error_code), .versions = UINT64CONST(0xf), .tag = -1, .default_int = 0},
+	{.name = "ErrorMessage", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpDeleteGroupsResponseDeletableGroupResult, error_message), .versions = UINT64CONST(0x8), .nullable_versions = UINT64CONST(0x8), .tag = -1, .default_null = true},
 };
 
 static const KpStructDesc KpDeleteGroupsResponseDeletableGroupResult_desc = {
 	.name = "DeletableGroupResult",
 	.size = sizeof(KpDeleteGroupsResponseDeletableGroupResult),
-	.nfields = 2,
+	.nfields = 3,
 	.fields = KpDeleteGroupsResponseDeletableGroupResult_fields,
 	.ntagged = 0,
 	.tag_order = NULL
 };
 
 static const KpFieldDesc KpDeleteGroupsResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDeleteGroupsResponse, throttle_time_ms), .versions = UINT64CONST(0x7), .tag = -1, .default_int = 0},
-	{.name = "Results", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteGroupsResponse, results), .count_offset = offsetof(KpDeleteGroupsResponse, n_results), .versions = UINT64CONST(0x7), .tag = -1, .struct_desc = &KpDeleteGroupsResponseDeletableGroupResult_desc, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpDeleteGroupsResponse, throttle_time_ms), .versions = UINT64CONST(0xf), .tag = -1, .default_int = 0},
+	{.name = "Results", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpDeleteGroupsResponse, results), .count_offset = offsetof(KpDeleteGroupsResponse, n_results), .versions = UINT64CONST(0xf), .tag = -1, .struct_desc = &KpDeleteGroupsResponseDeletableGroupResult_desc, .default_null = false},
 };
 
 static const KpStructDesc KpDeleteGroupsResponse_desc = {
@@ -1779,8 +1783,8 @@ const KpMessageDesc kp_DeleteGroupsResponse_desc = {
 	.name = "DeleteGroupsResponse",
 	.api_key = 42,
 	.min_version = 0,
-	.max_version = 2,
-	.flexible_versions = UINT64CONST(0x4),
+	.max_version = 3,
+	.flexible_versions = UINT64CONST(0xc),
 	.root = &KpDeleteGroupsResponse_desc
 };
 

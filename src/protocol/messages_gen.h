@@ -116,7 +116,7 @@
 #define KP_API_SASL_HANDSHAKE_MIN_VERSION        0
 #define KP_API_SASL_HANDSHAKE_MAX_VERSION        1
 #define KP_API_API_VERSIONS_MIN_VERSION          0
-#define KP_API_API_VERSIONS_MAX_VERSION          4
+#define KP_API_API_VERSIONS_MAX_VERSION          5
 #define KP_API_CREATE_TOPICS_MIN_VERSION         2
 #define KP_API_CREATE_TOPICS_MAX_VERSION         7
 #define KP_API_DELETE_TOPICS_MIN_VERSION         1
@@ -164,7 +164,7 @@
 #define KP_API_DESCRIBE_DELEGATION_TOKEN_MIN_VERSION 1
 #define KP_API_DESCRIBE_DELEGATION_TOKEN_MAX_VERSION 3
 #define KP_API_DELETE_GROUPS_MIN_VERSION         0
-#define KP_API_DELETE_GROUPS_MAX_VERSION         2
+#define KP_API_DELETE_GROUPS_MAX_VERSION         3
 #define KP_API_ELECT_LEADERS_MIN_VERSION         0
 #define KP_API_ELECT_LEADERS_MAX_VERSION         2
 #define KP_API_INCREMENTAL_ALTER_CONFIGS_MIN_VERSION 0
@@ -200,7 +200,7 @@
 #define KP_API_CONSUMER_GROUP_HEARTBEAT_MIN_VERSION 0
 #define KP_API_CONSUMER_GROUP_HEARTBEAT_MAX_VERSION 1
 #define KP_API_CONSUMER_GROUP_DESCRIBE_MIN_VERSION 0
-#define KP_API_CONSUMER_GROUP_DESCRIBE_MAX_VERSION 0
+#define KP_API_CONSUMER_GROUP_DESCRIBE_MAX_VERSION 1
 #define KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MIN_VERSION 0
 #define KP_API_GET_TELEMETRY_SUBSCRIPTIONS_MAX_VERSION 0
 #define KP_API_PUSH_TELEMETRY_MIN_VERSION        0
@@ -657,116 +657,119 @@ typedef struct KpAlterUserScramCredentialsResponse
 
 extern const KpMessageDesc kp_AlterUserScramCredentialsResponse_desc;
 
-/* ---- ApiVersionsRequest (request, versions 0-4, flexible 3+) ---- */
+/* ---- ApiVersionsRequest (request, versions 0-5, flexible 3+) ---- */
 
 typedef struct KpApiVersionsRequest
 {
-	char	*client_software_name;		/* v3-4 */
-	char	*client_software_version;		/* v3-4 */
+	char	*client_software_name;		/* v3-5 */
+	char	*client_software_version;		/* v3-5 */
+	char	*cluster_id;		/* v5, nullable v5, default null */
+	int32	node_id;		/* v5, default -1 */
 } KpApiVersionsRequest;
 
 extern const KpMessageDesc kp_ApiVersionsRequest_desc;
 
-/* ---- ApiVersionsResponse (response, versions 0-4, flexible 3+) ---- */
+/* ---- ApiVersionsResponse (response, versions 0-5, flexible 3+) ---- */
 
 typedef struct KpApiVersionsResponseApiVersion
 {
-	int16	api_key;		/* v0-4 */
-	int16	min_version;		/* v0-4 */
-	int16	max_version;		/* v0-4 */
+	int16	api_key;		/* v0-5 */
+	int16	min_version;		/* v0-5 */
+	int16	max_version;		/* v0-5 */
 } KpApiVersionsResponseApiVersion;
 
 typedef struct KpApiVersionsResponseSupportedFeatureKey
 {
-	char	*name;		/* v3-4 */
-	int16	min_version;		/* v3-4 */
-	int16	max_version;		/* v3-4 */
+	char	*name;		/* v3-5 */
+	int16	min_version;		/* v3-5 */
+	int16	max_version;		/* v3-5 */
 } KpApiVersionsResponseSupportedFeatureKey;
 
 typedef struct KpApiVersionsResponseFinalizedFeatureKey
 {
-	char	*name;		/* v3-4 */
-	int16	max_version_level;		/* v3-4 */
-	int16	min_version_level;		/* v3-4 */
+	char	*name;		/* v3-5 */
+	int16	max_version_level;		/* v3-5 */
+	int16	min_version_level;		/* v3-5 */
 } KpApiVersionsResponseFinalizedFeatureKey;
 
 typedef struct KpApiVersionsResponse
 {
-	int16	error_code;		/* v0-4 */
+	int16	error_code;		/* v0-5 */
 	int32	n_api_keys;		/* element count; -1 = null array */
-	KpApiVersionsResponseApiVersion	*api_keys;		/* v0-4 */
-	int32	throttle_time_ms;		/* v1-4 */
+	KpApiVersionsResponseApiVersion	*api_keys;		/* v0-5 */
+	int32	throttle_time_ms;		/* v1-5 */
 	int32	n_supported_features;		/* element count; -1 = null array */
-	KpApiVersionsResponseSupportedFeatureKey	*supported_features;		/* v3-4, tag 0 v3-4 */
-	int64	finalized_features_epoch;		/* v3-4, tag 1 v3-4, default -1 */
+	KpApiVersionsResponseSupportedFeatureKey	*supported_features;		/* v3-5, tag 0 v3-5 */
+	int64	finalized_features_epoch;		/* v3-5, tag 1 v3-5, default -1 */
 	int32	n_finalized_features;		/* element count; -1 = null array */
-	KpApiVersionsResponseFinalizedFeatureKey	*finalized_features;		/* v3-4, tag 2 v3-4 */
-	bool	zk_migration_ready;		/* v3-4, tag 3 v3-4, default false */
+	KpApiVersionsResponseFinalizedFeatureKey	*finalized_features;		/* v3-5, tag 2 v3-5 */
+	bool	zk_migration_ready;		/* v3-5, tag 3 v3-5, default false */
 } KpApiVersionsResponse;
 
 extern const KpMessageDesc kp_ApiVersionsResponse_desc;
 
-/* ---- ConsumerGroupDescribeRequest (request, versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupDescribeRequest (request, versions 0-1, flexible 0+) ---- */
 
 typedef struct KpConsumerGroupDescribeRequest
 {
 	int32	n_group_ids;		/* element count; -1 = null array */
-	char	**group_ids;		/* v0 */
-	bool	include_authorized_operations;		/* v0 */
+	char	**group_ids;		/* v0-1 */
+	bool	include_authorized_operations;		/* v0-1 */
 } KpConsumerGroupDescribeRequest;
 
 extern const KpMessageDesc kp_ConsumerGroupDescribeRequest_desc;
 
-/* ---- ConsumerGroupDescribeResponse (response, versions 0-0, flexible 0+) ---- */
+/* ---- ConsumerGroupDescribeResponse (response, versions 0-1, flexible 0+) ---- */
 
 typedef struct KpConsumerGroupDescribeResponseTopicPartitions
 {
-	KpUuid	topic_id;		/* v0 */
-	char	*topic_name;		/* v0 */
+	KpUuid	topic_id;		/* v0-1 */
+	char	*topic_name;		/* v0-1 */
 	int32	n_partitions;		/* element count; -1 = null array */
-	int32	*partitions;		/* v0 */
+	int32	*partitions;		/* v0-1 */
 } KpConsumerGroupDescribeResponseTopicPartitions;
 
 typedef struct KpConsumerGroupDescribeResponseAssignment
 {
 	int32	n_topic_partitions;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseTopicPartitions	*topic_partitions;		/* v0 */
+	KpConsumerGroupDescribeResponseTopicPartitions	*topic_partitions;		/* v0-1 */
 } KpConsumerGroupDescribeResponseAssignment;
 
 typedef struct KpConsumerGroupDescribeResponseMember
 {
-	char	*member_id;		/* v0 */
-	char	*instance_id;		/* v0, nullable v0, default null */
-	char	*rack_id;		/* v0, nullable v0, default null */
-	int32	member_epoch;		/* v0 */
-	char	*client_id;		/* v0 */
-	char	*client_host;		/* v0 */
+	char	*member_id;		/* v0-1 */
+	char	*instance_id;		/* v0-1, nullable v0-1, default null */
+	char	*rack_id;		/* v0-1, nullable v0-1, default null */
+	int32	member_epoch;		/* v0-1 */
+	char	*client_id;		/* v0-1 */
+	char	*client_host;		/* v0-1 */
 	int32	n_subscribed_topic_names;		/* element count; -1 = null array */
-	char	**subscribed_topic_names;		/* v0 */
-	char	*subscribed_topic_regex;		/* v0, nullable v0, default null */
-	KpConsumerGroupDescribeResponseAssignment	assignment;		/* v0 */
-	KpConsumerGroupDescribeResponseAssignment	target_assignment;		/* v0 */
+	char	**subscribed_topic_names;		/* v0-1 */
+	char	*subscribed_topic_regex;		/* v0-1, nullable v0-1, default null */
+	KpConsumerGroupDescribeResponseAssignment	assignment;		/* v0-1 */
+	KpConsumerGroupDescribeResponseAssignment	target_assignment;		/* v0-1 */
+	int8	member_type;		/* v1, default -1 */
 } KpConsumerGroupDescribeResponseMember;
 
 typedef struct KpConsumerGroupDescribeResponseDescribedGroup
 {
-	int16	error_code;		/* v0 */
-	char	*error_message;		/* v0, nullable v0, default null */
-	char	*group_id;		/* v0 */
-	char	*group_state;		/* v0 */
-	int32	group_epoch;		/* v0 */
-	int32	assignment_epoch;		/* v0 */
-	char	*assignor_name;		/* v0 */
+	int16	error_code;		/* v0-1 */
+	char	*error_message;		/* v0-1, nullable v0-1, default null */
+	char	*group_id;		/* v0-1 */
+	char	*group_state;		/* v0-1 */
+	int32	group_epoch;		/* v0-1 */
+	int32	assignment_epoch;		/* v0-1 */
+	char	*assignor_name;		/* v0-1 */
 	int32	n_members;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseMember	*members;		/* v0 */
-	int32	authorized_operations;		/* v0, default -2147483648 */
+	KpConsumerGroupDescribeResponseMember	*members;		/* v0-1 */
+	int32	authorized_operations;		/* v0-1, default -2147483648 */
 } KpConsumerGroupDescribeResponseDescribedGroup;
 
 typedef struct KpConsumerGroupDescribeResponse
 {
-	int32	throttle_time_ms;		/* v0 */
+	int32	throttle_time_ms;		/* v0-1 */
 	int32	n_groups;		/* element count; -1 = null array */
-	KpConsumerGroupDescribeResponseDescribedGroup	*groups;		/* v0 */
+	KpConsumerGroupDescribeResponseDescribedGroup	*groups;		/* v0-1 */
 } KpConsumerGroupDescribeResponse;
 
 extern const KpMessageDesc kp_ConsumerGroupDescribeResponse_desc;
@@ -1108,29 +1111,30 @@ typedef struct KpDeleteAclsResponse
 
 extern const KpMessageDesc kp_DeleteAclsResponse_desc;
 
-/* ---- DeleteGroupsRequest (request, versions 0-2, flexible 2+) ---- */
+/* ---- DeleteGroupsRequest (request, versions 0-3, flexible 2+) ---- */
 
 typedef struct KpDeleteGroupsRequest
 {
 	int32	n_groups_names;		/* element count; -1 = null array */
-	char	**groups_names;		/* v0-2 */
+	char	**groups_names;		/* v0-3 */
 } KpDeleteGroupsRequest;
 
 extern const KpMessageDesc kp_DeleteGroupsRequest_desc;
 
-/* ---- DeleteGroupsResponse (response, versions 0-2, flexible 2+) ---- */
+/* ---- DeleteGroupsResponse (response, versions 0-3, flexible 2+) ---- */
 
 typedef struct KpDeleteGroupsResponseDeletableGroupResult
 {
-	char	*group_id;		/* v0-2 */
-	int16	error_code;		/* v0-2 */
+	char	*group_id;		/* v0-3 */
+	int16	error_code;		/* v0-3 */
+	char	*error_message;		/* v3, nullable v3, default null */
 } KpDeleteGroupsResponseDeletableGroupResult;
 
 typedef struct KpDeleteGroupsResponse
 {
-	int32	throttle_time_ms;		/* v0-2 */
+	int32	throttle_time_ms;		/* v0-3 */
 	int32	n_results;		/* element count; -1 = null array */
-	KpDeleteGroupsResponseDeletableGroupResult	*results;		/* v0-2 */
+	KpDeleteGroupsResponseDeletableGroupResult	*results;		/* v0-3 */
 } KpDeleteGroupsResponse;
 
 extern const KpMessageDesc kp_DeleteGroupsResponse_desc;

@@ -21,6 +21,7 @@ import os
 import socket
 import struct
 import sys
+import time
 import uuid
 
 BS = os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092")
@@ -57,6 +58,14 @@ def cstr(s):
         return uvarint(0)
     b = s.encode()
     return uvarint(len(b) + 1) + b
+
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
 
 
 def request(api_key, version, corr, body):
@@ -131,6 +140,20 @@ def call(s, api_key, version, body):
     assert r.i32() == corr
     r.tags()    # response header v1
     return r
+
+
+def find_coordinator(s, group, wait=30):
+    """FindCoordinator v4 of group until it answers with no error, at most wait seconds (a Kafka that
+    never had a group answers COORDINATOR_NOT_AVAILABLE until its offsets topic is made): the error
+    codes of its last answer."""
+    deadline = time.time() + wait
+    while True:
+        r = call(s, 10, 4, i8(0) + uvarint(2) + cstr(group) + b"\0")
+        r.i32()
+        found = r.carray(lambda: (r.cstr(), r.i32(), r.cstr(), r.i32(), r.i16(), r.cstr(), r.tags())[4])
+        if found == [0] or time.time() > deadline:
+            return found
+        time.sleep(0.5)
 
 
 def create_topics(s, topics):

@@ -39,20 +39,15 @@ Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..
 and "N passed, M failed".
 """
 import socket
-import struct
 import sys
 import time
 import uuid
 
 import describe_partitions as w
-from describe_partitions import check, cstr, uvarint
+from describe_partitions import check, cstr, i8, uvarint
 
 BROKER = 4
 TOPIC = 2
-
-
-def i8(v):
-    return struct.pack(">b", v)
 
 
 def main():

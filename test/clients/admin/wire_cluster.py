@@ -16,7 +16,13 @@ KRaft) answers:
   - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
     type ...", entries null;
   - Metadata v12 naming a topic twice, or asking for an id twice (with the name null, or "" as the
-    Java client sends it): answered once (Kafka makes a set).
+    Java client sends it): answered once (Kafka makes a set);
+  - ApiVersions v3+ whose ClientSoftwareName or ClientSoftwareVersion is not as Kafka's pattern
+    ([a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?: empty, a space, '_', '+', a leading or trailing
+    '-', not ASCII): INVALID_REQUEST (42) and no APIs; v5 (KIP-1242) with a cluster id but node id
+    -1, or node id but no cluster id: the same; with another cluster id, or another node id (-2
+    too): REBOOTSTRAP_REQUIRED (129) and no APIs; with this cluster's id and this node's id, or
+    neither: the APIs, ApiVersions up to 5. The connection stays open after each.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -27,15 +33,7 @@ import time
 import uuid
 
 import describe_partitions as w
-from describe_partitions import check, cstr, uvarint
-
-
-def i8(v):
-    return struct.pack(">b", v)
-
-
-def i32(v):
-    return struct.pack(">i", v)
+from describe_partitions import check, cstr, i8, i32, uvarint
 
 
 def metadata(s, topics):
@@ -54,6 +52,67 @@ def metadata(s, topics):
         r.tags()
         return err, name, tid, len(parts or [])
     return r.carray(topic) or []
+
+
+def api_versions(s, version, name="wc-test", software_version="1.0", cluster_id=None, node_id=-1):
+    """ApiVersions (response header v0 at every version): (error, number of APIs, ApiVersions' max)."""
+    body = b""
+    if version >= 3:
+        body = cstr(name) + cstr(software_version)
+        if version >= 5:
+            body += cstr(cluster_id) + i32(node_id)
+        body += b"\0"
+    w.corr += 1
+    s.sendall(w.request(18, version, w.corr, body))
+    size = struct.unpack(">i", w.recv_exact(s, 4))[0]
+    r = w.Reader(w.recv_exact(s, size))
+    assert r.i32() == w.corr
+    err = r.i16()
+    if version >= 3:
+        keys = r.carray(lambda: (r.i16(), r.i16(), r.i16(), r.tags())[:3]) or []
+    else:
+        keys = [(r.i16(), r.i16(), r.i16()) for _ in range(r.i32())]
+    own = [k[2] for k in keys if k[0] == 18]
+    return err, len(keys), own[0] if own else None
+
+
+def api_versions_checks(s, port):
+    # this cluster's id and this node's id: DescribeCluster v0, the broker listening on our port
+    r = w.call(s, 60, 0, i8(0) + b"\0")
+    r.i32(), r.i16(), r.cstr()
+    cluster_id = r.cstr()
+    r.i32()
+    brokers = r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags())[:3])
+    mine = [b[0] for b in brokers if b[2] == int(port)] or [b[0] for b in brokers]
+    node_id = mine[0]
+    for version in (3, 4):
+        for name, software_version in (("", "1"), ("a", ""), ("a b", "1"), ("-a", "1"), ("a-", "1"),
+                                       ("a_b", "1"), ("\u00e9", "1"), ("a", "1+x")):
+            got = api_versions(s, version, name, software_version)
+            check("ApiVersions v%d, software %r version %r: INVALID_REQUEST, no APIs" % (version, name, software_version),
+                  got == (42, 0, None), got)
+        got = api_versions(s, version, "a.b-c", "1.0-x")
+        check("ApiVersions v%d, software 'a.b-c' version '1.0-x': answered" % version, got[0] == 0 and got[1] > 10, got)
+    cases = [
+        ("neither cluster id nor node id", None, -1, 0),
+        ("this cluster's id and this node's id", cluster_id, node_id, 0),
+        ("this cluster's id, node id -1", cluster_id, -1, 42),
+        ("no cluster id, this node's id", None, node_id, 42),
+        ("no cluster id, another node id", None, node_id + 7, 42),
+        ("another cluster id, node id -1", "x", -1, 42),
+        ("another cluster id, this node's id", "AAAAAAAAAAAAAAAAAAAAAA", node_id, 129),
+        ("cluster id \"\", this node's id", "", node_id, 129),
+        ("this cluster's id, another node id", cluster_id, node_id + 7, 129),
+        ("this cluster's id, node id -2", cluster_id, -2, 129),
+    ]
+    for what, cid, nid, want in cases:
+        got = api_versions(s, 5, cluster_id=cid, node_id=nid)
+        expect = (want, 0, None) if want else got
+        check("ApiVersions v5, %s: %s" % (what, {0: "the APIs, ApiVersions up to 5", 42: "INVALID_REQUEST, no APIs",
+                                                 129: "REBOOTSTRAP_REQUIRED, no APIs"}[want]),
+              got == expect and (want or (got[1] > 10 and got[2] == 5)), got)
+    got = api_versions(s, 4)
+    check("... and the connection still answers ApiVersions v4", got[0] == 0 and got[1] > 10, got)
 
 
 def main():
@@ -219,6 +278,8 @@ def main():
     check("Metadata v12 asking by id with the name \"\" (as the Java client does) for a topic twice and an "
           "unknown id: each answered once",
           sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (100, None, 0)], got)
+
+    api_versions_checks(s, port)
 
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))

@@ -39,21 +39,12 @@ and "N passed, M failed".
 import socket
 import struct
 import sys
-import time
 import uuid
 
 import describe_partitions as w
-from describe_partitions import check, cstr, uvarint
+from describe_partitions import check, cstr, i8, i32, uvarint
 
 TIMED_OUT = 7
-
-
-def i8(v):
-    return struct.pack(">b", v)
-
-
-def i32(v):
-    return struct.pack(">i", v)
 
 
 def create_topics(s, names, timeout, validate_only=0):
@@ -270,15 +261,7 @@ def main():
 
     # DeleteGroups (the group coordinator's; Kafka keys its results by group) of a group twice
     group = "dl-group-" + tag
-    # a Kafka that never had a group answers COORDINATOR_NOT_AVAILABLE until its offsets topic is made
-    deadline = time.time() + 30
-    while True:
-        r = w.call(s, 10, 4, i8(0) + uvarint(2) + cstr(group) + b"\0")
-        r.i32()
-        found = r.carray(lambda: (r.cstr(), r.i32(), r.cstr(), r.i32(), r.i16(), r.cstr(), r.tags())[4])
-        if found == [0] or time.time() > deadline:
-            break
-        time.sleep(0.5)
+    found = w.find_coordinator(s, group)
     check("FindCoordinator v4 of %s" % group, found == [0], found)
     # a topic listed with no partitions gets no answer (Kafka answers by partition)
     body = (cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(3) + cstr(have) + uvarint(1) + b"\0"
