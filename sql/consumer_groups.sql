@@ -55,6 +55,14 @@ SELECT group_id, state, group_type FROM kafka.consumer_groups WHERE group_id = '
 SELECT * FROM kafka.group_poll('sqlg', :'b_id', 10);
 \set VERBOSITY terse
 SELECT * FROM kafka.group_heartbeat('sqlg', 'nobody', 5);
+-- Kafka's errors and words: leaving as a member the group does not have
+-- (KP025) changes nothing; a group that does not exist (KP069) is not made
+\set VERBOSITY default
+SELECT * FROM kafka.group_heartbeat('sqlg', 'nobody', -1);
+SELECT * FROM kafka.group_heartbeat('sqlg-none', 'nobody', 3);
+SELECT * FROM kafka.group_heartbeat('sqlg-none', 'nobody', -1);
+\set VERBOSITY terse
+SELECT count(*) AS made FROM kafka.consumer_groups WHERE group_id = 'sqlg-none';
 SELECT * FROM kafka.consume('', 'cg');
 
 -- kafka.consume keeps off the partitions that members hold, consumer-protocol

@@ -330,16 +330,30 @@ save_counters(Heartbeat *hb, int32 group_epoch, const char *signature, int nmemb
 }
 
 /* Epoch -1: the member leaves; the group epoch moves on. */
-static void
+/* Kafka's UNKNOWN_MEMBER_ID message */
+static char *
+unknown_member_message(const KpCgHeartbeatArgs *a)
+{
+	return psprintf("Member %s is not a member of group %s.", a->member_id ? a->member_id : "", a->group_id);
+}
+
+/* A member leaving (epoch -1); UNKNOWN_MEMBER_ID, and nothing changes, if it is not one */
+static int16
 leave(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
 	const KpCgHeartbeatArgs *a = hb->a;
 
+	if (find_cmember(hb->m, hb->n, a->member_id ? a->member_id : "") == NULL)
+	{
+		r->error_message = unknown_member_message(a);
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	}
 	kp_cat_member_delete(a->group_id, a->member_id ? a->member_id : "");
 	save_counters(hb, hb->group_epoch + 1, hb->g.metadata_signature, hb->n - 1);
 	r->member_id = pstrdup(a->member_id ? a->member_id : "");
 	r->member_epoch = a->member_epoch;
 	kp_group_wakeup();
+	return KP_ERR_NONE;
 }
 
 /* The member holding a static member's instance id (KIP-345), or NULL. */
@@ -438,7 +452,7 @@ join(Heartbeat *hb, KpCgHeartbeatResult *r)
  * of its subscription (topic names or pattern) bumps the group epoch.
  */
 static int16
-heartbeat_member(Heartbeat *hb)
+heartbeat_member(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
 	const KpCgHeartbeatArgs *a = hb->a;
 	CMember    *me;
@@ -447,9 +461,17 @@ heartbeat_member(Heartbeat *hb)
 
 	hb->me = me = find_cmember(hb->m, hb->n, a->member_id);
 	if (me == NULL)
+	{
+		r->error_message = unknown_member_message(a);
 		return KP_ERR_UNKNOWN_MEMBER_ID;
+	}
 	if (a->member_epoch > me->member_epoch)
+	{
+		r->error_message = psprintf("The consumer group member has a greater member epoch (%d) than the one "
+									"known by the group coordinator (%d). The member must abandon all its "
+									"partitions and rejoin.", a->member_epoch, me->member_epoch);
 		return KP_ERR_FENCED_MEMBER_EPOCH;
+	}
 	if (a->nsubscribed >= 0)
 	{
 		same = (a->nsubscribed == me->nnames);
@@ -646,7 +668,8 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	r->heartbeat_interval_ms = kp_group_consumer_heartbeat_ms(a->group_id);
 	if (strcmp(hb.assignor, "uniform") != 0 && strcmp(hb.assignor, "range") != 0)
 	{
-		r->error_message = psprintf("unknown server assignor \"%s\": use uniform or range", hb.assignor);
+		r->error_message = psprintf("ServerAssignor %s is not supported. Supported assignors: uniform, range.",
+									hb.assignor);
 		return KP_ERR_UNSUPPORTED_ASSIGNOR;
 	}
 	if (a->subscribed_regex != NULL && a->subscribed_regex[0] != '\0')
@@ -661,7 +684,14 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		}
 	}
 
-	kp_cat_group_read(a->group_id, true, true, &hb.g);
+	/* only a member joining (epoch 0) makes the group */
+	kp_cat_group_read(a->group_id, a->member_epoch == 0, true, &hb.g);
+	if (!hb.g.exists)
+	{
+		r->error_message = psprintf(a->member_epoch > 0 ? "Consumer group %s not found." : "Group %s not found.",
+									a->group_id);
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	}
 	if (strcmp(hb.g.group_type, "classic") == 0 && strcmp(hb.g.state, "Empty") != 0)
 	{
 		r->error_message = pstrdup("the group is a classic group with members");
@@ -693,14 +723,11 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		return KP_ERR_NONE;
 	}
 	if (a->member_epoch < 0)
-	{
-		leave(&hb, r);
-		return KP_ERR_NONE;
-	}
+		return leave(&hb, r);
 	if (a->member_epoch == 0)
 		code = join(&hb, r);
 	else
-		code = heartbeat_member(&hb);
+		code = heartbeat_member(&hb, r);
 	if (code != KP_ERR_NONE)
 		return code;
 	note_principal(&hb);

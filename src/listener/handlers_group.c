@@ -810,6 +810,44 @@ kp_handle_offset_delete(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * What Kafka's group coordinator refuses before it looks at the group
+ * (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid),
+ * in its order and words: INVALID_REQUEST with this message.  From v1 the
+ * client makes its member id (KIP-1082).  The SQL API's members
+ * (kafka.group_heartbeat) are not checked: they join with no member id.
+ */
+static const char *
+consumer_heartbeat_invalid(const KpConsumerGroupHeartbeatRequest *req, int16 version)
+{
+	if ((version >= 1 || req->member_epoch > 0 || req->member_epoch == -1) &&
+		kp_java_blank(req->member_id ? req->member_id : ""))
+		return "MemberId can't be empty.";
+	if (kp_java_blank(req->group_id ? req->group_id : ""))
+		return "GroupId can't be empty.";
+	if (kp_java_blank(req->instance_id))
+		return "InstanceId can't be empty.";
+	if (kp_java_blank(req->rack_id))
+		return "RackId can't be empty.";
+	if (req->member_epoch == 0)
+	{
+		if (req->rebalance_timeout_ms == -1)
+			return "RebalanceTimeoutMs must be provided in first request.";
+		if (req->n_topic_partitions != 0)	/* null (-1) too */
+			return "TopicPartitions must be empty when (re-)joining.";
+		if (req->n_subscribed_topic_names < 0 && req->subscribed_topic_regex == NULL)
+			return "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.";
+	}
+	else if (req->member_epoch == -2)
+	{
+		if (req->instance_id == NULL)
+			return "InstanceId can't be null.";
+	}
+	else if (req->member_epoch < -2)
+		return "MemberEpoch is invalid.";
+	return NULL;
+}
+
 void
 kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 {
@@ -837,6 +875,12 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 			resp->member_epoch = -1;
 			return;
 		}
+	if ((resp->error_message = (char *) consumer_heartbeat_invalid(req, ctx->version)) != NULL)
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		resp->member_epoch = -1;
+		return;
+	}
 	if (kp_share_refuse_other_protocol(ctx, req->group_id))
 		return;
 	memset(&a, 0, sizeof(a));

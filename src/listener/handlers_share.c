@@ -169,6 +169,26 @@ kp_share_sessions_shmem_init(void)
 										MAX_SHARE_SESSIONS, &info, HASH_ELEM | HASH_BLOBS);
 }
 
+/*
+ * A member id as Kafka's KafkaApis.isMemberIdValid takes it for the share
+ * APIs: not empty, at most 36 characters (UTF-16 units, as Java counts:
+ * a character outside the BMP counts twice).  Kafka answers INVALID_REQUEST
+ * with no message ("Invalid member id in the request." is dropped).
+ */
+static bool
+share_member_id_valid(const char *id)
+{
+	int			units = 0;
+	const unsigned char *p;
+
+	if (id == NULL || id[0] == '\0')
+		return false;
+	for (p = (const unsigned char *) id; *p; p++)
+		if ((*p & 0xC0) != 0x80)
+			units += *p >= 0xF0 ? 2 : 1;
+	return units <= 36;
+}
+
 static SharedSessionKey
 shared_key(const char *group_id, const char *member_id)
 {
@@ -638,6 +658,12 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 		resp->member_epoch = -1;
 		return;
 	}
+	if (!share_member_id_valid(req->member_id))
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		resp->member_epoch = -1;
+		return;
+	}
 	for (i = 0; i < req->n_subscribed_topic_names; i++)
 		if (!kp_authz_topic(ctx, req->subscribed_topic_names[i], NULL, KP_ACL_OP_DESCRIBE))
 		{
@@ -932,16 +958,20 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 	int			i;
 	int			j;
 
-	if (req->group_id == NULL || req->group_id[0] == '\0' || req->member_id == NULL ||
-		req->member_id[0] == '\0')
+	if (req->group_id == NULL || req->group_id[0] == '\0')
 	{
 		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("ShareFetch needs a group id and a member id.");
+		resp->error_message = pstrdup("ShareFetch needs a group id.");
 		return;
 	}
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
 		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
+	if (!share_member_id_valid(req->member_id))
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
 		return;
 	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
@@ -1225,16 +1255,20 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 	int			j;
 	int			k;
 
-	if (req->group_id == NULL || req->group_id[0] == '\0' || req->member_id == NULL ||
-		req->member_id[0] == '\0')
+	if (req->group_id == NULL || req->group_id[0] == '\0')
 	{
 		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("ShareAcknowledge needs a group id and a member id.");
+		resp->error_message = pstrdup("ShareAcknowledge needs a group id.");
 		return;
 	}
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
 		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		return;
+	}
+	if (!share_member_id_valid(req->member_id))
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
 		return;
 	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);

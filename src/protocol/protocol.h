@@ -304,6 +304,23 @@ extern void kp_init_struct(const KpMessageDesc *desc, void *out);
 /* Initialise one nested struct (e.g. an element of a response array). */
 extern void kp_init_nested(const KpStructDesc *sdesc, void *out);
 
+/*
+ * Is a decoded string empty once Java's String.trim() has removed what is
+ * <= ' ' at both ends?  Kafka's coordinators refuse such ids ("GroupId can't
+ * be empty.", Utils.throwIfEmptyString).  NULL is not blank: Kafka checks a
+ * null id apart.
+ */
+static inline bool
+kp_java_blank(const char *s)
+{
+	if (s == NULL)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char) *s > ' ')
+			return false;
+	return true;
+}
+
 /* Primitive writers shared with the rest of the broker (one varint encoder). */
 extern void kp_wire_put_int16(StringInfo out, int16 v);
 extern void kp_wire_put_int32(StringInfo out, int32 v);

@@ -18,6 +18,7 @@
 #include "catalog/share_catalog.h"
 #include "codec/codec.h"
 #include "protocol/errors.h"
+#include "protocol/protocol.h"
 #include "share/share.h"
 #include "store/store.h"
 
@@ -197,26 +198,23 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 	memset(r, 0, sizeof(*r));
 	r->heartbeat_interval_ms = kp_share_heartbeat_interval_ms;
 	r->member_epoch = a->member_epoch;
-	if (a->group_id == NULL || a->group_id[0] == '\0')
-	{
-		r->error_message = pstrdup("GroupId can't be empty.");
-		return KP_ERR_INVALID_REQUEST;
-	}
-	if (a->member_id == NULL || a->member_id[0] == '\0')
-	{
+
+	/*
+	 * Kafka's checks (GroupCoordinatorService.
+	 * throwIfShareGroupHeartbeatRequestIsInvalid), in its order and words
+	 */
+	if (kp_java_blank(a->member_id ? a->member_id : ""))
 		r->error_message = pstrdup("MemberId can't be empty.");
-		return KP_ERR_INVALID_REQUEST;
-	}
-	if (a->member_epoch < -1)
-	{
-		r->error_message = pstrdup("MemberEpoch is invalid.");
-		return KP_ERR_INVALID_REQUEST;
-	}
-	if (a->member_epoch == 0 && a->nsubscribed < 0)
-	{
+	else if (kp_java_blank(a->group_id ? a->group_id : ""))
+		r->error_message = pstrdup("GroupId can't be empty.");
+	else if (kp_java_blank(a->rack_id))
+		r->error_message = pstrdup("RackId can't be empty.");
+	else if (a->member_epoch == 0 && a->nsubscribed <= 0)
 		r->error_message = pstrdup("SubscribedTopicNames must be set in first request.");
+	else if (a->member_epoch < -1)
+		r->error_message = pstrdup("MemberEpoch is invalid.");
+	if (r->error_message != NULL)
 		return KP_ERR_INVALID_REQUEST;
-	}
 	if (kp_cat_share_is_other_group(a->group_id))
 	{
 		r->error_message = psprintf("Group %s is not a share group.", a->group_id);

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""The group coordinator (consumer and share groups) at its edges, on the wire, against the broker at
+$KAFKA_BOOTSTRAP. Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this
+machine:
+  - ConsumerGroupHeartbeat requests its coordinator refuses before it looks at the group
+    (GroupCoordinatorService's checks, in its order and words), INVALID_REQUEST (42) with the
+    message: from v1 the client makes its member id (KIP-1082), so an empty one ("MemberId can't be
+    empty.", also blank after Java's trim) is refused at any epoch; at v0 only with an epoch above 0
+    or -1. A blank group id, instance id or rack id; a join (epoch 0) without a rebalance timeout
+    (-1), with TopicPartitions null or not empty, with neither topic names nor a pattern; epoch -2
+    without an instance id; an epoch below -2.
+  - ServerAssignor not served: UNSUPPORTED_ASSIGNOR (112), "ServerAssignor X is not supported.
+    Supported assignors: uniform, range.".
+  - A group that does not exist, by a member that is not joining: GROUP_ID_NOT_FOUND (69), "Group X
+    not found." (leaving) / "Consumer group X not found." (heartbeat), and no group is made. A member
+    the group does not have, leaving or heartbeating: UNKNOWN_MEMBER_ID (25), "Member M is not a
+    member of group X." (a leave of a member that is gone changed the group before). An epoch above
+    the member's: FENCED_MEMBER_EPOCH (110) in Kafka's words.
+  - ConsumerGroupDescribe v1 gives each member's MemberType: 1, a consumer-protocol member; a member
+    that subscribes by names has SubscribedTopicRegex "" (not null), at v0 too.
+  - DeleteGroups v3 (ErrorMessage per group): null for every result Kafka gives here (deleted,
+    NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND for an unknown group and for "").
+  - Share groups: ShareGroupHeartbeat, ShareFetch and ShareAcknowledge with a member id that is
+    empty or longer than 36 characters: INVALID_REQUEST with no message (Kafka's KafkaApis checks
+    it after the group's authorization); ShareGroupHeartbeat's coordinator checks then, in order
+    and in Kafka's words: a blank member id, group id or rack id; a join without topic names (null
+    or none); an epoch below -1. (ShareFetch and ShareAcknowledge of the group id "": Kafka serves
+    them, kafka_pg refuses them, INVALID_REQUEST; not checked here.)
+Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
+and "N passed, M failed".
+"""
+import socket
+import sys
+import uuid
+
+import describe_partitions as w
+from describe_partitions import check, cstr, i8, i32, uvarint
+
+INVALID_REQUEST = 42
+
+
+def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebalance_timeout=30000,
+              names=(), regex=None, assignor=None, owned=()):
+    """ConsumerGroupHeartbeat; names/owned None send null. Returns (error, message, member epoch)."""
+    body = cstr(group) + cstr(member) + i32(epoch) + cstr(instance) + cstr(rack) + i32(rebalance_timeout)
+    body += uvarint(0) if names is None else uvarint(len(names) + 1) + b"".join(cstr(t) for t in names)
+    if version >= 1:
+        body += cstr(regex)
+    body += cstr(assignor)
+    if owned is None:
+        body += uvarint(0)
+    else:
+        body += uvarint(len(owned) + 1) + b"".join(
+            tid + uvarint(len(ps) + 1) + b"".join(i32(p) for p in ps) + b"\0" for tid, ps in owned)
+    r = w.call(s, 68, version, body + b"\0")
+    r.i32()
+    err, msg = r.i16(), r.cstr()
+    r.cstr()
+    return err, msg, r.i32()
+
+
+def describe(s, version, groups):
+    """ConsumerGroupDescribe: [(error, group, state, [(member epoch, regex, member type)])]."""
+    r = w.call(s, 69, version, uvarint(len(groups) + 1) + b"".join(cstr(g) for g in groups) + i8(0) + b"\0")
+    r.i32()
+
+    def assignment():
+        r.carray(lambda: (r.take(16), r.cstr(), r.carray(r.i32), r.tags()))
+        r.tags()
+
+    def member():
+        r.cstr(), r.cstr(), r.cstr()
+        epoch = r.i32()
+        r.cstr(), r.cstr(), r.carray(r.cstr)
+        regex = r.cstr()
+        assignment()
+        assignment()
+        kind = r.i8() if version >= 1 else None
+        r.tags()
+        return epoch, regex, kind
+
+    def group():
+        err = r.i16()
+        r.cstr()
+        gid, state = r.cstr(), r.cstr()
+        r.i32(), r.i32(), r.cstr()
+        members = r.carray(member)
+        r.i32()
+        r.tags()
+        return err, gid, state, members
+    return r.carray(group)
+
+
+def delete_groups(s, version, groups):
+    r = w.call(s, 42, version, uvarint(len(groups) + 1) + b"".join(cstr(g) for g in groups) + b"\0")
+    r.i32()
+    if version >= 3:
+        return r.carray(lambda: (r.cstr(), r.i16(), r.cstr(), r.tags())[:3])
+    return r.carray(lambda: (r.cstr(), r.i16(), r.tags())[:2])
+
+
+def share_heartbeat(s, group, member, epoch, rack=None, names=()):
+    """ShareGroupHeartbeat v1: (error, message)."""
+    body = cstr(group) + cstr(member) + i32(epoch) + cstr(rack)
+    body += uvarint(0) if names is None else uvarint(len(names) + 1) + b"".join(cstr(t) for t in names)
+    r = w.call(s, 76, 1, body + b"\0")
+    r.i32()
+    return r.i16(), r.cstr()
+
+
+def share_fetch(s, group, member):
+    """ShareFetch v1 of no partition (opening a session): (error, message)."""
+    body = (cstr(group) + cstr(member) + i32(0) + i32(0) + i32(1) + i32(1000) + i32(10) + i32(10)
+            + uvarint(1) + uvarint(1) + b"\0")
+    r = w.call(s, 78, 1, body)
+    r.i32()
+    return r.i16(), r.cstr()
+
+
+def share_acknowledge(s, group, member):
+    """ShareAcknowledge v1 of nothing: (error, message)."""
+    r = w.call(s, 79, 1, cstr(group) + cstr(member) + i32(1) + uvarint(1) + b"\0")
+    r.i32()
+    return r.i16(), r.cstr()
+
+
+def share_checks(s, t, tag):
+    sg = "wg-share-" + tag
+    w.find_coordinator(s, sg)
+    cases = [
+        ("member id \"\"", (sg, "", 0, None, [t]), (INVALID_REQUEST, None)),
+        ("member id of 37 characters", (sg, "m" * 37, 0, None, [t]), (INVALID_REQUEST, None)),
+        ("member id \" \"", (sg, " ", 0, None, [t]), (INVALID_REQUEST, "MemberId can't be empty.")),
+        ("group id \" \"", (" ", "m1", 0, None, [t]), (INVALID_REQUEST, "GroupId can't be empty.")),
+        ("rack id \"\"", (sg, "m1", 0, "", [t]), (INVALID_REQUEST, "RackId can't be empty.")),
+        ("rack id \" \"", (sg, "m1", 0, " ", [t]), (INVALID_REQUEST, "RackId can't be empty.")),
+        ("joining with topic names null", (sg, "m1", 0, None, None),
+         (INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")),
+        ("joining with no topic names", (sg, "m1", 0, None, []),
+         (INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")),
+        ("epoch -2", (sg, "m1", -2), (INVALID_REQUEST, "MemberEpoch is invalid.")),
+        ("epoch -5 with no topic names", (sg, "m1", -5, None, []), (INVALID_REQUEST, "MemberEpoch is invalid.")),
+    ]
+    for what, args, want in cases:
+        got = share_heartbeat(s, *args)
+        check("ShareGroupHeartbeat v1, %s: INVALID_REQUEST, %s" % (what, '"%s"' % want[1] if want[1] else "no message"),
+              got == want, got)
+    for api, call in (("ShareFetch", share_fetch), ("ShareAcknowledge", share_acknowledge)):
+        for what, member, want in (("\"\"", "", (INVALID_REQUEST, None)), ("of 37 characters", "m" * 37, (INVALID_REQUEST, None)),
+                                   ("of 36 characters", "m" * 36, (0, None)), ("\" \"", " ", (0, None))):
+            got = call(s, sg, member)
+            check("%s v1, member id %s: %s" % (api, what, "INVALID_REQUEST, no message" if want[0] else "answered"),
+                  got == want, got)
+
+
+def main():
+    host, port = w.BS.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=30)
+    tag = uuid.uuid4().hex[:8]
+    t = "wg-" + tag
+    made = w.create_topics(s, {t: 2})
+    check("CreateTopics %s (2)" % t, made == {t: 0}, made)
+    g = "wg-group-" + tag
+    check("FindCoordinator v4 of %s" % g, w.find_coordinator(s, g) == [0])
+
+    # refused before the group is looked at: none of these makes the group
+    z = b"\0" * 16
+    refused = [
+        ("v1, joining with member id \"\"", (1, g, "", 0), "MemberId can't be empty."),
+        ("v1, joining with member id \"  \"", (1, g, "  ", 0), "MemberId can't be empty."),
+        ("v0, epoch 5 with member id \"\"", (0, g, "", 5), "MemberId can't be empty."),
+        ("v0, leaving (-1) with member id \"\"", (0, g, "", -1), "MemberId can't be empty."),
+        ("group id \"\"", (1, "", "m1", 0), "GroupId can't be empty."),
+        ("group id \" \"", (1, " ", "m1", 0), "GroupId can't be empty."),
+        ("instance id \"\"", (1, g, "m1", 0, ""), "InstanceId can't be empty."),
+        ("instance id \" \"", (1, g, "m1", 0, " "), "InstanceId can't be empty."),
+        ("rack id \"\"", (1, g, "m1", 0, None, ""), "RackId can't be empty."),
+        ("joining with rebalance timeout -1", (1, g, "m1", 0, None, None, -1),
+         "RebalanceTimeoutMs must be provided in first request."),
+        ("joining with a partition owned", (1, g, "m1", 0, None, None, 30000, [t], None, None, [(z, [0])]),
+         "TopicPartitions must be empty when (re-)joining."),
+        ("joining with TopicPartitions null", (1, g, "m1", 0, None, None, 30000, [t], None, None, None),
+         "TopicPartitions must be empty when (re-)joining."),
+        ("joining with neither topic names nor a pattern", (1, g, "m1", 0, None, None, 30000, None),
+         "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."),
+        ("epoch -2 without an instance id", (1, g, "m1", -2), "InstanceId can't be null."),
+        ("epoch -3", (1, g, "m1", -3), "MemberEpoch is invalid."),
+        ("group id \"\" and member id \"\", epoch -3: the member id first", (1, "", "", -3),
+         "MemberId can't be empty."),
+    ]
+    for what, args, message in refused:
+        got = heartbeat(s, *args)[:2]
+        check("ConsumerGroupHeartbeat v%d, %s: INVALID_REQUEST \"%s\"" % (args[0], what, message),
+              got == (INVALID_REQUEST, message), got)
+    got = heartbeat(s, 1, g, "m1", 0, assignor="bogus", names=[t])[:2]
+    check("ConsumerGroupHeartbeat, ServerAssignor bogus: UNSUPPORTED_ASSIGNOR (112) in Kafka's words",
+          got == (112, "ServerAssignor bogus is not supported. Supported assignors: uniform, range."), got)
+    got = describe(s, 1, [g])
+    check("... and none of them made %s: GROUP_ID_NOT_FOUND (69)" % g, [x[0] for x in got] == [69], got)
+
+    # a group that does not exist, by a member that is not joining
+    for epoch, message in ((-1, "Group %s not found."), (3, "Consumer group %s not found."),
+                           (-2, "Group %s not found.")):
+        got = heartbeat(s, 1, g, "m1", epoch, "i1" if epoch == -2 else None)[:2]
+        check("ConsumerGroupHeartbeat, epoch %d to a group that does not exist: GROUP_ID_NOT_FOUND \"%s\""
+              % (epoch, message % "X"), got == (69, message % g), got)
+    got = describe(s, 1, [g])
+    check("... and %s still does not exist" % g, [x[0] for x in got] == [69], got)
+
+    # v0 still lets the coordinator make the member id
+    got = heartbeat(s, 0, g, "", 0, names=[t])
+    check("ConsumerGroupHeartbeat v0, joining with member id \"\": joined", got[0] == 0 and got[2] > 0, got)
+    member = "wg-member-" + tag
+    got = heartbeat(s, 1, g, member, 0, names=[t])
+    check("ConsumerGroupHeartbeat v1, joining with member id %s: joined" % member, got[0] == 0 and got[2] > 0, got)
+    epoch = got[2]
+    got = heartbeat(s, 1, g, "wg-nosuch", -1)[:2]
+    check("a member the group does not have, leaving: UNKNOWN_MEMBER_ID \"Member ... is not a member of "
+          "group ...\"", got == (25, "Member wg-nosuch is not a member of group %s." % g), got)
+    got = heartbeat(s, 1, g, "wg-nosuch", epoch)[:2]
+    check("... heartbeating: the same", got == (25, "Member wg-nosuch is not a member of group %s." % g), got)
+    got = heartbeat(s, 1, g, member, 99)[:2]
+    check("an epoch above the member's: FENCED_MEMBER_EPOCH (110) in Kafka's words",
+          got == (110, "The consumer group member has a greater member epoch (99) than the one known by the "
+                       "group coordinator (%d). The member must abandon all its partitions and rejoin." % epoch),
+          got)
+
+    # ConsumerGroupDescribe: v1's MemberType; "" for a member without a pattern
+    for version in (0, 1):
+        got = describe(s, version, [g])
+        members = got[0][3] if got else None
+        check("ConsumerGroupDescribe v%d: two members, SubscribedTopicRegex \"\"%s" %
+              (version, ", MemberType 1 (consumer)" if version else ", no MemberType"),
+              got and got[0][0] == 0 and len(members) == 2 and
+              all(m[1] == "" and m[2] == (1 if version else None) for m in members), got)
+
+    # DeleteGroups v3: an ErrorMessage per group, null in each of these
+    got = delete_groups(s, 3, [g, "wg-unknown-" + tag, ""])
+    check("DeleteGroups v3 of a group with members, an unknown group and \"\": NON_EMPTY_GROUP (68), "
+          "GROUP_ID_NOT_FOUND (69) twice, messages null",
+          sorted(got) == sorted([(g, 68, None), ("wg-unknown-" + tag, 69, None), ("", 69, None)]), got)
+    got = heartbeat(s, 1, g, member, -1)[:2]
+    check("the member leaves", got == (0, None), got)
+    got = heartbeat(s, 1, g, member, -1)[:2]
+    check("... and leaving again: UNKNOWN_MEMBER_ID",
+          got == (25, "Member %s is not a member of group %s." % (member, g)), got)
+
+    share_checks(s, t, tag)
+
+    s.close()
+    print("%d passed, %d failed" % (w.passed, w.failed))
+    return 1 if w.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
