@@ -177,6 +177,8 @@ CREATE TABLE kafka.group_members (
 	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
 	-- the consumer protocol (KIP-848); partitions as 'topic:0,1|other:3'
 	member_epoch	integer NOT NULL DEFAULT 0,
+	previous_member_epoch integer NOT NULL DEFAULT -1,	-- its epoch before: a heartbeat
+											-- whose answer was lost may carry it
 	rack_id			text,
 	subscribed_topics text[],
 	subscribed_regex text,					-- SubscribedTopicRegex (KIP-848), whole topic names

@@ -466,7 +466,7 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 		"  rebalance_timeout_ms, join_round, protocol_names, protocol_metadata, assignment, "
 		"  (extract(epoch FROM last_heartbeat) * 1000)::bigint, "
 		"  member_epoch, rack_id, subscribed_topics, assigned, target, owned, subscribed_regex, "
-		"  authz_role, authz_host "
+		"  authz_role, authz_host, previous_member_epoch "
 		"FROM kafka.group_members WHERE group_id = $1 ORDER BY member_id",
 		1, types, values, NULL);
 	n = (int) SPI_processed;
@@ -512,6 +512,7 @@ kp_cat_members_load(const char *group_id, KpMemberRow **out)
 		m[i].authz_host = col_text(i, 20);
 		if (m[i].authz_host == NULL)
 			m[i].authz_host = pstrdup("");
+		m[i].previous_member_epoch = (int32) col_int64(i, 21, -1);
 	}
 	MemoryContextSwitchTo(old);
 	SPI_finish();
@@ -636,7 +637,8 @@ kp_cat_member_join_consumer(const char *group_id, const char *member_id, const c
 		"  rack_id, subscribed_topics, subscribed_regex, join_round) "
 		"VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, 0) "
 		"ON CONFLICT (group_id, member_id) DO UPDATE SET subscribed_topics = $8, "
-		"  subscribed_regex = $9, last_heartbeat = now(), member_epoch = 0",
+		"  subscribed_regex = $9, last_heartbeat = now(), member_epoch = 0, "
+		"  previous_member_epoch = -1",
 		9, types, values, nulls);
 	SPI_finish();
 }
@@ -744,10 +746,11 @@ kp_cat_member_set_target(const char *group_id, const char *member_id, const char
 
 void
 kp_cat_member_save_consumer(const char *group_id, const char *member_id, int32 member_epoch,
-							const char *assigned, const char *target, const char *owned)
+							int32 previous_member_epoch, const char *assigned,
+							const char *target, const char *owned)
 {
-	Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[6];
+	Oid			types[7] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
+	Datum		values[7];
 
 	values[0] = CStringGetTextDatum(group_id);
 	values[1] = CStringGetTextDatum(member_id);
@@ -755,10 +758,12 @@ kp_cat_member_save_consumer(const char *group_id, const char *member_id, int32 m
 	values[3] = CStringGetTextDatum(assigned);
 	values[4] = CStringGetTextDatum(target);
 	values[5] = CStringGetTextDatum(owned);
+	values[6] = Int32GetDatum(previous_member_epoch);
 	begin();
 	run("UPDATE kafka.group_members SET member_epoch = $3, assigned = $4, "
-		"  target = $5, owned = $6 WHERE group_id = $1 AND member_id = $2",
-		6, types, values, NULL);
+		"  target = $5, owned = $6, previous_member_epoch = $7 "
+		"WHERE group_id = $1 AND member_id = $2",
+		7, types, values, NULL);
 	SPI_finish();
 }
 

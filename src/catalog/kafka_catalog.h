@@ -482,6 +482,7 @@ typedef struct KpMemberRow
 	int64		last_heartbeat_ms;
 	/* the consumer protocol; partition sets as 'topic:0,1|other:3' */
 	int32		member_epoch;
+	int32		previous_member_epoch;	/* its epoch before (-1: none) */
 	char	   *rack_id;
 	int			nsubscribed;
 	char	  **subscribed;
@@ -595,8 +596,9 @@ extern void kp_cat_member_set_target(const char *group_id, const char *member_id
 extern void kp_cat_member_set_authz(const char *group_id, const char *member_id,
 									Oid role, const char *host);
 extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
-										int32 member_epoch, const char *assigned,
-										const char *target, const char *owned);
+										int32 member_epoch, int32 previous_member_epoch,
+										const char *assigned, const char *target,
+										const char *owned);
 
 /*
  * Delete members silent for longer than their session timeout (or

@@ -60,6 +60,7 @@ typedef struct CMember
 	KpMemberRow *row;
 	char	   *member_id;
 	int32		member_epoch;
+	int32		previous_epoch; /* its epoch before (-1: none) */
 	int			nnames;			/* SubscribedTopicNames */
 	char	  **names;
 	char	   *regex;			/* SubscribedTopicRegex; NULL: none */
@@ -192,6 +193,7 @@ load_cmembers(const char *group_id, CMember **out)
 		m[i].row = &rows[i];
 		m[i].member_id = rows[i].member_id;
 		m[i].member_epoch = rows[i].member_epoch;
+		m[i].previous_epoch = rows[i].previous_member_epoch;
 		m[i].nnames = rows[i].nsubscribed;
 		m[i].names = rows[i].subscribed;
 		m[i].regex = rows[i].subscribed_regex;
@@ -209,9 +211,20 @@ load_cmembers(const char *group_id, CMember **out)
 static void
 save_cmember(const char *group_id, const CMember *m)
 {
-	kp_cat_member_save_consumer(group_id, m->member_id, m->member_epoch,
+	kp_cat_member_save_consumer(group_id, m->member_id, m->member_epoch, m->previous_epoch,
 								kp_tps_format(&m->assigned), kp_tps_format(&m->target),
 								kp_tps_format(&m->owned));
+}
+
+/* A member moves to a new epoch: the one it had becomes its previous one. */
+static void
+set_member_epoch(CMember *me, int32 epoch)
+{
+	if (epoch == me->member_epoch)
+		return;
+	me->previous_epoch = me->member_epoch;
+	me->member_epoch = epoch;
+	me->dirty = true;
 }
 
 /*
@@ -440,7 +453,7 @@ join(Heartbeat *hb, KpCgHeartbeatResult *r)
 	else
 	{
 		kp_tps_parse(inherit, &hb->me->assigned);
-		hb->me->member_epoch = hb->assignment_epoch;
+		set_member_epoch(hb->me, hb->assignment_epoch);
 		hb->me->dirty = true;
 	}
 	return KP_ERR_NONE;
@@ -451,6 +464,23 @@ join(Heartbeat *hb, KpCgHeartbeatResult *r)
  * FENCED_MEMBER_EPOCH if it claims an epoch it was never given; a change
  * of its subscription (topic names or pattern) bumps the group epoch.
  */
+/*
+ * Does the member say it owns no more than it was given?  Not when it says
+ * nothing (TopicPartitions null), as Kafka's isSubset.
+ */
+static bool
+owns_within_assigned(const KpCgHeartbeatArgs *a, CMember *me)
+{
+	int			i;
+
+	if (a->nowned < 0)
+		return false;
+	for (i = 0; i < a->nowned; i++)
+		if (!kp_tps_contains(&me->assigned, a->owned_topics[i], a->owned_partitions[i]))
+			return false;
+	return true;
+}
+
 static int16
 heartbeat_member(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
@@ -468,6 +498,14 @@ heartbeat_member(Heartbeat *hb, KpCgHeartbeatResult *r)
 	if (a->member_epoch > me->member_epoch)
 	{
 		r->error_message = psprintf("The consumer group member has a greater member epoch (%d) than the one "
+									"known by the group coordinator (%d). The member must abandon all its "
+									"partitions and rejoin.", a->member_epoch, me->member_epoch);
+		return KP_ERR_FENCED_MEMBER_EPOCH;
+	}
+	if (a->fence_older_epoch && a->member_epoch < me->member_epoch &&
+		(a->member_epoch != me->previous_epoch || !owns_within_assigned(a, me)))
+	{
+		r->error_message = psprintf("The consumer group member has a smaller member epoch (%d) than the one "
 									"known by the group coordinator (%d). The member must abandon all its "
 									"partitions and rejoin.", a->member_epoch, me->member_epoch);
 		return KP_ERR_FENCED_MEMBER_EPOCH;
@@ -626,7 +664,7 @@ reconcile(Heartbeat *hb)
 	send = !kp_tps_equal(&next, &me->assigned) || hb->a->member_epoch == 0;
 	me->assigned = next;
 	if (converged || me->member_epoch == 0)
-		me->member_epoch = hb->assignment_epoch;
+		set_member_epoch(me, hb->assignment_epoch);
 	me->dirty = true;
 	return send;
 }

@@ -210,6 +210,14 @@ typedef struct KpCgHeartbeatArgs
 	int			nowned;			/* -1: unchanged */
 	char	  **owned_topics;	/* (topic, partition) pairs */
 	int32	   *owned_partitions;
+
+	/*
+	 * Fence a heartbeat with an epoch below the member's, as Kafka does, but
+	 * the one whose answer may have been lost (the member's previous epoch,
+	 * owning no more than it was given): the wire's members.  SQL members
+	 * (kafka.group_heartbeat) send no owned partitions and are not fenced.
+	 */
+	bool		fence_older_epoch;
 	const char *client_id;
 	const char *client_host;
 	/* who asks: a regex matches only topics this role may DESCRIBE */

@@ -901,6 +901,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	a.client_host = kp_peer_host(ctx->peer);
 	a.authz_role = kp_authz_principal(ctx, &a.authz_host);
 	a.nowned = -1;
+	a.fence_older_epoch = true;
 	if (req->n_topic_partitions >= 0)
 	{
 		for (i = 0; i < req->n_topic_partitions; i++)

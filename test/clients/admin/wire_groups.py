@@ -31,6 +31,7 @@ and "N passed, M failed".
 """
 import socket
 import sys
+import time
 import uuid
 
 import describe_partitions as w
@@ -40,8 +41,9 @@ INVALID_REQUEST = 42
 
 
 def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebalance_timeout=30000,
-              names=(), regex=None, assignor=None, owned=()):
-    """ConsumerGroupHeartbeat; names/owned None send null. Returns (error, message, member epoch)."""
+              names=None, regex=None, assignor=None, owned=()):
+    """ConsumerGroupHeartbeat; names/owned None send null. Returns (error, message, member epoch, the
+    assignment sent: [(topic id, partitions)] or None)."""
     body = cstr(group) + cstr(member) + i32(epoch) + cstr(instance) + cstr(rack) + i32(rebalance_timeout)
     body += uvarint(0) if names is None else uvarint(len(names) + 1) + b"".join(cstr(t) for t in names)
     if version >= 1:
@@ -56,7 +58,13 @@ def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebala
     r.i32()
     err, msg = r.i16(), r.cstr()
     r.cstr()
-    return err, msg, r.i32()
+    epoch = r.i32()
+    r.i32()
+    assigned = None
+    if r.i8() >= 0:
+        assigned = [(tid, sorted(ps)) for tid, ps, _ in
+                    r.carray(lambda: (r.take(16), r.carray(r.i32) or [], r.tags())) or []]
+    return err, msg, epoch, assigned
 
 
 def describe(s, version, groups):
@@ -224,6 +232,50 @@ def main():
           got == (110, "The consumer group member has a greater member epoch (99) than the one known by the "
                        "group coordinator (%d). The member must abandon all its partitions and rejoin." % epoch),
           got)
+
+    # an epoch below the member's: only its previous epoch, owning no more than it was given (the
+    # answer that moved it on may have been lost), else FENCED_MEMBER_EPOCH
+    fenced = "wg-fenced-" + tag
+    a, b = "wg-a-" + tag, "wg-b-" + tag
+    got = heartbeat(s, 1, fenced, a, 0, names=[t])
+    # Kafka's coordinator may not see the topic made a moment ago yet: heartbeat until it does
+    deadline = time.time() + 20
+    while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, fenced, a, got[2], owned=None)
+    a_epoch, a_parts = got[2], got[3]
+    check("%s joins %s alone: both partitions" % (a, fenced), got[0] == 0 and a_parts and
+          sum(len(ps) for _, ps in a_parts) == 2, got)
+    got = heartbeat(s, 1, fenced, b, 0, names=[t])
+    check("%s joins: nothing yet (a holds both)" % b, got[0] == 0, got)
+    # a is told to give one up, then (owning what it kept) moves to the new epoch
+    # (Kafka 4.4 may compute the new target a moment later: consumer.assignment.interval.ms)
+    got = heartbeat(s, 1, fenced, a, a_epoch, owned=a_parts)
+    kept = got[3] if got[3] is not None else a_parts
+    deadline = time.time() + 20
+    while got[0] == 0 and got[2] == a_epoch and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, fenced, a, a_epoch, owned=kept)
+        kept = got[3] if got[3] is not None else kept
+    new_epoch = got[2]
+    check("%s gives up a partition and moves to a new epoch" % a,
+          got[0] == 0 and new_epoch > a_epoch and sum(len(ps) for _, ps in kept) == 1, (got, kept))
+    smaller = ("The consumer group member has a smaller member epoch (%d) than the one known by the group "
+               "coordinator (%d). The member must abandon all its partitions and rejoin.")
+    got = heartbeat(s, 1, fenced, a, a_epoch, owned=kept)[:3]
+    check("its previous epoch again, owning what it kept: answered, with the new epoch",
+          got == (0, None, new_epoch), got)
+    got = heartbeat(s, 1, fenced, a, a_epoch, owned=None)[:2]
+    check("its previous epoch, owned partitions null: FENCED_MEMBER_EPOCH \"... smaller member epoch ...\"",
+          got == (110, smaller % (a_epoch, new_epoch)), got)
+    got = heartbeat(s, 1, fenced, a, a_epoch, owned=a_parts)[:2]
+    check("its previous epoch, owning more than it was given: FENCED_MEMBER_EPOCH",
+          got == (110, smaller % (a_epoch, new_epoch)), got)
+    got = heartbeat(s, 1, fenced, a, a_epoch - 1, owned=kept)[:2]
+    check("an epoch below its previous one: FENCED_MEMBER_EPOCH",
+          got == (110, smaller % (a_epoch - 1, new_epoch)), got)
+    for m in (a, b):
+        heartbeat(s, 1, fenced, m, -1)
 
     # ConsumerGroupDescribe: v1's MemberType; "" for a member without a pattern
     for version in (0, 1):
