@@ -221,12 +221,13 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		return KP_ERR_GROUP_ID_NOT_FOUND;
 	}
 
-	group_epoch = kp_cat_share_group_lock(a->group_id, a->member_epoch >= 0);
+	/* only a member joining (epoch 0) makes the group, as in Kafka */
+	group_epoch = kp_cat_share_group_lock(a->group_id, a->member_epoch == 0);
 	if (group_epoch < 0)
 	{
-		/* leaving a group that does not exist */
-		r->member_epoch = -1;
-		return KP_ERR_NONE;
+		r->error_message = psprintf(a->member_epoch > 0 ? "Share group %s not found." : "Group %s not found.",
+									a->group_id);
+		return KP_ERR_GROUP_ID_NOT_FOUND;
 	}
 	if (expire_members(a->group_id))
 		changed = true;
@@ -243,6 +244,11 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		}
 		if (changed)
 			kp_cat_share_group_set_epoch(a->group_id, group_epoch + 1);
+		if (!exists)
+		{
+			r->error_message = psprintf("Member %s is not a member of group %s.", a->member_id, a->group_id);
+			return KP_ERR_UNKNOWN_MEMBER_ID;
+		}
 		r->member_epoch = -1;
 		return KP_ERR_NONE;
 	}
@@ -259,8 +265,13 @@ kp_share_heartbeat(const KpShareHeartbeatArgs *a, KpShareHeartbeatResult *r)
 		{
 			if (changed)
 				kp_cat_share_group_set_epoch(a->group_id, group_epoch + 1);
-			r->error_message = psprintf("The share group member has a stale member epoch (%d, current %d).",
-										a->member_epoch, m.member_epoch);
+			r->error_message = a->member_epoch > m.member_epoch ?
+				psprintf("The share group member has a greater member epoch (%d) than the one known by the "
+						 "group coordinator (%d). The member must abandon all its partitions and rejoin.",
+						 a->member_epoch, m.member_epoch) :
+				psprintf("The share group member has a smaller member epoch (%d) than the one known by the "
+						 "group coordinator (%d). The member must abandon all its partitions and rejoin.",
+						 a->member_epoch, m.member_epoch);
 			return KP_ERR_FENCED_MEMBER_EPOCH;
 		}
 	}

@@ -24,8 +24,12 @@ machine:
     empty or longer than 36 characters: INVALID_REQUEST with no message (Kafka's KafkaApis checks
     it after the group's authorization); ShareGroupHeartbeat's coordinator checks then, in order
     and in Kafka's words: a blank member id, group id or rack id; a join without topic names (null
-    or none); an epoch below -1. (ShareFetch and ShareAcknowledge of the group id "": Kafka serves
-    them, kafka_pg refuses them, INVALID_REQUEST; not checked here.)
+    or none); an epoch below -1. A heartbeat or leave to a share group that does not exist:
+    GROUP_ID_NOT_FOUND, "Share group X not found." / "Group X not found.", and no group is made; of
+    a member the group does not have: UNKNOWN_MEMBER_ID, "Member M is not a member of group X."; an
+    epoch above the member's: FENCED_MEMBER_EPOCH in Kafka's words. (ShareFetch and
+    ShareAcknowledge of the group id "": Kafka serves them, kafka_pg refuses them, INVALID_REQUEST;
+    not checked here.)
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -108,12 +112,14 @@ def delete_groups(s, version, groups):
 
 
 def share_heartbeat(s, group, member, epoch, rack=None, names=()):
-    """ShareGroupHeartbeat v1: (error, message)."""
+    """ShareGroupHeartbeat v1: (error, message, member epoch)."""
     body = cstr(group) + cstr(member) + i32(epoch) + cstr(rack)
     body += uvarint(0) if names is None else uvarint(len(names) + 1) + b"".join(cstr(t) for t in names)
     r = w.call(s, 76, 1, body + b"\0")
     r.i32()
-    return r.i16(), r.cstr()
+    err, msg = r.i16(), r.cstr()
+    r.cstr()
+    return err, msg, r.i32()
 
 
 def share_fetch(s, group, member):
@@ -150,9 +156,36 @@ def share_checks(s, t, tag):
         ("epoch -5 with no topic names", (sg, "m1", -5, None, []), (INVALID_REQUEST, "MemberEpoch is invalid.")),
     ]
     for what, args, want in cases:
-        got = share_heartbeat(s, *args)
+        got = share_heartbeat(s, *args)[:2]
         check("ShareGroupHeartbeat v1, %s: INVALID_REQUEST, %s" % (what, '"%s"' % want[1] if want[1] else "no message"),
               got == want, got)
+    # a group that does not exist (none is made), a member the group does not have, an epoch above its
+    for epoch, message in ((3, "Share group %s not found."), (-1, "Group %s not found.")):
+        got = share_heartbeat(s, sg, "m1", epoch)[:2]
+        check("ShareGroupHeartbeat, epoch %d to a group that does not exist: GROUP_ID_NOT_FOUND \"%s\""
+              % (epoch, message % "X"), got == (69, message % sg), got)
+    got = share_heartbeat(s, sg, "m1", 3)[:2]
+    check("... and the first did not make it", got == (69, "Share group %s not found." % sg), got)
+    member = "wg-share-member-" + tag
+    got = share_heartbeat(s, sg, member, 0, None, [t])
+    check("ShareGroupHeartbeat, %s joins" % member, got[0] == 0 and got[2] > 0, got)
+    epoch = got[2]
+    for epoch_sent in (3, -1):
+        got = share_heartbeat(s, sg, "wg-nosuch", epoch_sent)[:2]
+        check("ShareGroupHeartbeat, epoch %d of a member the group does not have: UNKNOWN_MEMBER_ID \"Member ... "
+              "is not a member of group ...\"" % epoch_sent,
+              got == (25, "Member wg-nosuch is not a member of group %s." % sg), got)
+    got = share_heartbeat(s, sg, member, epoch + 50)[:2]
+    check("ShareGroupHeartbeat, an epoch above the member's: FENCED_MEMBER_EPOCH in Kafka's words",
+          got == (110, "The share group member has a greater member epoch (%d) than the one known by the group "
+                       "coordinator (%d). The member must abandon all its partitions and rejoin." % (epoch + 50, epoch)),
+          got)
+    got = share_heartbeat(s, sg, member, -1)[:2]
+    check("... the member leaves", got == (0, None), got)
+    got = share_heartbeat(s, sg, member, -1)[:2]
+    check("... and leaving again: UNKNOWN_MEMBER_ID",
+          got == (25, "Member %s is not a member of group %s." % (member, sg)), got)
+
     for api, call in (("ShareFetch", share_fetch), ("ShareAcknowledge", share_acknowledge)):
         for what, member, want in (("\"\"", "", (INVALID_REQUEST, None)), ("of 37 characters", "m" * 37, (INVALID_REQUEST, None)),
                                    ("of 36 characters", "m" * 36, (0, None)), ("\" \"", " ", (0, None))):
