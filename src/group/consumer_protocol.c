@@ -342,7 +342,6 @@ save_counters(Heartbeat *hb, int32 group_epoch, const char *signature, int nmemb
 							   hb->assignor, nmembers);
 }
 
-/* Epoch -1: the member leaves; the group epoch moves on. */
 /* Kafka's UNKNOWN_MEMBER_ID message */
 static char *
 unknown_member_message(const KpCgHeartbeatArgs *a)
@@ -350,7 +349,10 @@ unknown_member_message(const KpCgHeartbeatArgs *a)
 	return psprintf("Member %s is not a member of group %s.", a->member_id ? a->member_id : "", a->group_id);
 }
 
-/* A member leaving (epoch -1); UNKNOWN_MEMBER_ID, and nothing changes, if it is not one */
+/*
+ * Epoch -1: the member leaves; the group epoch moves on.  A member the group
+ * does not have gets UNKNOWN_MEMBER_ID, and nothing changes.
+ */
 static int16
 leave(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
@@ -460,11 +462,6 @@ join(Heartbeat *hb, KpCgHeartbeatResult *r)
 }
 
 /*
- * Epoch > 0: a known member.  UNKNOWN_MEMBER_ID if it is gone,
- * FENCED_MEMBER_EPOCH if it claims an epoch it was never given; a change
- * of its subscription (topic names or pattern) bumps the group epoch.
- */
-/*
  * Does the member say it owns no more than it was given?  Not when it says
  * nothing (TopicPartitions null), as Kafka's isSubset.
  */
@@ -481,6 +478,12 @@ owns_within_assigned(const KpCgHeartbeatArgs *a, CMember *me)
 	return true;
 }
 
+/*
+ * Epoch > 0: a known member.  UNKNOWN_MEMBER_ID if it is gone,
+ * FENCED_MEMBER_EPOCH if it claims an epoch it was never given, or one
+ * below its own other than its previous one (the wire's members); a change
+ * of its subscription (topic names or pattern) bumps the group epoch.
+ */
 static int16
 heartbeat_member(Heartbeat *hb, KpCgHeartbeatResult *r)
 {
