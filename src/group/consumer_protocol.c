@@ -733,6 +733,12 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 									a->group_id);
 		return KP_ERR_GROUP_ID_NOT_FOUND;
 	}
+	/* a classic group (offsets only, too) has no consumer-protocol members */
+	if (strcmp(hb.g.group_type, "classic") == 0 && a->member_epoch != 0)
+	{
+		r->error_message = psprintf("Group %s is not a consumer group.", a->group_id);
+		return KP_ERR_GROUP_ID_NOT_FOUND;
+	}
 	if (strcmp(hb.g.group_type, "classic") == 0 && strcmp(hb.g.state, "Empty") != 0)
 	{
 		r->error_message = pstrdup("the group is a classic group with members");

@@ -15,7 +15,11 @@ machine:
     not found." (leaving) / "Consumer group X not found." (heartbeat), and no group is made. A member
     the group does not have, leaving or heartbeating: UNKNOWN_MEMBER_ID (25), "Member M is not a
     member of group X." (a leave of a member that is gone changed the group before). An epoch above
-    the member's: FENCED_MEMBER_EPOCH (110) in Kafka's words.
+    the member's: FENCED_MEMBER_EPOCH (110) in Kafka's words; an epoch below the member's too ("...
+    smaller member epoch ..."), unless it is the member's previous epoch and the partitions it says it
+    owns are among those it was given (then it gets its current epoch). A member that is not joining,
+    to a classic group (one with committed offsets only too): GROUP_ID_NOT_FOUND, "Group X is not a
+    consumer group."; joining it makes it a consumer group.
   - ConsumerGroupDescribe v1 gives each member's MemberType: 1, a consumer-protocol member; a member
     that subscribes by names has SubscribedTopicRegex "" (not null), at v0 too.
   - DeleteGroups v3 (ErrorMessage per group): null for every result Kafka gives here (deleted,
@@ -309,6 +313,22 @@ def main():
           got == (110, smaller % (a_epoch - 1, new_epoch)), got)
     for m in (a, b):
         heartbeat(s, 1, fenced, m, -1)
+
+    # a classic group (here one with committed offsets only): not a consumer group but to a join
+    classic = "wg-classic-" + tag
+    w.find_coordinator(s, classic)
+    r = w.call(s, 8, 8, cstr(classic) + i32(-1) + cstr("") + cstr(None) + uvarint(2) + cstr(t) + uvarint(2)
+               + i32(0) + b"\0" * 8 + i32(-1) + cstr(None) + b"\0" + b"\0" + b"\0")
+    r.i32()
+    got = r.carray(lambda: (r.cstr(), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]), r.tags())[:2])
+    check("OffsetCommit v8 to %s with generation -1: a group with offsets only" % classic, got == [(t, [(0, 0)])], got)
+    for what, args in (("leaving", ("m1", -1)), ("heartbeating", ("m1", 3)), ("leaving to come back", ("m1", -2, "i1"))):
+        got = heartbeat(s, 1, classic, *args)[:2]
+        check("ConsumerGroupHeartbeat %s in it: GROUP_ID_NOT_FOUND \"Group ... is not a consumer group.\"" % what,
+              got == (69, "Group %s is not a consumer group." % classic), got)
+    got = heartbeat(s, 1, classic, "wg-joiner-" + tag, 0, names=[t])
+    check("... joining it: joined (an empty classic group becomes a consumer group)", got[0] == 0 and got[2] > 0, got)
+    heartbeat(s, 1, classic, "wg-joiner-" + tag, -1)
 
     # ConsumerGroupDescribe: v1's MemberType; "" for a member without a pattern
     for version in (0, 1):
