@@ -733,15 +733,17 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 									a->group_id);
 		return KP_ERR_GROUP_ID_NOT_FOUND;
 	}
-	/* a classic group (offsets only, too) has no consumer-protocol members */
-	if (strcmp(hb.g.group_type, "classic") == 0 && a->member_epoch != 0)
+
+	/*
+	 * A classic group (offsets only, too) has no consumer-protocol members;
+	 * only a join to an empty one makes it a consumer group.
+	 */
+	if (strcmp(hb.g.group_type, "classic") == 0 &&
+		(a->member_epoch != 0 || strcmp(hb.g.state, "Empty") != 0))
 	{
-		r->error_message = psprintf("Group %s is not a consumer group.", a->group_id);
-		return KP_ERR_GROUP_ID_NOT_FOUND;
-	}
-	if (strcmp(hb.g.group_type, "classic") == 0 && strcmp(hb.g.state, "Empty") != 0)
-	{
-		r->error_message = pstrdup("the group is a classic group with members");
+		r->error_message = a->member_epoch != 0 ?
+			psprintf("Group %s is not a consumer group.", a->group_id) :
+			pstrdup("the group is a classic group with members");
 		return KP_ERR_GROUP_ID_NOT_FOUND;
 	}
 	hb.group_epoch = hb.g.group_epoch;

@@ -567,6 +567,28 @@ group_allowed(KpRequestContext *ctx, const char *group_id, int op)
 	return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, group_id ? group_id : "", op);
 }
 
+/*
+ * What ShareFetch and ShareAcknowledge refuse before they look at a session,
+ * in Kafka's order: no group id (kafka_pg's message; Kafka serves ""), the
+ * group's READ, a member id share_member_id_valid refuses (no message).
+ * KP_ERR_NONE: go on.
+ */
+static int16
+share_request_refused(KpRequestContext *ctx, const char *api, const char *group_id,
+					  const char *member_id, char **message)
+{
+	if (group_id == NULL || group_id[0] == '\0')
+	{
+		*message = psprintf("%s needs a group id.", api);
+		return KP_ERR_INVALID_REQUEST;
+	}
+	if (!group_allowed(ctx, group_id, KP_ACL_OP_READ))
+		return KP_ERR_GROUP_AUTHORIZATION_FAILED;
+	if (!share_member_id_valid(member_id))
+		return KP_ERR_INVALID_REQUEST;
+	return KP_ERR_NONE;
+}
+
 /* ---------------------------------------------------------------------
  * Response building: one entry per (topic, partition)
  * ---------------------------------------------------------------------
@@ -958,22 +980,10 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 	int			i;
 	int			j;
 
-	if (req->group_id == NULL || req->group_id[0] == '\0')
-	{
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("ShareFetch needs a group id.");
+	resp->error_code = share_request_refused(ctx, "ShareFetch", req->group_id, req->member_id,
+											 &resp->error_message);
+	if (resp->error_code != KP_ERR_NONE)
 		return;
-	}
-	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
-	{
-		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
-		return;
-	}
-	if (!share_member_id_valid(req->member_id))
-	{
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		return;
-	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
 	if (s)
@@ -1255,22 +1265,10 @@ kp_handle_share_acknowledge(KpRequestContext *ctx)
 	int			j;
 	int			k;
 
-	if (req->group_id == NULL || req->group_id[0] == '\0')
-	{
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->error_message = pstrdup("ShareAcknowledge needs a group id.");
+	resp->error_code = share_request_refused(ctx, "ShareAcknowledge", req->group_id, req->member_id,
+											 &resp->error_message);
+	if (resp->error_code != KP_ERR_NONE)
 		return;
-	}
-	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
-	{
-		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
-		return;
-	}
-	if (!share_member_id_valid(req->member_id))
-	{
-		resp->error_code = KP_ERR_INVALID_REQUEST;
-		return;
-	}
 	resp->acquisition_lock_timeout_ms = kp_share_lock_duration_ms(req->group_id);
 	s = session_find(req->group_id, req->member_id);
 	if (s)
