@@ -51,8 +51,8 @@ kp_peer_host(const char *peer)
 }
 
 /* ---------------------------------------------------------------------
- * FindCoordinator: this node coordinates every group and every
- * transactional id (key type 1)
+ * FindCoordinator: this node coordinates every group, transactional id
+ * (key type 1) and share partition (key type 2, brokers' own)
  * ---------------------------------------------------------------------
  */
 
@@ -63,20 +63,104 @@ group_allowed(KpRequestContext *ctx, const char *group_id, int op)
 	return kp_authz(ctx, KP_ACL_RESOURCE_GROUP, group_id ? group_id : "", op);
 }
 
-/* FindCoordinator: DESCRIBE on the group or transactional id */
+/* FindCoordinator's key types (Kafka's CoordinatorType) */
+#define COORDINATOR_GROUP		0
+#define COORDINATOR_TRANSACTION 1
+#define COORDINATOR_SHARE		2
+
+/* Errors.INVALID_REQUEST.message(), which Kafka sends with a refused request */
+#define INVALID_REQUEST_TEXT \
+	"This most likely occurs because of a request being malformed by the client library or " \
+	"the message was sent to an incompatible broker. See the broker logs for more details."
+
+static bool
+base64url_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		c == '-' || c == '_';
+}
+
+/*
+ * A share-partition key ("group:topicId:partition", key type 2, which
+ * brokers send to find a share coordinator) as Kafka's
+ * SharePartitionKey.getInstance reads it: the partition is after the last
+ * ':', the topic id after the one before, the group (which may hold ':')
+ * the rest, not blank; Java's split drops trailing empty parts, so
+ * "g:id:0:" is read as "g:id:0".  The topic id as Uuid.fromString decodes
+ * it: base64url of 16 bytes (22 characters, or 24 ending "=="); the
+ * partition as Integer.parseInt (a sign, digits, a Java int).
+ */
+static bool
+share_coordinator_key_valid(const char *key)
+{
+	int			len = key ? strlen(key) : 0;
+	int			c1 = -1;
+	int			c2 = -1;
+	int			i;
+	int64		v = 0;
+	char	   *group;
+
+	while (len > 0 && key[len - 1] == ':')
+		len--;
+	for (i = len - 1; i >= 0 && c1 < 0; i--)
+		if (key[i] == ':')
+		{
+			if (c2 < 0)
+				c2 = i;
+			else
+				c1 = i;
+		}
+	if (c1 < 0)
+		return false;
+	group = pnstrdup(key, c1);
+	if (kp_java_blank(group))
+		return false;
+	/* the topic id: key[c1 + 1 .. c2) */
+	if (c2 - c1 - 1 == 24 && key[c2 - 2] == '=' && key[c2 - 1] == '=')
+		;
+	else if (c2 - c1 - 1 != 22)
+		return false;
+	for (i = c1 + 1; i < c1 + 1 + 22; i++)
+		if (!base64url_char(key[i]))
+			return false;
+	/* the partition: key[c2 + 1 .. len) */
+	i = c2 + 1;
+	if (i < len && (key[i] == '+' || key[i] == '-'))
+		i++;
+	if (i == len)
+		return false;
+	for (; i < len; i++)
+	{
+		if (key[i] < '0' || key[i] > '9')
+			return false;
+		v = v * 10 + (key[i] - '0');
+		if (v > (int64) PG_INT32_MAX + 1)
+			return false;
+	}
+	return v <= PG_INT32_MAX || key[c2 + 1] == '-';
+}
+
+/*
+ * FindCoordinator: DESCRIBE on the group or transactional id; a share key
+ * (from v6; CLUSTER_ACTION was checked for the whole request) must be one
+ */
 static int16
 coordinator_key_code(KpRequestContext *ctx, int8 key_type, const char *key)
 {
-	if (key_type == 1)
+	if (key_type == COORDINATOR_TRANSACTION)
 		return kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, key ? key : "", KP_ACL_OP_DESCRIBE) ?
 			KP_ERR_NONE : KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	if (key_type == COORDINATOR_SHARE)
+		return ctx->version >= 6 && share_coordinator_key_valid(key) ? KP_ERR_NONE :
+			KP_ERR_INVALID_REQUEST;
 	return group_allowed(ctx, key, KP_ACL_OP_DESCRIBE) ? KP_ERR_NONE :
 		KP_ERR_GROUP_AUTHORIZATION_FAILED;
 }
 
 /*
- * The error message FindCoordinator carries, as Kafka sets it
- * (Errors.message(): the exception's default message, "NONE" for none).
+ * The error message of a v0-3 answer, as Kafka sets it (Errors.message():
+ * the exception's default message, "NONE" for none).  A v4+ coordinator
+ * carries none ("").
  */
 static char *
 coordinator_message(int16 code)
@@ -91,14 +175,19 @@ coordinator_message(int16 code)
 			return pstrdup("Group authorization failed.");
 		case KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
 			return pstrdup("Transactional Id authorization failed.");
+		case KP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+			return pstrdup("Cluster authorization failed.");
+		case KP_ERR_INVALID_REQUEST:
+			return pstrdup(INVALID_REQUEST_TEXT);
 	}
 	return pstrdup(kp_error_name(code));
 }
 
 /*
  * One key's answer, the same in the v0-3 response and in each v4+
- * coordinator: the primary coordinates every group and transactional id
- * (leader.c), or COORDINATOR_NOT_AVAILABLE while it is not known.
+ * coordinator: the primary coordinates every group, transactional id and
+ * share partition (leader.c), or COORDINATOR_NOT_AVAILABLE while it is not
+ * known.
  */
 static void
 coordinator_for(KpRequestContext *ctx, const KpClusterView *view, int8 key_type, const char *key,
@@ -107,10 +196,45 @@ coordinator_for(KpRequestContext *ctx, const KpClusterView *view, int8 key_type,
 	*error_code = coordinator_key_code(ctx, key_type, key);
 	if (*error_code == KP_ERR_NONE && view->leader_id < 0)
 		*error_code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-	*error_message = coordinator_message(*error_code);
+	*error_message = ctx->version >= 4 ? pstrdup("") : coordinator_message(*error_code);
 	*node_id = *error_code == KP_ERR_NONE ? view->leader_id : -1;
 	*host = pstrdup(*error_code == KP_ERR_NONE ? view->leader_host : "");
 	*port = *error_code == KP_ERR_NONE ? view->leader_port : -1;
+}
+
+/*
+ * A FindCoordinator Kafka refuses as a whole (an unknown key type; a share
+ * key without CLUSTER_ACTION): its error answer, every key with the error
+ * and the error's message
+ */
+static void
+coordinator_refuse_all(KpRequestContext *ctx, int16 code)
+{
+	KpFindCoordinatorRequest *req = ctx->request;
+	KpFindCoordinatorResponse *resp = ctx->response;
+	int			i;
+
+	resp->error_code = code;
+	resp->error_message = coordinator_message(code);
+	resp->node_id = -1;
+	resp->host = pstrdup("");
+	resp->port = -1;
+	if (ctx->version < 4)
+		return;
+	resp->n_coordinators = Max(req->n_coordinator_keys, 0);
+	resp->coordinators = palloc0(sizeof(KpFindCoordinatorResponseCoordinator) *
+								 Max(resp->n_coordinators, 1));
+	for (i = 0; i < resp->n_coordinators; i++)
+	{
+		KpFindCoordinatorResponseCoordinator *c = &resp->coordinators[i];
+
+		c->key = pstrdup(req->coordinator_keys[i] ? req->coordinator_keys[i] : "");
+		c->error_code = code;
+		c->error_message = coordinator_message(code);
+		c->node_id = -1;
+		c->host = pstrdup("");
+		c->port = -1;
+	}
 }
 
 void
@@ -122,6 +246,18 @@ kp_handle_find_coordinator(KpRequestContext *ctx)
 	KpClusterView view;
 
 	kp_cluster_view(&view);
+	if (req->key_type != COORDINATOR_GROUP && req->key_type != COORDINATOR_TRANSACTION &&
+		req->key_type != COORDINATOR_SHARE)
+	{
+		coordinator_refuse_all(ctx, KP_ERR_INVALID_REQUEST);
+		return;
+	}
+	if (req->key_type == COORDINATOR_SHARE && ctx->version >= 6 && req->n_coordinator_keys > 0 &&
+		!kp_authz_cluster(ctx, KP_ACL_OP_CLUSTER_ACTION))
+	{
+		coordinator_refuse_all(ctx, KP_ERR_CLUSTER_AUTHORIZATION_FAILED);
+		return;
+	}
 	if (ctx->version < 4)
 	{
 		coordinator_for(ctx, &view, req->key_type, req->key, &resp->error_code,
@@ -863,7 +999,7 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
 		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
-		resp->member_epoch = -1;
+		resp->member_epoch = 0;
 		return;
 	}
 	for (i = 0; i < req->n_subscribed_topic_names; i++)
@@ -872,13 +1008,13 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 			resp->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			resp->error_message = psprintf("Topic authorization failed for topic \"%s\"",
 										   req->subscribed_topic_names[i] ? req->subscribed_topic_names[i] : "");
-			resp->member_epoch = -1;
+			resp->member_epoch = 0;
 			return;
 		}
 	if ((resp->error_message = (char *) consumer_heartbeat_invalid(req, ctx->version)) != NULL)
 	{
 		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->member_epoch = -1;
+		resp->member_epoch = 0;
 		return;
 	}
 	if (kp_share_refuse_other_protocol(ctx, req->group_id))
@@ -926,8 +1062,9 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 
 	resp->error_code = kp_group_consumer_heartbeat(&a, &r);
 	resp->error_message = r.error_message;
-	resp->member_id = r.member_id;
-	resp->member_epoch = r.member_epoch;
+	/* an error is answered with no member id and epoch 0, as Kafka's */
+	resp->member_id = resp->error_code == KP_ERR_NONE ? r.member_id : NULL;
+	resp->member_epoch = resp->error_code == KP_ERR_NONE ? r.member_epoch : 0;
 	resp->heartbeat_interval_ms = r.heartbeat_interval_ms;
 	resp->assignment = NULL;
 	if (resp->error_code == KP_ERR_NONE && r.send_assignment)

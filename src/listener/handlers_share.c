@@ -677,13 +677,13 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_READ))
 	{
 		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
-		resp->member_epoch = -1;
+		resp->member_epoch = 0;
 		return;
 	}
 	if (!share_member_id_valid(req->member_id))
 	{
 		resp->error_code = KP_ERR_INVALID_REQUEST;
-		resp->member_epoch = -1;
+		resp->member_epoch = 0;
 		return;
 	}
 	for (i = 0; i < req->n_subscribed_topic_names; i++)
@@ -692,7 +692,7 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 			resp->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			resp->error_message = psprintf("Topic authorization failed for topic \"%s\"",
 										   req->subscribed_topic_names[i] ? req->subscribed_topic_names[i] : "");
-			resp->member_epoch = -1;
+			resp->member_epoch = 0;
 			return;
 		}
 	memset(&a, 0, sizeof(a));
@@ -719,8 +719,9 @@ kp_handle_share_group_heartbeat(KpRequestContext *ctx)
 
 	resp->error_code = kp_share_heartbeat(&a, &r);
 	resp->error_message = r.error_message;
-	resp->member_id = req->member_id ? pstrdup(req->member_id) : NULL;
-	resp->member_epoch = r.member_epoch;
+	/* an error is answered with no member id and epoch 0, as Kafka's */
+	resp->member_id = resp->error_code == KP_ERR_NONE && req->member_id ? pstrdup(req->member_id) : NULL;
+	resp->member_epoch = resp->error_code == KP_ERR_NONE ? r.member_epoch : 0;
 	resp->heartbeat_interval_ms = r.heartbeat_interval_ms;
 	resp->assignment = NULL;
 	if (resp->error_code == KP_ERR_NONE && r.send_assignment)

@@ -34,9 +34,17 @@ machine:
     epoch above the member's: FENCED_MEMBER_EPOCH in Kafka's words. (ShareFetch and
     ShareAcknowledge of the group id "": Kafka serves them, kafka_pg refuses them, INVALID_REQUEST;
     not checked here.)
+  - Every ConsumerGroupHeartbeat and ShareGroupHeartbeat answered with an error above: no member id,
+    member epoch 0.
+  - FindCoordinator: a v4+ coordinator's error message is "" (v3: "NONE"); share-partition keys (key
+    type 2, "group:topicId:partition") from v6, read as SharePartitionKey reads them (the group may
+    hold ':', not blank; the topic id base64url of 16 bytes, "==" allowed; the partition a Java int,
+    signed; trailing ':' dropped), else INVALID_REQUEST with message ""; at v5 INVALID_REQUEST, at
+    v3 with Errors.INVALID_REQUEST's text; key type 3: every key INVALID_REQUEST with that text.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
+import base64
 import socket
 import sys
 import time
@@ -46,6 +54,12 @@ import describe_partitions as w
 from describe_partitions import check, cstr, i8, i32, uvarint
 
 INVALID_REQUEST = 42
+# Errors.INVALID_REQUEST.message(), the text of a request Kafka refuses as a whole
+REFUSED = ("This most likely occurs because of a request being malformed by the client library or the message "
+           "was sent to an incompatible broker. See the broker logs for more details.")
+# (API, error, member id, member epoch) of each heartbeat answered with an error: Kafka's carry no
+# member id and epoch 0 (its error answers are the response's defaults)
+ERROR_ANSWERS = []
 
 
 def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebalance_timeout=30000,
@@ -65,9 +79,11 @@ def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebala
     r = w.call(s, 68, version, body + b"\0")
     r.i32()
     err, msg = r.i16(), r.cstr()
-    r.cstr()
+    member_id = r.cstr()
     epoch = r.i32()
     r.i32()
+    if err:
+        ERROR_ANSWERS.append(("ConsumerGroupHeartbeat", err, member_id, epoch))
     assigned = None
     if r.i8() >= 0:
         assigned = [(tid, sorted(ps)) for tid, ps, _ in
@@ -122,8 +138,10 @@ def share_heartbeat(s, group, member, epoch, rack=None, names=()):
     r = w.call(s, 76, 1, body + b"\0")
     r.i32()
     err, msg = r.i16(), r.cstr()
-    r.cstr()
-    return err, msg, r.i32()
+    member_id, epoch = r.cstr(), r.i32()
+    if err:
+        ERROR_ANSWERS.append(("ShareGroupHeartbeat", err, member_id, epoch))
+    return err, msg, epoch
 
 
 def share_fetch(s, group, member):
@@ -140,6 +158,46 @@ def share_acknowledge(s, group, member):
     r = w.call(s, 79, 1, cstr(group) + cstr(member) + i32(1) + uvarint(1) + b"\0")
     r.i32()
     return r.i16(), r.cstr()
+
+
+def find_coordinator(s, version, key_type, keys):
+    """FindCoordinator v3-6 (flexible): [(error, message, node id)], one per key (v3: the one key)."""
+    if version < 4:
+        r = w.call(s, 10, version, cstr(keys[0]) + i8(key_type) + b"\0")
+        r.i32()
+        return [(r.i16(), r.cstr(), r.i32())]
+    r = w.call(s, 10, version, i8(key_type) + uvarint(len(keys) + 1) + b"".join(cstr(k) for k in keys) + b"\0")
+    r.i32()
+    return [(e, m, n) for _, n, _, _, e, m, _ in
+            r.carray(lambda: (r.cstr(), r.i32(), r.cstr(), r.i32(), r.i16(), r.cstr(), r.tags()))]
+
+
+def find_coordinator_checks(s, g):
+    """FindCoordinator's answers beyond a group's: KafkaApis.getCoordinator and SharePartitionKey."""
+    got = find_coordinator(s, 4, 0, [g, g])
+    check("FindCoordinator v4 of a group twice: each answered, with the message \"\" (v0-3 say \"NONE\")",
+          [(e, m) for e, m, _ in got] == [(0, ""), (0, "")] and got[0][2] >= 0, got)
+    got = find_coordinator(s, 3, 0, [g])
+    check("FindCoordinator v3 of a group: \"NONE\"", [(e, m) for e, m, _ in got] == [(0, "NONE")], got)
+    tid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    for key, ok in (("g:%s:0" % tid, True), ("g:%s==:0" % tid, True), ("g:%s:0:" % tid, True),
+                    ("a:b:%s:3" % tid, True), ("g:%s:-1" % tid, True), ("g:%s:+5" % tid, True),
+                    ("g:%s:-2147483648" % tid, True), ("g:%s:2147483648" % tid, False),
+                    ("bad", False), ("g:%s:x" % tid, False), ("g:%s:" % tid, False), (":%s:0" % tid, False),
+                    (" :%s:0" % tid, False), ("g:%s:0" % tid[:21], False), ("g:%s=:0" % tid, False),
+                    ("g:%s+:0" % tid[:21], False), ("", False)):
+        got = find_coordinator(s, 6, 2, [key])
+        check("FindCoordinator v6, share key %r: %s" % (key.replace(tid, "<id>"), "answered" if ok else
+              "INVALID_REQUEST (42), message \"\""),
+              [(e, m) for e, m, _ in got] == [(0, "")] if ok else got == [(INVALID_REQUEST, "", -1)], got)
+    got = find_coordinator(s, 5, 2, ["g:%s:0" % tid])
+    check("FindCoordinator v5, share key: INVALID_REQUEST (share keys from v6)", got == [(INVALID_REQUEST, "", -1)], got)
+    got = find_coordinator(s, 3, 2, ["g:%s:0" % tid])
+    check("FindCoordinator v3, share key: INVALID_REQUEST with Kafka's text", got == [(INVALID_REQUEST, REFUSED, -1)], got)
+    for version in (3, 6):
+        got = find_coordinator(s, version, 3, ["x", "y"][:1 if version < 4 else 2])
+        check("FindCoordinator v%d, key type 3: INVALID_REQUEST with Kafka's text for each key" % version,
+              got == [(INVALID_REQUEST, REFUSED, -1)] * (1 if version < 4 else 2), got)
 
 
 def share_checks(s, t, tag):
@@ -351,6 +409,11 @@ def main():
           got == (25, "Member %s is not a member of group %s." % (member, g)), got)
 
     share_checks(s, t, tag)
+    find_coordinator_checks(s, g)
+
+    wrong = [a for a in ERROR_ANSWERS if a[2:] != (None, 0)]
+    check("every heartbeat answered with an error above (%d) has no member id and member epoch 0, as Kafka's"
+          % len(ERROR_ANSWERS), len(ERROR_ANSWERS) > 30 and not wrong, wrong)
 
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
