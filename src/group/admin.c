@@ -7,7 +7,8 @@
  *
  * Describing and listing read without the group lock (a snapshot of the
  * rows); deleting takes it, and refuses a group with members as Kafka does
- * (NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC).
+ * (NON_EMPTY_GROUP; OffsetDelete: GROUP_SUBSCRIBED_TO_TOPIC for a topic a
+ * member subscribes to).
  *
  *-------------------------------------------------------------------------
  */
@@ -48,6 +49,7 @@ kp_group_describe(const char *group_id, KpGroupInfo *info)
 	if (!g.exists)
 		return;
 	info->exists = true;
+	info->classic = strcmp(g.group_type, "classic") == 0;
 	info->state = g.state;
 	info->protocol_type = g.protocol_type;
 	info->protocol_name = g.protocol_name ? g.protocol_name : "";
@@ -96,16 +98,58 @@ kp_group_delete(const char *group_id)
 	return KP_ERR_NONE;
 }
 
+/*
+ * OffsetDelete's checks, as Kafka's group coordinator makes them
+ * (validateOffsetDelete, then isSubscribedToTopic per topic), under the
+ * group's lock: GROUP_ID_NOT_FOUND; NON_EMPTY_GROUP for a classic group
+ * with members whose protocol type is not "consumer" (its subscriptions
+ * cannot be read); else NONE, and subscribed[i] for each of topics some
+ * member subscribes to: a consumer group's members by their names or
+ * pattern (as the assignor resolves them), a classic group's by their
+ * subscription metadata (every topic when one of them does not decode, as
+ * Kafka's subscribedTopics is then unknown), an empty group's none.
+ */
 int16
-kp_group_delete_offsets(const char *group_id, const char *topic, int32 partition)
+kp_group_offset_delete_check(const char *group_id, char *const *topics, int ntopics, bool *subscribed)
 {
 	KpGroupRow	g;
+	KpMemberRow *members;
+	int			nmembers;
+	char	  **names = NULL;
+	int			nnames = 0;
+	bool		known = true;
+	int			i;
+	int			j;
 
+	memset(subscribed, 0, sizeof(bool) * ntopics);
 	kp_cat_group_read(group_id, false, true, &g);
-	if (!g.exists)
+	if (!g.exists || strcmp(g.state, "Dead") == 0)
 		return KP_ERR_GROUP_ID_NOT_FOUND;
-	if (strcmp(g.state, "Empty") != 0)
-		return KP_ERR_GROUP_SUBSCRIBED_TO_TOPIC;
-	kp_cat_offsets_delete(group_id, topic, partition);
+	if (strcmp(g.group_type, "consumer") == 0)
+	{
+		kp_group_consumer_subscribed(group_id, topics, ntopics, subscribed);
+		return KP_ERR_NONE;
+	}
+	if (strcmp(g.state, "Empty") == 0)
+		return KP_ERR_NONE;
+	if (strcmp(g.protocol_type, "consumer") != 0)
+		return KP_ERR_NON_EMPTY_GROUP;
+	nmembers = kp_cat_members_load(group_id, &members);
+	for (j = 0; j < nmembers && known; j++)
+		if (!KP_MEMBER_PENDING(&members[j]))
+			known = kp_group_member_topics(&members[j], g.protocol_name, &names, &nnames);
+	for (i = 0; i < ntopics; i++)
+	{
+		subscribed[i] = !known;
+		for (j = 0; j < nnames && !subscribed[i]; j++)
+			subscribed[i] = strcmp(names[j], topics[i]) == 0;
+	}
 	return KP_ERR_NONE;
+}
+
+/* Deletes a committed offset (OffsetDelete, after kp_group_offset_delete_check). */
+void
+kp_group_delete_offset(const char *group_id, const char *topic, int32 partition)
+{
+	kp_cat_offsets_delete(group_id, topic, partition);
 }

@@ -208,6 +208,26 @@ load_cmembers(const char *group_id, CMember **out)
 	return n;
 }
 
+/*
+ * Which of topics some member of the consumer group subscribes to, by name
+ * or by its pattern (Kafka's ConsumerGroup.isSubscribedToTopic; OffsetDelete
+ * refuses those).  The caller holds the group's lock.
+ */
+void
+kp_group_consumer_subscribed(const char *group_id, char *const *topics, int ntopics, bool *subscribed)
+{
+	CMember    *m;
+	int			n = load_cmembers(group_id, &m);
+	int			i;
+	int			j;
+	int			k;
+
+	for (i = 0; i < ntopics; i++)
+		for (j = 0; j < n && !subscribed[i]; j++)
+			for (k = 0; k < m[j].nsubscribed && !subscribed[i]; k++)
+				subscribed[i] = strcmp(m[j].subscribed[k], topics[i]) == 0;
+}
+
 static void
 save_cmember(const char *group_id, const CMember *m)
 {

@@ -180,6 +180,7 @@ typedef struct KpGroupMemberInfo
 typedef struct KpGroupInfo
 {
 	bool		exists;
+	bool		classic;		/* a classic group, not a consumer group */
 	char	   *state;			/* Kafka's: Empty, Stable, ...; Dead if none */
 	char	   *protocol_type;
 	char	   *protocol_name;
@@ -191,7 +192,9 @@ typedef struct KpGroupInfo
 extern void kp_group_describe(const char *group_id, KpGroupInfo *info);
 extern int	kp_group_list(char ***group_ids, char ***states, char ***protocol_types);
 extern int16 kp_group_delete(const char *group_id);
-extern int16 kp_group_delete_offsets(const char *group_id, const char *topic, int32 partition);
+extern int16 kp_group_offset_delete_check(const char *group_id, char *const *topics, int ntopics,
+										  bool *subscribed);
+extern void kp_group_delete_offset(const char *group_id, const char *topic, int32 partition);
 
 /* ---------- the consumer protocol (KIP-848), consumer_protocol.c ---------- */
 

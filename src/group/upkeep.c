@@ -133,8 +133,8 @@ try_upkeep_group(const char *group_id)
  * group's protocol (Kafka's ConsumerProtocolSubscription); false if it has
  * none or they do not decode.
  */
-static bool
-member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
+bool
+kp_group_member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
 {
 	KpConsumerProtocolSubscription sub;
 	KpBlob		md = {NULL, -1};
@@ -185,7 +185,7 @@ expire_unsubscribed_classic(void)
 		nmembers = kp_cat_members_load(groups[i], &members);
 		for (j = 0; j < nmembers && known; j++)
 			if (!KP_MEMBER_PENDING(&members[j]))
-				known = member_topics(&members[j], g.protocol_name, &topics, &ntopics);
+				known = kp_group_member_topics(&members[j], g.protocol_name, &topics, &ntopics);
 		if (known && nmembers > 0)
 			kp_cat_offsets_expire_unsubscribed(groups[i], g.generation, topics, ntopics,
 											   kp_offsets_retention_minutes);

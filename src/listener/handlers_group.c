@@ -663,9 +663,10 @@ fetch_group_offsets(KpRequestContext *ctx, const char *group_id, int ntopics,
 				/*
 				 * A topic named that does not exist (or no longer: its
 				 * offsets went with it) has no offset, and no error, as Kafka
-				 * 4.4 answers it; by topic id (v10) it is an error.
+				 * 4.4 answers it; by topic id (v10) it is UNKNOWN_TOPIC_ID,
+				 * as Kafka 4.4 answers it (the zero id too).
 				 */
-				op->error_code = ctx->version >= 10 ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION : KP_ERR_NONE;
+				op->error_code = ctx->version >= 10 ? KP_ERR_UNKNOWN_TOPIC_ID : KP_ERR_NONE;
 				continue;
 			}
 			op->committed_offset = kp_group_fetch_offset(group_id, t->name, op->partition_index,
@@ -776,11 +777,29 @@ kp_handle_describe_groups(KpRequestContext *ctx)
 		}
 		kp_group_describe(g->group_id, &info);
 		g->error_code = KP_ERR_NONE;
-		if (!info.exists && kp_share_describe_group(g->group_id, g))
+
+		/*
+		 * Kafka 4.4 describes classic groups only: a consumer or share group
+		 * is answered as one that does not exist, state Dead and no members,
+		 * with (from v6, KIP-1043) GROUP_ID_NOT_FOUND and its words.
+		 */
+		if ((info.exists && !info.classic) ||
+			(!info.exists && kp_share_group_exists_for_admin(g->group_id)))
 		{
-			g->authorized_operations = req->include_authorized_operations ?
-				kp_authz_operations(ctx, KP_ACL_RESOURCE_GROUP, g->group_id) : PG_INT32_MIN;
+			g->group_state = pstrdup("Dead");
+			g->protocol_type = pstrdup("");
+			g->protocol_data = pstrdup("");
+			if (ctx->version >= 6)
+			{
+				g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
+				g->error_message = psprintf("Group %s is not a classic group.", g->group_id);
+			}
 			continue;
+		}
+		if (!info.exists && ctx->version >= 6)
+		{
+			g->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
+			g->error_message = psprintf("Group %s not found.", g->group_id);
 		}
 		g->group_state = info.state;
 		g->protocol_type = info.protocol_type;
@@ -902,41 +921,62 @@ kp_handle_offset_delete(KpRequestContext *ctx)
 {
 	KpOffsetDeleteRequest *req = ctx->request;
 	KpOffsetDeleteResponse *resp = ctx->response;
-	KpGroupInfo info;
+	const char *group_id = req->group_id ? req->group_id : "";
+	int			ntopics = Max(req->n_topics, 0);
+	char	  **names = palloc(sizeof(char *) * Max(ntopics, 1));
+	bool	   *subscribed = palloc0(sizeof(bool) * Max(ntopics, 1));
 	int			i;
 
 	/* Kafka: GROUP DELETE, and READ on each topic */
-	if (!group_allowed(ctx, req->group_id, KP_ACL_OP_DELETE))
+	if (!group_allowed(ctx, group_id, KP_ACL_OP_DELETE))
 	{
 		resp->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
 		return;
 	}
-	kp_group_describe(req->group_id ? req->group_id : "", &info);
-	resp->error_code = info.exists ? KP_ERR_NONE : KP_ERR_GROUP_ID_NOT_FOUND;
-	resp->n_topics = req->n_topics < 0 ? 0 : req->n_topics;
-	resp->topics = palloc0(sizeof(KpOffsetDeleteResponseTopic) * Max(resp->n_topics, 1));
-	if (!info.exists)
-	{
-		resp->n_topics = 0;
+	for (i = 0; i < ntopics; i++)
+		names[i] = req->topics[i].name ? req->topics[i].name : "";
+
+	/*
+	 * The group's checks (not found, NON_EMPTY_GROUP) answer the whole
+	 * request, with no topic, as Kafka's
+	 */
+	resp->error_code = kp_group_offset_delete_check(group_id, names, ntopics, subscribed);
+	if (resp->error_code != KP_ERR_NONE)
 		return;
-	}
-	for (i = 0; i < resp->n_topics; i++)
+	resp->n_topics = ntopics;
+	resp->topics = palloc0(sizeof(KpOffsetDeleteResponseTopic) * Max(ntopics, 1));
+	for (i = 0; i < ntopics; i++)
 	{
 		KpOffsetDeleteRequestTopic *rt = &req->topics[i];
 		KpOffsetDeleteResponseTopic *ot = &resp->topics[i];
+		bool		allowed = kp_authz_topic(ctx, names[i], NULL, KP_ACL_OP_READ);
+		const KpTopic *t = allowed ? kp_handler_topic(names[i], NULL) : NULL;
 		int			j;
 
-		ot->name = rt->name ? pstrdup(rt->name) : pstrdup("");
-		ot->n_partitions = rt->n_partitions < 0 ? 0 : rt->n_partitions;
+		ot->name = pstrdup(names[i]);
+		ot->n_partitions = Max(rt->n_partitions, 0);
 		ot->partitions = palloc0(sizeof(KpOffsetDeleteResponsePartition) * Max(ot->n_partitions, 1));
 		for (j = 0; j < ot->n_partitions; j++)
 		{
-			ot->partitions[j].partition_index = rt->partitions[j].partition_index;
-			ot->partitions[j].error_code =
-				!kp_authz_topic(ctx, ot->name, NULL, KP_ACL_OP_READ) ?
-				KP_ERR_TOPIC_AUTHORIZATION_FAILED :
-				kp_group_delete_offsets(req->group_id, ot->name,
-										rt->partitions[j].partition_index);
+			KpOffsetDeleteResponsePartition *op = &ot->partitions[j];
+			int32		partition = rt->partitions[j].partition_index;
+
+			/*
+			 * in Kafka's order: the topic's READ, a partition the topic has,
+			 * a topic a member subscribes to
+			 */
+			op->partition_index = partition;
+			if (!allowed)
+				op->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			else if (t == NULL || partition < 0 || partition >= t->partition_count)
+				op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else if (subscribed[i])
+				op->error_code = KP_ERR_GROUP_SUBSCRIBED_TO_TOPIC;
+			else
+			{
+				kp_group_delete_offset(group_id, names[i], partition);
+				op->error_code = KP_ERR_NONE;
+			}
 		}
 	}
 }

@@ -1605,33 +1605,6 @@ kp_share_list_groups(KpRequestContext *ctx, KpListGroupsRequest *req, KpListGrou
 }
 
 bool
-kp_share_describe_group(const char *group_id, KpDescribeGroupsResponseDescribedGroup *g)
-{
-	KpShareGroupInfo info;
-	int			j;
-
-	kp_share_describe(group_id, &info);
-	if (!info.exists)
-		return false;
-	/* as Kafka: a share group described by the classic API */
-	g->error_code = KP_ERR_NONE;
-	g->group_state = info.state;
-	g->protocol_type = pstrdup("share");
-	g->protocol_data = pstrdup("");
-	g->n_members = info.nmembers;
-	g->members = palloc0(sizeof(KpDescribeGroupsResponseDescribedGroupMember) * Max(info.nmembers, 1));
-	for (j = 0; j < info.nmembers; j++)
-	{
-		g->members[j].member_id = info.members[j].member_id;
-		g->members[j].client_id = info.members[j].client_id;
-		g->members[j].client_host = info.members[j].client_host;
-		g->members[j].member_metadata.data = (const uint8 *) "";
-		g->members[j].member_assignment.data = (const uint8 *) "";
-	}
-	return true;
-}
-
-bool
 kp_share_refuse_other_protocol(KpRequestContext *ctx, const char *group_id)
 {
 	bool		join = ctx->api->api_key == KP_API_JOIN_GROUP;

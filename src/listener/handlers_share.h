@@ -33,6 +33,5 @@ extern void kp_share_list_groups(KpRequestContext *ctx, KpListGroupsRequest *req
 extern bool kp_share_refuse_other_protocol(KpRequestContext *ctx, const char *group_id);
 
 /* DescribeGroups: fill g when group_id is a share group */
-extern bool kp_share_describe_group(const char *group_id, KpDescribeGroupsResponseDescribedGroup *g);
 
 #endif							/* KP_LISTENER_HANDLERS_SHARE_H */

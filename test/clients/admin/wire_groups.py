@@ -34,6 +34,13 @@ machine:
     epoch above the member's: FENCED_MEMBER_EPOCH in Kafka's words. (ShareFetch and
     ShareAcknowledge of the group id "": Kafka serves them, kafka_pg refuses them, INVALID_REQUEST;
     not checked here.)
+  - OffsetCommit and OffsetFetch v10 (topics by id): an unknown id, or the zero id, UNKNOWN_TOPIC_ID
+    (100) for each partition; a partition the topic does not have: UNKNOWN_TOPIC_OR_PARTITION (3) on
+    a commit, no offset and no error on a fetch.
+  - DescribeGroups describes classic groups only: a consumer group, a share group, a group that does
+    not exist and "" are answered state Dead with no protocol and no members; from v6 (KIP-1043)
+    with GROUP_ID_NOT_FOUND, "Group X is not a classic group." / "Group X not found.". A classic
+    group with an offset only is Empty.
   - Every ConsumerGroupHeartbeat and ShareGroupHeartbeat answered with an error above: no member id,
     member epoch 0.
   - FindCoordinator: a v4+ coordinator's error message is "" (v3: "NONE"); share-partition keys (key
@@ -46,12 +53,14 @@ and "N passed, M failed".
 """
 import base64
 import socket
+import struct
 import sys
 import time
 import uuid
 
 import describe_partitions as w
 from describe_partitions import check, cstr, i8, i32, uvarint
+from wire_cluster import metadata
 
 INVALID_REQUEST = 42
 # Errors.INVALID_REQUEST.message(), the text of a request Kafka refuses as a whole
@@ -198,6 +207,192 @@ def find_coordinator_checks(s, g):
         got = find_coordinator(s, version, 3, ["x", "y"][:1 if version < 4 else 2])
         check("FindCoordinator v%d, key type 3: INVALID_REQUEST with Kafka's text for each key" % version,
               got == [(INVALID_REQUEST, REFUSED, -1)] * (1 if version < 4 else 2), got)
+
+
+def offset_commit(s, group, topics):
+    """OffsetCommit v10 (topic ids), no member (generation -1, member ""), of [(topic id, [(partition,
+    offset)])]: [(topic id, [(partition, error)])]."""
+    body = cstr(group) + i32(-1) + cstr("") + cstr(None) + uvarint(len(topics) + 1) + b"".join(
+        tid + uvarint(len(ps) + 1) + b"".join(i32(p) + struct.pack(">q", o) + i32(-1) + cstr("") + b"\0"
+                                              for p, o in ps) + b"\0" for tid, ps in topics) + b"\0"
+    r = w.call(s, 8, 10, body)
+    r.i32()
+    # Kafka answers a topic's partitions in no set order
+    return [(tid, sorted(ps)) for tid, ps, _ in r.carray(lambda: (r.take(16), r.carray(lambda: (r.i32(), r.i16(), r.tags())[:2]),
+                                                                  r.tags()))]
+
+
+def offset_fetch(s, group, topics):
+    """OffsetFetch v10 (topic ids) of one group, [(topic id, [partition])] or None (all):
+    ([(topic id, [(partition, offset, error)])], the group's error)."""
+    listed = uvarint(0) if topics is None else uvarint(len(topics) + 1) + b"".join(
+        tid + uvarint(len(ps) + 1) + b"".join(i32(p) for p in ps) + b"\0" for tid, ps in topics)
+    r = w.call(s, 9, 10, uvarint(2) + cstr(group) + cstr(None) + i32(-1) + listed + b"\0" + i8(0) + b"\0")
+    r.i32()
+
+    def partition():
+        p, o, _, _, e = r.i32(), struct.unpack(">q", r.take(8))[0], r.i32(), r.cstr(), r.i16()
+        r.tags()
+        return p, o, e
+
+    def group_answer():
+        r.cstr()
+        ts = [(tid, sorted(ps)) for tid, ps, _ in r.carray(lambda: (r.take(16), r.carray(partition), r.tags()))]
+        e = r.i16()
+        r.tags()
+        return ts, e
+    return r.carray(group_answer)[0]
+
+
+def offsets_by_id_checks(s, t, tag):
+    """OffsetCommit and OffsetFetch v10 name topics by id (KIP-848's follow-up)."""
+    g = "wg-offsets-" + tag
+    w.find_coordinator(s, g)
+    tid = metadata(s, [(b"\0" * 16, t)])[0][2]
+    unknown, zero = uuid.uuid4().bytes, b"\0" * 16
+    got = offset_commit(s, g, [(tid, [(0, 5), (1, 7), (9, 1)]), (unknown, [(0, 5)]), (zero, [(0, 5)])])
+    check("OffsetCommit v10: the topic's partitions 0 and 1 committed, partition 9 UNKNOWN_TOPIC_OR_PARTITION, an "
+          "unknown id and the zero id UNKNOWN_TOPIC_ID (100)",
+          got == [(tid, [(0, 0), (1, 0), (9, 3)]), (unknown, [(0, 100)]), (zero, [(0, 100)])], got)
+    got = offset_fetch(s, g, [(tid, [0, 1, 9]), (unknown, [0]), (zero, [0])])
+    check("OffsetFetch v10: the topic's offsets (partition 9: none, no error); an unknown id and the zero id "
+          "UNKNOWN_TOPIC_ID (100)",
+          got == ([(tid, [(0, 5, 0), (1, 7, 0), (9, -1, 0)]), (unknown, [(0, -1, 100)]), (zero, [(0, -1, 100)])], 0),
+          got)
+    got = offset_fetch(s, g, None)
+    check("OffsetFetch v10 of all topics: the topic, by id", got == ([(tid, [(0, 5, 0), (1, 7, 0)])], 0), got)
+
+
+def describe_groups(s, version, group):
+    """DescribeGroups v5-6 of one group: (error, message (v6), state, protocol type, protocol, members)."""
+    r = w.call(s, 15, version, uvarint(2) + cstr(group) + i8(0) + b"\0")
+    r.i32()
+
+    def member():
+        got = r.cstr(), r.cstr(), r.cstr(), r.cstr(), r.take(r.uvarint() - 1), r.take(r.uvarint() - 1)
+        r.tags()
+        return got[0]
+
+    def described():
+        err = r.i16()
+        msg = r.cstr() if version >= 6 else None
+        r.cstr()
+        got = err, msg, r.cstr(), r.cstr(), r.cstr(), len(r.carray(member) or [])
+        r.i32(), r.tags()
+        return got
+    return r.carray(described)[0]
+
+
+def describe_groups_checks(s, t, tag):
+    """DescribeGroups describes classic groups only (Kafka 4.4; v6: KIP-1043)."""
+    cg, sg, og = "wg-dg-c-" + tag, "wg-dg-s-" + tag, "wg-dg-o-" + tag
+    w.find_coordinator(s, cg)
+    joined = heartbeat(s, 1, cg, "wg-dg-member-" + tag, 0, names=[t])[0]
+    joined_share = share_heartbeat(s, sg, "wg-dg-share-" + tag, 0, None, [t])[0]
+    tid = metadata(s, [(b"\0" * 16, t)])[0][2]
+    committed = offset_commit(s, og, [(tid, [(0, 1)])])
+    check("a consumer group, a share group and a classic group with an offset only are made",
+          (joined, joined_share, committed) == (0, 0, [(tid, [(0, 0)])]), (joined, joined_share, committed))
+    for what, g, v6 in (("a consumer group", cg, (69, "Group %s is not a classic group." % cg)),
+                        ("a share group", sg, (69, "Group %s is not a classic group." % sg)),
+                        ("a group that does not exist", "wg-dg-nosuch-" + tag,
+                         (69, "Group wg-dg-nosuch-%s not found." % tag)),
+                        ("the group \"\"", "", (69, "Group  not found."))):
+        got = describe_groups(s, 5, g)
+        check("DescribeGroups v5 of %s: no error, state Dead, no protocol, no member" % what,
+              got == (0, None, "Dead", "", "", 0), got)
+        got = describe_groups(s, 6, g)
+        check("DescribeGroups v6 of %s: GROUP_ID_NOT_FOUND \"%s\", state Dead" % (what, v6[1].replace(tag, "X")),
+              got == v6 + ("Dead", "", "", 0), got)
+    for version in (5, 6):
+        got = describe_groups(s, version, og)
+        check("DescribeGroups v%d of a classic group with an offset only: Empty" % version,
+              got == (0, None, "Empty", "", "", 0), got)
+
+
+def offset_delete(s, group, topics):
+    """OffsetDelete v0 (not flexible: request header v1, response header v0) of [(topic, [partition])]:
+    (error, [(topic, sorted [(partition, error)])])."""
+    def string(x):
+        b = x.encode()
+        return struct.pack(">h", len(b)) + b
+    body = string(group) + i32(len(topics)) + b"".join(
+        string(n) + i32(len(ps)) + b"".join(i32(p) for p in ps) for n, ps in topics)
+    w.corr += 1
+    msg = struct.pack(">hhi", 47, 0, w.corr) + string("admin") + body
+    s.sendall(struct.pack(">i", len(msg)) + msg)
+    r = w.Reader(w.recv_exact(s, struct.unpack(">i", w.recv_exact(s, 4))[0]))
+    r.i32()
+    err = r.i16()
+    r.i32()
+    out = []
+    for _ in range(r.i32()):
+        name = r.take(r.i16()).decode()
+        out.append((name, sorted((r.i32(), r.i16()) for _ in range(r.i32()))))
+    return err, out
+
+
+def classic_join(s, group, topics, protocol_type="consumer"):
+    """A classic member joins group (JoinGroup v9, again with the member id MEMBER_ID_REQUIRED hands
+    out) subscribed to topics (a ConsumerProtocolSubscription v0), and takes an empty assignment
+    (SyncGroup v5): (JoinGroup's error, SyncGroup's error)."""
+    def string(x):
+        b = x.encode()
+        return struct.pack(">h", len(b)) + b
+    sub = struct.pack(">h", 0) + i32(len(topics)) + b"".join(string(x) for x in topics) + i32(-1)
+    member = ""
+    for _ in range(2):
+        body = (cstr(group) + i32(30000) + i32(30000) + cstr(member) + cstr(None) + cstr(protocol_type)
+                + uvarint(2) + cstr("range") + uvarint(len(sub) + 1) + sub + b"\0" + cstr(None) + b"\0")
+        r = w.call(s, 11, 9, body)
+        r.i32()
+        err, generation = r.i16(), r.i32()
+        r.cstr(), r.cstr(), r.cstr(), r.i8()
+        member = r.cstr()
+        if err != 79:       # MEMBER_ID_REQUIRED (KIP-394): join again with the id
+            break
+    if err:
+        return err, None
+    body = (cstr(group) + i32(generation) + cstr(member) + cstr(None) + cstr(protocol_type) + cstr("range")
+            + uvarint(2) + cstr(member) + uvarint(1) + b"\0" + b"\0")
+    r = w.call(s, 14, 5, body)
+    r.i32()
+    return err, r.i16()
+
+
+def offset_delete_checks(s, t, tag):
+    """OffsetDelete refuses only the topics a member subscribes to (Kafka's isSubscribedToTopic)."""
+    t2 = t + "-other"
+    made = w.create_topics(s, {t2: 1})
+    check("CreateTopics %s (1)" % t2, made == {t2: 0}, made)
+    ids = {n: metadata(s, [(b"\0" * 16, n)])[0][2] for n in (t, t2)}
+    cg, kg, xg, og = ("wg-od-%s-%s" % (k, tag) for k in ("consumer", "classic", "connect", "offsets"))
+    for g in (cg, kg, xg, og):
+        w.find_coordinator(s, g)
+    # offsets committed with no member (generation -1) while each group is empty, then the members join
+    committed = [offset_commit(s, g, [(ids[t], [(0, 4)]), (ids[t2], [(0, 4)])]) for g in (cg, kg, og)]
+    joined = (heartbeat(s, 1, cg, "wg-od-member-" + tag, 0, names=[t])[0], classic_join(s, kg, [t]),
+              classic_join(s, xg, [t], "connect"))
+    check("offsets committed; a consumer group's member subscribes to %s, a classic group's member too, a "
+          "classic group of protocol type connect has a member" % t,
+          joined == (0, (0, 0), (0, 0)) and committed == [[(ids[t], [(0, 0)]), (ids[t2], [(0, 0)])]] * 3,
+          (joined, committed))
+    for what, g in (("a consumer group", cg), ("a classic group of protocol type consumer", kg)):
+        got = offset_delete(s, g, [(t, [0]), (t2, [0])])
+        check("OffsetDelete, %s: the subscribed topic GROUP_SUBSCRIBED_TO_TOPIC (86), the other deleted" % what,
+              got == (0, [(t, [(0, 86)]), (t2, [(0, 0)])]), got)
+    got = offset_fetch(s, cg, [(ids[t], [0]), (ids[t2], [0])])
+    check("... the consumer group keeps the subscribed topic's offset, the other's is gone",
+          got == ([(ids[t], [(0, 4, 0)]), (ids[t2], [(0, -1, 0)])], 0), got)
+    got = offset_delete(s, xg, [(t2, [0])])
+    check("OffsetDelete, a classic group of another protocol type with a member: NON_EMPTY_GROUP (68), no topic",
+          got == (68, []), got)
+    got = offset_delete(s, og, [(t, [0, 1, 5, -1]), ("wg-od-nosuch-" + tag, [0])])
+    check("OffsetDelete, a group with offsets only: deleted (a partition without one too); partitions 5 and -1 "
+          "and an unknown topic UNKNOWN_TOPIC_OR_PARTITION (3)",
+          got == (0, [(t, [(-1, 3), (0, 0), (1, 0), (5, 3)]), ("wg-od-nosuch-" + tag, [(0, 3)])]), got)
+    got = offset_delete(s, "wg-od-nosuch-" + tag, [(t, [0])])
+    check("OffsetDelete, a group that does not exist: GROUP_ID_NOT_FOUND (69), no topic", got == (69, []), got)
 
 
 def share_checks(s, t, tag):
@@ -410,6 +605,9 @@ def main():
 
     share_checks(s, t, tag)
     find_coordinator_checks(s, g)
+    offsets_by_id_checks(s, t, tag)
+    describe_groups_checks(s, t, tag)
+    offset_delete_checks(s, t, tag)
 
     wrong = [a for a in ERROR_ANSWERS if a[2:] != (None, 0)]
     check("every heartbeat answered with an error above (%d) has no member id and member epoch 0, as Kafka's"
