@@ -483,14 +483,15 @@ join(Heartbeat *hb, KpCgHeartbeatResult *r)
 
 /*
  * Does the member say it owns no more than it was given?  Not when it says
- * nothing (TopicPartitions null), as Kafka's isSubset.
+ * nothing (TopicPartitions null), nor when it names a topic id no topic has
+ * (a deleted topic's), as Kafka's isSubset.
  */
 static bool
 owns_within_assigned(const KpCgHeartbeatArgs *a, CMember *me)
 {
 	int			i;
 
-	if (a->nowned < 0)
+	if (a->nowned < 0 || a->owned_unknown)
 		return false;
 	for (i = 0; i < a->nowned; i++)
 		if (!kp_tps_contains(&me->assigned, a->owned_topics[i], a->owned_partitions[i]))

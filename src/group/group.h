@@ -213,6 +213,7 @@ typedef struct KpCgHeartbeatArgs
 	int			nowned;			/* -1: unchanged */
 	char	  **owned_topics;	/* (topic, partition) pairs */
 	int32	   *owned_partitions;
+	bool		owned_unknown;	/* an owned topic id names no topic */
 
 	/*
 	 * Fence a heartbeat with an epoch below the member's, as Kafka does, but

@@ -1090,7 +1090,11 @@ kp_handle_consumer_group_heartbeat(KpRequestContext *ctx)
 			const KpTopic *t = kp_handler_topic(NULL, &req->topic_partitions[i].topic_id);
 
 			if (t == NULL)
-				continue;		/* a deleted topic: nothing to own there */
+			{
+				/* a deleted topic: not among those assigned */
+				a.owned_unknown = true;
+				continue;
+			}
 			for (k = 0; k < req->topic_partitions[i].n_partitions; k++)
 			{
 				a.owned_topics[a.nowned] = pstrdup(t->name);

@@ -561,6 +561,9 @@ def main():
     got = heartbeat(s, 1, fenced, a, a_epoch, owned=a_parts)[:2]
     check("its previous epoch, owning more than it was given: FENCED_MEMBER_EPOCH",
           got == (110, smaller % (a_epoch, new_epoch)), got)
+    got = heartbeat(s, 1, fenced, a, a_epoch, owned=kept + [(uuid.uuid4().bytes, [0])])[:2]
+    check("its previous epoch, owning what it kept and a partition of a topic id no topic has: "
+          "FENCED_MEMBER_EPOCH", got == (110, smaller % (a_epoch, new_epoch)), got)
     got = heartbeat(s, 1, fenced, a, a_epoch - 1, owned=kept)[:2]
     check("an epoch below its previous one: FENCED_MEMBER_EPOCH",
           got == (110, smaller % (a_epoch - 1, new_epoch)), got)
