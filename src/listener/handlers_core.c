@@ -433,6 +433,10 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/* DescribeCluster's endpoint types (Kafka's EndpointType) */
+#define ENDPOINT_BROKER		1
+#define ENDPOINT_CONTROLLER 2
+
 void
 kp_handle_describe_cluster(KpRequestContext *ctx)
 {
@@ -441,9 +445,29 @@ kp_handle_describe_cluster(KpRequestContext *ctx)
 	KpClusterView view;
 	int			i;
 
+	/*
+	 * A broker's endpoint (v1+, KIP-919): a client that means to reach a
+	 * controller (the Java admin client's bootstrap.controllers) or names no
+	 * known endpoint type is told so, with no broker, as Kafka's broker tells
+	 * it; kafka_pg has no controller endpoint.
+	 */
+	if (ctx->version >= 1 && req->endpoint_type != ENDPOINT_BROKER)
+	{
+		resp->error_code = req->endpoint_type == ENDPOINT_CONTROLLER ?
+			KP_ERR_MISMATCHED_ENDPOINT_TYPE : KP_ERR_UNSUPPORTED_ENDPOINT_TYPE;
+		resp->error_message = req->endpoint_type == ENDPOINT_CONTROLLER ?
+			pstrdup("The request was sent to an endpoint of type BROKER, but we wanted an endpoint "
+					"of type CONTROLLER") :
+			psprintf("Unsupported endpoint type %d", req->endpoint_type);
+		resp->endpoint_type = ENDPOINT_BROKER;
+		resp->cluster_id = pstrdup("");
+		resp->controller_id = -1;
+		resp->cluster_authorized_operations = PG_INT32_MIN;
+		return;
+	}
 	kp_cluster_view(&view);
 	resp->error_code = KP_ERR_NONE;
-	resp->endpoint_type = req->endpoint_type;
+	resp->endpoint_type = ENDPOINT_BROKER;
 	resp->cluster_id = pstrdup(kp_cluster_id());
 	resp->controller_id = view.leader_id;
 	resp->n_brokers = view.n_brokers;

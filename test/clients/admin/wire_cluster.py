@@ -25,6 +25,10 @@ KRaft) answers:
     -1, or node id but no cluster id: the same; with another cluster id, or another node id (-2
     too): REBOOTSTRAP_REQUIRED (129) and no APIs; with this cluster's id and this node's id, or
     neither: the APIs, ApiVersions up to 5. The connection stays open after each.
+  - DescribeCluster v1+ with endpoint type 2 (a controller, the Java admin client's
+    bootstrap.controllers): MISMATCHED_ENDPOINT_TYPE (114) in Kafka's words; another type but 1:
+    UNSUPPORTED_ENDPOINT_TYPE (115), "Unsupported endpoint type N"; each with endpoint type 1, cluster
+    id "", controller -1 and no broker.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -62,6 +66,16 @@ def metadata_answer(s, topics, version=12):
 def metadata(s, topics):
     """Metadata v12 of [(topic id, name)], no auto-creation: [(error, name, id, partitions)]."""
     return metadata_answer(s, topics)[3]
+
+
+def describe_cluster(s, version, endpoint_type):
+    """DescribeCluster v1-2: (error, message, endpoint type, cluster id, controller id, brokers)."""
+    body = i8(0) + i8(endpoint_type) + (i8(0) if version >= 2 else b"") + b"\0"
+    r = w.call(s, 60, version, body)
+    r.i32()
+    err, msg, answered_type, cluster, controller = r.i16(), r.cstr(), r.i8(), r.cstr(), r.i32()
+    brokers = r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr()) + ((r.i8(),) if version >= 2 else ()) + (r.tags(),))
+    return err, msg, answered_type, cluster, controller, len(brokers or [])
 
 
 def api_versions(s, version, name="wc-test", software_version="1.0", cluster_id=None, node_id=-1):
@@ -313,6 +327,22 @@ def main():
         got = metadata_answer(s, [(b"\0" * 16, t)], version)
         check("Metadata v%d by name: answered" % version,
               got[0] >= 1 and got[1] is not None and [(e, n, p) for e, n, _, p in got[3]] == [(0, t, 2)], got)
+
+    # DescribeCluster v1+ names the endpoint type the client means to reach (KIP-919)
+    for version, endpoint_type, want in (
+            (1, 2, (114, "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                         "CONTROLLER")),
+            (2, 2, (114, "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                         "CONTROLLER")),
+            (1, 3, (115, "Unsupported endpoint type 3")), (1, 0, (115, "Unsupported endpoint type 0"))):
+        got = describe_cluster(s, version, endpoint_type)
+        check("DescribeCluster v%d, endpoint type %d: %s \"%s\", endpoint type 1, no cluster id, controller -1, "
+              "no broker" % (version, endpoint_type, {114: "MISMATCHED_ENDPOINT_TYPE (114)",
+                                                     115: "UNSUPPORTED_ENDPOINT_TYPE (115)"}[want[0]], want[1]),
+              got == want + (1, "", -1, 0), got)
+    got = describe_cluster(s, 2, 1)
+    check("DescribeCluster v2, endpoint type 1 (broker): answered", got[:3] == (0, None, 1) and got[3] and got[5] >= 1,
+          got)
 
     api_versions_checks(s, port)
 
