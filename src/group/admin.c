@@ -113,11 +113,9 @@ int16
 kp_group_offset_delete_check(const char *group_id, char *const *topics, int ntopics, bool *subscribed)
 {
 	KpGroupRow	g;
-	KpMemberRow *members;
-	int			nmembers;
-	char	  **names = NULL;
-	int			nnames = 0;
-	bool		known = true;
+	char	  **names;
+	int			nnames;
+	bool		known;
 	int			i;
 	int			j;
 
@@ -134,10 +132,7 @@ kp_group_offset_delete_check(const char *group_id, char *const *topics, int ntop
 		return KP_ERR_NONE;
 	if (strcmp(g.protocol_type, "consumer") != 0)
 		return KP_ERR_NON_EMPTY_GROUP;
-	nmembers = kp_cat_members_load(group_id, &members);
-	for (j = 0; j < nmembers && known; j++)
-		if (!KP_MEMBER_PENDING(&members[j]))
-			known = kp_group_member_topics(&members[j], g.protocol_name, &names, &nnames);
+	known = kp_group_classic_subscriptions(group_id, g.protocol_name, &names, &nnames) >= 0;
 	for (i = 0; i < ntopics; i++)
 	{
 		subscribed[i] = !known;

@@ -44,8 +44,8 @@ extern void kp_group_after_members_removed(const char *group_id, KpGroupRow *g,
  * into out; false if they do not decode.
  */
 extern bool kp_group_decode_consumer_protocol(const KpMessageDesc *desc, KpBlob blob, void *out);
-extern bool kp_group_member_topics(const KpMemberRow *m, const char *protocol, char ***topics,
-								   int *ntopics);
+extern int	kp_group_classic_subscriptions(const char *group_id, const char *protocol,
+										   char ***topics, int *ntopics);
 extern void kp_group_consumer_subscribed(const char *group_id, char *const *topics, int ntopics,
 										 bool *subscribed);
 

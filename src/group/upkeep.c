@@ -133,8 +133,8 @@ try_upkeep_group(const char *group_id)
  * group's protocol (Kafka's ConsumerProtocolSubscription); false if it has
  * none or they do not decode.
  */
-bool
-kp_group_member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
+static bool
+member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *ntopics)
 {
 	KpConsumerProtocolSubscription sub;
 	KpBlob		md = {NULL, -1};
@@ -156,6 +156,33 @@ kp_group_member_topics(const KpMemberRow *m, const char *protocol, char ***topic
 }
 
 /*
+ * The topics a classic group's members subscribe to, by their metadata for
+ * the group's protocol (Kafka's ClassicGroup.subscribedTopics): the number
+ * of members read, or -1 when one's subscription does not decode (the set
+ * is then unknown).
+ */
+int
+kp_group_classic_subscriptions(const char *group_id, const char *protocol, char ***topics, int *ntopics)
+{
+	KpMemberRow *members;
+	int			nmembers = kp_cat_members_load(group_id, &members);
+	int			n = 0;
+	int			j;
+
+	*topics = NULL;
+	*ntopics = 0;
+	for (j = 0; j < nmembers; j++)
+	{
+		if (KP_MEMBER_PENDING(&members[j]))
+			continue;
+		if (!member_topics(&members[j], protocol, topics, ntopics))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
  * Kafka's ClassicGroup.offsetExpirationCondition for a Stable group of
  * protocol type "consumer": offsets of topics none of its members subscribes
  * to expire by their commit time (a group whose members' subscriptions do
@@ -172,21 +199,13 @@ expire_unsubscribed_classic(void)
 	for (i = 0; i < n; i++)
 	{
 		KpGroupRow	g;
-		KpMemberRow *members;
-		int			nmembers;
-		char	  **topics = NULL;
-		int			ntopics = 0;
-		bool		known = true;
-		int			j;
+		char	  **topics;
+		int			ntopics;
 
 		kp_cat_group_read(groups[i], false, false, &g);
 		if (!g.exists)
 			continue;
-		nmembers = kp_cat_members_load(groups[i], &members);
-		for (j = 0; j < nmembers && known; j++)
-			if (!KP_MEMBER_PENDING(&members[j]))
-				known = kp_group_member_topics(&members[j], g.protocol_name, &topics, &ntopics);
-		if (known && nmembers > 0)
+		if (kp_group_classic_subscriptions(groups[i], g.protocol_name, &topics, &ntopics) > 0)
 			kp_cat_offsets_expire_unsubscribed(groups[i], g.generation, topics, ntopics,
 											   kp_offsets_retention_minutes);
 	}
