@@ -36,6 +36,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_collation.h"
+#include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "regex/regex.h"
@@ -336,12 +337,29 @@ typedef struct Heartbeat
 	bool		changed;		/* wake the waiters at commit */
 } Heartbeat;
 
+/*
+ * A member id the coordinator makes (a v0 join, and the SQL API's), as
+ * Kafka's Uuid.randomUuid().toString(): a random UUID in base64url without
+ * padding (22 characters), never starting with '-'.
+ */
 static char *
 new_member_id(void)
 {
-	Datum		u = DirectFunctionCall1(gen_random_uuid, (Datum) 0);
+	char		b64[32];
 
-	return DatumGetCString(DirectFunctionCall1(uuid_out, u));
+	for (;;)
+	{
+		Datum		u = DirectFunctionCall1(gen_random_uuid, (Datum) 0);
+		int			len = pg_b64_encode((const char *) DatumGetUUIDP(u)->data, UUID_LEN, b64,
+										sizeof(b64));
+		int			i;
+
+		Assert(len == 24);		/* 16 bytes: 22 characters and "==" */
+		for (i = 0; i < len; i++)
+			b64[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
+		if (b64[0] != '-')
+			return pnstrdup(b64, 22);
+	}
 }
 
 static CMember *

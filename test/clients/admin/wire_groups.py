@@ -74,7 +74,7 @@ ERROR_ANSWERS = []
 def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebalance_timeout=30000,
               names=None, regex=None, assignor=None, owned=()):
     """ConsumerGroupHeartbeat; names/owned None send null. Returns (error, message, member epoch, the
-    assignment sent: [(topic id, partitions)] or None)."""
+    assignment sent: [(topic id, partitions)] or None, member id)."""
     body = cstr(group) + cstr(member) + i32(epoch) + cstr(instance) + cstr(rack) + i32(rebalance_timeout)
     body += uvarint(0) if names is None else uvarint(len(names) + 1) + b"".join(cstr(t) for t in names)
     if version >= 1:
@@ -97,7 +97,7 @@ def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebala
     if r.i8() >= 0:
         assigned = [(tid, sorted(ps)) for tid, ps, _ in
                     r.carray(lambda: (r.take(16), r.carray(r.i32) or [], r.tags())) or []]
-    return err, msg, epoch, assigned
+    return err, msg, epoch, assigned, member_id
 
 
 def describe(s, version, groups):
@@ -189,6 +189,10 @@ def find_coordinator_checks(s, g):
     got = find_coordinator(s, 3, 0, [g])
     check("FindCoordinator v3 of a group: \"NONE\"", [(e, m) for e, m, _ in got] == [(0, "NONE")], got)
     tid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    # Kafka's share coordinator is not available until its state topic is made: wait for it
+    deadline = time.time() + 30
+    while find_coordinator(s, 6, 2, ["g:%s:0" % tid])[0][0] == 15 and time.time() < deadline:
+        time.sleep(0.5)
     for key, ok in (("g:%s:0" % tid, True), ("g:%s==:0" % tid, True), ("g:%s:0:" % tid, True),
                     ("a:b:%s:3" % tid, True), ("g:%s:-1" % tid, True), ("g:%s:+5" % tid, True),
                     ("g:%s:-2147483648" % tid, True), ("g:%s:2147483648" % tid, False),
@@ -248,7 +252,7 @@ def offsets_by_id_checks(s, t, tag):
     """OffsetCommit and OffsetFetch v10 name topics by id (KIP-848's follow-up)."""
     g = "wg-offsets-" + tag
     w.find_coordinator(s, g)
-    tid = metadata(s, [(b"\0" * 16, t)])[0][2]
+    tid = topic_id(s, t)
     unknown, zero = uuid.uuid4().bytes, b"\0" * 16
     got = offset_commit(s, g, [(tid, [(0, 5), (1, 7), (9, 1)]), (unknown, [(0, 5)]), (zero, [(0, 5)])])
     check("OffsetCommit v10: the topic's partitions 0 and 1 committed, partition 9 UNKNOWN_TOPIC_OR_PARTITION, an "
@@ -289,7 +293,7 @@ def describe_groups_checks(s, t, tag):
     w.find_coordinator(s, cg)
     joined = heartbeat(s, 1, cg, "wg-dg-member-" + tag, 0, names=[t])[0]
     joined_share = share_heartbeat(s, sg, "wg-dg-share-" + tag, 0, None, [t])[0]
-    tid = metadata(s, [(b"\0" * 16, t)])[0][2]
+    tid = topic_id(s, t)
     committed = offset_commit(s, og, [(tid, [(0, 1)])])
     check("a consumer group, a share group and a classic group with an offset only are made",
           (joined, joined_share, committed) == (0, 0, [(tid, [(0, 0)])]), (joined, joined_share, committed))
@@ -308,6 +312,17 @@ def describe_groups_checks(s, t, tag):
         got = describe_groups(s, version, og)
         check("DescribeGroups v%d of a classic group with an offset only: Empty" % version,
               got == (0, None, "Empty", "", "", 0), got)
+
+
+def topic_id(s, name, wait=30):
+    """The topic's id from Metadata v12, once the broker has it (Kafka's brokers learn a topic made a
+    moment ago from their controller a little later)."""
+    deadline = time.time() + wait
+    while True:
+        got = metadata(s, [(b"\0" * 16, name)])
+        if (got and got[0][0] == 0 and got[0][2] != b"\0" * 16) or time.time() > deadline:
+            return got[0][2] if got else b"\0" * 16
+        time.sleep(0.5)
 
 
 def offset_delete(s, group, topics):
@@ -365,7 +380,7 @@ def offset_delete_checks(s, t, tag):
     t2 = t + "-other"
     made = w.create_topics(s, {t2: 1})
     check("CreateTopics %s (1)" % t2, made == {t2: 0}, made)
-    ids = {n: metadata(s, [(b"\0" * 16, n)])[0][2] for n in (t, t2)}
+    ids = {n: topic_id(s, n) for n in (t, t2)}
     cg, kg, xg, og = ("wg-od-%s-%s" % (k, tag) for k in ("consumer", "classic", "connect", "offsets"))
     for g in (cg, kg, xg, og):
         w.find_coordinator(s, g)
@@ -507,7 +522,10 @@ def main():
 
     # v0 still lets the coordinator make the member id
     got = heartbeat(s, 0, g, "", 0, names=[t])
-    check("ConsumerGroupHeartbeat v0, joining with member id \"\": joined", got[0] == 0 and got[2] > 0, got)
+    check("ConsumerGroupHeartbeat v0, joining with member id \"\": joined, with a member id the coordinator made "
+          "as Kafka's Uuid.toString(): 22 characters of base64url, not starting with '-'",
+          got[0] == 0 and got[2] > 0 and got[4] and len(got[4]) == 22 and got[4][0] != "-" and
+          all(c.isascii() and (c.isalnum() or c in "-_") for c in got[4]), got)
     member = "wg-member-" + tag
     got = heartbeat(s, 1, g, member, 0, names=[t])
     check("ConsumerGroupHeartbeat v1, joining with member id %s: joined" % member, got[0] == 0 and got[2] > 0, got)
