@@ -36,7 +36,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_collation.h"
-#include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "regex/regex.h"
@@ -345,21 +344,15 @@ typedef struct Heartbeat
 static char *
 new_member_id(void)
 {
-	char		b64[32];
+	char		id[KP_UUID_STRING_LEN + 1];
 
-	for (;;)
+	do
 	{
 		Datum		u = DirectFunctionCall1(gen_random_uuid, (Datum) 0);
-		int			len = pg_b64_encode((const char *) DatumGetUUIDP(u)->data, UUID_LEN, b64,
-										sizeof(b64));
-		int			i;
 
-		Assert(len == 24);		/* 16 bytes: 22 characters and "==" */
-		for (i = 0; i < len; i++)
-			b64[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
-		if (b64[0] != '-')
-			return pnstrdup(b64, 22);
-	}
+		kp_uuid_to_string(DatumGetUUIDP(u)->data, id);
+	} while (id[0] == '-');
+	return pstrdup(id);
 }
 
 static CMember *

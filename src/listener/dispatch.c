@@ -271,12 +271,9 @@ kp_handler_for(int16 api_key)
 const char *
 kp_cluster_id(void)
 {
-	static const char alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	uint8		raw[18];
+	uint8		raw[16];
 	uint64		sysid;
 	int			i;
-	int			o = 0;
 
 	if (cluster_id[0])
 		return cluster_id;
@@ -289,18 +286,7 @@ kp_cluster_id(void)
 	raw[10] = (uint8) (MyDatabaseId >> 8);
 	raw[11] = (uint8) MyDatabaseId;
 	memcpy(raw + 12, "kpg", 3);
-	for (i = 0; i + 2 < 18 && o < 22; i += 3)
-	{
-		uint32		v = ((uint32) raw[i] << 16) | ((uint32) raw[i + 1] << 8) | raw[i + 2];
-
-		cluster_id[o++] = alphabet[(v >> 18) & 63];
-		cluster_id[o++] = alphabet[(v >> 12) & 63];
-		if (o < 22)
-			cluster_id[o++] = alphabet[(v >> 6) & 63];
-		if (o < 22)
-			cluster_id[o++] = alphabet[v & 63];
-	}
-	cluster_id[22] = '\0';
+	kp_uuid_to_string(raw, cluster_id);
 	return cluster_id;
 }
 

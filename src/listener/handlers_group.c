@@ -73,13 +73,6 @@ group_allowed(KpRequestContext *ctx, const char *group_id, int op)
 	"This most likely occurs because of a request being malformed by the client library or " \
 	"the message was sent to an incompatible broker. See the broker logs for more details."
 
-static bool
-base64url_char(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		c == '-' || c == '_';
-}
-
 /*
  * A share-partition key ("group:topicId:partition", key type 2, which
  * brokers send to find a share coordinator) as Kafka's
@@ -116,13 +109,8 @@ share_coordinator_key_valid(const char *key)
 	if (kp_java_blank(group))
 		return false;
 	/* the topic id: key[c1 + 1 .. c2) */
-	if (c2 - c1 - 1 == 24 && key[c2 - 2] == '=' && key[c2 - 1] == '=')
-		;
-	else if (c2 - c1 - 1 != 22)
+	if (!kp_uuid_string_valid(key + c1 + 1, c2 - c1 - 1))
 		return false;
-	for (i = c1 + 1; i < c1 + 1 + 22; i++)
-		if (!base64url_char(key[i]))
-			return false;
 	/* the partition: key[c2 + 1 .. len) */
 	i = c2 + 1;
 	if (i < len && (key[i] == '+' || key[i] == '-'))

@@ -329,4 +329,15 @@ extern void kp_wire_put_uvarint(StringInfo out, uint32 v);
 extern void kp_wire_put_varint(StringInfo out, int32 v);	/* zig-zag */
 extern void kp_wire_put_varlong(StringInfo out, int64 v);	/* zig-zag */
 
+/*
+ * Kafka's Uuid in its string form (Uuid.toString / Uuid.fromString): the 16
+ * bytes in base64url without padding, 22 characters.  kp_uuid_to_string
+ * writes them and a NUL into out[KP_UUID_STRING_LEN + 1];
+ * kp_uuid_string_valid says whether len characters at s are one Kafka
+ * reads (also with the padding "==").
+ */
+#define KP_UUID_STRING_LEN 22
+extern void kp_uuid_to_string(const uint8 *uuid, char *out);
+extern bool kp_uuid_string_valid(const char *s, int len);
+
 #endif							/* KP_PROTOCOL_H */

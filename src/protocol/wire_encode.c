@@ -20,6 +20,8 @@
 
 #include <string.h>
 
+#include "common/base64.h"
+
 #include "codec/codec.h"
 #include "protocol/protocol.h"
 
@@ -77,6 +79,35 @@ void
 kp_wire_put_varlong(StringInfo out, int64 v)
 {
 	kp_append_varint(out, v);
+}
+
+void
+kp_uuid_to_string(const uint8 *uuid, char *out)
+{
+	char		b64[32];
+	int			len PG_USED_FOR_ASSERTS_ONLY = pg_b64_encode((const char *) uuid, 16, b64, sizeof(b64));
+	int			i;
+
+	Assert(len == KP_UUID_STRING_LEN + 2);	/* and the padding "==" */
+	for (i = 0; i < KP_UUID_STRING_LEN; i++)
+		out[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
+	out[KP_UUID_STRING_LEN] = '\0';
+}
+
+bool
+kp_uuid_string_valid(const char *s, int len)
+{
+	int			i;
+
+	if (len == KP_UUID_STRING_LEN + 2 && s[len - 2] == '=' && s[len - 1] == '=')
+		len -= 2;
+	if (len != KP_UUID_STRING_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+			  (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+			return false;
+	return true;
 }
 
 static void
