@@ -333,6 +333,7 @@ typedef struct Heartbeat
 	CMember    *m;
 	int			n;
 	CMember    *me;
+	KpTPSet		told;			/* the member's assignment as last sent */
 	bool		changed;		/* wake the waiters at commit */
 } Heartbeat;
 
@@ -609,7 +610,9 @@ note_principal(Heartbeat *hb)
 
 /*
  * What the member says it owns now; what it no longer owns (and is not in
- * its target) leaves its assignment too.
+ * its target) leaves its assignment too.  The assignment it was last sent
+ * is kept first: whether to send it again is decided against that
+ * (reconcile), not against what this report left of it.
  */
 static void
 note_owned(Heartbeat *hb)
@@ -618,6 +621,11 @@ note_owned(Heartbeat *hb)
 	CMember    *me = hb->me;
 	int			i;
 
+	hb->told = me->assigned;
+	hb->told.items = palloc(sizeof(KpTP) * Max(me->assigned.n, 1));
+	if (me->assigned.n > 0)
+		memcpy(hb->told.items, me->assigned.items, sizeof(KpTP) * me->assigned.n);
+	hb->told.cap = Max(me->assigned.n, 1);
 	if (a->nowned < 0)
 		return;
 	memset(&me->owned, 0, sizeof(KpTPSet));
@@ -662,7 +670,15 @@ update_target(Heartbeat *hb)
  * Move the member toward its target: keep what stays; take a partition of
  * the target only once no other member owns it (by our assignment or by
  * its own report).  Its epoch becomes the assignment epoch once it holds
- * its target.  Returns whether the assignment must be sent.
+ * its target.  Returns whether the assignment must be sent, as Kafka's
+ * consumerGroupHeartbeat: to a member joining, to a full request (one
+ * carrying its rebalance timeout, subscription and owned partitions: a
+ * client that lost track sends it), and whenever it differs from the one
+ * the member was last sent.  A member that reports not owning partitions
+ * it was given but has not taken yet (its owned set lags its assignment)
+ * has them taken away here; comparing with what that report left of its
+ * assignment instead would keep the change from it, and it would go on to
+ * take and hold them.
  */
 static bool
 reconcile(Heartbeat *hb)
@@ -696,7 +712,9 @@ reconcile(Heartbeat *hb)
 			kp_tps_add(&next, tp->topic, tp->partition);
 	}
 	converged = kp_tps_equal(&next, &me->target);
-	send = !kp_tps_equal(&next, &me->assigned) || hb->a->member_epoch == 0;
+	send = !kp_tps_equal(&next, &hb->told) || hb->a->member_epoch == 0 ||
+		(hb->a->rebalance_timeout_ms != -1 &&
+		 (hb->a->nsubscribed >= 0 || hb->a->subscribed_regex != NULL) && hb->a->nowned >= 0);
 	me->assigned = next;
 	if (converged || me->member_epoch == 0)
 		set_member_epoch(me, hb->assignment_epoch);

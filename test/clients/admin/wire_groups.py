@@ -20,6 +20,10 @@ machine:
     owns are among those it was given (then it gets its current epoch). A member that is not joining,
     to a classic group (one with committed offsets only too): GROUP_ID_NOT_FOUND, "Group X is not a
     consumer group."; joining it makes it a consumer group.
+  - A member that reports owning none of the partitions it was given, when the group's target
+    moves on, is sent its new assignment (it differs from the one it was sent), and the partition it
+    loses goes to the other member at once; an unchanged assignment is not sent again, but to a full
+    request (rebalance timeout, topic names and owned partitions all given).
   - ConsumerGroupDescribe v1 gives each member's MemberType: 1, a consumer-protocol member; a member
     that subscribes by names has SubscribedTopicRegex "" (not null), at v0 too.
   - DeleteGroups v3 (ErrorMessage per group): null for every result Kafka gives here (deleted,
@@ -587,6 +591,48 @@ def main():
           got == (110, smaller % (a_epoch - 1, new_epoch)), got)
     for m in (a, b):
         heartbeat(s, 1, fenced, m, -1)
+
+    # a member that says it owns none of what it was given (its client has not taken it yet) when the
+    # target moves on: the partition it loses is free at once, and it is sent its new assignment,
+    # which differs from the one it was sent (kafka_pg answered no assignment: the Java consumer then
+    # took both partitions and held them at the new epoch while the other member waited for one)
+    lag = "wg-lag-" + tag
+    x, y = "wg-x-" + tag, "wg-y-" + tag
+    got = heartbeat(s, 1, lag, x, 0, names=[t])
+    deadline = time.time() + 20
+    while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, lag, x, got[2], owned=None)
+    x_epoch = got[2]
+    check("%s joins %s alone: both partitions" % (x, lag), got[0] == 0 and got[3] and
+          sum(len(ps) for _, ps in got[3]) == 2, got)
+    got = heartbeat(s, 1, lag, y, 0, names=[t])
+    y_epoch = got[2]
+    check("%s joins: nothing yet" % y, got[0] == 0 and got[3] is not None and sum(len(ps) for _, ps in got[3]) == 0, got)
+    got = heartbeat(s, 1, lag, x, x_epoch, rebalance_timeout=-1, owned=[])
+    deadline = time.time() + 20
+    while got[0] == 0 and got[3] is None and got[2] == x_epoch and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, lag, x, x_epoch, rebalance_timeout=-1, owned=[])
+    x_parts = got[3]
+    check("%s, owning neither yet, when the target moves on: sent its new assignment (one partition) with "
+          "a new epoch" % x, got[0] == 0 and got[2] > x_epoch and x_parts is not None and
+          sum(len(ps) for _, ps in x_parts) == 1, got)
+    x_epoch = got[2]
+    got = heartbeat(s, 1, lag, y, y_epoch, rebalance_timeout=-1, owned=[])
+    deadline = time.time() + 20
+    while got[0] == 0 and not got[3] and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, lag, y, got[2], rebalance_timeout=-1, owned=None)
+    check("%s is given the other partition at once" % y, got[0] == 0 and x_parts and got[3] and
+          sum(len(ps) for _, ps in got[3]) == 1 and got[3][0][1] != x_parts[0][1], (got, x_parts))
+    got = heartbeat(s, 1, lag, x, x_epoch, rebalance_timeout=-1, owned=x_parts)
+    check("%s acknowledges it: no assignment sent (unchanged)" % x, x_parts is not None and got[:4] == (0, None, x_epoch, None), got)
+    got = heartbeat(s, 1, lag, x, x_epoch, names=[t], owned=x_parts)
+    check("a full request (rebalance timeout, topic names and owned partitions, as a client that lost track "
+          "sends): its assignment is sent again, unchanged", x_parts is not None and got[:4] == (0, None, x_epoch, x_parts), got)
+    for m in (x, y):
+        heartbeat(s, 1, lag, m, -1)
 
     # a classic group (here one with committed offsets only): not a consumer group but to a join
     classic = "wg-classic-" + tag
