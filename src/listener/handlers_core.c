@@ -172,6 +172,30 @@ auto_create_topic(void *arg)
 	kp_topic_create(((AutoCreateArg *) arg)->name, kp_num_partitions, NULL, 0);
 }
 
+/*
+ * Kafka's answer to a Metadata request it refuses as a whole: each listing
+ * with the error, as given (a null name as ""), and no broker or cluster id
+ */
+static void
+metadata_refuse_all(const KpMetadataRequest *req, KpMetadataResponse *resp, int16 code)
+{
+	int			i;
+
+	resp->n_brokers = 0;
+	resp->cluster_id = NULL;
+	resp->controller_id = -1;
+	resp->cluster_authorized_operations = PG_INT32_MIN;
+	resp->n_topics = req->n_topics;
+	resp->topics = palloc0(sizeof(KpMetadataResponseTopic) * Max(req->n_topics, 1));
+	for (i = 0; i < req->n_topics; i++)
+	{
+		resp->topics[i].error_code = code;
+		resp->topics[i].name = pstrdup(req->topics[i].name ? req->topics[i].name : "");
+		memcpy(resp->topics[i].topic_id.b, req->topics[i].topic_id.b, 16);
+		resp->topics[i].topic_authorized_operations = PG_INT32_MIN;
+	}
+}
+
 void
 kp_handle_metadata(KpRequestContext *ctx)
 {
@@ -182,6 +206,7 @@ kp_handle_metadata(KpRequestContext *ctx)
 	(ctx->version < 4 || req->allow_auto_topic_creation);
 	char	  **keys;
 	bool	   *later;
+	bool		use_ids;
 	int			i;
 	KpClusterView view;
 
@@ -235,20 +260,41 @@ kp_handle_metadata(KpRequestContext *ctx)
 	}
 
 	/*
+	 * Topic ids came in v10 but are served from v12: below it Kafka refuses a
+	 * request that names a topic by id or gives a null name, and answers
+	 * every listing INVALID_REQUEST with no broker (MetadataRequest's error
+	 * answer)
+	 */
+	use_ids = false;
+	for (i = 0; i < req->n_topics; i++)
+	{
+		KpMetadataRequestTopic *rt = &req->topics[i];
+
+		if (ctx->version < 12 && (rt->name == NULL || !uuid_is_zero(&rt->topic_id)))
+		{
+			metadata_refuse_all(req, resp, KP_ERR_INVALID_REQUEST);
+			return;
+		}
+		if (!uuid_is_zero(&rt->topic_id))
+			use_ids = true;
+	}
+
+	/*
 	 * Kafka answers each topic asked for once (it makes a set of the names,
-	 * or of the ids): a repeated one is answered at its first listing
+	 * or of the ids): a repeated one is answered at its first listing.  A
+	 * request that asks by id (any id not zero) is answered for its ids only:
+	 * the names, of those listings (Java sends "") or others, are not read,
+	 * as Kafka's KafkaApis.handleTopicMetadataRequest.
 	 */
 	keys = palloc(sizeof(char *) * Max(req->n_topics, 1));
 	for (i = 0; i < req->n_topics; i++)
 	{
 		KpMetadataRequestTopic *rt = &req->topics[i];
 
-		/*
-		 * by its id when it has one: a client asking by id sends the name ""
-		 * (Java) or null
-		 */
-		if (rt->name != NULL && uuid_is_zero(&rt->topic_id))
-			keys[i] = psprintf("n%s", rt->name);
+		if (!use_ids)
+			keys[i] = rt->name ? psprintf("n%s", rt->name) : pstrdup("z");
+		else if (uuid_is_zero(&rt->topic_id))
+			keys[i] = NULL;		/* a name among ids: not answered */
 		else
 		{
 			keys[i] = palloc(33 + 1);
@@ -264,13 +310,14 @@ kp_handle_metadata(KpRequestContext *ctx)
 	for (i = 0; i < req->n_topics; i++)
 	{
 		KpMetadataRequestTopic *rt = &req->topics[i];
+		const char *name = use_ids ? NULL : rt->name;
 		KpMetadataResponseTopic *out;
 		const KpTopic *t;
 
-		if (later[i])
+		if (keys[i] == NULL || later[i])
 			continue;
 		out = &resp->topics[resp->n_topics++];
-		t = kp_handler_topic(rt->name, &rt->topic_id);
+		t = kp_handler_topic(name, &rt->topic_id);
 		out->topic_authorized_operations = PG_INT32_MIN;
 
 		/*
@@ -279,36 +326,36 @@ kp_handle_metadata(KpRequestContext *ctx)
 		 * once the id is known); creating one needs CREATE on the cluster or
 		 * the topic.
 		 */
-		if ((t != NULL || (rt->name && rt->name[0])) &&
-			!kp_authz_topic(ctx, rt->name, t, KP_ACL_OP_DESCRIBE))
+		if ((t != NULL || (name && name[0])) &&
+			!kp_authz_topic(ctx, name, t, KP_ACL_OP_DESCRIBE))
 		{
 			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
-			out->name = rt->name ? pstrdup(rt->name) : NULL;
+			out->name = name ? pstrdup(name) : NULL;
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}
-		if (t == NULL && rt->name && rt->name[0] && allow_create &&
+		if (t == NULL && name && name[0] && allow_create &&
 			!kp_authz_cluster(ctx, KP_ACL_OP_CREATE) &&
-			!kp_authz_topic(ctx, rt->name, NULL, KP_ACL_OP_CREATE))
+			!kp_authz_topic(ctx, name, NULL, KP_ACL_OP_CREATE))
 		{
 			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
-			out->name = pstrdup(rt->name);
+			out->name = pstrdup(name);
 			continue;
 		}
-		if (t == NULL && rt->name && rt->name[0] && allow_create && view.standby)
+		if (t == NULL && name && name[0] && allow_create && view.standby)
 		{
 			out->error_code = KP_ERR_LEADER_NOT_AVAILABLE;
-			out->name = pstrdup(rt->name);
+			out->name = pstrdup(name);
 			continue;
 		}
-		if (t == NULL && rt->name && rt->name[0] && allow_create)
+		if (t == NULL && name && name[0] && allow_create)
 		{
-			AutoCreateArg arg = {rt->name};
+			AutoCreateArg arg = {name};
 			char	   *msg;
 			int16		code = kp_handler_try(auto_create_topic, &arg, &msg);
 
 			if (code == KP_ERR_NONE || code == KP_ERR_TOPIC_ALREADY_EXISTS)
-				t = kp_handler_topic(rt->name, NULL);
+				t = kp_handler_topic(name, NULL);
 			else
 			{
 				/*
@@ -319,16 +366,16 @@ kp_handle_metadata(KpRequestContext *ctx)
 				if (code == KP_ERR_REQUEST_TIMED_OUT)
 					code = KP_ERR_LEADER_NOT_AVAILABLE;
 				out->error_code = code;
-				out->name = pstrdup(rt->name);
+				out->name = pstrdup(name);
 				continue;
 			}
 		}
 		if (t == NULL)
 		{
-			out->error_code = (rt->name && rt->name[0]) ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION :
+			out->error_code = (name && name[0]) ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION :
 				KP_ERR_UNKNOWN_TOPIC_ID;
 			/* an unknown id: no name, as Kafka (Java asks with "") */
-			out->name = rt->name && out->error_code != KP_ERR_UNKNOWN_TOPIC_ID ? pstrdup(rt->name) : NULL;
+			out->name = name && out->error_code != KP_ERR_UNKNOWN_TOPIC_ID ? pstrdup(name) : NULL;
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}

@@ -16,7 +16,9 @@ KRaft) answers:
   - DescribeClientQuotas v1 of an unknown entity type: UNSUPPORTED_VERSION (35), "Unsupported entity
     type ...", entries null;
   - Metadata v12 naming a topic twice, or asking for an id twice (with the name null, or "" as the
-    Java client sends it): answered once (Kafka makes a set);
+    Java client sends it): answered once (Kafka makes a set); a request that asks for any id answered
+    for its ids only (by id, whatever name is beside it); v10 and v11 with an id or a null name:
+    INVALID_REQUEST (42) for each listing as given, no broker, no cluster id;
   - ApiVersions v3+ whose ClientSoftwareName or ClientSoftwareVersion is not as Kafka's pattern
     ([a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?: empty, a space, '_', '+', a leading or trailing
     '-', not ASCII): INVALID_REQUEST (42) and no APIs; v5 (KIP-1242) with a cluster id but node id
@@ -40,13 +42,16 @@ import describe_partitions as w
 from describe_partitions import check, cstr, i8, i32, uvarint
 
 
-def metadata(s, topics):
-    """Metadata v12 of [(topic id, name)], no auto-creation: [(error, name, id, partitions)]."""
-    body = uvarint(len(topics) + 1) + b"".join(tid + cstr(n) + b"\0" for tid, n in topics)
-    r = w.call(s, 3, 12, body + i8(0) + i8(0) + b"\0")
+def metadata_answer(s, topics, version=12):
+    """Metadata v10-12 of [(topic id, name)], no auto-creation:
+    (brokers, cluster id, controller id, [(error, name, id, partitions)])."""
+    body = uvarint(len(topics) + 1) + b"".join(tid + cstr(n) + b"\0" for tid, n in topics) + i8(0)
+    if version < 11:
+        body += i8(0)       # IncludeClusterAuthorizedOperations
+    r = w.call(s, 3, version, body + i8(0) + b"\0")
     r.i32()
-    r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
-    r.cstr(), r.i32()
+    brokers = r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
+    cluster_id, controller = r.cstr(), r.i32()
 
     def partition():
         r.i16(), r.i32(), r.i32(), r.i32(), r.carray(r.i32), r.carray(r.i32), r.carray(r.i32), r.tags()
@@ -55,7 +60,12 @@ def metadata(s, topics):
         err, name, tid, _, parts, _ = r.i16(), r.cstr(), r.take(16), r.i8(), r.carray(partition), r.i32()
         r.tags()
         return err, name, tid, len(parts or [])
-    return r.carray(topic) or []
+    return len(brokers or []), cluster_id, controller, r.carray(topic) or []
+
+
+def metadata(s, topics):
+    """Metadata v12 of [(topic id, name)], no auto-creation: [(error, name, id, partitions)]."""
+    return metadata_answer(s, topics)[3]
 
 
 def describe_cluster(s, version, endpoint_type):
@@ -292,6 +302,31 @@ def main():
     check("Metadata v12 asking by id with the name \"\" (as the Java client does) for a topic twice and an "
           "unknown id: each answered once",
           sorted((e, n, p) for e, n, _, p in got) == [(0, t, 2), (100, None, 0)], got)
+
+    # a request asking by id is answered for its ids only (KafkaApis.handleTopicMetadataRequest)
+    got = metadata(s, [(tid, ""), (b"\0" * 16, "wc-nosuch-" + tag), (b"\0" * 16, t)])
+    check("Metadata v12 asking for an id and for names: the id answered, the names not",
+          [(e, n, i, p) for e, n, i, p in got] == [(0, t, tid, 2)], got)
+    got = metadata(s, [(b"\0" * 16, t), (b"\1" * 16, None)])
+    check("Metadata v12 naming a topic and asking for an unknown id: the id answered "
+          "(UNKNOWN_TOPIC_ID, 100), the name not", [(e, n, p) for e, n, _, p in got] == [(100, None, 0)], got)
+    got = metadata(s, [(tid, "wc-nosuch-" + tag)])
+    check("Metadata v12 asking for an id with another name beside it: answered for the id, with the "
+          "topic's name", [(e, n, i, p) for e, n, i, p in got] == [(0, t, tid, 2)], got)
+    # ids came in v10, served from v12: Kafka refuses the request, every listing INVALID_REQUEST
+    for version in (10, 11):
+        got = metadata_answer(s, [(b"\0" * 16, t), (tid, "wc-other-" + tag)], version)
+        check("Metadata v%d with a topic id: INVALID_REQUEST (42) for each listing as given, no "
+              "partitions, no broker, no cluster id, controller -1" % version,
+              got[:3] == (0, None, -1) and [(e, n, i, p) for e, n, i, p in got[3]] ==
+              [(42, t, b"\0" * 16, 0), (42, "wc-other-" + tag, tid, 0)], got)
+        got = metadata_answer(s, [(b"\0" * 16, None), (b"\0" * 16, t)], version)
+        check("Metadata v%d with a null name: INVALID_REQUEST (42) for each listing (the null as \"\")"
+              % version, got[:3] == (0, None, -1) and [(e, n, p) for e, n, _, p in got[3]] ==
+              [(42, "", 0), (42, t, 0)], got)
+        got = metadata_answer(s, [(b"\0" * 16, t)], version)
+        check("Metadata v%d by name: answered" % version,
+              got[0] >= 1 and got[1] is not None and [(e, n, p) for e, n, _, p in got[3]] == [(0, t, 2)], got)
 
     # DescribeCluster v1+ names the endpoint type the client means to reach (KIP-919)
     for version, endpoint_type, want in (
