@@ -676,7 +676,7 @@ update_target(Heartbeat *hb)
  * client that lost track sends it), and whenever it differs from the one
  * the member was last sent.  A member that reports not owning partitions
  * it was given but has not taken yet (its owned set lags its assignment)
- * has them taken away here; comparing with what that report left of its
+ * has them taken away by note_owned; comparing with what that left of its
  * assignment instead would keep the change from it, and it would go on to
  * take and hold them.
  */
