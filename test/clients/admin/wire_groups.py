@@ -104,6 +104,17 @@ def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebala
     return err, msg, epoch, assigned, member_id
 
 
+def join_alone(s, group, member, topic):
+    """member joins group, alone, subscribing to topic (2 partitions); heartbeats until it is given
+    both (Kafka's coordinator may not see a topic made a moment ago yet). Returns the last answer."""
+    got = heartbeat(s, 1, group, member, 0, names=[topic])
+    deadline = time.time() + 20
+    while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, group, member, got[2], owned=None)
+    return got
+
+
 def describe(s, version, groups):
     """ConsumerGroupDescribe: [(error, group, state, [(member epoch, regex, member type)])]."""
     r = w.call(s, 69, version, uvarint(len(groups) + 1) + b"".join(cstr(g) for g in groups) + i8(0) + b"\0")
@@ -549,12 +560,7 @@ def main():
     # answer that moved it on may have been lost), else FENCED_MEMBER_EPOCH
     fenced = "wg-fenced-" + tag
     a, b = "wg-a-" + tag, "wg-b-" + tag
-    got = heartbeat(s, 1, fenced, a, 0, names=[t])
-    # Kafka's coordinator may not see the topic made a moment ago yet: heartbeat until it does
-    deadline = time.time() + 20
-    while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
-        time.sleep(0.5)
-        got = heartbeat(s, 1, fenced, a, got[2], owned=None)
+    got = join_alone(s, fenced, a, t)
     a_epoch, a_parts = got[2], got[3]
     check("%s joins %s alone: both partitions" % (a, fenced), got[0] == 0 and a_parts and
           sum(len(ps) for _, ps in a_parts) == 2, got)
@@ -598,11 +604,7 @@ def main():
     # took both partitions and held them at the new epoch while the other member waited for one)
     lag = "wg-lag-" + tag
     x, y = "wg-x-" + tag, "wg-y-" + tag
-    got = heartbeat(s, 1, lag, x, 0, names=[t])
-    deadline = time.time() + 20
-    while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
-        time.sleep(0.5)
-        got = heartbeat(s, 1, lag, x, got[2], owned=None)
+    got = join_alone(s, lag, x, t)
     x_epoch = got[2]
     check("%s joins %s alone: both partitions" % (x, lag), got[0] == 0 and got[3] and
           sum(len(ps) for _, ps in got[3]) == 2, got)
