@@ -610,7 +610,8 @@ def main():
           sum(len(ps) for _, ps in got[3]) == 2, got)
     got = heartbeat(s, 1, lag, y, 0, names=[t])
     y_epoch = got[2]
-    check("%s joins: nothing yet" % y, got[0] == 0 and got[3] is not None and sum(len(ps) for _, ps in got[3]) == 0, got)
+    check("%s joins: nothing yet" % y,
+          got[0] == 0 and got[3] is not None and sum(len(ps) for _, ps in got[3]) == 0, got)
     got = heartbeat(s, 1, lag, x, x_epoch, rebalance_timeout=-1, owned=[])
     deadline = time.time() + 20
     while got[0] == 0 and got[3] is None and got[2] == x_epoch and time.time() < deadline:
@@ -629,10 +630,12 @@ def main():
     check("%s is given the other partition at once" % y, got[0] == 0 and x_parts and got[3] and
           sum(len(ps) for _, ps in got[3]) == 1 and got[3][0][1] != x_parts[0][1], (got, x_parts))
     got = heartbeat(s, 1, lag, x, x_epoch, rebalance_timeout=-1, owned=x_parts)
-    check("%s acknowledges it: no assignment sent (unchanged)" % x, x_parts is not None and got[:4] == (0, None, x_epoch, None), got)
+    check("%s acknowledges it: no assignment sent (unchanged)" % x,
+          x_parts is not None and got[:4] == (0, None, x_epoch, None), got)
     got = heartbeat(s, 1, lag, x, x_epoch, names=[t], owned=x_parts)
     check("a full request (rebalance timeout, topic names and owned partitions, as a client that lost track "
-          "sends): its assignment is sent again, unchanged", x_parts is not None and got[:4] == (0, None, x_epoch, x_parts), got)
+          "sends): its assignment is sent again, unchanged",
+          x_parts is not None and got[:4] == (0, None, x_epoch, x_parts), got)
     for m in (x, y):
         heartbeat(s, 1, lag, m, -1)
 
