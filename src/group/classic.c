@@ -8,7 +8,10 @@
  * PreparingRebalance, CompletingRebalance, Stable) over catalog rows:
  *
  * - A JoinGroup puts the member into the current rebalance round (starting
- *   one if the group was not rebalancing) and waits until every member has
+ *   one if the group was not rebalancing; but a member of the generation
+ *   joining again with the protocols it has is answered with the generation
+ *   at once while the group waits for the leader's SyncGroup, and so is a
+ *   follower of a Stable group, as Kafka's) and waits until every member has
  *   joined the round or the round's deadline (the largest rebalance timeout,
  *   max.poll.interval.ms for Java) passes; members that did not rejoin are
  *   removed.  Then the generation advances, the protocol most members prefer
@@ -294,6 +297,27 @@ protocols_compatible(KpMemberRow *m, int n, const char *self, const KpJoinArgs *
 	return false;
 }
 
+/*
+ * Does a member join again with the protocols it has, names and metadata in
+ * the same order (Kafka's ClassicGroupMember.matches)?
+ */
+static bool
+same_protocols(const KpMemberRow *me, const KpJoinArgs *a)
+{
+	int			k;
+
+	if (me->nprotocols != a->nprotocols)
+		return false;
+	for (k = 0; k < a->nprotocols; k++)
+		if (strcmp(me->protocol_names[k], a->protocol_names[k]) != 0 ||
+			me->protocol_metadata[k].len != a->protocol_metadata[k].len ||
+			(a->protocol_metadata[k].len > 0 &&
+			 memcmp(me->protocol_metadata[k].data, a->protocol_metadata[k].data,
+					a->protocol_metadata[k].len) != 0))
+			return false;
+	return true;
+}
+
 int16
 kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 {
@@ -390,12 +414,30 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 			kp_group_try_complete_join(a->group_id, &g);
 			goto result;
 		}
+
+		/*
+		 * A member of the generation joining again with the protocols it has
+		 * (its answer was lost, say) is answered at once with the generation,
+		 * and nothing rebalances, as Kafka's classicGroupJoinExistingMember:
+		 * any member while the group waits for the leader's SyncGroup (the
+		 * leader gets the members again), a follower of a Stable group.  The
+		 * leader of a Stable group, or a member with other protocols, starts
+		 * a round below.
+		 */
+		if (me->join_round == g.round && same_protocols(me, a) &&
+			(strcmp(g.state, "CompletingRebalance") == 0 ||
+			 (strcmp(g.state, "Stable") == 0 &&
+			  !(g.leader_id && strcmp(g.leader_id, member_id) == 0))))
+		{
+			fill_join_result(a->group_id, &g, member_id, r);
+			goto out;
+		}
 	}
 
 	g.protocol_type = pstrdup(a->protocol_type);
 	if (strcmp(g.state, "PreparingRebalance") != 0)
 	{
-		/* a known member rejoining a stable group with nothing new waits too */
+		/* a round starts (the leader of a Stable group rejoining, say) */
 		n = kp_cat_members_load(a->group_id, &m);
 		kp_group_start_rebalance(a->group_id, &g, m, n);
 		/* the round this join starts waits for it too (Kafka adds it first) */

@@ -42,6 +42,11 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    at its deadline without it keeps it, and its join with the id afterwards
    is taken (kafka_pg dropped it: UNKNOWN_MEMBER_ID); its session's end
    rebalances nothing (kafka_pg rebalanced), its LeaveGroup rebalances.
+   A member of the generation joining again with the protocols it has is
+   answered with the generation at once, and nothing rebalances: a follower
+   of a Stable group, any member before the leader's SyncGroup (kafka_pg
+   started a round, which at its deadline removed the leader); with other
+   protocol metadata it starts a round.
 16. KIP-848 static membership (librdkafka's 0102 do_test_fenced_member_consumer):
    a member joining with an instance id another member holds gets
    UNRELEASED_INSTANCE_ID and the holder is undisturbed; a heartbeat with it
@@ -522,11 +527,14 @@ def check_answered_at_once():
     c.close()
 
 
-def join_group(c, group, member, send_only=False, rebalance_ms=30000, session_ms=30000):
-    """JoinGroup v5 (session 30 s and rebalance 30 s unless given, protocol "range"): sends it;
-    unless send_only, returns (error, generation, member id)."""
+RANGE_METADATA = b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"
+
+
+def join_group(c, group, member, send_only=False, rebalance_ms=30000, session_ms=30000, metadata=RANGE_METADATA):
+    """JoinGroup v5 (session 30 s and rebalance 30 s unless given, protocol "range" with these
+    metadata bytes): sends it; unless send_only, returns (error, generation, member id)."""
     body = (string(group) + i32(session_ms) + i32(rebalance_ms) + string(member) + string(None) + string("consumer")
-            + array([string("range") + nbytes(b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00")]))
+            + array([string("range") + nbytes(metadata)]))
     c.send(11, 5, body)
     return None if send_only else read_join(c)
 
@@ -651,6 +659,58 @@ def check_pending_kept():
     check("a pending member that leaves is removed (NONE), and the group rebalances as Kafka 4.4's does",
           err == 79 and lv == (0, 0) and hb == 27, f"(join {err}, leave {lv}, heartbeat {hb})")
     for x in (a, p, q):
+        x.close()
+
+
+def check_rejoin_answered():
+    """A member of the generation that joins again with the protocols it has (its JoinGroup answer
+    was lost, say) is answered at once with the generation, and nothing rebalances, as Kafka 4.4's
+    classicGroupJoinExistingMember: a follower of a Stable group; any member while the group waits
+    for the leader's SyncGroup. A follower with other protocol metadata starts a round (the leader
+    of a Stable group does too: check_pending_kept)."""
+    group = f"conf-rejoin-{RUN}"
+    a, b = Conn(), Conn()
+    find_coordinator(a, group)
+    err, _, ida = join_group(a, group, "", rebalance_ms=3000)
+    _, gen1, ida = join_group(a, group, ida, rebalance_ms=3000) if err == 79 else (err, 0, ida)
+    sync_group(a, group, gen1, ida, [ida])
+    err, _, idb = join_group(b, group, "", rebalance_ms=3000)
+    join_group(b, group, idb, send_only=True, rebalance_ms=3000)
+    time.sleep(0.3)
+    hb = heartbeat(a, group, gen1, ida)
+    got_a = join_group(a, group, ida, rebalance_ms=3000)
+    got_b = read_join(b)
+    gen2 = got_a[1] if got_a else -1
+    synced = (sync_group(a, group, gen2, ida, [ida, idb]), sync_group(b, group, gen2, idb))
+    check("two members, a leading, stable in one generation", err == 79 and hb == 27 and got_a and got_b
+          and got_a[0] == got_b[0] == 0 and got_a[1] == got_b[1] > gen1 and synced == (0, 0),
+          f"(join {err}, heartbeat {hb}, joins {got_a}, {got_b}, syncs {synced})")
+    t0 = time.time()
+    got = join_group(b, group, idb, rebalance_ms=3000)
+    took = time.time() - t0
+    hb = heartbeat(a, group, gen2, ida)
+    check("the follower joins again with the protocols it has: answered at once with the generation, "
+          "and the group does not rebalance (the leader's heartbeat NONE)",
+          got == (0, gen2, idb) and took < 1.5 and hb == 0, f"(got {got} after {took:.1f} s, heartbeat {hb})")
+    join_group(b, group, idb, send_only=True, rebalance_ms=3000, metadata=RANGE_METADATA + b"\x00")
+    time.sleep(0.3)
+    hb = heartbeat(a, group, gen2, ida)
+    got_a = join_group(a, group, ida, rebalance_ms=3000)
+    got_b = read_join(b)
+    gen3 = got_a[1] if got_a else -1
+    check("the follower joins again with other protocol metadata: a round (the leader's heartbeat "
+          "REBALANCE_IN_PROGRESS), both in the next generation", hb == 27 and got_a and got_b and
+          got_a[0] == got_b[0] == 0 and got_a[1] == got_b[1] > gen2, f"(heartbeat {hb}, joins {got_a}, {got_b})")
+    t0 = time.time()
+    got_b = join_group(b, group, idb, rebalance_ms=3000, metadata=RANGE_METADATA + b"\x00")
+    got_a = join_group(a, group, ida, rebalance_ms=3000)
+    took = time.time() - t0
+    synced = (sync_group(a, group, gen3, ida, [ida, idb]), sync_group(b, group, gen3, idb))
+    check("before the leader's SyncGroup, the follower and the leader join again with the protocols "
+          "they have: each answered at once with the generation, which both then sync",
+          got_b == (0, gen3, idb) and got_a == (0, gen3, ida) and took < 1.5 and synced == (0, 0),
+          f"(joins {got_b}, {got_a} after {took:.1f} s, syncs {synced})")
+    for x in (a, b):
         x.close()
 
 
@@ -1131,6 +1191,7 @@ def main():
     if "pending" in only:
         check_pending_members()
         check_pending_kept()
+        check_rejoin_answered()
     if "static" in only:
         check_static_consumer()
     if "maxdec" in only:
