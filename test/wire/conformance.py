@@ -604,6 +604,16 @@ def leave_group(c, group, member):
     return err, members[0][2] if members else None
 
 
+def lone_leader(c, group, rebalance_ms):
+    """c's member joins group alone (taking the id MEMBER_ID_REQUIRED hands it) and syncs, leading:
+    returns (generation, member id)."""
+    find_coordinator(c, group)
+    err, _, mid = join_group(c, group, "", rebalance_ms=rebalance_ms)
+    _, gen, mid = join_group(c, group, mid, rebalance_ms=rebalance_ms) if err == 79 else (err, 0, mid)
+    sync_group(c, group, gen, mid, [mid])
+    return gen, mid
+
+
 def check_pending_kept():
     """A pending member (KIP-394: handed its id by MEMBER_ID_REQUIRED, not yet joined with it) is
     kept as Kafka 4.4 keeps it, until it joins, leaves or its session ends: it is no member for a
@@ -614,10 +624,7 @@ def check_pending_kept():
     NONE, and the group rebalances (Kafka 4.4 does)."""
     group = f"conf-pending-kept-{RUN}"
     a, p = Conn(), Conn()
-    find_coordinator(a, group)
-    err, _, ida = join_group(a, group, "", rebalance_ms=2000)
-    _, gen1, ida = join_group(a, group, ida, rebalance_ms=2000) if err == 79 else (err, 0, ida)
-    sync_group(a, group, gen1, ida, [ida])
+    gen1, ida = lone_leader(a, group, 2000)
     err, _, idp = join_group(p, group, "", rebalance_ms=2000)
     got = (err, heartbeat(a, group, gen1, ida), heartbeat(p, group, gen1, idp))
     check("a member handed its id by MEMBER_ID_REQUIRED starts no rebalance, and is no member for a "
@@ -670,10 +677,7 @@ def check_rejoin_answered():
     of a Stable group does too: check_pending_kept)."""
     group = f"conf-rejoin-{RUN}"
     a, b = Conn(), Conn()
-    find_coordinator(a, group)
-    err, _, ida = join_group(a, group, "", rebalance_ms=3000)
-    _, gen1, ida = join_group(a, group, ida, rebalance_ms=3000) if err == 79 else (err, 0, ida)
-    sync_group(a, group, gen1, ida, [ida])
+    gen1, ida = lone_leader(a, group, 3000)
     err, _, idb = join_group(b, group, "", rebalance_ms=3000)
     join_group(b, group, idb, send_only=True, rebalance_ms=3000)
     time.sleep(0.3)
