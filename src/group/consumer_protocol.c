@@ -610,9 +610,7 @@ note_principal(Heartbeat *hb)
 
 /*
  * What the member says it owns now; what it no longer owns (and is not in
- * its target) leaves its assignment too.  The assignment it was last sent
- * is kept first: whether to send it again is decided against that
- * (reconcile), not against what this report left of it.
+ * its target) leaves its assignment too.
  */
 static void
 note_owned(Heartbeat *hb)
@@ -621,11 +619,6 @@ note_owned(Heartbeat *hb)
 	CMember    *me = hb->me;
 	int			i;
 
-	hb->told = me->assigned;
-	hb->told.items = palloc(sizeof(KpTP) * Max(me->assigned.n, 1));
-	if (me->assigned.n > 0)
-		memcpy(hb->told.items, me->assigned.items, sizeof(KpTP) * me->assigned.n);
-	hb->told.cap = Max(me->assigned.n, 1);
 	if (a->nowned < 0)
 		return;
 	memset(&me->owned, 0, sizeof(KpTPSet));
@@ -832,6 +825,8 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	note_principal(&hb);
 	kp_cat_member_touch(a->group_id, hb.me->member_id);
 
+	/* what it was last sent, before its report changes that (reconcile) */
+	hb.told = kp_tps_copy(&hb.me->assigned);
 	note_owned(&hb);
 	signature = update_target(&hb);
 	r->send_assignment = reconcile(&hb);
