@@ -186,7 +186,7 @@ CREATE TABLE kafka.group_members (
 	authz_host		text NOT NULL DEFAULT '',	-- matches only topics it may DESCRIBE (host ACLs)
 	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
 	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
-	owned			text NOT NULL DEFAULT '',	-- what the member last said it owns
+	owned			text NOT NULL DEFAULT '',	-- what it owns, as far as the coordinator can tell
 	PRIMARY KEY (group_id, member_id)
 );
 CREATE UNIQUE INDEX ON kafka.group_members (group_id, group_instance_id)

@@ -9,17 +9,18 @@
  * membership, subscriptions or the subscribed topics' partitions), computes
  * a target assignment for it with the group's assignor (uniform: balanced
  * and sticky, so a member keeps what does not have to move; or range), and
- * reconciles each member toward its target, incrementally:
+ * reconciles each member toward its target, incrementally, as Kafka's
+ * CurrentAssignmentBuilder (reconcile):
  *
  * - a member is told to keep the partitions of its current assignment that
  *   are still in its target (revoked ones are simply left out);
- * - it is given a partition of its target only once no other member owns
- *   it: neither by the assignment we gave that member nor by what that
- *   member last reported owning.  So a partition moves only after its
- *   previous owner has let go of it, and is never owned by two members at
- *   once.
- * - a member's epoch becomes the assignment epoch once its assignment is
- *   its target (its commits are fenced by that epoch).
+ * - while it still owns a revoked one, it keeps its epoch and is given
+ *   nothing new (its commits are fenced by its epoch);
+ * - then it moves to the assignment epoch, and is given a partition of its
+ *   target only once no other member owns it: neither by the assignment we
+ *   gave that member nor by what that member still owns.  So a partition
+ *   moves only after its previous owner has let go of it, and is never
+ *   owned by two members at once.
  *
  * A member subscribes to topic names, to a regular expression
  * (SubscribedTopicRegex, ConsumerGroupHeartbeat v1), or both; the pattern
@@ -70,7 +71,7 @@ typedef struct CMember
 	char	  **subscribed;
 	KpTPSet		assigned;		/* what it was told it owns */
 	KpTPSet		target;			/* where the assignor wants it */
-	KpTPSet		owned;			/* what it last said it owns */
+	KpTPSet		owned;			/* what it owns, as we can tell */
 	bool		dirty;
 } CMember;
 
@@ -236,12 +237,13 @@ save_cmember(const char *group_id, const CMember *m)
 								kp_tps_format(&m->owned));
 }
 
-/* A member moves to a new epoch: the one it had becomes its previous one. */
+/*
+ * The member takes epoch (Kafka's updateMemberEpoch): the one it had becomes
+ * its previous one, even when the two are the same.
+ */
 static void
 set_member_epoch(CMember *me, int32 epoch)
 {
-	if (epoch == me->member_epoch)
-		return;
 	me->previous_epoch = me->member_epoch;
 	me->member_epoch = epoch;
 	me->dirty = true;
@@ -609,25 +611,36 @@ note_principal(Heartbeat *hb)
 }
 
 /*
- * What the member says it owns now; what it no longer owns (and is not in
- * its target) leaves its assignment too.
+ * What the member owns now, as far as the coordinator can tell: what it
+ * reports owning of what it was last sent and of what it had not let go of
+ * yet (a partition it was never given is not its); with no report
+ * (TopicPartitions null), what it owned before and all it was last sent, as
+ * Kafka takes a member that says nothing to own still what it was given.
+ * A SQL member (holds_assignment) owns nothing beyond its assignment.
  */
 static void
 note_owned(Heartbeat *hb)
 {
 	const KpCgHeartbeatArgs *a = hb->a;
 	CMember    *me = hb->me;
+	KpTPSet		owned;
 	int			i;
 
-	if (a->nowned < 0)
+	if (a->holds_assignment)
 		return;
-	memset(&me->owned, 0, sizeof(KpTPSet));
+	if (a->nowned < 0)
+	{
+		for (i = 0; i < hb->told.n; i++)
+			kp_tps_add(&me->owned, hb->told.items[i].topic, hb->told.items[i].partition);
+		me->dirty = true;
+		return;
+	}
+	memset(&owned, 0, sizeof(owned));
 	for (i = 0; i < a->nowned; i++)
-		kp_tps_add(&me->owned, a->owned_topics[i], a->owned_partitions[i]);
-	for (i = me->assigned.n - 1; i >= 0; i--)
-		if (!kp_tps_contains(&me->owned, me->assigned.items[i].topic, me->assigned.items[i].partition) &&
-			!kp_tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
-			kp_tps_remove(&me->assigned, me->assigned.items[i].topic, me->assigned.items[i].partition);
+		if (kp_tps_contains(&hb->told, a->owned_topics[i], a->owned_partitions[i]) ||
+			kp_tps_contains(&me->owned, a->owned_topics[i], a->owned_partitions[i]))
+			kp_tps_add(&owned, a->owned_topics[i], a->owned_partitions[i]);
+	me->owned = owned;
 	me->dirty = true;
 }
 
@@ -660,57 +673,70 @@ update_target(Heartbeat *hb)
 }
 
 /*
- * Move the member toward its target: keep what stays; take a partition of
- * the target only once no other member owns it (by our assignment or by
- * its own report).  Its epoch becomes the assignment epoch once it holds
- * its target.  Returns whether the assignment must be sent, as Kafka's
- * consumerGroupHeartbeat: to a member joining, to a full request (one
- * carrying its rebalance timeout, subscription and owned partitions: a
+ * Move the member toward its target, as Kafka's CurrentAssignmentBuilder:
+ *
+ * - while it still owns a partition taken from it (one it owns outside what
+ *   it was last sent: Kafka's UNREVOKED_PARTITIONS), nothing changes: it
+ *   keeps its epoch and is given nothing new;
+ * - at the assignment epoch, holding its target (STABLE), nothing changes;
+ * - else what it has of its target stays.  If it owns a partition of its
+ *   assignment that is not in its target, it keeps its epoch and is sent
+ *   what stays; it takes nothing new until it has let go.  Otherwise it
+ *   moves to the assignment epoch and is given each partition of its target
+ *   that no other member has been given or owns; the others it gets at a
+ *   later heartbeat, once they are let go (UNRELEASED_PARTITIONS).  Either
+ *   way its previous epoch becomes the one it had.
+ *
+ * So the epoch a member commits with while it gives partitions up is the
+ * one it had, and a heartbeat of its sent again after a lost answer carries
+ * its current epoch.  Returns whether the assignment must be sent, as
+ * Kafka's consumerGroupHeartbeat: to a member joining, to a full request
+ * (one carrying its rebalance timeout, subscription and owned partitions: a
  * client that lost track sends it), and whenever it differs from the one
- * the member was last sent.  A member that reports not owning partitions
- * it was given but has not taken yet (its owned set lags its assignment)
- * has them taken away by note_owned; comparing with what that left of its
- * assignment instead would keep the change from it, and it would go on to
- * take and hold them.
+ * the member was last sent.
  */
 static bool
 reconcile(Heartbeat *hb)
 {
 	CMember    *me = hb->me;
-	KpTPSet		next;
-	bool		converged;
+	KpTPSet		next = kp_tps_copy(&me->assigned);
 	bool		send;
 	int			i;
 
-	memset(&next, 0, sizeof(next));
-	for (i = 0; i < me->assigned.n; i++)
-		if (kp_tps_contains(&me->target, me->assigned.items[i].topic, me->assigned.items[i].partition))
-			kp_tps_add(&next, me->assigned.items[i].topic, me->assigned.items[i].partition);
-	for (i = 0; i < me->target.n; i++)
+	if (kp_tps_within(&me->owned, &hb->told) &&
+		(me->member_epoch != hb->assignment_epoch || !kp_tps_equal(&me->assigned, &me->target)))
 	{
-		KpTP	   *tp = &me->target.items[i];
-		int			j;
-		bool		busy = false;
+		bool		revoking = false;
 
-		if (kp_tps_contains(&next, tp->topic, tp->partition))
-			continue;
-		for (j = 0; j < hb->n && !busy; j++)
+		memset(&next, 0, sizeof(next));
+		for (i = 0; i < me->assigned.n; i++)
 		{
-			if (&hb->m[j] == me)
-				continue;
-			busy = kp_tps_contains(&hb->m[j].assigned, tp->topic, tp->partition) ||
-				kp_tps_contains(&hb->m[j].owned, tp->topic, tp->partition);
+			KpTP	   *tp = &me->assigned.items[i];
+
+			if (kp_tps_contains(&me->target, tp->topic, tp->partition))
+				kp_tps_add(&next, tp->topic, tp->partition);
+			else if (kp_tps_contains(&me->owned, tp->topic, tp->partition))
+				revoking = true;
 		}
-		if (!busy)
-			kp_tps_add(&next, tp->topic, tp->partition);
+		for (i = 0; i < me->target.n && !revoking; i++)
+		{
+			KpTP	   *tp = &me->target.items[i];
+			int			j;
+			bool		busy = false;
+
+			for (j = 0; j < hb->n && !busy; j++)
+				busy = &hb->m[j] != me &&
+					(kp_tps_contains(&hb->m[j].assigned, tp->topic, tp->partition) ||
+					 kp_tps_contains(&hb->m[j].owned, tp->topic, tp->partition));
+			if (!busy)
+				kp_tps_add(&next, tp->topic, tp->partition);
+		}
+		set_member_epoch(me, revoking ? me->member_epoch : hb->assignment_epoch);
 	}
-	converged = kp_tps_equal(&next, &me->target);
 	send = !kp_tps_equal(&next, &hb->told) || hb->a->member_epoch == 0 ||
 		(hb->a->rebalance_timeout_ms != -1 &&
 		 (hb->a->nsubscribed >= 0 || hb->a->subscribed_regex != NULL) && hb->a->nowned >= 0);
 	me->assigned = next;
-	if (converged || me->member_epoch == 0)
-		set_member_epoch(me, hb->assignment_epoch);
 	me->dirty = true;
 	return send;
 }
@@ -944,7 +970,9 @@ kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 		mi->subscribed_regex = m[i].regex;
 		tps_to_arrays(&m[i].assigned, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
 		tps_to_arrays(&m[i].target, &mi->ntarget, &mi->target_topics, &mi->target_partitions);
-		if (!kp_tps_equal(&m[i].assigned, &m[i].target))
+		/* Reconciling while a member is not STABLE at the assignment epoch */
+		if (m[i].member_epoch != g.assignment_epoch || !kp_tps_equal(&m[i].assigned, &m[i].target) ||
+			!kp_tps_within(&m[i].owned, &m[i].assigned))
 			converged = false;
 	}
 	info->state = pstrdup(n == 0 ? "Empty" : converged ? "Stable" : "Reconciling");

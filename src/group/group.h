@@ -222,6 +222,14 @@ typedef struct KpCgHeartbeatArgs
 	 * (kafka.group_heartbeat) send no owned partitions and are not fenced.
 	 */
 	bool		fence_older_epoch;
+
+	/*
+	 * The member holds exactly its assignment as the coordinator keeps it
+	 * (kafka.group_poll reads that at each call), so a partition taken from
+	 * it is let go at once: SQL members.  A wire member holds what it
+	 * reports, and, when it reports nothing, what it was given.
+	 */
+	bool		holds_assignment;
 	const char *client_id;
 	const char *client_host;
 	/* who asks: a regex matches only topics this role may DESCRIBE */

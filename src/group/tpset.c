@@ -86,6 +86,18 @@ kp_tps_equal(const KpTPSet *a, const KpTPSet *b)
 	return true;
 }
 
+/* Is every item of a also in b? */
+bool
+kp_tps_within(const KpTPSet *a, const KpTPSet *b)
+{
+	int			i;
+
+	for (i = 0; i < a->n; i++)
+		if (!kp_tps_contains(b, a->items[i].topic, a->items[i].partition))
+			return false;
+	return true;
+}
+
 /* A copy whose items later changes to s do not reach (the topics are shared). */
 KpTPSet
 kp_tps_copy(const KpTPSet *s)

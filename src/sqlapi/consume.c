@@ -233,6 +233,7 @@ kp_sql_group_heartbeat(PG_FUNCTION_ARGS)
 	a.authz_host = NULL;
 	kp_sql_as_owner(&owner);
 	a.nowned = -1;
+	a.holds_assignment = true;
 	a.client_id = "postgres";
 	a.client_host = "sql";
 	code = kp_group_consumer_heartbeat(&a, &r);

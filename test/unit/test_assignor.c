@@ -105,6 +105,13 @@ test_tpset(void)
 		  "a copy and its original change apart: %s, %s", kp_tps_format(&s), kp_tps_format(&t));
 	kp_tps_parse(NULL, &t);
 	CHECK(t.n == 0, "NULL parses as the empty set");
+	kp_tps_parse("orders:1,3", &t);
+	CHECK(kp_tps_within(&s, &t) && !kp_tps_within(&t, &s) && kp_tps_within(&s, &s),
+		  "within: every item also in the other set");
+	kp_tps_parse("audit:3", &t);
+	CHECK(!kp_tps_within(&t, &s), "within: another topic's partition is not");
+	kp_tps_parse("", &t);
+	CHECK(kp_tps_within(&t, &s), "within: the empty set is within any");
 }
 
 static void

@@ -20,6 +20,12 @@ machine:
     owns are among those it was given (then it gets its current epoch). A member that is not joining,
     to a classic group (one with committed offsets only too): GROUP_ID_NOT_FOUND, "Group X is not a
     consumer group."; joining it makes it a consumer group.
+  - A partition moving from one member to another (CurrentAssignmentBuilder): the member that must
+    give it up is sent what stays at the epoch it has, and keeps that epoch while it reports owning
+    the partition (TopicPartitions null counts as owning it), so the same heartbeat sent again is
+    answered; the member waiting for it is at the group's new epoch with nothing, and gets it at the
+    heartbeat after the other reports it gone, when that one moves to the new epoch too;
+    ConsumerGroupDescribe says Reconciling meanwhile, Stable after.
   - A member that reports owning none of the partitions it was given, when the group's target
     moves on, is sent its new assignment (it differs from the one it was sent), and the partition it
     loses goes to the other member at once; an unchanged assignment is not sent again, but to a full
@@ -113,6 +119,62 @@ def join_alone(s, group, member, topic):
         time.sleep(0.5)
         got = heartbeat(s, 1, group, member, got[2], owned=None)
     return got
+
+
+def size(assignment):
+    return sum(len(ps) for _, ps in assignment or [])
+
+
+def move_checks(s, t, tag):
+    """A partition moving from one member to another, as Kafka's CurrentAssignmentBuilder moves it: the
+    member losing it stays at its epoch until it reports the partition gone (so the same heartbeat again,
+    its answer lost, is answered); the member waiting for it moves to the group's epoch at once, and is
+    given the partition once the other has let it go."""
+    g = "wg-move-" + tag
+    a, b = "wg-ma-" + tag, "wg-mb-" + tag
+    w.find_coordinator(s, g)
+    got = join_alone(s, g, a, t)
+    a_epoch, a_parts = got[2], got[3]
+    check("moving: %s joins %s alone: both partitions" % (a, g), got[0] == 0 and size(a_parts) == 2, got)
+    got = heartbeat(s, 1, g, b, 0, names=[t])
+    b_epoch = got[2]
+    check("%s joins: nothing yet (a holds both)" % b, got[0] == 0 and got[3] is not None and size(got[3]) == 0,
+          got)
+    # (Kafka 4.4 may compute the new target a moment later: consumer.assignment.interval.ms)
+    got = heartbeat(s, 1, g, a, a_epoch, owned=a_parts)
+    deadline = time.time() + 20
+    while got[0] == 0 and got[3] is None and got[2] == a_epoch and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, g, a, a_epoch, owned=a_parts)
+    kept = got[3]
+    check("%s, owning both, is told to give one up: sent one partition, at the epoch it has" % a,
+          got[0] == 0 and got[2] == a_epoch and size(kept) == 1, got)
+    got = heartbeat(s, 1, g, a, a_epoch, owned=a_parts)
+    check("the same heartbeat again (as after a lost answer): answered at that epoch, nothing sent",
+          got[:4] == (0, None, a_epoch, None), got)
+    got = heartbeat(s, 1, g, a, a_epoch, owned=None)
+    check("... with owned partitions null: the same (it is taken to own them still)",
+          got[:4] == (0, None, a_epoch, None), got)
+    got = heartbeat(s, 1, g, b, b_epoch, owned=[])
+    b_epoch = got[2]
+    check("%s, while a still owns the partition: nothing, at the group's new epoch" % b,
+          got[0] == 0 and b_epoch > a_epoch and size(got[3]) == 0, got)
+    got = describe(s, 1, [g])
+    check("ConsumerGroupDescribe meanwhile: Reconciling, the members at epochs %d and %d" % (a_epoch, b_epoch),
+          got and got[0][:3] == (0, g, "Reconciling") and sorted(m[0] for m in got[0][3]) == [a_epoch, b_epoch],
+          got)
+    got = heartbeat(s, 1, g, a, a_epoch, owned=kept)
+    check("%s, owning only what it kept: moves to %s's epoch, nothing sent (unchanged)" % (a, b),
+          got[:4] == (0, None, b_epoch, None), got)
+    got = heartbeat(s, 1, g, b, b_epoch, owned=[])
+    check("%s is given the other partition, at its epoch" % b, got[0] == 0 and got[2] == b_epoch and
+          size(got[3]) == 1 and kept and got[3][0][1] != kept[0][1], (got, kept))
+    got = heartbeat(s, 1, g, b, b_epoch, owned=got[3])
+    got = describe(s, 1, [g])
+    check("ConsumerGroupDescribe then: Stable, both at epoch %d" % b_epoch,
+          got and got[0][:3] == (0, g, "Stable") and [m[0] for m in got[0][3]] == [b_epoch, b_epoch], got)
+    for m in (a, b):
+        heartbeat(s, 1, g, m, -1)
 
 
 def describe(s, version, groups):
@@ -597,6 +659,7 @@ def main():
           got == (110, smaller % (a_epoch - 1, new_epoch)), got)
     for m in (a, b):
         heartbeat(s, 1, fenced, m, -1)
+    move_checks(s, t, tag)
 
     # a member that says it owns none of what it was given (its client has not taken it yet) when the
     # target moves on: the partition it loses is free at once, and it is sent its new assignment,
