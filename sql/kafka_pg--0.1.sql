@@ -187,6 +187,7 @@ CREATE TABLE kafka.group_members (
 	assigned		text NOT NULL DEFAULT '',	-- what the member was told it owns
 	target			text NOT NULL DEFAULT '',	-- where the server-side assignor wants it
 	owned			text NOT NULL DEFAULT '',	-- what it owns, as far as the coordinator can tell
+	revoke_deadline	timestamptz,			-- giving partitions up: removed if it has not by then
 	PRIMARY KEY (group_id, member_id)
 );
 CREATE UNIQUE INDEX ON kafka.group_members (group_id, group_instance_id)

@@ -395,7 +395,8 @@ kp_cat_groups_list(char ***group_ids, char ***states, char ***protocol_types)
 /*
  * The moments the upkeep acts on, as one expression per group: a member's
  * session end (its own timeout, or the consumer group's: its config, else
- * the broker's, consumer_session_ms), a join phase's
+ * the broker's, consumer_session_ms), a consumer-protocol member's end of
+ * its rebalance timeout to give partitions up, a join phase's
  * deadline, the end of a first join's initial delay.  Members that joined
  * the round in progress cannot expire: they are waiting for it.
  */
@@ -416,6 +417,7 @@ kp_cat_groups_needing_upkeep(int32 consumer_session_ms, char ***group_ids)
 	return select_texts("SELECT DISTINCT g.group_id FROM kafka.consumer_groups g "
 						"JOIN kafka.group_members m USING (group_id) "
 						"WHERE (" MEMBER_SESSION_END " < now() AND " MEMBER_CAN_EXPIRE ") "
+						"   OR m.revoke_deadline < now() "
 						"   OR (g.state IN ('PreparingRebalance', 'CompletingRebalance') "
 						"       AND g.rebalance_deadline < now()) "
 						"   OR (g.state = 'PreparingRebalance' AND g.join_not_before < now())",
@@ -434,6 +436,7 @@ kp_cat_groups_next_deadline(int32 consumer_session_ms)
 	run("SELECT (extract(epoch FROM min(t)) * 1000)::bigint FROM ("
 		"  SELECT " MEMBER_SESSION_END " AS t FROM kafka.consumer_groups g "
 		"    JOIN kafka.group_members m USING (group_id) WHERE " MEMBER_CAN_EXPIRE
+		"  UNION ALL SELECT revoke_deadline FROM kafka.group_members "
 		"  UNION ALL SELECT rebalance_deadline FROM kafka.consumer_groups g "
 		"    WHERE g.state IN ('PreparingRebalance', 'CompletingRebalance') "
 		"  UNION ALL SELECT join_not_before FROM kafka.consumer_groups g "
@@ -747,10 +750,12 @@ kp_cat_member_set_target(const char *group_id, const char *member_id, const char
 void
 kp_cat_member_save_consumer(const char *group_id, const char *member_id, int32 member_epoch,
 							int32 previous_member_epoch, const char *assigned,
-							const char *target, const char *owned)
+							const char *target, const char *owned, int32 rebalance_timeout_ms,
+							KpRevokeTimer revoke)
 {
-	Oid			types[7] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
-	Datum		values[7];
+	Oid			types[9] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT4OID,
+	INT4OID};
+	Datum		values[9];
 
 	values[0] = CStringGetTextDatum(group_id);
 	values[1] = CStringGetTextDatum(member_id);
@@ -759,12 +764,31 @@ kp_cat_member_save_consumer(const char *group_id, const char *member_id, int32 m
 	values[4] = CStringGetTextDatum(target);
 	values[5] = CStringGetTextDatum(owned);
 	values[6] = Int32GetDatum(previous_member_epoch);
+	values[7] = Int32GetDatum(rebalance_timeout_ms);
+	values[8] = Int32GetDatum((int32) revoke);
 	begin();
 	run("UPDATE kafka.group_members SET member_epoch = $3, assigned = $4, "
-		"  target = $5, owned = $6, previous_member_epoch = $7 "
+		"  target = $5, owned = $6, previous_member_epoch = $7, rebalance_timeout_ms = $8, "
+		"  revoke_deadline = CASE $9 WHEN 1 THEN now() + $8 * interval '1 ms' "
+		"                            WHEN 2 THEN NULL ELSE revoke_deadline END "
 		"WHERE group_id = $1 AND member_id = $2",
-		7, types, values, NULL);
+		9, types, values, NULL);
 	SPI_finish();
+}
+
+int
+kp_cat_members_delete_unrevoked(const char *group_id)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(group_id)};
+	int			n;
+
+	begin();
+	run("DELETE FROM kafka.group_members WHERE group_id = $1 AND revoke_deadline < now()",
+		1, types, values, NULL);
+	n = (int) SPI_processed;
+	SPI_finish();
+	return n;
 }
 
 int

@@ -595,10 +595,27 @@ extern void kp_cat_member_set_target(const char *group_id, const char *member_id
 									 const char *target);
 extern void kp_cat_member_set_authz(const char *group_id, const char *member_id,
 									Oid role, const char *host);
+
+/* what kp_cat_member_save_consumer does with a member's revoke_deadline */
+typedef enum KpRevokeTimer
+{
+	KP_REVOKE_KEEP,				/* leave it */
+	KP_REVOKE_START,			/* now + its rebalance timeout */
+	KP_REVOKE_CLEAR				/* none */
+} KpRevokeTimer;
+
 extern void kp_cat_member_save_consumer(const char *group_id, const char *member_id,
 										int32 member_epoch, int32 previous_member_epoch,
 										const char *assigned, const char *target,
-										const char *owned);
+										const char *owned, int32 rebalance_timeout_ms,
+										KpRevokeTimer revoke);
+
+/*
+ * Delete the consumer-protocol members of a group whose revoke_deadline has
+ * passed (they did not give partitions up within their rebalance timeout);
+ * returns how many.
+ */
+extern int	kp_cat_members_delete_unrevoked(const char *group_id);
 
 /*
  * Delete members silent for longer than their session timeout (or

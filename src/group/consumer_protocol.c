@@ -72,6 +72,8 @@ typedef struct CMember
 	KpTPSet		assigned;		/* what it was told it owns */
 	KpTPSet		target;			/* where the assignor wants it */
 	KpTPSet		owned;			/* what it owns, as we can tell */
+	int32		rebalance_ms;	/* its rebalance timeout */
+	KpRevokeTimer revoke;		/* what becomes of its revoke deadline */
 	bool		dirty;
 } CMember;
 
@@ -195,6 +197,7 @@ load_cmembers(const char *group_id, CMember **out)
 		m[i].member_id = rows[i].member_id;
 		m[i].member_epoch = rows[i].member_epoch;
 		m[i].previous_epoch = rows[i].previous_member_epoch;
+		m[i].rebalance_ms = rows[i].rebalance_timeout_ms;
 		m[i].nnames = rows[i].nsubscribed;
 		m[i].names = rows[i].subscribed;
 		m[i].regex = rows[i].subscribed_regex;
@@ -234,7 +237,7 @@ save_cmember(const char *group_id, const CMember *m)
 {
 	kp_cat_member_save_consumer(group_id, m->member_id, m->member_epoch, m->previous_epoch,
 								kp_tps_format(&m->assigned), kp_tps_format(&m->target),
-								kp_tps_format(&m->owned));
+								kp_tps_format(&m->owned), m->rebalance_ms, m->revoke);
 }
 
 /*
@@ -548,6 +551,12 @@ heartbeat_member(Heartbeat *hb, KpCgHeartbeatResult *r)
 									"partitions and rejoin.", a->member_epoch, me->member_epoch);
 		return KP_ERR_FENCED_MEMBER_EPOCH;
 	}
+	/* a rebalance timeout given (not -1) is the member's now, as Kafka's */
+	if (a->rebalance_timeout_ms > 0 && a->rebalance_timeout_ms != me->rebalance_ms)
+	{
+		me->rebalance_ms = a->rebalance_timeout_ms;
+		me->dirty = true;
+	}
 	if (a->nsubscribed >= 0)
 	{
 		same = (a->nsubscribed == me->nnames);
@@ -687,6 +696,10 @@ update_target(Heartbeat *hb)
  *   later heartbeat, once they are let go (UNRELEASED_PARTITIONS).  Either
  *   way its previous epoch becomes the one it had.
  *
+ * A member told to give partitions up has its rebalance timeout to do so:
+ * the upkeep removes it at that deadline if it still has not (Kafka's
+ * "failed to transition from epoch"); moving on clears the deadline.
+ *
  * So the epoch a member commits with while it gives partitions up is the
  * one it had, and a heartbeat of its sent again after a lost answer carries
  * its current epoch.  Returns whether the assignment must be sent, as
@@ -732,6 +745,7 @@ reconcile(Heartbeat *hb)
 				kp_tps_add(&next, tp->topic, tp->partition);
 		}
 		set_member_epoch(me, revoking ? me->member_epoch : hb->assignment_epoch);
+		me->revoke = revoking ? KP_REVOKE_START : KP_REVOKE_CLEAR;
 	}
 	send = !kp_tps_equal(&next, &hb->told) || hb->a->member_epoch == 0 ||
 		(hb->a->rebalance_timeout_ms != -1 &&
@@ -834,6 +848,7 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 		CMember    *me = find_static(&hb, a->instance_id);
 
 		me->member_epoch = -2;
+		me->revoke = KP_REVOKE_CLEAR;	/* its timer was for its old epoch */
 		save_cmember(a->group_id, me);
 		kp_cat_member_touch(a->group_id, me->member_id);
 		r->member_id = pstrdup(me->member_id);

@@ -35,21 +35,28 @@
 
 /*
  * A consumer-protocol group: drop the members silent for longer than the
- * group's consumer.session.timeout.ms; the epoch moves on.
+ * group's consumer.session.timeout.ms, and those told to give partitions up
+ * that have not within their rebalance timeout (Kafka fences them: "failed
+ * to transition from epoch"); the epoch moves on.
  */
 static void
 expire_consumer_members(const char *group_id)
 {
-	int			removed = kp_cat_members_delete_expired(group_id,
-														kp_group_consumer_session_ms(group_id), -2,
-														NULL);
+	int			silent = kp_cat_members_delete_expired(group_id,
+													   kp_group_consumer_session_ms(group_id), -2,
+													   NULL);
+	int			unrevoked = kp_cat_members_delete_unrevoked(group_id);
 
-	if (removed == 0)
-		return;
-	ereport(LOG,
-			(errmsg("kafka_pg: %d member%s of consumer group \"%s\" missed their session timeout",
-					removed, removed == 1 ? "" : "s", group_id)));
-	kp_cat_group_consumer_members_gone(group_id);
+	if (silent > 0)
+		ereport(LOG,
+				(errmsg("kafka_pg: %d member%s of consumer group \"%s\" missed their session timeout",
+						silent, silent == 1 ? "" : "s", group_id)));
+	if (unrevoked > 0)
+		ereport(LOG,
+				(errmsg("kafka_pg: %d member%s of consumer group \"%s\" did not give partitions up within their rebalance timeout",
+						unrevoked, unrevoked == 1 ? "" : "s", group_id)));
+	if (silent + unrevoked > 0)
+		kp_cat_group_consumer_members_gone(group_id);
 }
 
 /*

@@ -25,7 +25,8 @@ machine:
     the partition (TopicPartitions null counts as owning it), so the same heartbeat sent again is
     answered; the member waiting for it is at the group's new epoch with nothing, and gets it at the
     heartbeat after the other reports it gone, when that one moves to the new epoch too;
-    ConsumerGroupDescribe says Reconciling meanwhile, Stable after.
+    ConsumerGroupDescribe says Reconciling meanwhile, Stable after. A member that still owns it after
+    its rebalance timeout is removed, heartbeating or not (UNKNOWN_MEMBER_ID at its next heartbeat).
   - A member that reports owning none of the partitions it was given, when the group's target
     moves on, is sent its new assignment (it differs from the one it was sent), and the partition it
     loses goes to the other member at once; an unchanged assignment is not sent again, but to a full
@@ -175,6 +176,48 @@ def move_checks(s, t, tag):
           got and got[0][:3] == (0, g, "Stable") and [m[0] for m in got[0][3]] == [b_epoch, b_epoch], got)
     for m in (a, b):
         heartbeat(s, 1, g, m, -1)
+
+
+def revoke_timeout_checks(s, t, tag):
+    """A member told to give a partition up that still owns it after its rebalance timeout (3 s here;
+    a timeout in a later heartbeat would replace it, -1 keeps it) is removed, though it heartbeats:
+    its next heartbeat gets UNKNOWN_MEMBER_ID, and the other member gets the partition."""
+    g = "wg-revoke-" + tag
+    a, b = "wg-ra-" + tag, "wg-rb-" + tag
+    w.find_coordinator(s, g)
+    got = heartbeat(s, 1, g, a, 0, names=[t], rebalance_timeout=3000)
+    deadline = time.time() + 20
+    while got[0] == 0 and size(got[3]) != 2 and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, g, a, got[2], rebalance_timeout=-1, owned=None)
+    a_epoch, a_parts = got[2], got[3]
+    check("rebalance timeout: %s joins %s alone with rebalance timeout 3000: both partitions" % (a, g),
+          got[0] == 0 and size(a_parts) == 2, got)
+    got = heartbeat(s, 1, g, b, 0, names=[t], rebalance_timeout=3000)
+    b_epoch = got[2]
+    got = heartbeat(s, 1, g, a, a_epoch, rebalance_timeout=-1, owned=a_parts)
+    deadline = time.time() + 20
+    while got[0] == 0 and got[3] is None and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, g, a, a_epoch, rebalance_timeout=-1, owned=a_parts)
+    check("%s is told to give one up" % a, got[0] == 0 and size(got[3]) == 1, got)
+    b_parts = []
+    deadline = time.time() + 20
+    while got[0] == 0 and time.time() < deadline:
+        time.sleep(0.5)
+        got = heartbeat(s, 1, g, a, a_epoch, rebalance_timeout=-1, owned=a_parts)
+        gb = heartbeat(s, 1, g, b, b_epoch, rebalance_timeout=-1, owned=b_parts)
+        b_epoch, b_parts = gb[2], gb[3] if gb[3] is not None else b_parts
+    check("%s, heartbeating and owning both past its rebalance timeout, is removed: UNKNOWN_MEMBER_ID" % a,
+          got[:2] == (25, "Member %s is not a member of group %s." % (a, g)), got)
+    deadline = time.time() + 20
+    while gb[0] == 0 and size(b_parts) != 2 and time.time() < deadline:
+        time.sleep(0.5)
+        gb = heartbeat(s, 1, g, b, b_epoch, rebalance_timeout=-1, owned=b_parts)
+        b_epoch, b_parts = gb[2], gb[3] if gb[3] is not None else b_parts
+    check("%s then gets both partitions, at a new epoch" % b,
+          gb[0] == 0 and size(b_parts) == 2 and b_epoch > a_epoch, (gb, b_parts))
+    heartbeat(s, 1, g, b, -1)
 
 
 def describe(s, version, groups):
@@ -660,6 +703,7 @@ def main():
     for m in (a, b):
         heartbeat(s, 1, fenced, m, -1)
     move_checks(s, t, tag)
+    revoke_timeout_checks(s, t, tag)
 
     # a member that says it owns none of what it was given (its client has not taken it yet) when the
     # target moves on: the partition it loses is free at once, and it is sent its new assignment,
