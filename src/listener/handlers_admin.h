@@ -45,6 +45,7 @@
 /* Kafka's DescribeConfigsResponse.ConfigSource */
 #define SOURCE_DYNAMIC_TOPIC	1
 #define SOURCE_DYNAMIC_BROKER	2
+#define SOURCE_DYNAMIC_DEFAULT_BROKER	3
 #define SOURCE_STATIC_BROKER	4
 #define SOURCE_DEFAULT			5
 

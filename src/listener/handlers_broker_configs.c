@@ -26,8 +26,8 @@
  *	  described as DYNAMIC_BROKER_CONFIG, but has no effect (topics keep
  *	  kafka_pg's built-in defaults).  Names Kafka does not know are kept the
  *	  same way, as Kafka keeps them (custom configs for plugins), and
- *	  described as Kafka describes them: value null, read-only, type
- *	  UNKNOWN.
+ *	  described as Kafka describes them: value null, read-only, sensitive,
+ *	  type UNKNOWN.
  *
  * Kafka's rules are ConfigAdminManager's (checked against Kafka 4.4): a
  * null value is INVALID_REQUEST, APPEND/SUBTRACT of a non-list config or an

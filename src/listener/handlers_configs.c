@@ -254,10 +254,17 @@ describe_topic(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsReso
 
 /*
  * The broker's configs (handlers_broker_configs.c), with Kafka's synonyms:
- * a set value first, then the default it overrides.
+ * a set value first, then the default it overrides.  The cluster-level
+ * resource ("", cluster_default) lists only the configs set dynamically, as
+ * Kafka lists its cluster-level ones: source DYNAMIC_DEFAULT_BROKER_CONFIG,
+ * the value its one synonym.  On one node the cluster default and the
+ * broker's dynamic configs are one set (an alter of either name changes
+ * it), so the same configs are shown under both names; a setting only a
+ * restart changes (node.id, ...) is the node's alone.
  */
 static void
-describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r)
+describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsResource *r,
+				bool cluster_default)
 {
 	KpBrokerConfigEntry *cf;
 	int			n = kp_broker_config_entries(&cf);
@@ -271,8 +278,19 @@ describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsRes
 
 		if (!key_requested(r, cf[i].name))
 			continue;
+		if (cluster_default)
+		{
+			if (cf[i].source == SOURCE_DYNAMIC_BROKER &&
+				(!cf[i].read_only || cf[i].type == CTYPE_UNKNOWN))
+				describe_add(d, cf[i].name, cf[i].value, SOURCE_DYNAMIC_DEFAULT_BROKER,
+							 cf[i].read_only, cf[i].type, cf[i].doc)->is_sensitive =
+					cf[i].type == CTYPE_UNKNOWN;
+			continue;
+		}
 		c = describe_add(d, cf[i].name, cf[i].value, cf[i].source, cf[i].read_only,
 						 cf[i].type, cf[i].doc);
+		/* Kafka takes a config it does not know for a secret */
+		c->is_sensitive = cf[i].type == CTYPE_UNKNOWN;
 		if (d->synonyms && cf[i].source != SOURCE_DEFAULT &&
 			(cf[i].default_value || (from = kp_broker_derived_from(cf[i].name, &from_default))))
 		{
@@ -387,7 +405,7 @@ kp_handle_describe_configs(KpRequestContext *ctx)
 											  kp_node_id, name);
 				continue;
 			}
-			describe_broker(&d, r);
+			describe_broker(&d, r, name[0] == '\0');
 		}
 		else if (r->resource_type == RESOURCE_GROUP)
 		{

@@ -12,7 +12,10 @@ is polled:
     58000) sets it, and replaces the whole set: a dynamic config it does not name goes back to its
     default;
   - a name the broker does not know: kept (NONE), described with value null, read-only, source 2,
-    type UNKNOWN (0); APPEND to it INVALID_CONFIG (40) "Unknown config name: ..."; DELETE: NONE;
+    type UNKNOWN (0), sensitive; APPEND to it INVALID_CONFIG (40) "Unknown config name: ..."; DELETE: NONE;
+  - the cluster level (broker ""): background.threads SET 7 there, then DescribeConfigs of "" lists
+    it with source DYNAMIC_DEFAULT_BROKER_CONFIG (3) and itself as its one synonym, and lists
+    nothing that is not set at that level (no default, no static config); DELETE there: gone;
   - node.id SET: INVALID_REQUEST (42) "Cannot update these configs dynamically: [node.id]"; DELETE:
     NONE; a bad number: 42 "Invalid value abc for configuration background.threads: Not a number of
     type INT" / "... Value must be at least 1"; APPEND to a non-list: 40 "Config value append is not
@@ -185,13 +188,36 @@ def main():
     check("unknown config SET: NONE (kept, as Kafka keeps custom configs)",
           incr(node, [(unknown, 0, "1")]) == (0, None))
     good, c = await_conf(unknown, lambda c: True)
-    check("unknown config described: value null, read-only, source 2, type UNKNOWN",
-          good and c["value"] is None and c["ro"] == 1 and c["src"] == 2 and c["type"] == 0, c)
+    check("unknown config described: value null, read-only, sensitive, source 2, type UNKNOWN",
+          good and c["value"] is None and c["ro"] == 1 and c["sens"] == 1 and c["src"] == 2 and
+          c["type"] == 0, c)
     check("unknown config APPEND: INVALID_CONFIG, Unknown config name",
           incr(node, [(unknown, 2, "x")]) == (40, "Unknown config name: " + unknown))
     check("unknown config DELETE: NONE", incr(node, [(unknown, 1, None)]) == (0, None))
     good, c = await_conf(unknown, lambda c: False, seconds=1)
     check("unknown config gone", c is None, c)
+
+    # --- the cluster level (resource ""): only what is set there, as DYNAMIC_DEFAULT_BROKER_CONFIG (3)
+    check("background.threads SET 7 on broker \"\" (the cluster default): NONE",
+          incr("", [("background.threads", 0, "7")]) == (0, None))
+    c = None
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        listed = describe("", None)
+        c = listed.get("background.threads")
+        if c is not None and c["value"] == "7":
+            break
+        time.sleep(0.2)
+    check("DescribeConfigs of broker \"\": background.threads 7, source 3, its one synonym itself (3)",
+          c is not None and c["value"] == "7" and c["src"] == 3 and c["syn"] == [("background.threads", "7", 3)],
+          c)
+    check("... and every config it lists is set at that level (source 3): none of the defaults",
+          listed and all(x["src"] == 3 for x in listed.values()), sorted((k, x["src"]) for k, x in listed.items()))
+    check("background.threads DELETE on broker \"\": NONE", incr("", [("background.threads", 1, None)]) == (0, None))
+    deadline = time.time() + 10
+    while time.time() < deadline and "background.threads" in describe("", None):
+        time.sleep(0.2)
+    check("... and broker \"\" no longer lists it", "background.threads" not in describe("", None))
 
     # --- refusals
     r = incr(node, [("node.id", 0, "5")])
