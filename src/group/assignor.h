@@ -34,7 +34,6 @@ extern void kp_tps_add(KpTPSet *s, const char *topic, int32 partition);
 extern void kp_tps_remove(KpTPSet *s, const char *topic, int32 partition);
 extern bool kp_tps_equal(const KpTPSet *a, const KpTPSet *b);
 extern bool kp_tps_within(const KpTPSet *a, const KpTPSet *b);
-extern KpTPSet kp_tps_copy(const KpTPSet *s);
 
 /*
  * The catalog's text form, "topic:0,1|other:3" (kafka.group_members'

@@ -338,7 +338,6 @@ typedef struct Heartbeat
 	CMember    *m;
 	int			n;
 	CMember    *me;
-	KpTPSet		told;			/* the member's assignment as last sent */
 	bool		changed;		/* wake the waiters at commit */
 } Heartbeat;
 
@@ -639,14 +638,14 @@ note_owned(Heartbeat *hb)
 		return;
 	if (a->nowned < 0)
 	{
-		for (i = 0; i < hb->told.n; i++)
-			kp_tps_add(&me->owned, hb->told.items[i].topic, hb->told.items[i].partition);
+		for (i = 0; i < me->assigned.n; i++)
+			kp_tps_add(&me->owned, me->assigned.items[i].topic, me->assigned.items[i].partition);
 		me->dirty = true;
 		return;
 	}
 	memset(&owned, 0, sizeof(owned));
 	for (i = 0; i < a->nowned; i++)
-		if (kp_tps_contains(&hb->told, a->owned_topics[i], a->owned_partitions[i]) ||
+		if (kp_tps_contains(&me->assigned, a->owned_topics[i], a->owned_partitions[i]) ||
 			kp_tps_contains(&me->owned, a->owned_topics[i], a->owned_partitions[i]))
 			kp_tps_add(&owned, a->owned_topics[i], a->owned_partitions[i]);
 	me->owned = owned;
@@ -682,6 +681,28 @@ update_target(Heartbeat *hb)
 }
 
 /*
+ * Does the member still own a partition taken from it (one outside its
+ * assignment: Kafka's UNREVOKED_PARTITIONS)?  Its assignment is what it was
+ * last sent until reconcile changes it.
+ */
+static bool
+revoking(const CMember *m)
+{
+	return !kp_tps_within(&m->owned, &m->assigned);
+}
+
+/*
+ * Is the member STABLE at the assignment epoch, holding its target and
+ * nothing more (Kafka's isReconciledTo)?
+ */
+static bool
+reconciled(const CMember *m, int32 assignment_epoch)
+{
+	return !revoking(m) && m->member_epoch == assignment_epoch &&
+		kp_tps_equal(&m->assigned, &m->target);
+}
+
+/*
  * Move the member toward its target, as Kafka's CurrentAssignmentBuilder:
  *
  * - while it still owns a partition taken from it (one it owns outside what
@@ -712,14 +733,13 @@ static bool
 reconcile(Heartbeat *hb)
 {
 	CMember    *me = hb->me;
-	KpTPSet		next = kp_tps_copy(&me->assigned);
+	KpTPSet		next = me->assigned;
 	bool		send;
 	int			i;
 
-	if (kp_tps_within(&me->owned, &hb->told) &&
-		(me->member_epoch != hb->assignment_epoch || !kp_tps_equal(&me->assigned, &me->target)))
+	if (!revoking(me) && !reconciled(me, hb->assignment_epoch))
 	{
-		bool		revoking = false;
+		bool		gives_up = false;
 
 		memset(&next, 0, sizeof(next));
 		for (i = 0; i < me->assigned.n; i++)
@@ -729,9 +749,9 @@ reconcile(Heartbeat *hb)
 			if (kp_tps_contains(&me->target, tp->topic, tp->partition))
 				kp_tps_add(&next, tp->topic, tp->partition);
 			else if (kp_tps_contains(&me->owned, tp->topic, tp->partition))
-				revoking = true;
+				gives_up = true;
 		}
-		for (i = 0; i < me->target.n && !revoking; i++)
+		for (i = 0; i < me->target.n && !gives_up; i++)
 		{
 			KpTP	   *tp = &me->target.items[i];
 			int			j;
@@ -744,10 +764,10 @@ reconcile(Heartbeat *hb)
 			if (!busy)
 				kp_tps_add(&next, tp->topic, tp->partition);
 		}
-		set_member_epoch(me, revoking ? me->member_epoch : hb->assignment_epoch);
-		me->revoke = revoking ? KP_REVOKE_START : KP_REVOKE_CLEAR;
+		set_member_epoch(me, gives_up ? me->member_epoch : hb->assignment_epoch);
+		me->revoke = gives_up ? KP_REVOKE_START : KP_REVOKE_CLEAR;
 	}
-	send = !kp_tps_equal(&next, &hb->told) || hb->a->member_epoch == 0 ||
+	send = !kp_tps_equal(&next, &me->assigned) || hb->a->member_epoch == 0 ||
 		(hb->a->rebalance_timeout_ms != -1 &&
 		 (hb->a->nsubscribed >= 0 || hb->a->subscribed_regex != NULL) && hb->a->nowned >= 0);
 	me->assigned = next;
@@ -866,8 +886,6 @@ kp_group_consumer_heartbeat(const KpCgHeartbeatArgs *a, KpCgHeartbeatResult *r)
 	note_principal(&hb);
 	kp_cat_member_touch(a->group_id, hb.me->member_id);
 
-	/* what it was last sent, before its report changes that (reconcile) */
-	hb.told = kp_tps_copy(&hb.me->assigned);
 	note_owned(&hb);
 	signature = update_target(&hb);
 	r->send_assignment = reconcile(&hb);
@@ -985,9 +1003,8 @@ kp_group_consumer_describe(const char *group_id, KpCgGroupInfo *info)
 		mi->subscribed_regex = m[i].regex;
 		tps_to_arrays(&m[i].assigned, &mi->nassigned, &mi->assigned_topics, &mi->assigned_partitions);
 		tps_to_arrays(&m[i].target, &mi->ntarget, &mi->target_topics, &mi->target_partitions);
-		/* Reconciling while a member is not STABLE at the assignment epoch */
-		if (m[i].member_epoch != g.assignment_epoch || !kp_tps_equal(&m[i].assigned, &m[i].target) ||
-			!kp_tps_within(&m[i].owned, &m[i].assigned))
+		/* Kafka: Reconciling while a member is not reconciled to the epoch */
+		if (!reconciled(&m[i], g.assignment_epoch))
 			converged = false;
 	}
 	info->state = pstrdup(n == 0 ? "Empty" : converged ? "Stable" : "Reconciling");

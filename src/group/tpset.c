@@ -98,19 +98,6 @@ kp_tps_within(const KpTPSet *a, const KpTPSet *b)
 	return true;
 }
 
-/* A copy whose items later changes to s do not reach (the topics are shared). */
-KpTPSet
-kp_tps_copy(const KpTPSet *s)
-{
-	KpTPSet		c = *s;
-
-	c.cap = Max(s->n, 1);
-	c.items = palloc(sizeof(KpTP) * c.cap);
-	if (s->n > 0)
-		memcpy(c.items, s->items, sizeof(KpTP) * s->n);
-	return c;
-}
-
 void
 kp_tps_parse(const char *str, KpTPSet *out)
 {

@@ -278,20 +278,16 @@ describe_broker(DescribeOut *d, const KpDescribeConfigsRequestDescribeConfigsRes
 
 		if (!key_requested(r, cf[i].name))
 			continue;
-		if (cluster_default)
-		{
-			if (cf[i].source == SOURCE_DYNAMIC_BROKER &&
-				(!cf[i].read_only || cf[i].type == CTYPE_UNKNOWN))
-				describe_add(d, cf[i].name, cf[i].value, SOURCE_DYNAMIC_DEFAULT_BROKER,
-							 cf[i].read_only, cf[i].type, cf[i].doc)->is_sensitive =
-					cf[i].type == CTYPE_UNKNOWN;
+		if (cluster_default && (cf[i].source != SOURCE_DYNAMIC_BROKER ||
+								(cf[i].read_only && cf[i].type != CTYPE_UNKNOWN)))
 			continue;
-		}
-		c = describe_add(d, cf[i].name, cf[i].value, cf[i].source, cf[i].read_only,
-						 cf[i].type, cf[i].doc);
+		c = describe_add(d, cf[i].name, cf[i].value,
+						 cluster_default ? SOURCE_DYNAMIC_DEFAULT_BROKER : cf[i].source,
+						 cf[i].read_only, cf[i].type, cf[i].doc);
 		/* Kafka takes a config it does not know for a secret */
 		c->is_sensitive = cf[i].type == CTYPE_UNKNOWN;
-		if (d->synonyms && cf[i].source != SOURCE_DEFAULT &&
+		/* at the cluster level its one synonym is itself (describe_add's) */
+		if (!cluster_default && d->synonyms && cf[i].source != SOURCE_DEFAULT &&
 			(cf[i].default_value || (from = kp_broker_derived_from(cf[i].name, &from_default))))
 		{
 			/*

@@ -111,14 +111,15 @@ def heartbeat(s, version, group, member, epoch, instance=None, rack=None, rebala
     return err, msg, epoch, assigned, member_id
 
 
-def join_alone(s, group, member, topic):
-    """member joins group, alone, subscribing to topic (2 partitions); heartbeats until it is given
-    both (Kafka's coordinator may not see a topic made a moment ago yet). Returns the last answer."""
-    got = heartbeat(s, 1, group, member, 0, names=[topic])
+def join_alone(s, group, member, topic, rebalance_timeout=30000):
+    """member joins group, alone, subscribing to topic (2 partitions), with rebalance_timeout;
+    heartbeats (rebalance timeout -1: unchanged) until it is given both (Kafka's coordinator may not
+    see a topic made a moment ago yet). Returns the last answer."""
+    got = heartbeat(s, 1, group, member, 0, names=[topic], rebalance_timeout=rebalance_timeout)
     deadline = time.time() + 20
     while got[0] == 0 and not (got[3] and sum(len(ps) for _, ps in got[3]) == 2) and time.time() < deadline:
         time.sleep(0.5)
-        got = heartbeat(s, 1, group, member, got[2], owned=None)
+        got = heartbeat(s, 1, group, member, got[2], rebalance_timeout=-1, owned=None)
     return got
 
 
@@ -185,11 +186,7 @@ def revoke_timeout_checks(s, t, tag):
     g = "wg-revoke-" + tag
     a, b = "wg-ra-" + tag, "wg-rb-" + tag
     w.find_coordinator(s, g)
-    got = heartbeat(s, 1, g, a, 0, names=[t], rebalance_timeout=3000)
-    deadline = time.time() + 20
-    while got[0] == 0 and size(got[3]) != 2 and time.time() < deadline:
-        time.sleep(0.5)
-        got = heartbeat(s, 1, g, a, got[2], rebalance_timeout=-1, owned=None)
+    got = join_alone(s, g, a, t, rebalance_timeout=3000)
     a_epoch, a_parts = got[2], got[3]
     check("rebalance timeout: %s joins %s alone with rebalance timeout 3000: both partitions" % (a, g),
           got[0] == 0 and size(a_parts) == 2, got)
