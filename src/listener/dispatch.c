@@ -147,6 +147,14 @@ static char cluster_id[32];
  * through the GUC machinery: this runs for every request, and a SET LOCAL
  * costs a lookup, a parse and a GUC stack entry each time; nothing reads the
  * setting between the two callbacks but the commit itself.
+ *
+ * A server set to synchronous_commit = off (as a DBA may, for its SQL
+ * sessions) does not make the listener's commits asynchronous: an answered
+ * OffsetCommit, EndTxn or ShareAcknowledge whose commit record was still in
+ * the WAL buffers would be lost by a crash of any process, which restarts
+ * the server.  Such a commit is raised to local for the commit only, in the
+ * same way: what the request committed is flushed before it is answered, as
+ * an acks=all batch is (which off leaves waiting for the local flush only).
  */
 /*
  * It matters twice: a worker may be in core's sync rep queue while its
@@ -154,7 +162,8 @@ static char cluster_id[32];
  * in SyncRepWaitForLSN would queue it a second time.
  */
 static XLogRecPtr frame_commit_lsn = InvalidXLogRecPtr;
-static bool commit_lowered = false;
+static bool commit_set = false; /* set to local for this commit */
+static bool commit_standbys = false;	/* ... instead of waiting for standbys */
 static int	commit_saved_mode = SYNCHRONOUS_COMMIT_ON;
 
 static void
@@ -163,29 +172,31 @@ xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (!commit_lowered && SyncRepRequested())
+			if (!commit_set &&
+				(SyncRepRequested() || synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH))
 			{
+				commit_standbys = SyncRepRequested();
 				commit_saved_mode = synchronous_commit;
 				synchronous_commit = SYNCHRONOUS_COMMIT_LOCAL_FLUSH;
-				commit_lowered = true;
+				commit_set = true;
 			}
 			break;
 		case XACT_EVENT_COMMIT:
-			if (commit_lowered)
+			if (commit_set)
 			{
 				synchronous_commit = commit_saved_mode;
-				commit_lowered = false;
+				commit_set = false;
 				/* what SyncRepWaitForLSN would have waited for */
-				if (TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+				if (commit_standbys && TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
 					XactLastCommitEnd > frame_commit_lsn)
 					frame_commit_lsn = XactLastCommitEnd;
 			}
 			break;
 		case XACT_EVENT_ABORT:
-			if (commit_lowered)
+			if (commit_set)
 			{
 				synchronous_commit = commit_saved_mode;
-				commit_lowered = false;
+				commit_set = false;
 			}
 			break;
 		default:
