@@ -232,7 +232,7 @@ CREATE TABLE kafka.share_group_members (
 	client_host		text NOT NULL DEFAULT '',
 	rack_id			text,
 	subscribed_topics text[] NOT NULL DEFAULT '{}',
-	assigned		text NOT NULL DEFAULT '',	-- 'topic:0,1|other:3', as last sent
+	assigned		text NOT NULL DEFAULT '',	-- 'topic/id:0,1|other/id:3', as last sent
 	last_heartbeat	timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (group_id, member_id)
 );

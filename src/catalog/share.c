@@ -477,6 +477,14 @@ kp_cat_share_release_member(const char *group_id, const char *member_id, char **
 
 #define WHERE_SP " group_id = $1 AND topic = $2 AND partition = $3"
 
+/*
+ * An acquired run (state 1) its member still holds: its lock has not
+ * expired and the transaction that acquired it (a SQL caller's) has not
+ * rolled back; kp_cat_share_expire makes the others available.
+ */
+#define HELD_NOW "(lock_until IS NULL OR lock_until >= clock_timestamp())" \
+	" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted')"
+
 static void
 args_sp(Args *a, const char *group_id, const char *topic, int32 partition)
 {
@@ -817,7 +825,11 @@ pieces_add(Pieces *p, int64 orig, int64 first, int64 last, int16 state)
  * each becomes the pieces its offsets' types make (the first piece is the
  * run's row, updated - a HOT update when it stays whole - the others new
  * rows).  The acknowledged sub-ranges go to *covered (two int64 each, by
- * offset); returns how many records were acknowledged.
+ * offset); returns how many records were acknowledged.  A run whose lock
+ * has expired is not the member's any more, though nobody has taken it yet
+ * (expiry is applied lazily, by the next acquisition): as in Kafka, whose
+ * timer makes it available at that moment, its acknowledgement is
+ * INVALID_RECORD_STATE and the record is delivered again.
  */
 static int64
 ack_pass(const char *group_id, const char *topic, int32 partition, const char *member_id,
@@ -845,7 +857,7 @@ ack_pass(const char *group_id, const char *topic, int32 partition, const char *m
 				" AND first_offset >= coalesce((SELECT max(first_offset) FROM kafka.share_records"
 				"   WHERE" WHERE_SP " AND first_offset <= $5), $5)"
 				" AND first_offset <= $6 AND last_offset >= $5 AND state = 1 AND member_id = $4"
-				" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted')"
+				" AND " HELD_NOW
 				" ORDER BY first_offset FOR UPDATE SKIP LOCKED", &a);
 	n = (int) SPI_processed;
 	if (n == 0)
@@ -1171,7 +1183,7 @@ kp_cat_share_acknowledge(const char *group_id, const char *topic, int32 partitio
 			exec_cached(&busy,
 						"SELECT 1 FROM kafka.share_records WHERE" WHERE_SP
 						" AND first_offset <= $6 AND last_offset >= $5 AND state = 1 AND member_id = $4"
-						" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted') LIMIT 1", &a);
+						" AND " HELD_NOW " LIMIT 1", &a);
 			skipped = SPI_processed > 0;
 		}
 		if (!skipped)

@@ -122,7 +122,16 @@ kp_share_config_check(const char *name, const char *value, bool *known)
  * ---------------------------------------------------------------------
  */
 
-/* Every partition of the subscribed topics that exist, sorted; and its text. */
+/*
+ * Every partition of the subscribed topics that exist, sorted; and its text,
+ * "name/id:0,1|other/id:3", the topics' catalog ids in it: a topic deleted
+ * and created again under its name is another topic (another TopicId on the
+ * wire), so the assignment changes and the member is sent the new one, as
+ * Kafka's coordinator does when a subscribed topic's id changes.  Without
+ * it the member kept fetching the deleted topic's id (UNKNOWN_TOPIC_ID) and
+ * never the new topic's records (confluent-kafka-python's
+ * test_topic_recreate_resumes_with_fresh_delivery).
+ */
 static char *
 assignment_for(int nsubscribed, char **subscribed, int *n, char ***topics, int32 **partitions)
 {
@@ -154,7 +163,7 @@ assignment_for(int nsubscribed, char **subscribed, int *n, char ***topics, int32
 		t = kp_topic_open(sorted[i], AccessShareLock, true);
 		if (t == NULL)
 			continue;
-		appendStringInfo(&s, "%s%s:", s.len > 0 ? "|" : "", t->name);
+		appendStringInfo(&s, "%s%s/%d:", s.len > 0 ? "|" : "", t->name, t->topic_id);
 		for (j = 0; j < t->partition_count; j++)
 		{
 			if (total == cap)
@@ -351,6 +360,13 @@ parse_assigned(const char *text, int *n, char ***topics, int32 **partitions)
 		if (colon == NULL)
 			continue;
 		*colon = '\0';
+
+		/*
+		 * the topic's id after its name (assignment_for; none before
+		 * 2026-12-07)
+		 */
+		if (strchr(tp, '/'))
+			*strchr(tp, '/') = '\0';
 		for (p = strtok_r(colon + 1, ",", &save2); p; p = strtok_r(NULL, ",", &save2))
 		{
 			if (*n == cap)

@@ -8,7 +8,12 @@
 3. a consumer that closes holding records it did not acknowledge: they go to another consumer
    of the group at once (delivery count 2), not after the acquisition lock (30 s);
 4. acceptances still pending at close() are committed with it (librdkafka sends them with the
-   share session's close and the group leave at the same time): none is delivered again.
+   share session's close and the group leave at the same time): none is delivered again;
+5. an acceptance sent after the record's acquisition lock expired (a group whose
+   share.record.lock.duration.ms is 15 s, Kafka's least): the commit's result for the partition is
+   INVALID_RECORD_STATE, and the record is delivered again (delivery count 2);
+6. a topic deleted and created again under its name while a consumer is subscribed: the consumer
+   reads the new topic's records, each at delivery count 1, none of the old topic's.
 
 Usage: confluent_share.py BOOTSTRAP GROUP, where GROUP has share.auto.offset.reset=earliest
 (test/clients/share/run sets it with kafka-configs).  Each part uses a topic of its own.  Prints
@@ -18,8 +23,8 @@ import sys
 import time
 import uuid
 
-from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import AcknowledgeType, KafkaError, Producer, ShareConsumer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 BS, GROUP = sys.argv[1], sys.argv[2]
 RUN = uuid.uuid4().hex[:8]
@@ -159,7 +164,77 @@ def part_acks_on_close():
           sorted(got) == list(range(5)) and again == [], f"(got {got}, then again {again})")
 
 
-for part in (part_each_once, part_explicit, part_close_releases, part_acks_on_close):
+def part_ack_after_lock_expiry():
+    topic = f"confluent-share-expiry-{RUN}"
+    group = f"{GROUP}-expiry"
+    admin = AdminClient({"bootstrap.servers": BS})
+    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("share.record.lock.duration.ms", "15000", incremental_operation=AlterConfigOpType.SET)])
+    for f in admin.incremental_alter_configs([res]).values():
+        f.result(30)
+    topic_with(topic, 1, partitions=1)
+    c = ShareConsumer({"bootstrap.servers": BS, "group.id": group, "share.acknowledgement.mode": "explicit"})
+    c.subscribe([topic])
+    first = []
+    deadline = time.time() + 60
+    while not first and time.time() < deadline:
+        first = records(c.poll(0.5))
+    time.sleep(16)       # past the 15 s lock: the record is no longer this consumer's
+    if first:
+        c.acknowledge(first[0], AcknowledgeType.ACCEPT)
+    result = c.commit_sync(30)
+    codes = [e.args[0].code() for e in result.values() if e is not None]
+    check("an acceptance after the record's lock expired: the commit's result is INVALID_RECORD_STATE",
+          len(first) == 1 and codes == [KafkaError.INVALID_RECORD_STATE], f"(got {len(first)} records, {result})")
+    again = []
+    deadline = time.time() + 20
+    while not again and time.time() < deadline:
+        for m in records(c.poll(0.5)):
+            again.append((m.offset(), m.delivery_count()))
+            c.acknowledge(m, AcknowledgeType.ACCEPT)
+    c.commit_sync(30)
+    c.close()
+    check("... and the record is delivered again, delivery count 2", again == [(0, 2)], f"(got {again})")
+
+
+def part_topic_recreated():
+    topic = f"confluent-share-recreate-{RUN}"
+    admin = AdminClient({"bootstrap.servers": BS})
+    fast = {"topic.metadata.refresh.interval.ms": 500, "topic.metadata.propagation.max.ms": 0}
+    topic_with(topic, 3, partitions=1)
+    c = ShareConsumer({"bootstrap.servers": BS, "group.id": GROUP, **fast})
+    c.subscribe([topic])
+    before = []
+    deadline = time.time() + 60
+    while len(before) < 3 and time.time() < deadline:
+        before += [m.value() for m in records(c.poll(0.5))]
+    c.commit_sync(30)
+    for f in admin.delete_topics([topic]).values():
+        f.result(30)
+    deadline = time.time() + 30
+    while topic in admin.list_topics(timeout=10).topics and time.time() < deadline:
+        time.sleep(0.5)
+    for f in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        f.result(30)
+    time.sleep(2)
+    p = Producer({"bootstrap.servers": BS, **fast})
+    for i in range(3):
+        p.produce(topic, value=b"after-%d" % i, partition=0)
+    p.flush(30)
+    after = {}
+    deadline = time.time() + 45
+    while len(after) < 3 and time.time() < deadline:
+        for m in records(c.poll(0.5)):
+            after.setdefault(m.value(), m.delivery_count())
+    c.close()
+    check("a topic deleted and created again: the subscribed consumer reads the new topic's records, delivery "
+          "count 1, none of the old topic's",
+          len(before) == 3 and after == {b"after-%d" % i: 1 for i in range(3)}, f"(before {before}, after {after})")
+
+
+for part in (part_each_once, part_explicit, part_close_releases, part_acks_on_close, part_ack_after_lock_expiry,
+             part_topic_recreated):
     try:
         part()
     except Exception as e:
