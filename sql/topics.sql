@@ -52,6 +52,15 @@ SELECT name, value FROM kafka.topic_configs
  WHERE topic = 'c1' AND NOT is_default ORDER BY name;
 SELECT kafka.alter_topic_config('c1', '{"segment.ms": "0"}');
 SELECT kafka.alter_topic_config('nope', '{"segment.ms": "1000"}');
+-- cleanup.policy is a list as Kafka 4.4's: empty (no policy: the log is kept whole, DeleteRecords
+-- refused), a repeat dropped, an empty element refused.
+SELECT kafka.alter_topic_config('c1', '{"cleanup.policy": ""}');
+SELECT name, value FROM kafka.topic_configs WHERE topic = 'c1' AND name = 'cleanup.policy';
+SELECT kafka.delete_records('c1', 0, 0);
+SELECT kafka.alter_topic_config('c1', '{"cleanup.policy": "compact, delete,compact"}');
+SELECT name, value FROM kafka.topic_configs WHERE topic = 'c1' AND name = 'cleanup.policy';
+SELECT kafka.alter_topic_config('c1', '{"cleanup.policy": "delete,,compact"}');
+SELECT kafka.alter_topic_config('c1', '{"cleanup.policy": null}');
 
 -- Partitions can be added, never removed.
 SELECT kafka.add_partitions('orders', 5);

@@ -117,6 +117,26 @@ in_choices(const char *const *choices, const char *s, int len)
 	return false;
 }
 
+/* Is s (len bytes) an element of the comma-separated list? */
+static bool
+listed(const char *list, const char *s, int len)
+{
+	const char *p = list;
+
+	while (*p)
+	{
+		const char *comma = strchr(p, ',');
+		int			n = comma ? (int) (comma - p) : (int) strlen(p);
+
+		if (n == len && strncmp(p, s, len) == 0)
+			return true;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return false;
+}
+
 static char *
 choices_text(const char *const *choices)
 {
@@ -194,11 +214,21 @@ kp_config_check(const char *name, const char *value)
 			return pstrdup(value);
 		case KP_CONF_LIST:
 			{
-				/* comma-separated, each from the choices, at least one */
+				/*
+				 * comma-separated, each from the choices, each once (a repeat
+				 * is dropped), none empty; the whole list may be empty (blank),
+				 * as Kafka 4.4's cleanup.policy: no policy, the log is kept
+				 * whole
+				 */
 				StringInfoData out;
 				const char *p = value;
 
 				initStringInfo(&out);
+				while (*p == ' ')
+					p++;
+				if (*p == '\0')
+					return out.data;
+				p = value;
 				for (;;)
 				{
 					const char *comma = strchr(p, ',');
@@ -208,10 +238,13 @@ kp_config_check(const char *name, const char *value)
 						p++, len--;
 					while (len > 0 && p[len - 1] == ' ')
 						len--;
+					if (len == 0)
+						invalid(name, value, psprintf("Configuration '%s' values must not be empty.", name));
 					if (!in_choices(def->choices, p, len))
 						invalid(name, value, psprintf("Expected a comma-separated list of: %s.",
 													  choices_text(def->choices)));
-					appendStringInfo(&out, "%s%.*s", out.len ? "," : "", len, p);
+					if (!listed(out.data, p, len))
+						appendStringInfo(&out, "%s%.*s", out.len ? "," : "", len, p);
 					if (!comma)
 						break;
 					p = comma + 1;

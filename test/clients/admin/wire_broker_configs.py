@@ -33,7 +33,10 @@ the broker default under the broker's name where Kafka's broker config has a def
 broker synonym); an override lists itself (DYNAMIC_TOPIC_CONFIG) first; the topic configs new in
 Kafka 4.4 (max.decompressed.message.bytes, errors.deadletterqueue.group.enable, remote.copy.lag.*,
 remote.log.copy.disable, remote.log.delete.on.disable) are described with Kafka's defaults. An
-empty key list describes every config, as a null one does.
+empty key list describes every config, as a null one does. A topic's cleanup.policy is a list as
+Kafka 4.4's: "" is allowed (no policy), a repeated element is dropped ("delete,delete" is "delete"),
+an empty element is INVALID_CONFIG ("delete,,compact", ","), and SUBTRACT of its last element
+leaves "".
 One intended difference: num.partitions is read-only on Kafka (42 "Cannot update these configs
 dynamically") and a PostgreSQL setting on kafka_pg (kafka.num_partitions, ALTER SYSTEM and a
 reload): both answers are accepted, and on kafka_pg the new value must be described, a legacy
@@ -345,6 +348,31 @@ def main():
         time.sleep(0.2)
     check("overridden: the DYNAMIC_TOPIC_CONFIG entry, then DEFAULT_CONFIG log.segment.bytes for "
           "segment.bytes only", syn == want, syn)
+    # cleanup.policy, a list (Kafka 4.4): empty (infinite retention), a repeat dropped, an empty
+    # element refused; SUBTRACT of its last element leaves it empty
+    for value, want_err, want_value in (("", 0, ""), ("delete,delete", 0, "delete"),
+                                        ("delete,,compact", 40, "delete"), (",", 40, "delete")):
+        r = incr(topic, [("cleanup.policy", 0, value)], rtype=TOPIC)
+        good, c = r[0] == want_err, None
+        deadline = time.time() + 10
+        while good and time.time() < deadline:
+            c = describe(topic, ["cleanup.policy"], TOPIC)["cleanup.policy"]["value"]
+            if c == want_value:
+                break
+            time.sleep(0.2)
+        check("cleanup.policy SET %r: %s, then described %r" % (value, "INVALID_CONFIG" if want_err else "NONE",
+                                                                  want_value),
+              good and c == want_value, (r, c))
+    # (from a value set as "delete": Kafka keeps a set value as given, "delete,delete" described
+    # "delete", and SUBTRACT takes one "delete" from that)
+    incr(topic, [("cleanup.policy", 0, "delete")], rtype=TOPIC)
+    r = incr(topic, [("cleanup.policy", 3, "delete")], rtype=TOPIC)
+    deadline, c = time.time() + 10, None
+    while r[0] == 0 and time.time() < deadline and c != "":
+        c = describe(topic, ["cleanup.policy"], TOPIC)["cleanup.policy"]["value"]
+        time.sleep(0.2)
+    check("cleanup.policy SUBTRACT delete from \"delete\": NONE, then described \"\"", r[0] == 0 and c == "",
+          repr((r, c)))
     # an empty key list asks for every config, as a null one does
     every, empty = describe(topic, None, TOPIC), describe(topic, [], TOPIC)
     check("DescribeConfigs of the topic with an empty key list: every config, as with a null list "
