@@ -216,9 +216,9 @@ kp_config_check(const char *name, const char *value)
 			{
 				/*
 				 * comma-separated, each from the choices, each once (a repeat
-				 * is dropped), none empty; the whole list may be empty (blank),
-				 * as Kafka 4.4's cleanup.policy: no policy, the log is kept
-				 * whole
+				 * is dropped), none empty; the whole list may be empty
+				 * (blank), as Kafka 4.4's cleanup.policy: no policy, the log
+				 * is kept whole
 				 */
 				StringInfoData out;
 				const char *p = value;
