@@ -163,7 +163,7 @@ static char cluster_id[32];
  */
 static XLogRecPtr frame_commit_lsn = InvalidXLogRecPtr;
 static bool commit_set = false; /* set to local for this commit */
-static bool commit_standbys = false;	/* ... instead of waiting for standbys */
+static bool commit_standbys = false;	/* ... as it would wait for standbys */
 static int	commit_saved_mode = SYNCHRONOUS_COMMIT_ON;
 
 static void
