@@ -102,6 +102,7 @@ def txn_then_crash(cluster, boot, topic, value, label, expect):
     p.begin_transaction()
     p.produce(topic, value=value, partition=0)
     p.commit_transaction(30)
+    del p                # closed before the crash: no reconnect noise on stderr
     restart_after_crash(cluster)
     got = read_committed(boot, topic, len(expect))
     check("%s: the transaction committed before the crash is read by read_committed after it" % label,
