@@ -96,6 +96,12 @@ kp_worker_connect(void)
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("search_path", KP_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * the catalog's foreign keys cascade through triggers, which replica
+	 * turns off
+	 */
+	SetConfigOption("session_replication_role", "origin", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */

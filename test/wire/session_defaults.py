@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The broker under a server's session defaults that would stop its writes
 or change what its statements mean: default_transaction_read_only = on,
-default_transaction_isolation = serializable and search_path = kp_trap,
-pg_catalog set for the whole server (ALTER SYSTEM, reloaded), as a DBA may
-to keep sessions from writing (the first two) or as a schema on a default
-path would (the last).  kafka_pg's background workers set their own
+default_transaction_isolation = serializable, search_path = kp_trap,
+pg_catalog and session_replication_role = replica set for the whole server
+(ALTER SYSTEM, reloaded), as a DBA may to keep sessions from writing (the
+first two), as a schema on a default path would (the third), or as a
+logical-replication setup may (the last: it turns off triggers, and with them
+foreign keys).  kafka_pg's background workers set their own
 (src/main/kafka_pg.c, kp_worker_connect, as autovacuum does), so the Kafka
 clients are served as before, while SQL sessions get the defaults.
 Schema kp_trap (test/lib/search_path_traps.sql) copies pg_catalog's
@@ -18,7 +20,10 @@ was appended but every request that writes the catalog failed (JoinGroup:
 "Unknown broker error"), and the resolver failed at once on every start
 ("cannot execute DELETE"), restarted by the postmaster each second.  And
 they took the server's search_path: a trap was sprung by their statements
-(as the bootstrap superuser) on every request touching the catalog.
+(as the bootstrap superuser) on every request touching the catalog.  Until
+2026-12-07 they took the server's session_replication_role: under replica a
+topic deleted on the wire left its partitions' and configs' rows behind (the
+catalog's ON DELETE CASCADE foreign keys are triggers).
 
 Checks, with librdkafka (confluent_kafka) after the reload:
 - AdminClient CreateTopics; an idempotent acks=all producer delivers;
@@ -26,6 +31,9 @@ Checks, with librdkafka (confluent_kafka) after the reload:
   back with committed());
 - a transactional producer commits a transaction, and a read_committed
   consumer reads it;
+- a topic with 2 partitions and a config override, deleted with
+  DeleteTopics, leaves no row in kafka.partitions or
+  kafka.topic_config_overrides;
 - the resolver keeps its pid (not restarted), and the server log shows no
   ERROR from kafka_pg's workers and no sprung trap in the meantime;
 - a SQL session gets the defaults: kafka.produce is refused with 25006.
@@ -67,10 +75,12 @@ def reload_settings(on):
         psql("ALTER SYSTEM SET default_transaction_read_only = on")
         psql("ALTER SYSTEM SET default_transaction_isolation = 'serializable'")
         psql("ALTER SYSTEM SET search_path = kp_trap, pg_catalog")
+        psql("ALTER SYSTEM SET session_replication_role = replica")
     else:
         psql("ALTER SYSTEM RESET default_transaction_read_only")
         psql("ALTER SYSTEM RESET default_transaction_isolation")
         psql("ALTER SYSTEM RESET search_path")
+        psql("ALTER SYSTEM RESET session_replication_role")
     psql("SELECT pg_reload_conf()")
     time.sleep(2)  # every process reloads at its next wake-up (the workers' within 1 s)
     if not on:
@@ -182,6 +192,22 @@ def main():
         got, committed = consume(txn_topic, "sd-txgroup-%s" % RUN, N, "read_committed")
         check("a read_committed consumer reads the transaction's %d records" % N, len(got) == N,
               "(read %d)" % len(got))
+
+        # a topic deleted on the wire takes its partitions and configs with it (foreign keys ON DELETE
+        # CASCADE: triggers, which session_replication_role = replica turns off)
+        gone = "sd-gone-%s" % RUN
+        try:
+            admin.create_topics([NewTopic(gone, 2, 1, config={"retention.ms": "123456"})])[gone].result(30)
+            admin.delete_topics([gone], operation_timeout=30)[gone].result(30)
+            deleted = True
+        except Exception as e:  # noqa: BLE001 (any failure is the finding)
+            deleted = "(%s)" % e
+        left = psql("SELECT (SELECT count(*) FROM kafka.partitions p WHERE NOT EXISTS"
+                    " (SELECT 1 FROM kafka.topics t WHERE t.topic_id = p.topic_id)) +"
+                    " (SELECT count(*) FROM kafka.topic_config_overrides o WHERE NOT EXISTS"
+                    " (SELECT 1 FROM kafka.topics t WHERE t.topic_id = o.topic_id))").stdout.strip()
+        check("DeleteTopics of a topic with 2 partitions and a config: no partition or config row is left",
+              deleted is True and left == "0", "(deleted %s, rows left %r)" % (deleted, left))
 
         time.sleep(1.5)  # a resolver failing at start would have been restarted by now
         pid1 = resolver_pid()
