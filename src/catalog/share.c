@@ -480,7 +480,8 @@ kp_cat_share_release_member(const char *group_id, const char *member_id, char **
 /*
  * An acquired run (state 1) its member still holds: its lock has not
  * expired and the transaction that acquired it (a SQL caller's) has not
- * rolled back; kp_cat_share_expire makes the others available.
+ * rolled back.  The acknowledgement takes only these; kp_cat_share_expire
+ * makes the others available (NOT HELD_NOW: one condition for both).
  */
 #define HELD_NOW "(lock_until IS NULL OR lock_until >= clock_timestamp())" \
 	" AND (acq_xid IS NULL OR pg_xact_status(acq_xid) IS DISTINCT FROM 'aborted')"
@@ -595,7 +596,7 @@ kp_cat_share_expire(const char *group_id, const char *topic, int32 partition, in
 				"  SET state = CASE WHEN r.delivery_count >= $4 THEN 4 ELSE 0 END, member_id = NULL,"
 				"  lock_until = NULL, acq_xid = NULL"
 				"  WHERE r.ctid = ANY (ARRAY(SELECT ctid FROM kafka.share_records WHERE" WHERE_SP
-				"    AND ((state = 1 AND (lock_until < clock_timestamp() OR pg_xact_status(acq_xid) = 'aborted'))"
+				"    AND ((state = 1 AND NOT (" HELD_NOW "))"
 				"      OR (state = 0 AND delivery_count >= $4))"
 				"    FOR UPDATE SKIP LOCKED)) RETURNING r.state, r.last_offset - r.first_offset + 1 AS n)"
 				" SELECT coalesce(sum(n) FILTER (WHERE state = 4), 0)::bigint FROM x", &a);
