@@ -217,6 +217,17 @@ class ScratchCluster:
         os.kill(pm, signal.SIGKILL)
         return pm
 
+    def restart(self, crash=False):
+        """Stop the server (fast, or kill -9 the postmaster and wait for its children), start it,
+        wait for it and its Kafka listener."""
+        if crash:
+            wait_gone(self.kill_postmaster())
+        else:
+            pgcluster("stop", self.data)
+        pgcluster("start", self.data)
+        pgcluster("wait-ready", self.port, 60)
+        pgcluster("wait-kafka", self.kport, 60)
+
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -41,14 +41,6 @@ tap = kafkapg.Tap()
 check = tap.check
 
 
-def restart_after_crash(cluster):
-    """kill -9 the postmaster at once, start the server again, wait for its listener."""
-    kafkapg.wait_gone(cluster.kill_postmaster())
-    kafkapg.pgcluster("start", cluster.data)
-    kafkapg.pgcluster("wait-ready", cluster.port, 60)
-    kafkapg.pgcluster("wait-kafka", cluster.kport, 60)
-
-
 def committed(boot, group, topic):
     c = Consumer({"bootstrap.servers": boot, "group.id": group, "enable.auto.commit": False})
     try:
@@ -89,7 +81,7 @@ def offset_commit_then_crash(cluster, boot, topic, group, offset, label):
         c.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
     finally:
         c.close()
-    restart_after_crash(cluster)
+    cluster.restart(crash=True)
     got = committed(boot, group, topic)
     check("%s: the OffsetCommit answered before the crash is the group's committed offset after it"
           % label, got == offset, "(committed %s, answered %d)" % (got, offset))
@@ -103,7 +95,7 @@ def txn_then_crash(cluster, boot, topic, value, label, expect):
     p.produce(topic, value=value, partition=0)
     p.commit_transaction(30)
     del p                # closed before the crash: no reconnect noise on stderr
-    restart_after_crash(cluster)
+    cluster.restart(crash=True)
     got = read_committed(boot, topic, len(expect))
     check("%s: the transaction committed before the crash is read by read_committed after it" % label,
           got == expect, "(read %s)" % got)

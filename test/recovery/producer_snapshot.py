@@ -191,17 +191,6 @@ def settled(c, port, seconds=20):
         time.sleep(0.1)
 
 
-def restart(cluster, crash):
-    """Stop the server (fast, or kill -9 the postmaster), start it, wait for its listener."""
-    if crash:
-        kafkapg.wait_gone(cluster.kill_postmaster())
-    else:
-        kafkapg.pgcluster("stop", cluster.data)
-    kafkapg.pgcluster("start", cluster.data)
-    kafkapg.pgcluster("wait-ready", cluster.port, 60)
-    kafkapg.pgcluster("wait-kafka", cluster.kport, 60)
-
-
 def run():
     cluster = kafkapg.ScratchCluster("producer_snapshot", 58632, 49292)
     port, kport, log = cluster.port, cluster.kport, None
@@ -226,7 +215,7 @@ def run():
         c.close()
 
         # 1. a clean restart
-        restart(cluster, crash=False)
+        cluster.restart(crash=False)
         c = Conn(kport)
         lines = wait_load(log, 2)
         check("after a clean restart the partition loads from its snapshot, reading no batch",
@@ -269,7 +258,7 @@ def run():
         check("before the crash: the second prepared transaction holds the last stable offset",
               lso_before == open2, "(%s, %s)" % (lso_before, open2))
         c.close()
-        restart(cluster, crash=True)
+        cluster.restart(crash=True)
         c = Conn(kport)
         lines = wait_load(log, 3)
         walked = int(lines[-1][2]) if lines else -1
@@ -287,7 +276,7 @@ def run():
         # 3. the same crash, the snapshot ignored: the whole walk rebuilds the same state
         sql(port, "ALTER SYSTEM SET kafka.debug_ignore_producer_snapshots = on", fetch=False)
         c.close()
-        restart(cluster, crash=True)
+        cluster.restart(crash=True)
         c = Conn(kport)
         lines = wait_load(log, 4)
         check("with the snapshot ignored the load walks every batch of the segment",
