@@ -46,13 +46,16 @@
 #include "protocol/errors.h"
 #include "protocol/protocol.h"
 
-/* Kafka's member ids: client id, a dash, a UUID. */
+/*
+ * Kafka's member ids: the group instance id of a static member, else the
+ * client id, a dash, a UUID.
+ */
 static char *
-new_member_id(const char *client_id)
+new_member_id(const char *client_id, const char *instance_id)
 {
 	Datum		u = DirectFunctionCall1(gen_random_uuid, (Datum) 0);
 
-	return psprintf("%s-%s", client_id ? client_id : "",
+	return psprintf("%s-%s", instance_id ? instance_id : client_id ? client_id : "",
 					DatumGetCString(DirectFunctionCall1(uuid_out, u)));
 }
 
@@ -357,7 +360,7 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 	if (member_id == NULL || member_id[0] == '\0')
 	{
 		KpMemberRow *old = kp_group_find_instance(m, n, a->group_instance_id);
-		char	   *id = new_member_id(a->client_id);
+		char	   *id = new_member_id(a->client_id, a->group_instance_id);
 
 		if (old != NULL)
 		{
@@ -391,16 +394,27 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 	}
 	else
 	{
+		/*
+		 * Kafka's validateExistingMember: with an instance id, the member
+		 * that holds it decides (none: UNKNOWN_MEMBER_ID; another member id:
+		 * FENCED_INSTANCE_ID, which a static member that was replaced gets
+		 * here as from its heartbeat, so it stops rather than joining afresh
+		 * and fencing its replacement in turn).
+		 */
+		if (a->group_instance_id)
+		{
+			KpMemberRow *holder = kp_group_find_instance(m, n, a->group_instance_id);
+
+			if (holder == NULL || strcmp(holder->member_id, member_id) != 0)
+			{
+				code = holder == NULL ? KP_ERR_UNKNOWN_MEMBER_ID : KP_ERR_FENCED_INSTANCE_ID;
+				goto out;
+			}
+		}
 		me = kp_group_find_member(m, n, member_id);
 		if (me == NULL)
 		{
 			code = KP_ERR_UNKNOWN_MEMBER_ID;
-			goto out;
-		}
-		if (a->group_instance_id && (me->instance_id == NULL ||
-									 strcmp(me->instance_id, a->group_instance_id) != 0))
-		{
-			code = KP_ERR_FENCED_INSTANCE_ID;
 			goto out;
 		}
 

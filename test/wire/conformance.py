@@ -65,10 +65,19 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    OffsetFetch v1, v3 and v5 of a topic that does not exist answer -1 with no
    error (kafka_pg: UNKNOWN_TOPIC_OR_PARTITION), OffsetCommit to it
    UNKNOWN_TOPIC_OR_PARTITION.
+19. Classic static membership (KIP-345; sarama's functional
+   TestFuncConsumerGroupStaticMembership_Fenced): a static member's id is its
+   instance id, a dash and a UUID; after a newcomer with the instance id took
+   it over, the old member id's JoinGroup with the instance id is
+   FENCED_INSTANCE_ID, as its Heartbeat is (kafka_pg: UNKNOWN_MEMBER_ID,
+   which sarama answers by joining afresh, fencing the newcomer in turn, back
+   and forth); an instance id nobody holds with a member id is
+   UNKNOWN_MEMBER_ID.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
 import os
+import re
 import socket
 import struct
 import sys
@@ -530,10 +539,12 @@ def check_answered_at_once():
 RANGE_METADATA = b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"
 
 
-def join_group(c, group, member, send_only=False, rebalance_ms=30000, session_ms=30000, metadata=RANGE_METADATA):
+def join_group(c, group, member, send_only=False, rebalance_ms=30000, session_ms=30000, metadata=RANGE_METADATA,
+               instance=None):
     """JoinGroup v5 (session 30 s and rebalance 30 s unless given, protocol "range" with these
-    metadata bytes): sends it; unless send_only, returns (error, generation, member id)."""
-    body = (string(group) + i32(session_ms) + i32(rebalance_ms) + string(member) + string(None) + string("consumer")
+    metadata bytes, no group instance id unless given): sends it; unless send_only, returns
+    (error, generation, member id)."""
+    body = (string(group) + i32(session_ms) + i32(rebalance_ms) + string(member) + string(instance) + string("consumer")
             + array([string("range") + nbytes(metadata)]))
     c.send(11, 5, body)
     return None if send_only else read_join(c)
@@ -574,9 +585,9 @@ def check_pending_members():
         x.close()
 
 
-def heartbeat(c, group, generation, member):
-    """Heartbeat v3: the error code, None if no answer."""
-    r = c.call(12, 3, string(group) + i32(generation) + string(member) + string(None))
+def heartbeat(c, group, generation, member, instance=None):
+    """Heartbeat v3 (no group instance id unless given): the error code, None if no answer."""
+    r = c.call(12, 3, string(group) + i32(generation) + string(member) + string(instance))
     if r is None:
         return None
     r.i32()
@@ -612,6 +623,42 @@ def lone_leader(c, group, rebalance_ms):
     _, gen, mid = join_group(c, group, mid, rebalance_ms=rebalance_ms) if err == 79 else (err, 0, mid)
     sync_group(c, group, gen, mid, [mid])
     return gen, mid
+
+
+def check_static_classic():
+    """Classic static membership (KIP-345) as Kafka 4.4's coordinator: a static member's id is its
+    instance id, a dash and a UUID; a newcomer with the instance id and no member id takes the
+    instance over; the old member id joining again with the instance id is FENCED_INSTANCE_ID (as
+    its heartbeat is), not UNKNOWN_MEMBER_ID, which told sarama's consumer to join afresh and
+    fence the newcomer in turn, back and forth; an instance id nobody holds with a member id is
+    UNKNOWN_MEMBER_ID."""
+    group = f"conf-static-classic-{RUN}"
+    inst = f"inst-{RUN}"
+    a, b = Conn(), Conn()
+    find_coordinator(a, group)
+    got = join_group(a, group, "", rebalance_ms=3000, instance=inst)
+    ida = got[2] if got else ""
+    synced = sync_group(a, group, got[1], ida, [ida]) if got else None
+    check("a static member joins alone (no MEMBER_ID_REQUIRED) with an id of its instance id, a dash "
+          "and a UUID, as Kafka's", got is not None and got[0] == 0 and synced == 0 and
+          re.fullmatch(re.escape(inst) + r"-[0-9a-f-]{36}", ida) is not None, f"(join {got}, sync {synced})")
+    got_b = join_group(b, group, "", rebalance_ms=3000, instance=inst)
+    idb = got_b[2] if got_b else ""
+    check("a newcomer with the instance id and no member id takes the instance over with a new id",
+          got_b is not None and got_b[0] == 0 and idb not in ("", ida) and idb.startswith(inst + "-"),
+          f"(join {got_b})")
+    hb = heartbeat(a, group, got[1] if got else -1, ida, inst)
+    rejoin = join_group(a, group, ida, rebalance_ms=3000, instance=inst)
+    check("the old member id then gets FENCED_INSTANCE_ID (82) from a heartbeat and from a JoinGroup "
+          "with the instance id", hb == 82 and rejoin is not None and rejoin[0] == 82,
+          f"(heartbeat {hb}, join {rejoin})")
+    hb = heartbeat(b, group, got_b[1] if got_b else -1, idb, inst)
+    other = join_group(a, group, ida, rebalance_ms=3000, instance=inst + "-nobody")
+    check("the newcomer is undisturbed (heartbeat NONE); a member id with an instance id nobody holds "
+          "is UNKNOWN_MEMBER_ID (25)", hb == 0 and other is not None and other[0] == 25,
+          f"(heartbeat {hb}, join {other})")
+    for x in (a, b):
+        x.close()
 
 
 def check_pending_kept():
@@ -1197,6 +1244,7 @@ def main():
         check_pending_kept()
         check_rejoin_answered()
     if "static" in only:
+        check_static_classic()
         check_static_consumer()
     if "maxdec" in only:
         check_max_decompressed()
