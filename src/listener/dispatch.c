@@ -99,6 +99,7 @@ static const KpHandlerEntry handler_table[] = {
 	{KP_API_LIST_PARTITION_REASSIGNMENTS, kp_handle_list_partition_reassignments},
 	{KP_API_DESCRIBE_QUORUM, kp_handle_describe_quorum},
 	{KP_API_LIST_CONFIG_RESOURCES, kp_handle_list_config_resources},
+	{KP_API_UPDATE_FEATURES, kp_handle_update_features},
 	{KP_API_DESCRIBE_CLIENT_QUOTAS, kp_handle_describe_client_quotas},
 	{KP_API_ALTER_CLIENT_QUOTAS, kp_handle_alter_client_quotas},
 	{KP_API_DESCRIBE_USER_SCRAM_CREDENTIALS, kp_handle_describe_user_scram_credentials},

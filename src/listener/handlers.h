@@ -160,6 +160,7 @@ extern void kp_handle_elect_leaders(KpRequestContext *ctx);
 extern void kp_handle_alter_partition_reassignments(KpRequestContext *ctx);
 extern void kp_handle_list_partition_reassignments(KpRequestContext *ctx);
 extern void kp_handle_describe_quorum(KpRequestContext *ctx);
+extern void kp_handle_update_features(KpRequestContext *ctx);
 extern void kp_handle_list_config_resources(KpRequestContext *ctx);
 
 /*

@@ -3,7 +3,8 @@
  * handlers_cluster.c
  *	  The cluster-management APIs, answered as a Kafka cluster of one node
  *	  answers them: ElectLeaders, AlterPartitionReassignments,
- *	  ListPartitionReassignments, DescribeQuorum and ListConfigResources.
+ *	  ListPartitionReassignments, DescribeQuorum, ListConfigResources and
+ *	  UpdateFeatures.
  *
  * kafka_pg is one node (kafka.node_id) that leads every partition, is its
  * only replica and is the whole controller quorum.  A leader election is
@@ -493,4 +494,53 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
 	}
 	if (want_broker)
 		add_resource(resp, &cap, psprintf("%d", kp_node_id), RESOURCE_BROKER);
+}
+
+/* ---------------------------------------------------------------------
+ * UpdateFeatures (KIP-584)
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * kafka_pg finalizes no feature (ApiVersions lists none: handlers_core.c),
+ * so no update can succeed; each is refused as Kafka 4.4's controller
+ * (FeatureControlManager) refuses one of a feature it does not support,
+ * checking in its order: the upgrade type, a level below 0, the deletion
+ * (level 0) of a feature that is not finalized, a level of a feature the
+ * controller does not support.  The first refusal fails the whole request,
+ * at the top, in Kafka's words; its v0-1 results list is then empty.  An
+ * empty request succeeds.  Answering, rather than closing the connection
+ * as for an API not served, lets kafka-features and admin clients report
+ * what happened.
+ */
+void
+kp_handle_update_features(KpRequestContext *ctx)
+{
+	KpUpdateFeaturesRequest *req = ctx->request;
+	KpUpdateFeaturesResponse *resp = ctx->response;
+	char	   *why = NULL;
+
+	resp->error_code = KP_ERR_NONE;
+	resp->error_message = NULL;
+	resp->n_results = 0;
+	if (req->n_feature_updates > 0)
+	{
+		KpUpdateFeaturesRequestFeatureUpdateKey *u = &req->feature_updates[0];
+		const char *name = u->feature ? u->feature : "";
+		int8		type = ctx->version >= 1 ? u->upgrade_type : (u->allow_downgrade ? 2 : 1);
+
+		if (type < 1 || type > 3)
+			why = pstrdup("The controller does not support the given upgrade type.");
+		else if (u->max_version_level < 0)
+			why = pstrdup("A feature version cannot be less than 0.");
+		else if (u->max_version_level == 0)
+			why = psprintf("Feature %s not found.", name);
+		else
+			why = psprintf("Local controller %d does not support this feature.", kp_node_id);
+		resp->error_code = KP_ERR_INVALID_UPDATE_VERSION;
+		resp->error_message =
+			psprintf("The update failed for all features since the following feature had an error: "
+					 "Invalid update version %d for feature %s. %s",
+					 u->max_version_level, name, why);
+	}
 }

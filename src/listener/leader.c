@@ -617,6 +617,7 @@ standby_refusal(KpRequestContext *ctx, bool *close)
 		case KP_API_ALTER_USER_SCRAM_CREDENTIALS:
 		case KP_API_ELECT_LEADERS:
 		case KP_API_ALTER_PARTITION_REASSIGNMENTS:
+		case KP_API_UPDATE_FEATURES:
 			return KP_ERR_NOT_CONTROLLER;
 
 			/*

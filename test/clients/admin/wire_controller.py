@@ -33,6 +33,13 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     message is "" (not null) when there is no error and for an unknown topic.
   - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
     (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
+  - UpdateFeatures (v0, v1, v2) of a feature the controller does not support (kafka_pg supports
+    none: its ApiVersions lists no feature) fails the whole request at the top,
+    INVALID_UPDATE_VERSION (95), in Kafka's words, with no per-feature results, checking the upgrade
+    type first, then a level below 0, then a deletion (level 0) of a feature not finalized, then
+    the level; validate_only and a 0 timeout the same; an empty request succeeds. Found by
+    sarama's functional suite (TestFuncAdminUpdateFeatures), to which kafka_pg closed the
+    connection, as for an API it does not serve.
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -124,6 +131,23 @@ def cancel_reassignments(s, topics, timeout):
     r.i32()
     allow, err, msg = r.i8(), r.i16(), r.cstr()
     return allow, err, msg, r.carray(lambda: partition_results(r))
+
+
+def update_features(s, version, updates, validate_only=0, timeout=60000):
+    """UpdateFeatures: (error, message, results or None for v2) for [(feature, level, upgrade type)]
+    (v0 sends allow_downgrade for an upgrade type above 1)."""
+    body = i32(timeout) + uvarint(len(updates) + 1)
+    for name, level, utype in updates:
+        body += cstr(name) + struct.pack(">h", level) + (i8(1 if utype > 1 else 0) if version == 0 else i8(utype))
+        body += b"\0"
+    body += (i8(validate_only) if version >= 1 else b"") + b"\0"
+    r = w.call(s, 57, version, body)
+    r.i32()
+    err, msg = r.i16(), r.cstr()
+    results = None
+    if version <= 1:
+        results = r.carray(lambda: (r.cstr(), r.i16(), r.cstr(), r.tags())[:3])
+    return err, msg, results
 
 
 def topic_id(s, name):
@@ -352,6 +376,32 @@ def main():
     check("CreatePartitions timeout 30000: %s to 2 partitions" % have, got == [(have, 0, None)], got)
     got = delete_topics(s, [(have, b"\0" * 16)], 30000)
     check("DeleteTopics timeout 30000: %s deleted" % have, [g[2:] for g in got] == [(0, None)], got)
+
+    # UpdateFeatures of a feature the controller does not support, in Kafka's words
+    r = w.call(s, 60, 0, i8(0) + b"\0")
+    r.i32(), r.i16(), r.cstr(), r.cstr(), r.i32()
+    node = r.carray(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags())[0])[0]
+    lead = "The update failed for all features since the following feature had an error: "
+    feature = "kafka_pg.test." + tag
+    unsupported = lead + "Invalid update version 1 for feature %s. Local controller %d does not support this " \
+        "feature." % (feature, node)
+    for version in (0, 1, 2):
+        got = update_features(s, version, [(feature, 1, 1)])
+        check("UpdateFeatures v%d of an unsupported feature: INVALID_UPDATE_VERSION (95) at the top, in Kafka's "
+              "words, no results" % version, got == (95, unsupported, [] if version < 2 else None), got)
+    got = update_features(s, 1, [(feature, 1, 1), ("group.version", 1, 1)], validate_only=1, timeout=0)
+    check("... the same with a second update, validate_only and a 0 timeout", got == (95, unsupported, []), got)
+    cases = [((0, 7), "Invalid update version 0 for feature %s. The controller does not support the given upgrade "
+              "type." % feature),
+             ((-1, 1), "Invalid update version -1 for feature %s. A feature version cannot be less than 0." % feature),
+             ((0, 2), "Invalid update version 0 for feature %s. Feature %s not found." % (feature, feature)),
+             ((5, 3), "Invalid update version 5 for feature %s. Local controller %d does not support this feature."
+              % (feature, node))]
+    got = [update_features(s, 1, [(feature, level, utype)]) for (level, utype), _ in cases]
+    check("UpdateFeatures checks the upgrade type, then a level below 0, then a deletion (0) of a feature not "
+          "finalized, then the level", got == [(95, lead + m, []) for _, m in cases], got)
+    got = update_features(s, 1, [])
+    check("UpdateFeatures of nothing: NONE, no message", got == (0, None, []), got)
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
     return 1 if w.failed else 0
