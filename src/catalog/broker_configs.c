@@ -24,6 +24,7 @@
 #include <signal.h>
 
 #include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -131,6 +132,14 @@ kp_setting_info(const char *name, char **value, KpSettingSource *source,
 	v = GetConfigOption(name, false, false);
 	if (gen->vartype == PGC_BOOL)
 		v = strcmp(v, "on") == 0 ? "true" : "false";
+	else if (gen->vartype == PGC_REAL)
+	{
+		/*
+		 * every digit (GetConfigOption's %g keeps six), as Kafka shows a
+		 * double
+		 */
+		v = double_to_shortest_decimal(*((struct config_real *) gen)->variable);
+	}
 	*value = pstrdup(v ? v : "");
 	if (gen->source == PGC_S_DEFAULT)
 		*source = KP_SETTING_DEFAULT;

@@ -83,11 +83,15 @@ static const BrokerConfigDef broker_config_defs[] = {
 	"kafka.auto_create_topics_enable"},
 	{"background.threads", BC_KEPT, NULL, CTYPE_INT, "10", 1, "kept, no effect in kafka_pg"},
 	{"broker.id", BC_SETTING, "kafka.node_id", CTYPE_INT, "-1", 0, "kafka.node_id"},
+	{"broker.rack", BC_SETTING, "kafka.broker_rack", CTYPE_STRING, NULL, 0, "kafka.broker_rack"},
 	{"connections.max.idle.ms", BC_SETTING, "kafka.connections_max_idle_ms", CTYPE_LONG, "600000", 0,
 	"kafka.connections_max_idle_ms"},
+	{"connections.max.reauth.ms", BC_SETTING, "kafka.connections_max_reauth_ms", CTYPE_LONG, "0", 0,
+	"kafka.connections_max_reauth_ms"},
 	{"default.replication.factor", BC_FIXED, NULL, CTYPE_INT, "1", 0,
 	"one node: durability and replicas are PostgreSQL's (WAL, standbys)"},
 	{"delete.topic.enable", BC_FIXED, NULL, CTYPE_BOOLEAN, "true", 0, NULL},
+	{"fetch.max.bytes", BC_SETTING, "kafka.fetch_max_bytes", CTYPE_INT, "57671680", 0, "kafka.fetch_max_bytes"},
 	{"group.consumer.heartbeat.interval.ms", BC_SETTING, "kafka.group_consumer_heartbeat_interval_ms", CTYPE_INT, "5000", 0,
 	"kafka.group_consumer_heartbeat_interval_ms"},
 	{"group.consumer.session.timeout.ms", BC_SETTING, "kafka.group_consumer_session_timeout_ms", CTYPE_INT, "45000", 0,
@@ -106,13 +110,32 @@ static const BrokerConfigDef broker_config_defs[] = {
 	"kafka.group_max_session_timeout_ms"},
 	{"group.min.session.timeout.ms", BC_SETTING, "kafka.group_min_session_timeout_ms", CTYPE_INT, "6000", 0,
 	"kafka.group_min_session_timeout_ms"},
+	{"group.share.delivery.count.limit", BC_SETTING, "kafka.group_share_delivery_count_limit", CTYPE_INT, "5", 0,
+	"kafka.group_share_delivery_count_limit"},
+	{"group.share.heartbeat.interval.ms", BC_SETTING, "kafka.group_share_heartbeat_interval_ms", CTYPE_INT, "5000", 0,
+	"kafka.group_share_heartbeat_interval_ms"},
+	{"group.share.record.lock.duration.ms", BC_SETTING, "kafka.group_share_record_lock_duration_ms", CTYPE_INT, "30000", 0,
+	"kafka.group_share_record_lock_duration_ms"},
+	{"group.share.session.timeout.ms", BC_SETTING, "kafka.group_share_session_timeout_ms", CTYPE_INT, "45000", 0,
+	"kafka.group_share_session_timeout_ms"},
 	{"listeners", BC_FIXED, NULL, CTYPE_LIST, NULL, 0, "kafka.listen_address and kafka.port (need a restart)"},
-	{"log.cleaner.threads", BC_KEPT, NULL, CTYPE_INT, "1", 0, "kept, no effect in kafka_pg"},
+	{"log.cleaner.backoff.ms", BC_SETTING, "kafka.log_cleaner_backoff_ms", CTYPE_LONG, "15000", 0,
+	"kafka.log_cleaner_backoff_ms"},
+	{"log.cleaner.dedupe.buffer.size", BC_SETTING, "kafka.log_cleaner_dedupe_buffer_size", CTYPE_LONG, "134217728", 0,
+	"kafka.log_cleaner_dedupe_buffer_size"},
+	{"log.cleaner.io.max.bytes.per.second", BC_SETTING, "kafka.log_cleaner_io_max_bytes_per_second", CTYPE_DOUBLE,
+	"1.7976931348623157E308", 0, "kafka.log_cleaner_io_max_bytes_per_second"},
+	{"log.cleaner.threads", BC_SETTING, "kafka.log_cleaner_threads", CTYPE_INT, "1", 0,
+	"kafka.log_cleaner_threads (one log cleaner worker: 0 or 1)"},
+	{"log.retention.check.interval.ms", BC_SETTING, "kafka.log_retention_check_interval_ms", CTYPE_LONG, "300000", 0,
+	"kafka.log_retention_check_interval_ms"},
 	{"log.retention.hours", BC_FIXED, NULL, CTYPE_INT, "168", 0, NULL},
 	{"max.connections", BC_SETTING, "kafka.max_connections", CTYPE_INT, "2147483647", 0,
 	"kafka.max_connections"},
 	{"max.connections.per.ip", BC_SETTING, "kafka.max_connections_per_ip", CTYPE_INT, "2147483647", 0,
 	"kafka.max_connections_per_ip"},
+	{"max.incremental.fetch.session.cache.slots", BC_SETTING, "kafka.max_incremental_fetch_session_cache_slots",
+	CTYPE_INT, "1000", 0, "kafka.max_incremental_fetch_session_cache_slots"},
 	{"node.id", BC_SETTING, "kafka.node_id", CTYPE_INT, "-1", 0, "kafka.node_id"},
 	{"num.io.threads", BC_KEPT, NULL, CTYPE_INT, "8", 1, "kept, no effect in kafka_pg"},
 	{"num.network.threads", BC_KEPT, NULL, CTYPE_INT, "3", 1, "kept, no effect in kafka_pg (kafka.listener_workers)"},
@@ -124,8 +147,13 @@ static const BrokerConfigDef broker_config_defs[] = {
 	{"offsets.retention.minutes", BC_SETTING, "kafka.offsets_retention_minutes", CTYPE_INT, "10080", 0,
 	"kafka.offsets_retention_minutes"},
 	{"offsets.topic.replication.factor", BC_FIXED, NULL, CTYPE_SHORT, "1", 0, NULL},
+	{"quota.window.num", BC_SETTING, "kafka.quota_window_num", CTYPE_INT, "11", 0, "kafka.quota_window_num"},
+	{"quota.window.size.seconds", BC_SETTING, "kafka.quota_window_size_seconds", CTYPE_INT, "1", 0,
+	"kafka.quota_window_size_seconds"},
+	{"sasl.enabled.mechanisms", BC_SETTING, "kafka.sasl_enabled_mechanisms", CTYPE_LIST, "GSSAPI", 0,
+	"kafka.sasl_enabled_mechanisms"},
 	{"sasl.kerberos.min.time.before.relogin", BC_KEPT, NULL, CTYPE_LONG, "60000", NO_MIN,
-	"kept, no effect in kafka_pg (no SASL yet)"},
+	"kept, no effect in kafka_pg (no Kerberos: GSSAPI is not offered)"},
 	{"socket.request.max.bytes", BC_SETTING, "kafka.socket_request_max_bytes", CTYPE_INT, "104857600", 0,
 	"kafka.socket_request_max_bytes"},
 	{"transaction.max.timeout.ms", BC_SETTING, "kafka.transaction_max_timeout_ms", CTYPE_INT, "900000", 0,
@@ -224,7 +252,10 @@ kp_broker_config_entries(KpBrokerConfigEntry **out)
 			bool		restart_only;
 
 			if (!kp_setting_info(def->setting, &c->value, &src, &restart_only))
-				c->value = pstrdup(def->default_value);
+				c->value = def->default_value ? pstrdup(def->default_value) : NULL;
+			/* an empty string setting (kafka.broker_rack) is Kafka's null */
+			if (def->type == CTYPE_STRING && c->value && c->value[0] == '\0')
+				c->value = NULL;
 			c->read_only = restart_only;
 			c->source = src == KP_SETTING_ALTER_SYSTEM ? SOURCE_DYNAMIC_BROKER :
 				src == KP_SETTING_STATIC ? SOURCE_STATIC_BROKER : SOURCE_DEFAULT;

@@ -24,6 +24,11 @@ is polled:
     broker id, expected N, but received 7"; an id with a sign or leading zeros is the same id (Kafka
     reads it with Integer.parseInt), one with spaces or letters, or beyond int32: 42 "Node id must be
     an integer, but it is: X" (DescribeConfigs: "Broker id must be ...").
+The cleaner's, share groups', fetch sessions' and quotas' broker configs (log.cleaner.backoff.ms,
+log.retention.check.interval.ms, group.share.record.lock.duration.ms, fetch.max.bytes, ...) are
+described as numbers of Kafka's types, broker.rack unset as null; log.cleaner.backoff.ms SET (sarama's
+functional suite adds 1 to it), described as DYNAMIC_BROKER_CONFIG, and DELETE (or SET, if it was dynamic before) brings the old value
+back (kafka_pg: kafka.log_cleaner_backoff_ms, ALTER SYSTEM and a reload).
 The broker configs Kafka derives from another setting (log.retention.ms, log.roll.ms,
 log.roll.jitter.ms, log.flush.interval.ms) are described with a null value; log.roll.ms SET: its
 synonyms are itself and DEFAULT_CONFIG log.roll.hours=168; DELETE: null again.
@@ -309,6 +314,38 @@ def main():
     check("log.roll.ms DELETE: NONE", incr(node, [("log.roll.ms", 1, None)]) == (0, None))
     good, c = await_conf("log.roll.ms", lambda c: c["value"] is None and c["src"] == 5)
     check("log.roll.ms back to null (DEFAULT_CONFIG)", good, c)
+
+    # broker configs that are kafka.* settings in kafka_pg: described with Kafka's types, a dynamic one
+    # changed and reset (sarama's TestFuncAdminIncrementalAlterConfigs: log.cleaner.backoff.ms + 1)
+    types = {"log.cleaner.backoff.ms": 5, "log.cleaner.threads": 3, "log.cleaner.dedupe.buffer.size": 5,
+             "log.cleaner.io.max.bytes.per.second": 6, "log.retention.check.interval.ms": 5,
+             "group.share.record.lock.duration.ms": 3, "group.share.delivery.count.limit": 3,
+             "group.share.heartbeat.interval.ms": 3, "group.share.session.timeout.ms": 3,
+             "fetch.max.bytes": 3, "max.incremental.fetch.session.cache.slots": 3,
+             "connections.max.reauth.ms": 5, "quota.window.num": 3, "quota.window.size.seconds": 3}
+    d = describe(node, list(types) + ["broker.rack"])
+    got = {k: (d[k]["type"], float(d[k]["value"]) >= 0) if k in d and d[k]["value"] is not None else None
+           for k in types}
+    check("the cleaner's, the share groups', the fetch sessions' and the quotas' broker configs are described "
+          "as numbers of Kafka's types", got == {k: (t, True) for k, t in types.items()}, got)
+    c = d.get("broker.rack")
+    check("broker.rack (unset) is described with a null value", c is not None and c["value"] is None, c)
+    before = d.get("log.cleaner.backoff.ms")
+    new = str(int(before["value"]) + 1) if before else "15001"
+    check("log.cleaner.backoff.ms SET %s: NONE" % new, incr(node, [("log.cleaner.backoff.ms", 0, new)]) == (0, None))
+    good, c = await_conf("log.cleaner.backoff.ms", lambda c: c["value"] == new and c["src"] == 2)
+    check("log.cleaner.backoff.ms described: %s, DYNAMIC_BROKER_CONFIG, not read-only" % new,
+          good and c["ro"] == 0, c)
+    if before is not None and before["src"] == 2:
+        # dynamic before (the suite's cluster sets kafka.log_cleaner_backoff_ms in its file, a cluster
+        # may have it by ALTER SYSTEM): set back, as DELETE would drop it to the default
+        check("log.cleaner.backoff.ms SET %s again: NONE" % before["value"],
+              incr(node, [("log.cleaner.backoff.ms", 0, before["value"])]) == (0, None))
+    else:
+        check("log.cleaner.backoff.ms DELETE: NONE", incr(node, [("log.cleaner.backoff.ms", 1, None)]) == (0, None))
+    good, c = await_conf("log.cleaner.backoff.ms",
+                         lambda c: before is not None and c["value"] == before["value"] and c["src"] == before["src"])
+    check("log.cleaner.backoff.ms back to %s" % (before or {}).get("value"), good, c)
 
     # a topic's synonyms (kafkajs's describeConfigs spec): an override, then the broker default it
     # replaces under the broker's name, where Kafka's broker config has a default of its own
