@@ -20,6 +20,8 @@ SELECT name, value, is_default FROM kafka.topic_configs
 SELECT kafka.create_topic('bad name', 1);
 SELECT kafka.create_topic('', 1);
 SELECT kafka.create_topic('..', 1);
+-- Kafka's internal topics are not made: kafka_pg keeps what they hold in its catalog.
+SELECT kafka.create_topic('__consumer_offsets', 1);
 SELECT kafka.create_topic(repeat('x', 250), 1);
 SELECT kafka.create_topic(repeat('x', 249), 1);
 SELECT kafka.delete_topic(repeat('x', 249));

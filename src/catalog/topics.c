@@ -630,6 +630,27 @@ kp_topic_name_invalid(const char *name)
 	return NULL;
 }
 
+/*
+ * Kafka's internal topics (Topic.INTERNAL_TOPICS, and KRaft's metadata
+ * log): kafka_pg keeps what they hold in its catalog (committed offsets,
+ * transactions, share-group state; the catalog is the metadata), so no
+ * topic of these names is made: a client that asks for one would get a
+ * plain topic it could write to, where Kafka refuses appends.
+ */
+bool
+kp_topic_reserved(const char *name)
+{
+	static const char *const reserved[] = {
+		"__consumer_offsets", "__transaction_state", "__share_group_state", "__cluster_metadata"
+	};
+	int			i;
+
+	for (i = 0; name && i < lengthof(reserved); i++)
+		if (strcmp(name, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
 static void
 check_partition_count(int32 partitions)
 {
@@ -788,6 +809,12 @@ kp_topic_create(const char *name, int32 partitions,
 	int			i;
 
 	kp_topic_check_name(name);
+	/* Kafka's words for its __cluster_metadata */
+	if (kp_topic_reserved(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_KP_INVALID_REQUEST),
+				 errmsg("Creation of internal topic %s is prohibited.", name),
+				 errdetail("kafka_pg keeps committed offsets, transactions, share-group state and the cluster's metadata in its catalog tables, not in topics.")));
 	check_partition_count(partitions);
 	for (i = 0; i < nconfigs; i++)
 		if (configs[i].value != NULL)

@@ -342,13 +342,14 @@ kp_handle_metadata(KpRequestContext *ctx)
 			out->name = pstrdup(name);
 			continue;
 		}
-		if (t == NULL && name && name[0] && allow_create && view.standby)
+		/* Kafka's internal topics are not made (kp_topic_reserved): unknown */
+		if (t == NULL && name && name[0] && allow_create && view.standby && !kp_topic_reserved(name))
 		{
 			out->error_code = KP_ERR_LEADER_NOT_AVAILABLE;
 			out->name = pstrdup(name);
 			continue;
 		}
-		if (t == NULL && name && name[0] && allow_create)
+		if (t == NULL && name && name[0] && allow_create && !kp_topic_reserved(name))
 		{
 			AutoCreateArg arg = {name};
 			char	   *msg;

@@ -73,6 +73,17 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    which sarama answers by joining afresh, fencing the newcomer in turn, back
    and forth); an instance id nobody holds with a member id is
    UNKNOWN_MEMBER_ID.
+20. Kafka's internal topics (aiokafka's test_exclude_internal_topics asks
+   for __consumer_offsets with auto-creation allowed): never a plain topic a
+   client can write to. Metadata allowing auto-creation answers Kafka's
+   internal topic (is_internal) or, on kafka_pg, which keeps committed
+   offsets in its catalog, UNKNOWN_TOPIC_OR_PARTITION, making nothing
+   (kafka_pg made a plain topic, and took a Produce to it); Produce to it
+   is refused (Kafka: INVALID_TOPIC_EXCEPTION, kafka_pg: no such topic);
+   CreateTopics of __consumer_offsets or __transaction_state makes nothing
+   (Kafka: TOPIC_ALREADY_EXISTS, its own; kafka_pg: INVALID_REQUEST
+   "Creation of internal topic ... is prohibited."), of __cluster_metadata
+   INVALID_REQUEST in those words on both.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1190,6 +1201,47 @@ def offset_fetch_v(c, version, group, topic):
     return err, off
 
 
+def metadata_auto(c, name):
+    """Metadata v4 of one topic, auto-creation allowed: (error, is_internal, partition count)."""
+    r = c.call(3, 4, array([string(name)]) + i8(1))
+    if r is None:
+        return None
+    r.i32()
+    r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
+    r.string()
+    r.i32()
+
+    def topic():
+        err, _, internal = r.i16(), r.string(), r.i8()
+        parts = r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32), r.array(r.i32)))
+        return err, internal, len(parts or [])
+    return r.array(topic)[0]
+
+
+def check_internal_topics():
+    """Part 20: Kafka's internal topics are never plain topics a client writes to."""
+    c = Conn()
+    got = metadata_auto(c, "__consumer_offsets")
+    check("Metadata allowing auto-creation of __consumer_offsets: Kafka's internal topic, or (kafka_pg) "
+          "UNKNOWN_TOPIC_OR_PARTITION, never a plain topic", got is not None and
+          ((got[0] == 0 and got[1] == 1) or got[:2] == (3, 0)), f"(got {got})")
+    err, _ = produce(c, "__consumer_offsets", build_batch(0, [b"x"]))
+    check("Produce to __consumer_offsets: refused (Kafka INVALID_TOPIC_EXCEPTION, kafka_pg "
+          "UNKNOWN_TOPIC_OR_PARTITION)", err in (17, 3), f"(error {err})")
+    got = [create_topic(c, n) for n in ("__consumer_offsets", "__transaction_state")]
+    check("CreateTopics of __consumer_offsets and __transaction_state makes nothing (Kafka: "
+          "TOPIC_ALREADY_EXISTS, its own; kafka_pg: INVALID_REQUEST, prohibited)",
+          got in ([36, 36], [42, 42]), f"(got {got})")
+    t = string("__cluster_metadata") + i32(1) + i16(1) + array([]) + array([])
+    r = c.call(19, 4, array([t]) + i32(30000) + i8(0))
+    r.i32()
+    got = r.array(lambda: (r.string(), r.i16(), r.string()))
+    check("CreateTopics of __cluster_metadata: INVALID_REQUEST \"Creation of internal topic __cluster_metadata "
+          "is prohibited.\"", got == [(b"__cluster_metadata", 42, b"Creation of internal topic __cluster_metadata "
+                                      b"is prohibited.")], f"(got {got})")
+    c.close()
+
+
 def check_deleted_topic_offsets():
     """Part 18: a deleted topic's committed offsets go with it."""
     c = Conn()
@@ -1223,7 +1275,7 @@ def check_deleted_topic_offsets():
 
 
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec,deleted").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec,deleted,internal").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -1250,6 +1302,8 @@ def main():
         check_max_decompressed()
     if "deleted" in only:
         check_deleted_topic_offsets()
+    if "internal" in only:
+        check_internal_topics()
     finish()
 
 
