@@ -101,7 +101,7 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import check, finish  # noqa: E402
 from kwire import (TAGS, Reader, array, carray, cstring, i8, i16, i32, i64,  # noqa: E402,F401
-                   nbytes, string, uvarint)
+                   metadata_v4, nbytes, string, uvarint)
 
 HOST, PORT = sys.argv[1].rsplit(":", 1)
 PORT = int(PORT)
@@ -1201,27 +1201,10 @@ def offset_fetch_v(c, version, group, topic):
     return err, off
 
 
-def metadata_auto(c, name):
-    """Metadata v4 of one topic, auto-creation allowed: (error, is_internal, partition count)."""
-    r = c.call(3, 4, array([string(name)]) + i8(1))
-    if r is None:
-        return None
-    r.i32()
-    r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
-    r.string()
-    r.i32()
-
-    def topic():
-        err, _, internal = r.i16(), r.string(), r.i8()
-        parts = r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32), r.array(r.i32)))
-        return err, internal, len(parts or [])
-    return r.array(topic)[0]
-
-
 def check_internal_topics():
     """Part 20: Kafka's internal topics are never plain topics a client writes to."""
     c = Conn()
-    got = metadata_auto(c, "__consumer_offsets")
+    got = metadata_v4(c, "__consumer_offsets", True)
     check("Metadata allowing auto-creation of __consumer_offsets: Kafka's internal topic, or (kafka_pg) "
           "UNKNOWN_TOPIC_OR_PARTITION, never a plain topic", got is not None and
           ((got[0] == 0 and got[1] == 1) or got[:2] == (3, 0)), f"(got {got})")

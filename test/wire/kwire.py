@@ -1,6 +1,7 @@
 """The Kafka wire's primitive types for the raw-protocol tests of test/wire (conformance.py,
 share_wake.py): encoders of INT8..INT64, (COMPACT_)(NULLABLE_)STRING and ARRAY, UNSIGNED_VARINT and
-empty tagged fields, and a Reader that decodes them from a response body."""
+empty tagged fields, and a Reader that decodes them from a response body; and the Metadata v4
+request that several of them send (metadata_v4)."""
 import struct
 
 
@@ -113,3 +114,21 @@ class Reader:
         for _ in range(self.uvarint()):
             self.uvarint()
             self.take(self.uvarint())
+
+
+def metadata_v4(c, name, auto_create):
+    """Metadata v4 of one topic, through c.call(api_key, version, body) (a connection of the
+    caller's that answers a Reader or None): (error, is_internal, partition count), or None."""
+    r = c.call(3, 4, array([string(name)]) + i8(1 if auto_create else 0))
+    if r is None:
+        return None
+    r.i32()
+    r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
+    r.string()
+    r.i32()
+
+    def topic():
+        err, _, internal = r.i16(), r.string(), r.i8()
+        parts = r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32), r.array(r.i32)))
+        return err, internal, len(parts or [])
+    return r.array(topic)[0]

@@ -102,7 +102,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (its HOST:PORT is our argv[1] too)
-from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, string  # noqa: E402
+from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, metadata_v4, string  # noqa: E402
 from slow_flush import Pinger, check_pingers_served  # noqa: E402
 from tap import check, finish  # noqa: E402
 from transactions import add_offsets, end_txn, init_producer_id, txn_offset_commit  # noqa: E402
@@ -139,17 +139,8 @@ def timed(fn):
 
 def metadata(c, name, auto_create):
     """Metadata v4 of one topic: its error code."""
-    r = c.call(3, 4, array([string(name)]) + i8(1 if auto_create else 0))
-    if r is None:
-        return None
-    r.i32()
-    r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
-    r.string()
-    r.i32()
-    topics = r.array(lambda: (r.i16(), r.string(), r.i8(),
-                              r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32),
-                                               r.array(r.i32), r.array(r.i32)))))
-    return topics[0][0]
+    got = metadata_v4(c, name, auto_create)
+    return None if got is None else got[0]
 
 
 def create_topics(c, name, timeout_ms):
