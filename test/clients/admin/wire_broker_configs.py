@@ -27,8 +27,9 @@ is polled:
 The cleaner's, share groups', fetch sessions' and quotas' broker configs (log.cleaner.backoff.ms,
 log.retention.check.interval.ms, group.share.record.lock.duration.ms, fetch.max.bytes, ...) are
 described as numbers of Kafka's types, broker.rack unset as null; log.cleaner.backoff.ms SET (sarama's
-functional suite adds 1 to it), described as DYNAMIC_BROKER_CONFIG, and DELETE (or SET, if it was dynamic before) brings the old value
-back (kafka_pg: kafka.log_cleaner_backoff_ms, ALTER SYSTEM and a reload).
+functional suite adds 1 to it), described as DYNAMIC_BROKER_CONFIG, and DELETE (or SET, if it was
+dynamic before) brings the old value back (kafka_pg: kafka.log_cleaner_backoff_ms, ALTER SYSTEM and a
+reload).
 The broker configs Kafka derives from another setting (log.retention.ms, log.roll.ms,
 log.roll.jitter.ms, log.flush.interval.ms) are described with a null value; log.roll.ms SET: its
 synonyms are itself and DEFAULT_CONFIG log.roll.hours=168; DELETE: null again.
@@ -337,8 +338,8 @@ def main():
     check("log.cleaner.backoff.ms described: %s, DYNAMIC_BROKER_CONFIG, not read-only" % new,
           good and c["ro"] == 0, c)
     if before is not None and before["src"] == 2:
-        # dynamic before (the suite's cluster sets kafka.log_cleaner_backoff_ms in its file, a cluster
-        # may have it by ALTER SYSTEM): set back, as DELETE would drop it to the default
+        # dynamic before (by ALTER SYSTEM, or a client's change, as on Kafka): set back, as DELETE
+        # would drop the override (the suite's cluster has it in its file: static, DELETE below)
         check("log.cleaner.backoff.ms SET %s again: NONE" % before["value"],
               incr(node, [("log.cleaner.backoff.ms", 0, before["value"])]) == (0, None))
     else:
