@@ -401,16 +401,9 @@ kp_group_join(const KpJoinArgs *a, KpJoinResult *r)
 		 * here as from its heartbeat, so it stops rather than joining afresh
 		 * and fencing its replacement in turn).
 		 */
-		if (a->group_instance_id)
-		{
-			KpMemberRow *holder = kp_group_find_instance(m, n, a->group_instance_id);
-
-			if (holder == NULL || strcmp(holder->member_id, member_id) != 0)
-			{
-				code = holder == NULL ? KP_ERR_UNKNOWN_MEMBER_ID : KP_ERR_FENCED_INSTANCE_ID;
-				goto out;
-			}
-		}
+		code = kp_group_check_instance(m, n, member_id, a->group_instance_id);
+		if (code != KP_ERR_NONE)
+			goto out;
 		me = kp_group_find_member(m, n, member_id);
 		if (me == NULL)
 		{

@@ -129,15 +129,40 @@ kp_group_count_members(const KpMemberRow *m, int n)
 }
 
 /*
- * Lock an existing group and find a member in it: UNKNOWN_MEMBER_ID when
- * the group or the member is gone, or only pending (KIP-394: no member
- * until it joins with its id, as Kafka's hasMember), FENCED_INSTANCE_ID
- * when the member's static instance id now belongs to another member id.
+ * Kafka's validateMember, its instance part: a member that names an
+ * instance id is judged by the member holding that instance, whoever asks:
+ * UNKNOWN_MEMBER_ID when nobody holds it, FENCED_INSTANCE_ID when another
+ * member id does (a static member that was replaced, or a member sending an
+ * instance id not its own).  NONE without an instance id.
+ */
+int16
+kp_group_check_instance(KpMemberRow *m, int n, const char *member_id, const char *instance_id)
+{
+	KpMemberRow *holder;
+
+	if (instance_id == NULL)
+		return KP_ERR_NONE;
+	holder = kp_group_find_instance(m, n, instance_id);
+	if (holder == NULL)
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	if (member_id == NULL || strcmp(holder->member_id, member_id) != 0)
+		return KP_ERR_FENCED_INSTANCE_ID;
+	return KP_ERR_NONE;
+}
+
+/*
+ * Lock an existing group and find a member in it, as Kafka's validateMember
+ * for a Heartbeat, SyncGroup or OffsetCommit: the instance id first
+ * (kp_group_check_instance), then UNKNOWN_MEMBER_ID when the group or the
+ * member is gone, or only pending (KIP-394: no member until it joins with
+ * its id, as Kafka's hasMember).
  */
 int16
 kp_group_lock_member(const char *group_id, const char *member_id, const char *instance_id,
 					 KpGroupRow *g, KpMemberRow **m, int *n, KpMemberRow **me)
 {
+	int16		code;
+
 	*m = NULL;
 	*n = 0;
 	*me = NULL;
@@ -145,11 +170,13 @@ kp_group_lock_member(const char *group_id, const char *member_id, const char *in
 	if (!g->exists)
 		return KP_ERR_UNKNOWN_MEMBER_ID;
 	*n = kp_cat_members_load(group_id, m);
+	code = kp_group_check_instance(*m, *n, member_id, instance_id);
+	if (code != KP_ERR_NONE)
+		return code;
 	*me = kp_group_find_member(*m, *n, member_id);
 	if (*me != NULL && KP_MEMBER_PENDING(*me))
 		*me = NULL;
 	if (*me == NULL)
-		return kp_group_find_instance(*m, *n, instance_id) ? KP_ERR_FENCED_INSTANCE_ID :
-			KP_ERR_UNKNOWN_MEMBER_ID;
+		return KP_ERR_UNKNOWN_MEMBER_ID;
 	return KP_ERR_NONE;
 }

@@ -23,6 +23,8 @@ extern int64 kp_group_now_ms(void);
 extern KpMemberRow *kp_group_find_member(KpMemberRow *m, int n, const char *member_id);
 extern KpMemberRow *kp_group_find_instance(KpMemberRow *m, int n, const char *instance_id);
 extern int	kp_group_count_members(const KpMemberRow *m, int n);
+extern int16 kp_group_check_instance(KpMemberRow *m, int n, const char *member_id,
+									 const char *instance_id);
 extern int16 kp_group_lock_member(const char *group_id, const char *member_id,
 								  const char *instance_id, KpGroupRow *g,
 								  KpMemberRow **m, int *n, KpMemberRow **me);

@@ -83,12 +83,12 @@ wire_fence(const KpCommitter *c)
 		 * validateOffsetCommit, such a commit is taken while the group has no
 		 * members (pending ones are none), whatever member id it carries
 		 * (librdkafka's consumer protocol sends its own random one); while it
-		 * has members, one without a member id is refused, one with an id is
-		 * checked below.
+		 * has members, one without a member id or instance id is refused, one
+		 * with either is checked below.
 		 */
 		if (kp_group_count_members(m, n) == 0)
 			return KP_ERR_NONE;
-		if (c->member_id == NULL || c->member_id[0] == '\0')
+		if ((c->member_id == NULL || c->member_id[0] == '\0') && c->group_instance_id == NULL)
 			return KP_ERR_UNKNOWN_MEMBER_ID;
 	}
 	if (c->member_id && c->member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
@@ -103,10 +103,12 @@ wire_fence(const KpCommitter *c)
 		KpMemberRow *m;
 		int			n = kp_cat_members_load(c->group_id, &m);
 		KpMemberRow *me = kp_group_find_member(m, n, c->member_id);
+		int16		code = kp_group_check_instance(m, n, c->member_id, c->group_instance_id);
 
+		if (code != KP_ERR_NONE)
+			return code;
 		if (me == NULL || KP_MEMBER_PENDING(me))
-			return kp_group_find_instance(m, n, c->group_instance_id) ?
-				KP_ERR_FENCED_INSTANCE_ID : KP_ERR_UNKNOWN_MEMBER_ID;
+			return KP_ERR_UNKNOWN_MEMBER_ID;
 		if (c->generation_id != g.generation)
 			return KP_ERR_ILLEGAL_GENERATION;
 		if (strcmp(g.state, "CompletingRebalance") == 0)

@@ -72,7 +72,10 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    FENCED_INSTANCE_ID, as its Heartbeat is (kafka_pg: UNKNOWN_MEMBER_ID,
    which sarama answers by joining afresh, fencing the newcomer in turn, back
    and forth); an instance id nobody holds with a member id is
-   UNKNOWN_MEMBER_ID.
+   UNKNOWN_MEMBER_ID.  The same rule for a member that exists (Kafka's
+   validateMember): its Heartbeat, SyncGroup or OffsetCommit with another
+   member's instance id is FENCED_INSTANCE_ID, with an instance id nobody
+   holds UNKNOWN_MEMBER_ID (kafka_pg answered NONE to both).
 20. Kafka's internal topics (aiokafka's test_exclude_internal_topics asks
    for __consumer_offsets with auto-creation allowed): never a plain topic a
    client can write to. Metadata allowing auto-creation answers Kafka's
@@ -605,9 +608,9 @@ def heartbeat(c, group, generation, member, instance=None):
     return r.i16()
 
 
-def sync_group(c, group, generation, member, assignments=()):
-    """SyncGroup v3: the error code, None if no answer."""
-    r = c.call(14, 3, string(group) + i32(generation) + string(member) + string(None)
+def sync_group(c, group, generation, member, assignments=(), instance=None):
+    """SyncGroup v3 (no group instance id unless given): the error code, None if no answer."""
+    r = c.call(14, 3, string(group) + i32(generation) + string(member) + string(instance)
                + array([string(m) + nbytes(b"") for m in assignments]))
     if r is None:
         return None
@@ -668,6 +671,56 @@ def check_static_classic():
     check("the newcomer is undisturbed (heartbeat NONE); a member id with an instance id nobody holds "
           "is UNKNOWN_MEMBER_ID (25)", hb == 0 and other is not None and other[0] == 25,
           f"(heartbeat {hb}, join {other})")
+    for x in (a, b):
+        x.close()
+
+
+def check_static_classic_existing():
+    """Kafka 4.4's validateMember for a Heartbeat, SyncGroup and OffsetCommit from a member that
+    exists: with a group instance id, the member holding that instance decides, whoever asks
+    (another member: FENCED_INSTANCE_ID; nobody: UNKNOWN_MEMBER_ID); kafka_pg answered NONE to a
+    member that sent an instance id other than its own."""
+    group = f"conf-static-existing-{RUN}"
+    inst_a, inst_b = f"inst-a-{RUN}", f"inst-b-{RUN}"
+    topic = f"conf-static-existing-{RUN}"
+    a, b = Conn(), Conn()
+    find_coordinator(a, group)
+    got = join_group(a, group, "", rebalance_ms=3000, instance=inst_a)
+    ida = got[2] if got else ""
+    sync_group(a, group, got[1] if got else -1, ida, [ida], instance=inst_a)
+    join_group(b, group, "", rebalance_ms=3000, instance=inst_b, send_only=True)
+    time.sleep(0.3)
+    join_group(a, group, ida, rebalance_ms=3000, instance=inst_a, send_only=True)
+    ja, jb = read_join(a), read_join(b)
+    gen = ja[1] if ja else -1
+    idb = jb[2] if jb else ""
+    synced = (sync_group(a, group, gen, ida, [ida, idb], instance=inst_a),
+              sync_group(b, group, gen, idb, instance=inst_b))
+    check("two static members land in one generation", ja is not None and jb is not None and ja[0] == 0
+          and jb[0] == 0 and ja[1] == jb[1] and synced == (0, 0), f"(joins {ja}, {jb}, syncs {synced})")
+    hbs = (heartbeat(a, group, gen, ida, inst_b), heartbeat(a, group, gen, ida, inst_a + "-nobody"),
+           heartbeat(a, group, gen, ida, inst_a))
+    check("a member's heartbeat with another member's instance id is FENCED_INSTANCE_ID (82), with an "
+          "instance id nobody holds UNKNOWN_MEMBER_ID (25), with its own NONE",
+          hbs == (82, 25, 0), f"(heartbeats {hbs})")
+    syncs = (sync_group(a, group, gen, ida, instance=inst_b),
+             sync_group(a, group, gen, ida, instance=inst_a + "-nobody"))
+    check("the same for its SyncGroup (82, 25)", syncs == (82, 25), f"(syncs {syncs})")
+
+    def commit(instance):
+        # OffsetCommit v7: group, generation, member, group instance id, topics
+        body = (string(group) + i32(gen) + string(ida) + string(instance)
+                + array([string(topic) + array([i32(0) + i64(1) + i32(-1) + string("")])]))
+        r = a.call(8, 7, body)
+        if r is None:
+            return None
+        r.i32()
+        res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))
+        return res[0][1][0][1]
+
+    create_topic(a, topic)
+    commits = (commit(inst_b), commit(inst_a + "-nobody"), commit(inst_a))
+    check("and for its OffsetCommit (82, 25, its own NONE)", commits == (82, 25, 0), f"(commits {commits})")
     for x in (a, b):
         x.close()
 
@@ -1280,6 +1333,7 @@ def main():
         check_rejoin_answered()
     if "static" in only:
         check_static_classic()
+        check_static_classic_existing()
         check_static_consumer()
     if "maxdec" in only:
         check_max_decompressed()
