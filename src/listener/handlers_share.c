@@ -1384,12 +1384,14 @@ kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
 			og->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
 			continue;
 		}
-		if (!kp_share_group_exists_for_admin(og->group_id))
-		{
-			og->error_code = KP_ERR_GROUP_ID_NOT_FOUND;
-			og->error_message = psprintf("Group %s is not a share group.", og->group_id);
-			continue;
-		}
+
+		/*
+		 * As Kafka 4.4: a group with no share state (none of that name, or a
+		 * consumer group) is no error; its partitions have no start offset
+		 * (-1), as a topic or partition that does not exist, which is absence
+		 * of data, not an error (so Admin.listShareGroupOffsets gives null
+		 * offsets rather than failing).
+		 */
 		n = kp_share_partitions(og->group_id, &topics, &parts, &starts);
 		if (rg->n_topics < 0)
 		{
@@ -1449,7 +1451,6 @@ kp_handle_describe_share_group_offsets(KpRequestContext *ctx)
 				}
 				if (t == NULL || op->partition_index < 0 || op->partition_index >= t->partition_count)
 				{
-					op->error_code = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 					op->start_offset = -1;
 					op->lag = -1;
 					continue;

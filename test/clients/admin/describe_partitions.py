@@ -95,6 +95,9 @@ class Reader:
     def i32(self):
         return struct.unpack(">i", self.take(4))[0]
 
+    def i64(self):
+        return struct.unpack(">q", self.take(8))[0]
+
     def uvarint(self):
         shift = n = 0
         while True:

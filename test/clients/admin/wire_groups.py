@@ -45,6 +45,9 @@ machine:
     epoch above the member's: FENCED_MEMBER_EPOCH in Kafka's words. (ShareFetch and
     ShareAcknowledge of the group id "": Kafka serves them, kafka_pg refuses them, INVALID_REQUEST;
     not checked here.)
+  - DescribeShareGroupOffsets v1: a group with no share state (it does not exist) is no error, with
+    no topics when all are asked, start offset and lag -1 for each partition asked; a topic that does
+    not exist in a share group: the zero id, start offset -1, no error.
   - OffsetCommit and OffsetFetch v10 (topics by id): an unknown id, or the zero id, UNKNOWN_TOPIC_ID
     (100) for each partition; a partition the topic does not have: UNKNOWN_TOPIC_OR_PARTITION (3) on
     a commit, no offset and no error on a fetch.
@@ -284,6 +287,38 @@ def share_acknowledge(s, group, member):
     r = w.call(s, 79, 1, cstr(group) + cstr(member) + i32(1) + uvarint(1) + b"\0")
     r.i32()
     return r.i16(), r.cstr()
+
+
+def describe_share_offsets(s, groups):
+    """DescribeShareGroupOffsets v1; groups: [(group, None or [(topic, [partitions])])]. Returns
+    [(group, error, message, [(topic, topic id, [(partition, start offset, lag, error, message)])])]."""
+    def topics(ts):
+        if ts is None:
+            return uvarint(0)
+        return uvarint(len(ts) + 1) + b"".join(
+            cstr(t) + uvarint(len(ps) + 1) + b"".join(i32(p) for p in ps) + b"\0" for t, ps in ts)
+    body = uvarint(len(groups) + 1) + b"".join(cstr(g) + topics(ts) + b"\0" for g, ts in groups) + b"\0"
+    r = w.call(s, 90, 1, body)
+    r.i32()
+
+    def partition():
+        index, start, _epoch = r.i32(), r.i64(), r.i32()
+        lag, err, msg = r.i64(), r.i16(), r.cstr()
+        r.tags()
+        return index, start, lag, err, msg
+
+    def topic():
+        name, tid = r.cstr(), r.take(16)
+        parts = r.carray(partition)
+        r.tags()
+        return name, tid, parts
+
+    def group():
+        gid, ts = r.cstr(), r.carray(topic)
+        err, msg = r.i16(), r.cstr()
+        r.tags()
+        return gid, err, msg, ts
+    return r.carray(group)
 
 
 def find_coordinator(s, version, key_type, keys):
@@ -574,6 +609,21 @@ def share_checks(s, t, tag):
     got = share_heartbeat(s, sg, member, -1)[:2]
     check("... and leaving again: UNKNOWN_MEMBER_ID",
           got == (25, "Member %s is not a member of group %s." % (member, sg)), got)
+
+    # DescribeShareGroupOffsets (Admin.listShareGroupOffsets): absence of share state is no error
+    tid = topic_id(s, t)
+    nobody = "wg-share-nosuch-" + tag
+    got = describe_share_offsets(s, [(nobody, None)])
+    check("DescribeShareGroupOffsets v1, a group that does not exist, all topics: no error, no topic",
+          got == [(nobody, 0, None, [])], got)
+    got = describe_share_offsets(s, [(nobody, [(t, [0, 1])])])
+    check("... that group, the topic's partitions: no error, start offset and lag -1 (none)",
+          got == [(nobody, 0, None, [(t, tid, [(0, -1, -1, 0, None), (1, -1, -1, 0, None)])])], got)
+    got = describe_share_offsets(s, [(sg, [("wg-nosuch-topic-" + tag, [0])])])
+    check("... the share group, a topic that does not exist: the zero id, no error, start offset -1 (a "
+          "partition the topic does not have is not asked: Kafka 4.4's share coordinator retries it until "
+          "the request times out)",
+          got == [(sg, 0, None, [("wg-nosuch-topic-" + tag, b"\0" * 16, [(0, -1, -1, 0, None)])])], got)
 
     for api, call in (("ShareFetch", share_fetch), ("ShareAcknowledge", share_acknowledge)):
         for what, member, want in (("\"\"", "", (INVALID_REQUEST, None)), ("of 37 characters", "m" * 37, (INVALID_REQUEST, None)),
