@@ -188,6 +188,9 @@ extern void kp_alter_user_scram_credentials_refuse(KpRequestContext *ctx, int16 
 extern void kp_handle_describe_log_dirs(KpRequestContext *ctx);
 extern void kp_handle_alter_replica_log_dirs(KpRequestContext *ctx);
 
+/* handlers_core.c: InitProducerId's id and epoch are both given or neither */
+extern bool kp_init_producer_id_pair_valid(const KpInitProducerIdRequest *req);
+
 /* handlers_txn.c: transactions over the wire */
 extern void kp_handle_init_producer_id_txn(KpRequestContext *ctx);
 extern void kp_handle_add_partitions_to_txn(KpRequestContext *ctx);

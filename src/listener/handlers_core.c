@@ -389,6 +389,17 @@ kp_handle_metadata(KpRequestContext *ctx)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Kafka's KafkaApis: a producer id and epoch (v3+) come together or not at
+ * all (both -1); one without the other is INVALID_REQUEST, checked after the
+ * authorization.
+ */
+bool
+kp_init_producer_id_pair_valid(const KpInitProducerIdRequest *req)
+{
+	return (req->producer_id == -1) == (req->producer_epoch == -1);
+}
+
 void
 kp_handle_init_producer_id(KpRequestContext *ctx)
 {
@@ -414,15 +425,23 @@ kp_handle_init_producer_id(KpRequestContext *ctx)
 		resp->error_code = KP_ERR_CLUSTER_AUTHORIZATION_FAILED;
 		return;
 	}
-	if (req->producer_id >= 0)
+	if (!kp_init_producer_id_pair_valid(req))
 	{
-		/* KIP-360: an idempotent producer bumps its own epoch */
-		resp->producer_id = req->producer_id;
-		resp->producer_epoch = req->producer_epoch < PG_INT16_MAX - 1 ? req->producer_epoch + 1 : 0;
-		resp->error_code = KP_ERR_NONE;
+		resp->error_code = KP_ERR_INVALID_REQUEST;
 		return;
 	}
-	/* a hot standby writes nothing: an id from its own range (leader.c) */
+
+	/*
+	 * As Kafka's coordinator: without a transactional id, always a new
+	 * producer id at epoch 0, whatever id and epoch the producer gives (a
+	 * producer resetting its sequences after KIP-360's UNKNOWN_PRODUCER_ID
+	 * gives its own).  Until 2026-12-07 a given id came back with its epoch
+	 * bumped: a client that sends 0 and 0 (platformatic/kafka) had every
+	 * producer share id 0, whose sequences then collided, and any client
+	 * could bump another producer's epoch.
+	 *
+	 * A hot standby writes nothing: an id from its own range (leader.c).
+	 */
 	resp->producer_id = RecoveryInProgress() ? kp_standby_producer_id() :
 		kp_catalog_next_producer_id();
 	resp->producer_epoch = 0;

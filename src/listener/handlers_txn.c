@@ -105,6 +105,11 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
 		resp->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 		return;
 	}
+	if (!kp_init_producer_id_pair_valid(req))
+	{
+		resp->error_code = KP_ERR_INVALID_REQUEST;
+		return;
+	}
 
 	/*
 	 * Fencing an ongoing transaction decides it (abort), completes it, then

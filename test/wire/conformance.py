@@ -87,6 +87,13 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    (Kafka: TOPIC_ALREADY_EXISTS, its own; kafka_pg: INVALID_REQUEST
    "Creation of internal topic ... is prohibited."), of __cluster_metadata
    INVALID_REQUEST in those words on both.
+21. InitProducerId without a transactional id (platformatic/kafka's
+   producer tests): a new producer id at epoch 0 every time, whatever id and
+   epoch the request gives (kafka_pg gave the id back with its epoch bumped:
+   every platformatic producer, which sends 0 and 0, was producer 0, and a
+   second one's first batch was dropped as a duplicate); an id without an
+   epoch, or an epoch without an id, INVALID_REQUEST, with a transactional
+   id too.
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1310,8 +1317,55 @@ def check_deleted_topic_offsets():
     c.close()
 
 
+def init_producer_id(c, pid, epoch, txn_id=None):
+    """InitProducerId v4 (flexible) with this producer id and epoch: (error, producer id, epoch)."""
+    r = c.call_flex(22, 4, cstring(txn_id) + i32(60000) + i64(pid) + i16(epoch) + TAGS)
+    if r is None:
+        return None
+    r.i32()
+    return r.i16(), r.i64(), r.i16()
+
+
+def idempotent_batch(pid, epoch, seq, value):
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                  producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+                                  batch_size=1 << 20)
+    b.append(0, timestamp=int(time.time() * 1000), key=None, value=value, headers=[])
+    return bytes(b.build())
+
+
+def check_idempotent_ids():
+    """Part 21: InitProducerId without a transactional id, as Kafka 4.4's coordinator answers it:
+    always a new producer id at epoch 0, whatever id and epoch are given (kafka_pg gave the id back
+    with its epoch bumped, so every platformatic/kafka producer, which sends 0 and 0, was producer 0
+    and their sequences collided: a second producer's first batch was taken for a duplicate and
+    dropped); an id without an epoch or an epoch without an id is INVALID_REQUEST, with a
+    transactional id too."""
+    c = Conn()
+    first = init_producer_id(c, -1, -1)
+    again = init_producer_id(c, first[1], first[2]) if first else None
+    zeros = [init_producer_id(c, 0, 0) for _ in range(2)]
+    got = [first, again] + zeros
+    ids = [g[1] for g in got if g]
+    check("InitProducerId v4, no transactional id: a new producer id at epoch 0 each time, also when "
+          "the producer gives its own id and epoch, or 0 and 0",
+          all(g is not None and g[0] == 0 and g[2] == 0 for g in got) and len(set(ids)) == 4, f"(got {got})")
+    topic = f"conf-idempotent-{RUN}"
+    create_topic(c, topic)
+    a, b = zeros
+    sent = [produce(c, topic, idempotent_batch(p[1], p[2], 0, v)) for p, v in ((a, b"a"), (b, b"b"))]
+    check("two producers given ids that way each append their first batch (sequence 0): offsets 0 and 1",
+          sent == [(0, 0), (0, 1)], f"(got {sent})")
+    bad = [init_producer_id(c, 7, -1), init_producer_id(c, -1, 4),
+           init_producer_id(c, 7, -1, f"conf-txn-{RUN}"), init_producer_id(c, -1, 4, f"conf-txn-{RUN}")]
+    check("an id without an epoch, or an epoch without an id: INVALID_REQUEST (42), with or without a "
+          "transactional id", [g[0] if g else None for g in bad] == [42] * 4, f"(got {bad})")
+    c.close()
+
+
 def main():
-    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec,deleted,internal").split(",")
+    only = os.environ.get("KP_CONFORMANCE_ONLY", "fetch,nul,compression,commits,keyless,pipeline,atonce,pending,static,maxdec,deleted,internal,"
+                          "idempotent").split(",")
     if "commits" in only:
         check_simple_commits()
     if "fetch" in only:
@@ -1341,6 +1395,8 @@ def main():
         check_deleted_topic_offsets()
     if "internal" in only:
         check_internal_topics()
+    if "idempotent" in only:
+        check_idempotent_ids()
     finish()
 
 
