@@ -146,11 +146,22 @@ member_topics(const KpMemberRow *m, const char *protocol, char ***topics, int *n
 	KpConsumerProtocolSubscription sub;
 	KpBlob		md = {NULL, -1};
 	int			k;
+	KpError		err;
 
 	for (k = 0; k < m->nprotocols; k++)
 		if (protocol && m->protocol_names[k] && strcmp(m->protocol_names[k], protocol) == 0)
 			md = m->protocol_metadata[k];
-	if (!kp_group_decode_consumer_protocol(&kp_ConsumerProtocolSubscription_desc, md, &sub))
+
+	/*
+	 * As Kafka's ClassicGroup.computeSubscribedTopics: whatever version the
+	 * int16 first says, the rest is read as version 0, the prefix of every
+	 * version (the topics), so a subscription that says version 1 and stops
+	 * after its user data (platformatic/kafka's) still names its topics.
+	 */
+	if (md.len < 2)
+		return false;
+	if (!kp_decode(&kp_ConsumerProtocolSubscription_desc, 0, (const uint8 *) md.data + 2, md.len - 2,
+				   &sub, &err) && err.code != KP_DECODE_TRAILING_BYTES)
 		return false;
 	for (k = 0; k < sub.n_topics; k++)
 		if (sub.topics[k])

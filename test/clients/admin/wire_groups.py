@@ -499,14 +499,15 @@ def offset_delete(s, group, topics):
     return err, out
 
 
-def classic_join(s, group, topics, protocol_type="consumer"):
+def classic_join(s, group, topics, protocol_type="consumer", version=0):
     """A classic member joins group (JoinGroup v9, again with the member id MEMBER_ID_REQUIRED hands
-    out) subscribed to topics (a ConsumerProtocolSubscription v0), and takes an empty assignment
-    (SyncGroup v5): (JoinGroup's error, SyncGroup's error)."""
+    out) subscribed to topics (a ConsumerProtocolSubscription v0's fields after the version given:
+    from 1 it lacks the fields its version adds, as platformatic/kafka sends it), and takes an empty
+    assignment (SyncGroup v5): (JoinGroup's error, SyncGroup's error)."""
     def string(x):
         b = x.encode()
         return struct.pack(">h", len(b)) + b
-    sub = struct.pack(">h", 0) + i32(len(topics)) + b"".join(string(x) for x in topics) + i32(-1)
+    sub = struct.pack(">h", version) + i32(len(topics)) + b"".join(string(x) for x in topics) + i32(-1)
     member = ""
     for _ in range(2):
         body = (cstr(group) + i32(30000) + i32(30000) + cstr(member) + cstr(None) + cstr(protocol_type)
@@ -528,7 +529,8 @@ def classic_join(s, group, topics, protocol_type="consumer"):
 
 
 def offset_delete_checks(s, t, tag):
-    """OffsetDelete refuses only the topics a member subscribes to (Kafka's isSubscribedToTopic)."""
+    """OffsetDelete refuses only the topics a member subscribes to (Kafka's isSubscribedToTopic; a
+    classic member's topics read as ConsumerProtocolSubscription v0, whatever its version says)."""
     t2 = t + "-other"
     made = w.create_topics(s, {t2: 1})
     check("CreateTopics %s (1)" % t2, made == {t2: 0}, made)
@@ -544,7 +546,19 @@ def offset_delete_checks(s, t, tag):
           "classic group of protocol type connect has a member" % t,
           joined == (0, (0, 0), (0, 0)) and committed == [[(ids[t], [(0, 0)]), (ids[t2], [(0, 0)])]] * 3,
           (joined, committed))
-    for what, g in (("a consumer group", cg), ("a classic group of protocol type consumer", kg)):
+    # a subscription that says version 1 and ends after its user data: its topics are read as
+    # version 0, the prefix of every version (Kafka's computeSubscribedTopics); kafka_pg could not
+    # read it and took the group for subscribed to every topic (platformatic/kafka's
+    # deleteConsumerGroupOffsets test)
+    vg = "wg-od-classic-v1-" + tag
+    w.find_coordinator(s, vg)
+    committed = offset_commit(s, vg, [(ids[t], [(0, 4)]), (ids[t2], [(0, 4)])])
+    joined = classic_join(s, vg, [t], version=1)
+    check("a classic group's member subscribes to %s with a subscription that says version 1 and ends after "
+          "its user data" % t, joined == (0, 0) and committed == [(ids[t], [(0, 0)]), (ids[t2], [(0, 0)])],
+          (joined, committed))
+    for what, g in (("a consumer group", cg), ("a classic group of protocol type consumer", kg),
+                    ("that group", vg)):
         got = offset_delete(s, g, [(t, [0]), (t2, [0])])
         check("OffsetDelete, %s: the subscribed topic GROUP_SUBSCRIBED_TO_TOPIC (86), the other deleted" % what,
               got == (0, [(t, [(0, 86)]), (t2, [(0, 0)])]), got)
