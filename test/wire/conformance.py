@@ -271,9 +271,10 @@ def batches(data):
     return out
 
 
-def build_batch(codec, values):
+def build_batch(codec, values, pid=-1, epoch=-1, seq=-1):
+    """A batch of these values (an idempotent producer's when pid, epoch and seq are given)."""
     b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
-                                  producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                  producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                   batch_size=1 << 20)
     ts = int(time.time() * 1000)
     for i, v in enumerate(values):
@@ -296,11 +297,15 @@ def find_coordinator(c, group, timeout=30):
     return err
 
 
-def offset_commit(c, group, topic, offset, metadata, member=""):
-    """OffsetCommit v5 (generation -1, the member id given; none by default): partition 0's error."""
-    body = (string(group) + i32(-1) + string(member)
-            + array([string(topic) + array([i32(0) + i64(offset) + string(metadata)])]))
-    r = c.call(8, 5, body)
+def offset_commit(c, group, topic, offset, metadata, member="", generation=-1, instance=None):
+    """OffsetCommit v5 (generation -1 and the member id given; none by default), v7 with a group
+    instance id: partition 0's error."""
+    if instance is None:
+        version, head, epoch = 5, string(group) + i32(generation) + string(member), b""
+    else:
+        version, head, epoch = 7, string(group) + i32(generation) + string(member) + string(instance), i32(-1)
+    body = head + array([string(topic) + array([i32(0) + i64(offset) + epoch + string(metadata)])])
+    r = c.call(8, version, body)
     if r is None:
         return None
     r.i32()
@@ -714,19 +719,9 @@ def check_static_classic_existing():
              sync_group(a, group, gen, ida, instance=inst_a + "-nobody"))
     check("the same for its SyncGroup (82, 25)", syncs == (82, 25), f"(syncs {syncs})")
 
-    def commit(instance):
-        # OffsetCommit v7: group, generation, member, group instance id, topics
-        body = (string(group) + i32(gen) + string(ida) + string(instance)
-                + array([string(topic) + array([i32(0) + i64(1) + i32(-1) + string("")])]))
-        r = a.call(8, 7, body)
-        if r is None:
-            return None
-        r.i32()
-        res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))
-        return res[0][1][0][1]
-
     create_topic(a, topic)
-    commits = (commit(inst_b), commit(inst_a + "-nobody"), commit(inst_a))
+    commits = tuple(offset_commit(a, group, topic, 1, "", ida, gen, inst)
+                    for inst in (inst_b, inst_a + "-nobody", inst_a))
     check("and for its OffsetCommit (82, 25, its own NONE)", commits == (82, 25, 0), f"(commits {commits})")
     for x in (a, b):
         x.close()
@@ -1326,14 +1321,6 @@ def init_producer_id(c, pid, epoch, txn_id=None):
     return r.i16(), r.i64(), r.i16()
 
 
-def idempotent_batch(pid, epoch, seq, value):
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
-                                  producer_id=pid, producer_epoch=epoch, base_sequence=seq,
-                                  batch_size=1 << 20)
-    b.append(0, timestamp=int(time.time() * 1000), key=None, value=value, headers=[])
-    return bytes(b.build())
-
-
 def check_idempotent_ids():
     """Part 21: InitProducerId without a transactional id, as Kafka 4.4's coordinator answers it:
     always a new producer id at epoch 0, whatever id and epoch are given (kafka_pg gave the id back
@@ -1353,7 +1340,7 @@ def check_idempotent_ids():
     topic = f"conf-idempotent-{RUN}"
     create_topic(c, topic)
     a, b = zeros
-    sent = [produce(c, topic, idempotent_batch(p[1], p[2], 0, v)) for p, v in ((a, b"a"), (b, b"b"))]
+    sent = [produce(c, topic, build_batch(0, [v], p[1], p[2], 0)) for p, v in ((a, b"a"), (b, b"b"))]
     check("two producers given ids that way each append their first batch (sequence 0): offsets 0 and 1",
           sent == [(0, 0), (0, 1)], f"(got {sent})")
     bad = [init_producer_id(c, 7, -1), init_producer_id(c, -1, 4),
