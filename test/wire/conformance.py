@@ -298,8 +298,8 @@ def find_coordinator(c, group, timeout=30):
 
 
 def offset_commit(c, group, topic, offset, metadata, member="", generation=-1, instance=None):
-    """OffsetCommit v5 (generation -1 and the member id given; none by default), v7 with a group
-    instance id: partition 0's error."""
+    """OffsetCommit v5 of partition 0 (the generation given, -1 by default, and the member id given,
+    none by default), v7 with a group instance id: partition 0's error."""
     if instance is None:
         version, head, epoch = 5, string(group) + i32(generation) + string(member), b""
     else:
