@@ -235,6 +235,8 @@ extern void kp_topic_check_name(const char *name);
 
 /* The same rules in Kafka's words, for the wire; NULL if the name is valid. */
 extern char *kp_topic_name_invalid(const char *name);
+
+/* One of Kafka's internal topic names, which no topic here takes. */
 extern bool kp_topic_reserved(const char *name);
 
 /* The other topic whose name differs from name only in '.' against '_'. */

@@ -313,11 +313,18 @@ kp_handle_metadata(KpRequestContext *ctx)
 		const char *name = use_ids ? NULL : rt->name;
 		KpMetadataResponseTopic *out;
 		const KpTopic *t;
+		bool		create;
 
 		if (keys[i] == NULL || later[i])
 			continue;
 		out = &resp->topics[resp->n_topics++];
 		t = kp_handler_topic(name, &rt->topic_id);
+
+		/*
+		 * Auto-creation: a name not found, when allowed, never one of Kafka's
+		 * internal topics (kp_topic_reserved: unknown, as no topic takes it)
+		 */
+		create = t == NULL && name && name[0] && allow_create && !kp_topic_reserved(name);
 		out->topic_authorized_operations = PG_INT32_MIN;
 
 		/*
@@ -334,22 +341,20 @@ kp_handle_metadata(KpRequestContext *ctx)
 			memcpy(out->topic_id.b, rt->topic_id.b, 16);
 			continue;
 		}
-		if (t == NULL && name && name[0] && allow_create &&
-			!kp_authz_cluster(ctx, KP_ACL_OP_CREATE) &&
+		if (create && !kp_authz_cluster(ctx, KP_ACL_OP_CREATE) &&
 			!kp_authz_topic(ctx, name, NULL, KP_ACL_OP_CREATE))
 		{
 			out->error_code = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
 			out->name = pstrdup(name);
 			continue;
 		}
-		/* Kafka's internal topics are not made (kp_topic_reserved): unknown */
-		if (t == NULL && name && name[0] && allow_create && view.standby && !kp_topic_reserved(name))
+		if (create && view.standby)
 		{
 			out->error_code = KP_ERR_LEADER_NOT_AVAILABLE;
 			out->name = pstrdup(name);
 			continue;
 		}
-		if (t == NULL && name && name[0] && allow_create && !kp_topic_reserved(name))
+		if (create)
 		{
 			AutoCreateArg arg = {name};
 			char	   *msg;

@@ -187,8 +187,8 @@ class Conn:
 
 # ---------------------------------------------------------------- requests
 
-def create_topic(c, name, configs=None, partitions=1):
-    """CreateTopics v4; returns the topic's error code."""
+def create_topic(c, name, configs=None, partitions=1, with_message=False):
+    """CreateTopics v4; returns the topic's error code (with_message: (error, message bytes))."""
     cfg = [string(k) + string(v) for k, v in (configs or {}).items()]
     t = string(name) + i32(partitions) + i16(1) + array([]) + array(cfg)
     r = c.call(19, 4, array([t]) + i32(30000) + i8(0))
@@ -196,7 +196,7 @@ def create_topic(c, name, configs=None, partitions=1):
         return None
     r.i32()  # throttle
     res = r.array(lambda: (r.string(), r.i16(), r.string()))
-    return res[0][1]
+    return res[0][1:] if with_message else res[0][1]
 
 
 def produce(c, topic, batch, record_errors=None):
@@ -1270,13 +1270,10 @@ def check_internal_topics():
     check("CreateTopics of __consumer_offsets and __transaction_state makes nothing (Kafka: "
           "TOPIC_ALREADY_EXISTS, its own; kafka_pg: INVALID_REQUEST, prohibited)",
           got in ([36, 36], [42, 42]), f"(got {got})")
-    t = string("__cluster_metadata") + i32(1) + i16(1) + array([]) + array([])
-    r = c.call(19, 4, array([t]) + i32(30000) + i8(0))
-    r.i32()
-    got = r.array(lambda: (r.string(), r.i16(), r.string()))
+    got = create_topic(c, "__cluster_metadata", with_message=True)
     check("CreateTopics of __cluster_metadata: INVALID_REQUEST \"Creation of internal topic __cluster_metadata "
-          "is prohibited.\"", got == [(b"__cluster_metadata", 42, b"Creation of internal topic __cluster_metadata "
-                                      b"is prohibited.")], f"(got {got})")
+          "is prohibited.\"", got == (42, b"Creation of internal topic __cluster_metadata is prohibited."),
+          f"(got {got})")
     c.close()
 
 
@@ -1312,9 +1309,13 @@ def check_deleted_topic_offsets():
     c.close()
 
 
-def init_producer_id(c, pid, epoch, txn_id=None):
-    """InitProducerId v4 (flexible) with this producer id and epoch: (error, producer id, epoch)."""
-    r = c.call_flex(22, 4, cstring(txn_id) + i32(60000) + i64(pid) + i16(epoch) + TAGS)
+def init_producer_id(c, txn_id=None, timeout_ms=60000, pid=None, epoch=None):
+    """InitProducerId v1 (the transactional id and timeout), or v4 with a producer id and epoch (pid
+    and epoch given): (error, producer id, epoch), None if no answer."""
+    if pid is None:
+        r = c.call(22, 1, string(txn_id) + i32(timeout_ms))
+    else:
+        r = c.call_flex(22, 4, cstring(txn_id) + i32(timeout_ms) + i64(pid) + i16(epoch) + TAGS)
     if r is None:
         return None
     r.i32()
@@ -1329,9 +1330,9 @@ def check_idempotent_ids():
     dropped); an id without an epoch or an epoch without an id is INVALID_REQUEST, with a
     transactional id too."""
     c = Conn()
-    first = init_producer_id(c, -1, -1)
-    again = init_producer_id(c, first[1], first[2]) if first else None
-    zeros = [init_producer_id(c, 0, 0) for _ in range(2)]
+    first = init_producer_id(c, pid=-1, epoch=-1)
+    again = init_producer_id(c, pid=first[1], epoch=first[2]) if first else None
+    zeros = [init_producer_id(c, pid=0, epoch=0) for _ in range(2)]
     got = [first, again] + zeros
     ids = [g[1] for g in got if g]
     check("InitProducerId v4, no transactional id: a new producer id at epoch 0 each time, also when "
@@ -1343,8 +1344,7 @@ def check_idempotent_ids():
     sent = [produce(c, topic, build_batch(0, [v], p[1], p[2], 0)) for p, v in ((a, b"a"), (b, b"b"))]
     check("two producers given ids that way each append their first batch (sequence 0): offsets 0 and 1",
           sent == [(0, 0), (0, 1)], f"(got {sent})")
-    bad = [init_producer_id(c, 7, -1), init_producer_id(c, -1, 4),
-           init_producer_id(c, 7, -1, f"conf-txn-{RUN}"), init_producer_id(c, -1, 4, f"conf-txn-{RUN}")]
+    bad = [init_producer_id(c, txn, pid=p, epoch=e) for txn in (None, f"conf-txn-{RUN}") for p, e in ((7, -1), (-1, 4))]
     check("an id without an epoch, or an epoch without an id: INVALID_REQUEST (42), with or without a "
           "transactional id", [g[0] if g else None for g in bad] == [42] * 4, f"(got {bad})")
     c.close()

@@ -70,11 +70,10 @@ def find_txn_coordinator(c, txn_id):
 
 
 def init_producer_id(c, txn_id, timeout_ms):
-    """InitProducerId v1: (error, producer id, epoch); retries CONCURRENT_TRANSACTIONS."""
+    """InitProducerId v1 (conformance.py's): (error, producer id, epoch); retries
+    CONCURRENT_TRANSACTIONS."""
     for _ in range(50):
-        r = c.call(22, 1, string(txn_id) + i32(timeout_ms))
-        r.i32()
-        err, pid, epoch = r.i16(), r.i64(), r.i16()
+        err, pid, epoch = cf.init_producer_id(c, txn_id, timeout_ms)
         if err != 51:
             return err, pid, epoch
         time.sleep(0.2)
