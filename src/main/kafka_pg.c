@@ -102,6 +102,18 @@ kp_worker_connect(void)
 	 * turns off
 	 */
 	SetConfigOption("session_replication_role", "origin", PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * A server's timeouts are for its SQL sessions: as autovacuum, the
+	 * workers turn them off (a lock_timeout failed their catalog reads while
+	 * a DBA held a table lock: the request's connection closed, the cleaner
+	 * exited).  Where a worker bounds a wait, it says so itself, in a setting
+	 * local to its transaction (dispatch.c) or after this (the share
+	 * acquirer).
+	 */
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */

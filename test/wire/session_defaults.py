@@ -2,13 +2,15 @@
 """The broker under a server's session defaults that would stop its writes
 or change what its statements mean: default_transaction_read_only = on,
 default_transaction_isolation = serializable, search_path = kp_trap,
-pg_catalog and session_replication_role = replica set for the whole server
-(ALTER SYSTEM, reloaded), as a DBA may to keep sessions from writing (the
-first two), as a schema on a default path would (the third), or as a
-logical-replication setup may (the last: it turns off triggers, and with them
-foreign keys).  kafka_pg's background workers set their own
-(src/main/kafka_pg.c, kp_worker_connect, as autovacuum does), so the Kafka
-clients are served as before, while SQL sessions get the defaults.
+pg_catalog, session_replication_role = replica and lock_timeout,
+statement_timeout and idle_in_transaction_session_timeout of 1 ms set for the
+whole server (ALTER SYSTEM, reloaded), as a DBA may to keep sessions from
+writing (the first two), as a schema on a default path would (the third), as
+a logical-replication setup may (the fourth: it turns off triggers, and with
+them foreign keys), or to keep SQL sessions from waiting (the timeouts).
+kafka_pg's background workers set their own (src/main/kafka_pg.c,
+kp_worker_connect, as autovacuum does), so the Kafka clients are served as
+before, while SQL sessions get the defaults.
 Schema kp_trap (test/lib/search_path_traps.sql) copies pg_catalog's
 operators and functions, each logging WARNING "trap sprung" when called;
 this script's own psql sessions keep pg_catalog alone (PGOPTIONS), so a
@@ -23,7 +25,13 @@ they took the server's search_path: a trap was sprung by their statements
 (as the bootstrap superuser) on every request touching the catalog.  Until
 2026-12-07 they took the server's session_replication_role: under replica a
 topic deleted on the wire left its partitions' and configs' rows behind (the
-catalog's ON DELETE CASCADE foreign keys are triggers).
+catalog's ON DELETE CASCADE foreign keys are triggers).  And they took its
+lock_timeout: while a SQL session held a lock on kafka.topics for 3 s, a
+Metadata request failed at once ("canceling statement due to lock timeout",
+its connection closed; librdkafka's list_topics timed out) and the log
+cleaner exited with that error, restarted by the postmaster.  (The other two
+timeouts are PostgreSQL's for client sessions, which the workers are not;
+they are set here as a DBA would set them beside lock_timeout.)
 
 Checks, with librdkafka (confluent_kafka) after the reload:
 - AdminClient CreateTopics; an idempotent acks=all producer delivers;
@@ -34,8 +42,11 @@ Checks, with librdkafka (confluent_kafka) after the reload:
 - a topic with 2 partitions and a config override, deleted with
   DeleteTopics, leaves no row in kafka.partitions or
   kafka.topic_config_overrides;
-- the resolver keeps its pid (not restarted), and the server log shows no
-  ERROR from kafka_pg's workers and no sprung trap in the meantime;
+- while a SQL session holds ACCESS EXCLUSIVE on kafka.topics for 3 s (its
+  own lock_timeout 0), a Metadata request waits for it (at least 1.5 s)
+  and then names the topic;
+- no kafka_pg worker is restarted (each keeps its pid), and the server log
+  shows no ERROR from kafka_pg's workers and no sprung trap in the meantime;
 - a SQL session gets the defaults: kafka.produce is refused with 25006.
 
 Usage: session_defaults.py HOST:PORT (PGDATABASE etc. for psql; KP_SERVER_LOG,
@@ -58,7 +69,11 @@ RUN = uuid.uuid4().hex[:8]
 N = 200
 
 
-ENV = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c search_path=pg_catalog").strip())
+# this script's own sessions keep pg_catalog alone and wait as long as they must
+ENV = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c search_path=pg_catalog"
+                                  " -c lock_timeout=0 -c statement_timeout=0"
+                                  " -c idle_in_transaction_session_timeout=0").strip())
+TIMEOUTS = ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")
 TRAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "search_path_traps.sql")
 
 
@@ -76,20 +91,25 @@ def reload_settings(on):
         psql("ALTER SYSTEM SET default_transaction_isolation = 'serializable'")
         psql("ALTER SYSTEM SET search_path = kp_trap, pg_catalog")
         psql("ALTER SYSTEM SET session_replication_role = replica")
+        for name in TIMEOUTS:
+            psql("ALTER SYSTEM SET %s = '1ms'" % name)
     else:
         psql("ALTER SYSTEM RESET default_transaction_read_only")
         psql("ALTER SYSTEM RESET default_transaction_isolation")
         psql("ALTER SYSTEM RESET search_path")
         psql("ALTER SYSTEM RESET session_replication_role")
+        for name in TIMEOUTS:
+            psql("ALTER SYSTEM RESET %s" % name)
     psql("SELECT pg_reload_conf()")
     time.sleep(2)  # every process reloads at its next wake-up (the workers' within 1 s)
     if not on:
         psql("DROP SCHEMA IF EXISTS kp_trap CASCADE")
 
 
-def resolver_pid():
-    out = psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg resolver'").stdout.split()
-    return int(out[0]) if len(out) == 1 else None
+def worker_pids():
+    out = psql("SELECT backend_type || ' ' || pid FROM pg_stat_activity"
+               " WHERE backend_type LIKE 'kafka_pg %'").stdout.splitlines()
+    return sorted(out)
 
 
 def log_size(path):
@@ -152,9 +172,9 @@ def main():
         print("# KP_SERVER_LOG is not set (run by hand): the server log check is skipped")
     reload_settings(True)
     try:
-        pid0 = resolver_pid()
-        env = dict(os.environ)
-        env.pop("PGOPTIONS", None)
+        pids0 = worker_pids()
+        # the server's search_path, not its 1 ms timeouts
+        env = dict(os.environ, PGOPTIONS=" ".join("-c %s=0" % name for name in TIMEOUTS))
         live = subprocess.run(["psql", "-X", "-At", "-c", "SELECT 1 = 1"], capture_output=True, text=True,
                               timeout=60, env=env)
         check("the traps are live: a SQL session on the server's search_path springs one (integer = integer)",
@@ -209,9 +229,31 @@ def main():
         check("DeleteTopics of a topic with 2 partitions and a config: no partition or config row is left",
               deleted is True and left == "0", "(deleted %s, rows left %r)" % (deleted, left))
 
-        time.sleep(1.5)  # a resolver failing at start would have been restarted by now
-        pid1 = resolver_pid()
-        check("the resolver was not restarted", pid0 is not None and pid0 == pid1, "(pid %s, then %s)" % (pid0, pid1))
+        # a DBA's table lock on the catalog: the workers wait for it, whatever the server's lock_timeout
+        holder = subprocess.Popen(["psql", "-X", "-At", "-c", "BEGIN; LOCK TABLE kafka.topics IN ACCESS EXCLUSIVE MODE;"
+                                   " SELECT pg_sleep(3); COMMIT"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, env=ENV)
+        until = time.time() + 10
+        while time.time() < until and psql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock'"
+                                           " AND relation = 'kafka.topics'::regclass AND granted").stdout.strip() != "1":
+            time.sleep(0.05)
+        started = time.time()
+        try:
+            md = admin.list_topics(topic, timeout=20)
+            named = topic in md.topics and md.topics[topic].error is None
+            detail = "" if named else "(%s)" % md.topics.get(topic)
+        except KafkaException as e:
+            named, detail = False, "(%s)" % e
+        waited = time.time() - started
+        holder_err = holder.communicate(timeout=30)[1]
+        check("a Metadata request sent while a SQL session holds kafka.topics waits for it, then names the topic",
+              named and waited >= 1.5 and holder.returncode == 0,
+              "%s (answered after %.2f s; the lock holder: rc %s %s)" % (detail, waited, holder.returncode,
+                                                                          holder_err.strip()[:200]))
+
+        time.sleep(1.5)  # a worker failing would have been restarted by now
+        pids1 = worker_pids()
+        check("no kafka_pg worker was restarted", pids0 and pids0 == pids1, "(%s, then %s)" % (pids0, pids1))
         if log:
             bad = worker_errors(log, since)
             check("no ERROR from kafka_pg's workers and no sprung trap in the server log meanwhile", not bad,
