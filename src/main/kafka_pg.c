@@ -114,6 +114,13 @@ kp_worker_connect(void)
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * exit_on_error turns every ERROR into FATAL, also one a worker catches
+	 * in a subtransaction to answer it (a CreateTopics of a topic that
+	 * exists): a listener worker exited, with its connections, on each.
+	 */
+	SetConfigOption("exit_on_error", "off", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */

@@ -2,12 +2,14 @@
 """The broker under a server's session defaults that would stop its writes
 or change what its statements mean: default_transaction_read_only = on,
 default_transaction_isolation = serializable, search_path = kp_trap,
-pg_catalog, session_replication_role = replica and lock_timeout,
-statement_timeout and idle_in_transaction_session_timeout of 1 ms set for the
-whole server (ALTER SYSTEM, reloaded), as a DBA may to keep sessions from
-writing (the first two), as a schema on a default path would (the third), as
-a logical-replication setup may (the fourth: it turns off triggers, and with
-them foreign keys), or to keep SQL sessions from waiting (the timeouts).
+pg_catalog, session_replication_role = replica, lock_timeout,
+statement_timeout and idle_in_transaction_session_timeout of 1 ms and
+exit_on_error = on set for the whole server (ALTER SYSTEM, reloaded), as a
+DBA may to keep sessions from writing (the first two), as a schema on a
+default path would (the third), as a logical-replication setup may (the
+fourth: it turns off triggers, and with them foreign keys), to keep SQL
+sessions from waiting (the timeouts) or to end a session at its first error
+(the last).
 kafka_pg's background workers set their own (src/main/kafka_pg.c,
 kp_worker_connect, as autovacuum does), so the Kafka clients are served as
 before, while SQL sessions get the defaults.
@@ -31,10 +33,15 @@ Metadata request failed at once ("canceling statement due to lock timeout",
 its connection closed; librdkafka's list_topics timed out) and the log
 cleaner exited with that error, restarted by the postmaster.  (The other two
 timeouts are PostgreSQL's for client sessions, which the workers are not;
-they are set here as a DBA would set them beside lock_timeout.)
+they are set here as a DBA would set them beside lock_timeout.)  And they
+took its exit_on_error: a CreateTopics of a topic that exists made the
+listener worker serving it exit (FATAL "topic ... already exists", every
+connection of that worker closed, the client's retries killing the restarted
+workers in turn; kafka-topics timed out).
 
 Checks, with librdkafka (confluent_kafka) after the reload:
-- AdminClient CreateTopics; an idempotent acks=all producer delivers;
+- AdminClient CreateTopics; again: TOPIC_ALREADY_EXISTS; an idempotent
+  acks=all producer delivers;
 - a consumer of a group reads every record and commits its offsets (read
   back with committed());
 - a transactional producer commits a transaction, and a read_committed
@@ -46,7 +53,7 @@ Checks, with librdkafka (confluent_kafka) after the reload:
   own lock_timeout 0), a Metadata request waits for it (at least 1.5 s)
   and then names the topic;
 - no kafka_pg worker is restarted (each keeps its pid), and the server log
-  shows no ERROR from kafka_pg's workers and no sprung trap in the meantime;
+  shows no ERROR or FATAL from kafka_pg's workers and no sprung trap meanwhile;
 - a SQL session gets the defaults: kafka.produce is refused with 25006.
 
 Usage: session_defaults.py HOST:PORT (PGDATABASE etc. for psql; KP_SERVER_LOG,
@@ -61,7 +68,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import check, finish  # noqa: E402
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 BOOT = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:9092"
@@ -69,10 +76,11 @@ RUN = uuid.uuid4().hex[:8]
 N = 200
 
 
-# this script's own sessions keep pg_catalog alone and wait as long as they must
-ENV = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c search_path=pg_catalog"
-                                  " -c lock_timeout=0 -c statement_timeout=0"
-                                  " -c idle_in_transaction_session_timeout=0").strip())
+# the server-wide settings this script's own sessions do without: they wait as long as they must
+# and outlive their errors
+OWN = "-c lock_timeout=0 -c statement_timeout=0 -c idle_in_transaction_session_timeout=0 -c exit_on_error=off"
+# and they keep pg_catalog alone
+ENV = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c search_path=pg_catalog " + OWN).strip())
 TIMEOUTS = ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")
 TRAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "search_path_traps.sql")
 
@@ -93,6 +101,7 @@ def reload_settings(on):
         psql("ALTER SYSTEM SET session_replication_role = replica")
         for name in TIMEOUTS:
             psql("ALTER SYSTEM SET %s = '1ms'" % name)
+        psql("ALTER SYSTEM SET exit_on_error = on")
     else:
         psql("ALTER SYSTEM RESET default_transaction_read_only")
         psql("ALTER SYSTEM RESET default_transaction_isolation")
@@ -100,6 +109,7 @@ def reload_settings(on):
         psql("ALTER SYSTEM RESET session_replication_role")
         for name in TIMEOUTS:
             psql("ALTER SYSTEM RESET %s" % name)
+        psql("ALTER SYSTEM RESET exit_on_error")
     psql("SELECT pg_reload_conf()")
     time.sleep(2)  # every process reloads at its next wake-up (the workers' within 1 s)
     if not on:
@@ -123,7 +133,7 @@ def worker_errors(path, since):
         f.seek(since)
         lines = f.read().decode("utf-8", "replace").splitlines()
     return [ln for ln in lines if "trap sprung" in ln or
-            ("kafka_pg" in ln and (" ERROR: " in ln or "failed:" in ln))]
+            ("kafka_pg" in ln and (" ERROR: " in ln or " FATAL: " in ln or "failed:" in ln))]
 
 
 def produce(conf, topic, n, txn=False):
@@ -173,8 +183,8 @@ def main():
     reload_settings(True)
     try:
         pids0 = worker_pids()
-        # the server's search_path, not its 1 ms timeouts
-        env = dict(os.environ, PGOPTIONS=" ".join("-c %s=0" % name for name in TIMEOUTS))
+        # the server's search_path, not its other settings
+        env = dict(os.environ, PGOPTIONS=OWN)
         live = subprocess.run(["psql", "-X", "-At", "-c", "SELECT 1 = 1"], capture_output=True, text=True,
                               timeout=60, env=env)
         check("the traps are live: a SQL session on the server's search_path springs one (integer = integer)",
@@ -194,6 +204,13 @@ def main():
             except Exception as e:  # noqa: BLE001 (any failure is the finding)
                 errs.append(str(e))
         check("CreateTopics of two topics", not errs, "(%s)" % errs)
+        try:
+            admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=30)[topic].result(60)
+            again = "created"
+        except KafkaException as e:
+            again = e.args[0]
+        check("CreateTopics of one of them again: TOPIC_ALREADY_EXISTS",
+              getattr(again, "code", lambda: None)() == KafkaError.TOPIC_ALREADY_EXISTS, "(%s)" % again)
 
         errors, left = produce({}, topic, N)
         check("an idempotent acks=all producer delivers %d records" % N, not errors and left == 0,
@@ -256,7 +273,7 @@ def main():
         check("no kafka_pg worker was restarted", pids0 and pids0 == pids1, "(%s, then %s)" % (pids0, pids1))
         if log:
             bad = worker_errors(log, since)
-            check("no ERROR from kafka_pg's workers and no sprung trap in the server log meanwhile", not bad,
+            check("no ERROR or FATAL from kafka_pg's workers and no sprung trap in the server log meanwhile", not bad,
                   "(%d lines: %s)" % (len(bad), bad[:3]))
 
         r = psql("SELECT * FROM kafka.produce('%s', 'k'::bytea, 'v'::bytea)" % topic)
