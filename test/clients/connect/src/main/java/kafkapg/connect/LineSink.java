@@ -6,9 +6,7 @@ import java.io.OutputStreamWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -40,13 +38,7 @@ public class LineSink extends SinkConnector {
 
     @Override
     public List<Map<String, String>> taskConfigs(int maxTasks) {
-        List<Map<String, String>> configs = new ArrayList<>();
-        for (int t = 0; t < maxTasks; t++) {
-            Map<String, String> c = new HashMap<>(props);
-            c.put("task.no", Integer.toString(t));
-            configs.add(c);
-        }
-        return configs;
+        return Tasks.numbered(props, maxTasks);
     }
 
     @Override

@@ -2,7 +2,6 @@ package kafkapg.connect;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
@@ -34,13 +33,7 @@ public class SeqSource extends SourceConnector {
 
     @Override
     public List<Map<String, String>> taskConfigs(int maxTasks) {
-        List<Map<String, String>> configs = new ArrayList<>();
-        for (int t = 0; t < maxTasks; t++) {
-            Map<String, String> c = new HashMap<>(props);
-            c.put("task.no", Integer.toString(t));
-            configs.add(c);
-        }
-        return configs;
+        return Tasks.numbered(props, maxTasks);
     }
 
     @Override
