@@ -15,6 +15,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "replication/logicallauncher.h"
 #include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
@@ -41,6 +42,11 @@ int			kp_max_partitions = 4096;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_utility_hook = NULL;
+
+/* the workers registered, in order, for warn_worker_room */
+#define KP_MAX_WORKERS 80
+static char kp_worker_names[KP_MAX_WORKERS][BGW_MAXLEN];
+static int	kp_workers_registered = 0;
 
 void		_PG_init(void);
 
@@ -87,6 +93,38 @@ kp_register_worker(const char *name, const char *type, const char *function,
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
 	worker.bgw_main_arg = arg;
 	RegisterBackgroundWorker(&worker);
+	if (kp_workers_registered < KP_MAX_WORKERS)
+		strlcpy(kp_worker_names[kp_workers_registered], name, BGW_MAXLEN);
+	kp_workers_registered++;
+}
+
+/*
+ * PostgreSQL refuses a registration beyond max_worker_processes with a LOG
+ * line that names no worker ("too many background workers"), and the broker
+ * then runs without them.  Say which of ours are sure not to start: the
+ * logical replication launcher registers before any library (when
+ * max_logical_replication_workers is not 0); libraries loaded before
+ * kafka_pg may take more, which this cannot see.
+ */
+static void
+warn_worker_room(void)
+{
+	int			room = max_worker_processes - (max_logical_replication_workers > 0 ? 1 : 0);
+	StringInfoData left;
+	int			i;
+
+	if (kp_workers_registered <= room)
+		return;
+	initStringInfo(&left);
+	for (i = Max(room, 0); i < Min(kp_workers_registered, KP_MAX_WORKERS); i++)
+		appendStringInfo(&left, "%s\"%s\"", left.len > 0 ? ", " : "", kp_worker_names[i]);
+	ereport(WARNING,
+			(errmsg("kafka_pg: max_worker_processes (%d) has no room for %d of its %d background workers",
+					max_worker_processes, kp_workers_registered - Max(room, 0), kp_workers_registered),
+			 errdetail("They do not start: %s.", left.data),
+			 errhint("Set max_worker_processes to at least %d (these and the logical replication launcher; more for other extensions and parallel query), and restart.",
+					 kp_workers_registered + (max_logical_replication_workers > 0 ? 1 : 0))));
+	pfree(left.data);
 }
 
 void
@@ -270,6 +308,7 @@ _PG_init(void)
 	kp_listener_init();
 	/* after the listener's: if max_worker_processes is short, these go first */
 	kp_share_acquirer_register();
+	warn_worker_room();
 
 	/* last: every kafka.* setting must be defined before this */
 	MarkGUCPrefixReserved("kafka");
