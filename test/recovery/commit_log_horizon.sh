@@ -27,13 +27,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
-
-passed=0
-failed=0
-check() {
-	if [ "$2" = 1 ]; then passed=$((passed + 1)); echo "ok - $1"
-	else failed=$((failed + 1)); echo "not ok - $1 ${3:-}"; fi
-}
+. test/lib/tap.sh
 
 TMP=$(kp_mktemp horizon)
 DATA=$TMP/data
@@ -239,5 +233,4 @@ done
 check "after kill -9 and restart, SQL fetch still hides them" "$([ "$(fetch_sql)" = "$EXPECT" ] && echo 1)" "($(fetch_sql))"
 check "after kill -9 and restart, wire read_committed still hides them" "$([ "$w" = "$EXPECT|aborted=2" ] && echo 1)" "($w)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish

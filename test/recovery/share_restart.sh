@@ -16,13 +16,7 @@ cd "$(dirname "$0")/../.."
 # the share acquirer (which kafka.share_acquire hands its work to) serves kafka.database
 export KP_KAFKA_DB=postgres
 . test/lib/cluster.sh
-
-passed=0
-failed=0
-check() {
-	if [ "$2" = 1 ]; then passed=$((passed + 1)); echo "ok - $1"
-	else failed=$((failed + 1)); echo "not ok - $1 ${3:-}"; fi
-}
+. test/lib/tap.sh
 
 TMP=$(kp_mktemp share-restart)
 DATA=$TMP/data
@@ -82,5 +76,4 @@ check "after the lock duration: the unacknowledged records again, never the acce
 none=$(sql "SELECT count(*) FROM kafka.share_acquire('g', 'jobs', 10)")
 check "nothing else" "$([ "$none" = 0 ] && echo 1)" "(got $none)"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish

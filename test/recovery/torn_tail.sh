@@ -14,13 +14,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
-
-passed=0
-failed=0
-check() {
-	if [ "$2" = 1 ]; then passed=$((passed + 1)); echo "ok - $1"
-	else failed=$((failed + 1)); echo "not ok - $1 ${3:-}"; fi
-}
+. test/lib/tap.sh
 
 TMP=$(kp_mktemp torn)
 DATA=$TMP/data
@@ -94,5 +88,4 @@ check "and is read back" "$([ "$last" = "after the crash" ] && echo 1 || echo 0)
 problems=$(kp_log_problems "$LOG")
 check "no PANIC or crash other than our kill -9 in the server log" "$([ -z "$problems" ] && echo 1 || echo 0)" "$problems"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish

@@ -13,13 +13,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
-
-passed=0
-failed=0
-check() {
-	if [ "$2" = 1 ]; then passed=$((passed + 1)); echo "ok - $1"
-	else failed=$((failed + 1)); echo "not ok - $1 ${3:-}"; fi
-}
+. test/lib/tap.sh
 
 TMP=$(kp_mktemp room)
 DATA=$TMP/data
@@ -28,9 +22,12 @@ KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29232}" "$PORT")
 trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 LOG=$(kp_logfile "$DATA")
 
+# its own cluster serves its own postgres database (the suite exports the shared cluster's)
+export KP_KAFKA_DB=postgres
 KP_EXTRA_CONF="max_worker_processes = 4
 max_logical_replication_workers = 4" kp_init "$DATA" "$PORT" "$KPORT" || exit 1
 kp_start "$DATA" || exit 1
+kp_create_extension "$PORT" postgres >/dev/null || exit 1
 running() { kp_psql "$PORT" postgres -At -c "SELECT string_agg(backend_type, ',' ORDER BY backend_type COLLATE \"C\") FROM pg_stat_activity WHERE backend_type LIKE 'kafka_pg %'"; }
 settle() { # wait up to 10 s for the running workers to stop changing
 	local last="" now i
@@ -78,5 +75,4 @@ check "with max_worker_processes 16: no such WARNING" "$([ "$before" = "$after" 
 now=$(running)
 check "and all seven run" \
 	"$([ "$now" = "kafka_pg WAL flusher,kafka_pg listener,kafka_pg listener,kafka_pg log cleaner,kafka_pg resolver,kafka_pg share acquirer,kafka_pg share acquirer" ] && echo 1)" "($now)"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+tap_finish

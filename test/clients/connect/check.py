@@ -136,10 +136,13 @@ def running(name, tasks, on=None):
 
 
 def sink_values():
+    """The values of the sink's lines; a line without its newline is left out (kill -9 can cut the
+    last line of the killed worker's file: a torn "0-" once read as a record never sent)."""
     values = []
     for name in glob.glob(os.path.join(WORK, "sink.*")):
         with open(name) as f:
-            values += [parts[3] for parts in (line.split() for line in f) if len(parts) == 4]
+            values += [parts[3] for parts in (line.split() for line in f if line.endswith("\n"))
+                       if len(parts) == 4]
     return values
 
 
