@@ -109,7 +109,8 @@ kp_register_worker(const char *name, const char *type, const char *function,
 static void
 warn_worker_room(void)
 {
-	int			room = max_worker_processes - (max_logical_replication_workers > 0 ? 1 : 0);
+	int			launcher = max_logical_replication_workers > 0 ? 1 : 0;
+	int			room = max_worker_processes - launcher;
 	StringInfoData left;
 	int			i;
 
@@ -123,7 +124,7 @@ warn_worker_room(void)
 					max_worker_processes, kp_workers_registered - Max(room, 0), kp_workers_registered),
 			 errdetail("They do not start: %s.", left.data),
 			 errhint("Set max_worker_processes to at least %d (these and the logical replication launcher; more for other extensions and parallel query), and restart.",
-					 kp_workers_registered + (max_logical_replication_workers > 0 ? 1 : 0))));
+					 kp_workers_registered + launcher)));
 	pfree(left.data);
 }
 
