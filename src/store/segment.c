@@ -84,6 +84,107 @@ preextend(Relation rel, BlockNumber blkno)
 	return ok;
 }
 
+/*
+ * Open segments: fake relcache entries, each the owner of its segment's
+ * SMgrRelation (RelationGetSmgr makes it so) until kp_segment_close gives it
+ * up.  An ERROR between the open and the close (a damaged page, an I/O
+ * error, a query cancel in a read) skips the close.  Were the entry in the
+ * caller's memory, that memory would go (the request's, the query's) while
+ * the SMgrRelation, which outlives transactions, still pointed at it as its
+ * owner, and the next open of the segment in the process would write NULL
+ * through that pointer (smgrsetowner) into whatever had been allocated there
+ * since: a reader's open relation, whose next read crashed the process
+ * (test/recovery/damaged_page.py met it one run in three).  So the entries
+ * live in a context of their own and are listed with the subtransaction
+ * that opened them; what an aborting (sub)transaction left open is closed
+ * then, as PostgreSQL closes what a resource owner held.
+ */
+typedef struct OpenSegment
+{
+	Relation	rel;
+	SubTransactionId subid;		/* the opener's; Invalid: kept (outside a
+								 * transaction, or open past a commit) */
+} OpenSegment;
+
+static MemoryContext open_segments_cxt = NULL;
+static OpenSegment *open_segments = NULL;
+static int	nopen_segments = 0;
+static int	max_open_segments = 0;
+
+static void
+open_segments_drop(int i)
+{
+	Relation	rel = open_segments[i].rel;
+
+	open_segments[i] = open_segments[--nopen_segments];
+	FreeFakeRelcacheEntry(rel);
+}
+
+static void
+open_segments_xact_callback(XactEvent event, void *arg)
+{
+	int			i;
+
+	for (i = nopen_segments - 1; i >= 0; i--)
+	{
+		if (open_segments[i].subid == InvalidSubTransactionId)
+			continue;
+		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+			open_segments_drop(i);
+		else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+				 event == XACT_EVENT_PREPARE)
+			open_segments[i].subid = InvalidSubTransactionId;
+	}
+}
+
+static void
+open_segments_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							   SubTransactionId parentSubid, void *arg)
+{
+	int			i;
+
+	for (i = nopen_segments - 1; i >= 0; i--)
+	{
+		if (open_segments[i].subid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			open_segments_drop(i);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			open_segments[i].subid = parentSubid;
+	}
+}
+
+static Relation
+segment_open_node(RelFileNode rnode)
+{
+	MemoryContext old;
+	Relation	rel;
+
+	if (open_segments_cxt == NULL)
+	{
+		open_segments_cxt = AllocSetContextCreate(TopMemoryContext, "kafka_pg open segments",
+												  ALLOCSET_SMALL_SIZES);
+		max_open_segments = 8;
+		open_segments = MemoryContextAlloc(open_segments_cxt,
+										   sizeof(OpenSegment) * max_open_segments);
+		RegisterXactCallback(open_segments_xact_callback, NULL);
+		RegisterSubXactCallback(open_segments_subxact_callback, NULL);
+	}
+	else if (nopen_segments == max_open_segments)
+	{
+		max_open_segments *= 2;
+		open_segments = repalloc(open_segments, sizeof(OpenSegment) * max_open_segments);
+	}
+	old = MemoryContextSwitchTo(open_segments_cxt);
+	rel = CreateFakeRelcacheEntry(rnode);
+	MemoryContextSwitchTo(old);
+	open_segments[nopen_segments].rel = rel;
+	open_segments[nopen_segments].subid = IsTransactionState() ?
+		GetCurrentSubTransactionId() : InvalidSubTransactionId;
+	nopen_segments++;
+	return rel;
+}
+
 Relation
 kp_segment_open(Oid relnode)
 {
@@ -92,13 +193,25 @@ kp_segment_open(Oid relnode)
 	rnode.spcNode = MyDatabaseTableSpace;
 	rnode.dbNode = MyDatabaseId;
 	rnode.relNode = relnode;
-	return CreateFakeRelcacheEntry(rnode);
+	return segment_open_node(rnode);
 }
 
 void
 kp_segment_close(Relation rel)
 {
-	FreeFakeRelcacheEntry(rel);
+	int			i;
+
+	/* the last opened is closed first, mostly */
+	for (i = nopen_segments - 1; i >= 0; i--)
+	{
+		if (open_segments[i].rel == rel)
+		{
+			open_segments_drop(i);
+			return;
+		}
+	}
+	/* closed by an abort already: freeing it again would corrupt memory */
+	elog(WARNING, "kafka_pg: closing a segment relation that is not open");
 }
 
 /*
@@ -298,7 +411,7 @@ kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen)
 									  RELPERSISTENCE_PERMANENT);
 	RelationCreateStorage(rnode, RELPERSISTENCE_PERMANENT, drop_on_abort);
 
-	rel = CreateFakeRelcacheEntry(rnode);
+	rel = segment_open_node(rnode);
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	xstate = GenericXLogStart(rel);
@@ -308,7 +421,7 @@ kp_store_create_relation(bool drop_on_abort, const void *meta, Size metalen)
 	((PageHeader) page)->pd_lower = SizeOfPageHeaderData + metalen;
 	GenericXLogFinish(xstate);
 	UnlockReleaseBuffer(buf);
-	FreeFakeRelcacheEntry(rel);
+	kp_segment_close(rel);
 
 	return rnode.relNode;
 }

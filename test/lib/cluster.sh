@@ -12,6 +12,11 @@
 #   KP_EXTRA_CONF    extra postgresql.conf lines
 #   KP_EXTENSION     extension to create (default kafka_pg; a stand-in for debugging the harness)
 #   KP_PRELOAD       shared_preload_libraries (default kafka_pg)
+# and before kp_start:
+#   KP_PGCTL_CORE    non-empty: pg_ctl -c, so a crashing server process leaves a core file in the
+#                    data directory (runuser resets the soft limit to 0; the kernel's core_pattern
+#                    decides where it goes). For debugging a crash a test found; also as root:
+#                    `ulimit -c unlimited` in the shell first.
 
 : "${PG_BINDIR:=$( (pg_config --bindir 2>/dev/null) || echo /usr/lib/postgresql/15/bin)}"
 [ -x "$PG_BINDIR/initdb" ] || PG_BINDIR=/usr/lib/postgresql/15/bin
@@ -132,7 +137,7 @@ kp_logfile() { echo "$(dirname "$1")/server-$(basename "$1").log"; }
 kp_start() {
 	local datadir=$1 log; log=$(kp_logfile "$1")
 	kp_as_pg touch "$log" 2>/dev/null || true
-	if ! kp_as_pg "$PG_BINDIR/pg_ctl" -D "$datadir" -l "$log" -w -t 180 start >/dev/null; then
+	if ! kp_as_pg "$PG_BINDIR/pg_ctl" ${KP_PGCTL_CORE:+-c} -D "$datadir" -l "$log" -w -t 180 start >/dev/null; then
 		kp_log "server in $datadir did not start; last log lines:"
 		tail -n 30 "$log" >&2
 		return 1
