@@ -497,6 +497,28 @@ row_retry_what(int16 api_key)
 	}
 }
 
+/*
+ * The requests that read segments for several partitions, and answer a
+ * partition whose pages cannot be read with KAFKA_STORAGE_ERROR rather than
+ * failing as a whole (ctx->storage_guard).
+ */
+static bool
+storage_guarded(int16 api_key)
+{
+	return api_key == KP_API_FETCH || api_key == KP_API_SHARE_FETCH;
+}
+
+bool
+kp_storage_sqlstate(int sqlerrcode)
+{
+	/*
+	 * "invalid page in block", a short read, the store's own length and CRC
+	 * checks (XX001); an I/O error or a missing file (class 58)
+	 */
+	return sqlerrcode == ERRCODE_DATA_CORRUPTED || sqlerrcode == ERRCODE_INDEX_CORRUPTED ||
+		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYSTEM_ERROR;
+}
+
 static LockRetry
 lock_retry(int16 api_key)
 {
@@ -639,11 +661,13 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	const KpApiEntry *api;
 	KpHandlerFn fn;
 	KpRequestContext ctx;
+	KpRequestContext ctx_first; /* as the handler's first run got it */
 	bool		ok = true;
 	char		header_nul[100] = "";
 	bool		handled = false;	/* the handler ran and committed */
 	volatile bool other_build = false;	/* another build's catalog */
 	char	   *volatile lock_busy = NULL;	/* a lock taken (lock_retry): why */
+	volatile bool rerun_guarded = false;	/* storage_guarded: run again */
 	LockRetry	retry;
 	int64		throttle_ms = 0;
 	instr_time	started;
@@ -822,6 +846,8 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	}
 
 	/* run the handler in a transaction of its own */
+	ctx_first = ctx;
+run:
 	retry = lock_retry(hdr.request_api_key);
 	kp_group_locks_nowait = retry == LOCK_RETRY_GROUP;
 	kp_handler_rerun_on_lock = retry == LOCK_RETRY_ROW;
@@ -864,6 +890,9 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 		else if (retry == LOCK_RETRY_ROW && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 			lock_busy = psprintf("%s are being changed by another transaction still open",
 								 row_retry_what(hdr.request_api_key));
+		else if (!ctx.storage_guard && storage_guarded(hdr.request_api_key) &&
+				 kp_storage_sqlstate(edata->sqlerrcode))
+			rerun_guarded = true;
 		else
 		{
 			ereport(LOG,
@@ -879,6 +908,34 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	kp_handler_rerun_on_lock = false;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	MemoryContextSwitchTo(cxt);
+	if (rerun_guarded)
+	{
+		/*
+		 * A segment page that cannot be read (storage_guarded): the request
+		 * runs again, from a fresh decoding of its frame (the handler may
+		 * have rewritten its listing), reading each partition in a
+		 * subtransaction of its own; the one that fails again is answered
+		 * KAFKA_STORAGE_ERROR, the others as usual.  What the first run did
+		 * outside its transaction stands (a fetch session's step to its next
+		 * epoch, noted in ctx.park_cookie, which the second run keeps), but a
+		 * share session's step is undone with the transaction
+		 * (handlers_share.c): a ShareFetch starts again from the cookie it
+		 * came with, its acknowledgements too.
+		 */
+		char		cookie[sizeof(ctx.park_cookie)];
+
+		rerun_guarded = false;
+		strlcpy(cookie, ctx.park_cookie, sizeof(cookie));
+		ctx = ctx_first;
+		ctx.storage_guard = true;
+		if (hdr.request_api_key != KP_API_SHARE_FETCH)
+			strlcpy(ctx.park_cookie, cookie, sizeof(ctx.park_cookie));
+		ctx.request = palloc0(api->request->root->size);
+		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
+		ctx.response = palloc0(api->response->root->size);
+		kp_init_struct(api->response, ctx.response);
+		goto run;
+	}
 	if (lock_busy)
 	{
 		/*

@@ -94,6 +94,13 @@ typedef struct KpRequestContext
 
 	/* set by the dispatcher */
 	bool		final_attempt;	/* a parked request's last call: answer now */
+
+	/*
+	 * Run again after its first run failed reading the store (a damaged
+	 * segment page: kp_storage_sqlstate): read each partition in a
+	 * subtransaction, and answer one whose read fails KAFKA_STORAGE_ERROR.
+	 */
+	bool		storage_guard;
 	int64		received_ms;	/* when the request first arrived: a parked
 								 * request's re-runs keep its first arrival,
 								 * so deadlines measured from it stand */
@@ -223,6 +230,13 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
  * REQUEST_TIMED_OUT).
  */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
+
+/*
+ * Whether an ERROR of this SQLSTATE is the store's pages failing to read
+ * (data corrupted, an I/O error, a missing file): what a Kafka broker's
+ * KAFKA_STORAGE_ERROR stands for.
+ */
+extern bool kp_storage_sqlstate(int sqlerrcode);
 
 /*
  * The whole request refused: every entry of the response answered with code

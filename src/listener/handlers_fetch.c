@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "codec/codec.h"
+#include "common/subxact.h"
 #include "listener/fetch_session.h"
 #include "listener/handlers_admin.h"
 #include "listener/handlers.h"
@@ -175,7 +176,8 @@ typedef struct FetchBudget
  */
 static void
 fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fetch_offset,
-				int32 partition_max_bytes, bool read_committed, FetchBudget *budget)
+				int32 partition_max_bytes, bool read_committed, FetchBudget *budget,
+				int max_batches, int *nbatches)
 {
 	KpLogOffsets off;
 	KpLogOffsets read_off;
@@ -236,6 +238,9 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 		KpBatchHeader hdr;
 		int			before = records->len;
 
+		if (max_batches >= 0 && *nbatches >= max_batches)
+			break;
+
 		/*
 		 * Whole batches only, copied straight from the segment's pages; the
 		 * first one even if it is too big (KIP-74).  Aborted batches go out
@@ -254,6 +259,7 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 			break;
 		}
 		upper = KpBatchLastOffset(&hdr) + 1;
+		(*nbatches)++;
 		part_left -= len;
 		budget->total_left -= len;
 		if (part_left <= 0 || budget->total_left <= 0)
@@ -285,6 +291,112 @@ fetch_partition(KpFetchResponsePartitionData *out, int64 partition_id, int64 fet
 		}
 	}
 	kp_log_reader_close(reader);
+}
+
+/*
+ * A Fetch run again after a storage error (dispatch.c, ctx->storage_guard)
+ * reads each partition in a subtransaction.  One whose read fails is read
+ * again, in another, up to the batches its first try read whole (the same
+ * pages, which were read then): those are answered, and the client's next
+ * Fetch, from the batch after them, fails at once.  With none, the
+ * partition is answered KAFKA_STORAGE_ERROR, as Kafka answers a partition on
+ * a log directory that failed; the other partitions as usual.  One WARNING
+ * a minute per worker.
+ */
+typedef struct GuardedFetch
+{
+	KpFetchResponsePartitionData *out;
+	int64		partition_id;
+	int64		fetch_offset;
+	int32		partition_max_bytes;
+	bool		read_committed;
+	FetchBudget *budget;
+	int			max_batches;
+	int			nbatches;
+} GuardedFetch;
+
+#define FETCH_STORAGE_WARN_MS	60000
+
+static void
+guarded_fetch_fn(void *arg)
+{
+	GuardedFetch *g = arg;
+
+	g->nbatches = 0;
+	fetch_partition(g->out, g->partition_id, g->fetch_offset, g->partition_max_bytes,
+					g->read_committed, g->budget, g->max_batches, &g->nbatches);
+}
+
+static void
+fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, int64 partition_id,
+						int64 fetch_offset, int32 partition_max_bytes, bool read_committed,
+						FetchBudget *budget)
+{
+	static int64 warned_ms = 0;
+	GuardedFetch g;
+	FetchBudget saved = *budget;
+	KpFetchResponsePartitionData saved_out = *out;
+	int			start = fetch_arena->buf.len;
+	ErrorData  *edata;
+	ErrorData  *again = NULL;
+	int64		now;
+
+	g.out = out;
+	g.partition_id = partition_id;
+	g.fetch_offset = fetch_offset;
+	g.partition_max_bytes = partition_max_bytes;
+	g.read_committed = read_committed;
+	g.budget = budget;
+	g.max_batches = -1;
+	edata = kp_try_subxact(guarded_fetch_fn, &g);
+	if (edata == NULL)
+		return;
+
+	/* undo what the failed read did to the response */
+	*budget = saved;
+	*out = saved_out;
+	fetch_arena->buf.len = start;
+	fetch_arena->buf.data[start] = '\0';
+	if (g.nbatches > 0)
+	{
+		g.max_batches = g.nbatches;
+		again = kp_try_subxact(guarded_fetch_fn, &g);
+		if (again != NULL)
+		{
+			*budget = saved;
+			*out = saved_out;
+			fetch_arena->buf.len = start;
+			fetch_arena->buf.data[start] = '\0';
+		}
+	}
+	if (g.nbatches == 0 || again != NULL)
+	{
+		out->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+		out->high_watermark = -1;
+		out->last_stable_offset = -1;
+		out->log_start_offset = -1;
+		out->n_aborted_transactions = -1;
+		out->aborted_transactions = NULL;
+		out->records.data = (const uint8 *) "";
+		out->records.len = 0;
+	}
+	now = kp_listener_now_ms();
+	if (warned_ms == 0 || now - warned_ms >= FETCH_STORAGE_WARN_MS)
+	{
+		warned_ms = now;
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("kafka_pg listener: cannot read %s-%d from offset " INT64_FORMAT ": %s",
+						topic, (int) saved_out.partition_index, fetch_offset, edata->message),
+				 g.nbatches > 0 && again == NULL ?
+				 errdetail("The %d batches before the failing read were answered; a Fetch from there on is answered KAFKA_STORAGE_ERROR.",
+						   g.nbatches) :
+				 errdetail("The partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served."),
+				 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
+	}
+	FreeErrorData(edata);
+	if (again)
+		FreeErrorData(again);
 }
 
 /*
@@ -666,8 +778,16 @@ kp_handle_fetch(KpRequestContext *ctx)
 					any_error = true;
 				continue;
 			}
-			fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
-							read_committed, &budget);
+			if (ctx->storage_guard)
+				fetch_partition_guarded(op, t->name, ref.partition_id, rp->fetch_offset,
+										rp->partition_max_bytes, read_committed, &budget);
+			else
+			{
+				int			nbatches = 0;
+
+				fetch_partition(op, ref.partition_id, rp->fetch_offset, rp->partition_max_bytes,
+								read_committed, &budget, -1, &nbatches);
+			}
 			if (op->error_code != KP_ERR_NONE)
 				any_error = true;
 		}

@@ -37,6 +37,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "common/subxact.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -967,6 +968,76 @@ fetch_respond(KpShareFetchResponse *resp, OutParts *out)
 	resp->n_responses = t;
 }
 
+/*
+ * One share-partition's part of a ShareFetch: acquire, and read the batches
+ * of what was acquired.
+ */
+typedef struct ShareTake
+{
+	const char *group_id;
+	const KpTopic *topic;
+	int32		partition;
+	const char *member_id;
+	int			max_records;
+	bool		record_limit;
+	int64		max_bytes;
+	/* out */
+	int16		code;
+	KpShareAcquired acq;
+	StringInfoData records;
+} ShareTake;
+
+static void
+share_take(void *arg)
+{
+	ShareTake  *a = arg;
+
+	a->code = kp_share_acquire(a->group_id, a->topic, a->partition, a->member_id, a->max_records,
+							   a->record_limit, 0, false, &a->acq);
+	a->records.data = NULL;
+	a->records.len = 0;
+	if (a->code == KP_ERR_NONE && a->acq.n > 0)
+	{
+		initStringInfo(&a->records);
+		kp_share_read_batches(a->topic->partition_ids[a->partition], &a->acq, a->max_bytes,
+							  &a->records);
+	}
+}
+
+/*
+ * A ShareFetch run again after a storage error (dispatch.c,
+ * ctx->storage_guard): each share-partition in a subtransaction.  False when
+ * its log could not be read: what it acquired is rolled back (the records
+ * stay available), and the caller answers KAFKA_STORAGE_ERROR.  Unlike a
+ * Fetch, nothing before the failing read is delivered: the acquisition and
+ * the read are one step.  One WARNING a minute per worker.
+ */
+#define SHARE_STORAGE_WARN_MS 60000
+
+static bool
+share_take_guarded(ShareTake *a, const char *topic, int32 partition)
+{
+	static int64 warned_ms = 0;
+	ErrorData  *edata = kp_try_subxact(share_take, a);
+	int64		now;
+
+	if (edata == NULL)
+		return true;
+	now = kp_listener_now_ms();
+	if (warned_ms == 0 || now - warned_ms >= SHARE_STORAGE_WARN_MS)
+	{
+		warned_ms = now;
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("kafka_pg listener: ShareFetch of group \"%s\" cannot read %s-%d: %s",
+						a->group_id, topic, (int) partition, edata->message),
+				 errdetail("The share-partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served."),
+				 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
+	}
+	FreeErrorData(edata);
+	return false;
+}
+
 void
 kp_handle_share_fetch(KpRequestContext *ctx)
 {
@@ -1128,6 +1199,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 		{
 			SessionPart *sp = &s->parts[(start + k) % n];
 			const KpTopic *t = kp_handler_topic(NULL, &sp->topic_id);
+			ShareTake	take;
 			KpShareAcquired acq;
 			OutPart    *op;
 			int16		code;
@@ -1167,8 +1239,24 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 					continue;
 				}
 			}
-			code = kp_share_acquire(req->group_id, t, sp->partition, req->member_id,
-									records_left, req->share_acquire_mode == 1, 0, false, &acq);
+			take.group_id = req->group_id;
+			take.topic = t;
+			take.partition = sp->partition;
+			take.member_id = req->member_id;
+			take.max_records = records_left;
+			take.record_limit = req->share_acquire_mode == 1;
+			take.max_bytes = bytes_left;
+			if (!ctx->storage_guard)
+				share_take(&take);
+			else if (!share_take_guarded(&take, t->name, sp->partition))
+			{
+				op = out_part(&out, &sp->topic_id, sp->partition);
+				op->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+				op->error_message = pstrdup("The partition's log could not be read on this broker.");
+				continue;
+			}
+			code = take.code;
+			acq = take.acq;
 			if (code != KP_ERR_NONE)
 			{
 				op = out_part(&out, &sp->topic_id, sp->partition);
@@ -1191,15 +1279,9 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 				continue;
 			}
 			op = out_part(&out, &sp->topic_id, sp->partition);
-			{
-				StringInfoData buf;
-
-				initStringInfo(&buf);
-				kp_share_read_batches(t->partition_ids[sp->partition], &acq, bytes_left, &buf);
-				op->records.data = (const uint8 *) buf.data;
-				op->records.len = buf.len;
-				bytes_left -= buf.len;
-			}
+			op->records.data = (const uint8 *) take.records.data;
+			op->records.len = take.records.len;
+			bytes_left -= take.records.len;
 			fill_ranges(op, &acq);
 			records_left -= acq.n;
 			any = true;

@@ -85,6 +85,7 @@ typedef struct AcqSlot
 	char		topic[KP_TOPIC_NAME_MAX + 1];
 	char		member[MEMBER_MAX + 1];
 	char		errmsg[ERRMSG_MAX];
+	int			sqlerrcode;		/* the error's SQLSTATE, raised again */
 	int64		offsets[KP_SHARE_ACQUIRER_MAX_RECORDS];
 	int16		counts[KP_SHARE_ACQUIRER_MAX_RECORDS];
 } AcqSlot;
@@ -248,11 +249,17 @@ kp_share_acquire_for_sql(const char *group_id, const char *topic, int32 partitio
 	if (slot->error_code == -1)
 	{
 		char		msg[ERRMSG_MAX];
+		int			sqlerrcode = slot->sqlerrcode;
 
 		strlcpy(msg, slot->errmsg, sizeof(msg));
 		pg_atomic_write_u32(&slot->state, SLOT_IDLE);
+
+		/*
+		 * with the acquirer's SQLSTATE (XX001 for a segment page it could not
+		 * read, as a read in this session would fail)
+		 */
 		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
+				(errcode(sqlerrcode),
 				 errmsg("the share acquirer could not acquire records of partition %d of topic \"%s\": %s",
 						partition, topic, msg)));
 	}
@@ -337,6 +344,7 @@ serve(AcqSlot *slot, MemoryContext cxt)
 		slot->n = 0;
 		slot->error_code = -1;
 		strlcpy(slot->errmsg, e->message ? e->message : "unknown error", sizeof(slot->errmsg));
+		slot->sqlerrcode = e->sqlerrcode;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
