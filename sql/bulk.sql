@@ -406,3 +406,46 @@ DROP TABLE bulk_src;
 DROP FUNCTION bulk_try(text), bulk_counts(text, text);
 SELECT kafka.delete_topic(t) FROM unnest(ARRAY['bulk', 'bulk-p', 'bulk-a', 'bulk-b', 'bulk-limit',
 	'bulk-compact', 'bulk-small', 'bulk-ft']) t;
+
+-- A cursor over a topic, declared before a savepoint and first read inside
+-- it, reads on after ROLLBACK TO the savepoint (as a cursor over a table
+-- does): the segment it opened there belongs to the cursor, not to the
+-- rolled-back subtransaction.  Partition 1's many records, read in between,
+-- must not show up in it (they did, labelled partition 0, while open
+-- segments were closed by subtransaction on 2026-12-07).
+SELECT kafka.create_topic('bulk-cur', 2);
+SELECT count(*) FROM (SELECT kafka.produce('bulk-cur', NULL::text, 'p0-' || g, partition => 0)
+	FROM generate_series(1, 3) g) s;
+SELECT count(*) FROM (SELECT kafka.produce('bulk-cur', NULL::text, 'p1-' || g, partition => 1)
+	FROM generate_series(1, 200) g) s;
+SELECT kafka.flush_markers() >= 0 AS flushed;
+CREATE FOREIGN TABLE bulk_cur (partition integer, "offset" bigint, value text)
+	SERVER kafka_pg OPTIONS (topic 'bulk-cur');
+BEGIN;
+DECLARE c CURSOR FOR SELECT partition, "offset", value FROM bulk_cur WHERE partition = 0;
+SAVEPOINT a;
+FETCH 1 FROM c;
+ROLLBACK TO SAVEPOINT a;
+SELECT count(*) FROM kafka.fetch('bulk-cur', 1, 0);
+FETCH ALL FROM c;
+COMMIT;
+-- and in a PL/pgSQL block whose exception handler rolls its FETCH back
+BEGIN;
+DECLARE c CURSOR FOR SELECT partition, "offset", value FROM bulk_cur WHERE partition = 0;
+DO $$
+DECLARE
+	cur refcursor := 'c';
+	r record;
+BEGIN
+	BEGIN
+		FETCH cur INTO r;
+		RAISE EXCEPTION 'roll back the block';
+	EXCEPTION WHEN raise_exception THEN
+		NULL;
+	END;
+END $$;
+SELECT count(*) FROM kafka.fetch('bulk-cur', 1, 0);
+FETCH ALL FROM c;
+COMMIT;
+DROP FOREIGN TABLE bulk_cur;
+SELECT kafka.delete_topic('bulk-cur');

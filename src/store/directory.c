@@ -656,57 +656,81 @@ dircache_refresh(void)
 
 	from = dircache.nentries;
 	have_pending = false;
-	for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
-		 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
+
+	/*
+	 * Entries are applied as they are read, and the count of those read is
+	 * advanced at the end: a read that fails part way (an I/O error, a
+	 * cancel) would have the next refresh apply the first ones again (a
+	 * segment listed twice, a compacted segment taken for one it replaced).
+	 * So a failure throws the lists away; the next refresh reads them all.
+	 */
+	PG_TRY();
 	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-		Page		page;
-		uint32		first = (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE;
-		uint32		n;
-		uint32		i;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
-		for (i = (from > first ? from - first : 0); i < n && first + i < meta.nentries; i++)
+		for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
+			 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
 		{
-			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
-			KpSegList  *list;
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+			Page		page;
+			uint32		first = (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE;
+			uint32		n;
+			uint32		i;
 
-			if (e->flags & KP_DIRENT_CLEANED_END)
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
+			for (i = (from > first ? from - first : 0); i < n && first + i < meta.nentries; i++)
 			{
-				/* it follows its KP_DIRENT_CLEANED entry in the same record */
-				if (have_pending && pending.partition_id == e->partition_id)
-					seglist_apply_cleaned(seglist_get(e->partition_id),
-										  pending.base_offset, e->base_offset,
-										  pending.relnode);
+				KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
+				KpSegList  *list;
+
+				if (e->flags & KP_DIRENT_CLEANED_END)
+				{
+					/*
+					 * it follows its KP_DIRENT_CLEANED entry in the same
+					 * record
+					 */
+					if (have_pending && pending.partition_id == e->partition_id)
+						seglist_apply_cleaned(seglist_get(e->partition_id),
+											  pending.base_offset, e->base_offset,
+											  pending.relnode);
+					have_pending = false;
+					continue;
+				}
 				have_pending = false;
-				continue;
+				if (e->flags & KP_DIRENT_DROPPED)
+					continue;
+				list = seglist_get(e->partition_id);
+				if (e->flags & KP_DIRENT_LOG_START)
+				{
+					list->log_start_offset = Max(list->log_start_offset, e->base_offset);
+					seglist_trim_below_log_start(list);
+				}
+				else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
+					list->checkpoint = Max(list->checkpoint, e->base_offset);
+				else if (e->flags & KP_DIRENT_CLEANED)
+				{
+					pending = *e;
+					have_pending = true;
+				}
+				else if (!segment_is_lost(e->partition_id, e->relnode))
+				{
+					seglist_add(list, e->base_offset, e->relnode);
+					seglist_trim_below_log_start(list);
+				}
 			}
-			have_pending = false;
-			if (e->flags & KP_DIRENT_DROPPED)
-				continue;
-			list = seglist_get(e->partition_id);
-			if (e->flags & KP_DIRENT_LOG_START)
-			{
-				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
-				seglist_trim_below_log_start(list);
-			}
-			else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
-				list->checkpoint = Max(list->checkpoint, e->base_offset);
-			else if (e->flags & KP_DIRENT_CLEANED)
-			{
-				pending = *e;
-				have_pending = true;
-			}
-			else if (!segment_is_lost(e->partition_id, e->relnode))
-			{
-				seglist_add(list, e->base_offset, e->relnode);
-				seglist_trim_below_log_start(list);
-			}
+			UnlockReleaseBuffer(buf);
 		}
-		UnlockReleaseBuffer(buf);
 	}
+	PG_CATCH();
+	{
+		if (dircache.cxt)
+			MemoryContextDelete(dircache.cxt);
+		dircache.cxt = NULL;
+		dircache.lists = NULL;
+		dircache.nentries = 0;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	dircache.nentries = meta.nentries;
 	dircache.change_count = meta.change_count;
 	dircache.drop_count = meta.drop_count;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include "storage/smgr.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
 #include "store/store_int.h"
 
@@ -95,15 +96,18 @@ preextend(Relation rel, BlockNumber blkno)
  * through that pointer (smgrsetowner) into whatever had been allocated there
  * since: a reader's open relation, whose next read crashed the process
  * (test/recovery/damaged_page.py met it one run in three).  So the entries
- * live in a context of their own and are listed with the subtransaction
- * that opened them; what an aborting (sub)transaction left open is closed
- * then, as PostgreSQL closes what a resource owner held.
+ * live in a context of their own and are listed with the resource owner
+ * current at the open, as a buffer pin is: released by an abort, an entry is
+ * closed then; by a subtransaction's commit, it passes to the parent owner;
+ * by the top transaction's commit, it stays open, tied to no owner.  By
+ * owner, not by subtransaction: a cursor's reads run under its portal's
+ * owner, and a cursor declared before a savepoint reads on after a ROLLBACK
+ * TO it (sql/bulk.sql).
  */
 typedef struct OpenSegment
 {
 	Relation	rel;
-	SubTransactionId subid;		/* the opener's; Invalid: kept (outside a
-								 * transaction, or open past a commit) */
+	ResourceOwner owner;		/* NULL: closed only by kp_segment_close */
 } OpenSegment;
 
 static MemoryContext open_segments_cxt = NULL;
@@ -120,37 +124,25 @@ open_segments_drop(int i)
 	FreeFakeRelcacheEntry(rel);
 }
 
+/* A resource owner is released: CurrentResourceOwner is the one released. */
 static void
-open_segments_xact_callback(XactEvent event, void *arg)
+open_segments_release(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
 {
+	ResourceOwner owner = CurrentResourceOwner;
 	int			i;
 
+	if (phase != RESOURCE_RELEASE_BEFORE_LOCKS || owner == NULL)
+		return;
 	for (i = nopen_segments - 1; i >= 0; i--)
 	{
-		if (open_segments[i].subid == InvalidSubTransactionId)
+		if (open_segments[i].owner != owner)
 			continue;
-		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		if (!isCommit)
 			open_segments_drop(i);
-		else if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-				 event == XACT_EVENT_PREPARE)
-			open_segments[i].subid = InvalidSubTransactionId;
-	}
-}
-
-static void
-open_segments_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							   SubTransactionId parentSubid, void *arg)
-{
-	int			i;
-
-	for (i = nopen_segments - 1; i >= 0; i--)
-	{
-		if (open_segments[i].subid != mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_ABORT_SUB)
-			open_segments_drop(i);
-		else if (event == SUBXACT_EVENT_COMMIT_SUB)
-			open_segments[i].subid = parentSubid;
+		else if (isTopLevel)
+			open_segments[i].owner = NULL;
+		else
+			open_segments[i].owner = ResourceOwnerGetParent(owner);
 	}
 }
 
@@ -167,20 +159,18 @@ segment_open_node(RelFileNode rnode)
 		max_open_segments = 8;
 		open_segments = MemoryContextAlloc(open_segments_cxt,
 										   sizeof(OpenSegment) * max_open_segments);
-		RegisterXactCallback(open_segments_xact_callback, NULL);
-		RegisterSubXactCallback(open_segments_subxact_callback, NULL);
+		RegisterResourceReleaseCallback(open_segments_release, NULL);
 	}
 	else if (nopen_segments == max_open_segments)
 	{
+		open_segments = repalloc(open_segments, sizeof(OpenSegment) * max_open_segments * 2);
 		max_open_segments *= 2;
-		open_segments = repalloc(open_segments, sizeof(OpenSegment) * max_open_segments);
 	}
 	old = MemoryContextSwitchTo(open_segments_cxt);
 	rel = CreateFakeRelcacheEntry(rnode);
 	MemoryContextSwitchTo(old);
 	open_segments[nopen_segments].rel = rel;
-	open_segments[nopen_segments].subid = IsTransactionState() ?
-		GetCurrentSubTransactionId() : InvalidSubTransactionId;
+	open_segments[nopen_segments].owner = CurrentResourceOwner;
 	nopen_segments++;
 	return rel;
 }
