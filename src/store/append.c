@@ -114,6 +114,10 @@ kp_append_locked(KpPartitionState *state, const KpLogConfig *config,
 		KpBatchTotalSize(&hdr) != len)
 		elog(ERROR, "kafka_pg: invalid record batch passed to the log");
 
+	/* before anything is written (kp_txnstate_add after it cannot fail) */
+	if (txn_producer_id != KP_NO_PRODUCER_ID)
+		kp_txnstate_check_room(state, txn_producer_id);
+
 	result->status = KP_APPEND_OK;
 	if (kp_producer_batch_is_idempotent(&hdr))
 	{

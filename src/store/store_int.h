@@ -565,6 +565,7 @@ extern void kp_producer_note_batch(KpPartitionState *state,
 
 /* ---------- txnstate.c ---------- */
 
+extern void kp_txnstate_check_room(KpPartitionState *state, int64 producer_id);
 extern void kp_txnstate_add(KpPartitionState *state, int64 producer_id,
 							int16 epoch, int64 first_offset);
 extern void kp_txnstate_remove(KpPartitionState *state, int i);

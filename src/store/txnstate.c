@@ -45,12 +45,15 @@
 bool		kp_debug_fail_marker_index = false;
 
 /*
- * Open a transaction of producer_id in the partition at first_offset (no-op
- * if it is open already).  ERROR if KP_MAX_OPEN_TXNS are open.
+ * ERROR unless a batch of producer_id's transaction can be appended: its
+ * transaction is open in the partition already, or there is room for one
+ * more (KP_MAX_OPEN_TXNS).  Asked before the batch is written: refused
+ * after it, the batch stayed in the log with no open transaction to decide
+ * it, and read_committed readers saw it once the last stable offset passed
+ * it, rolled back as it was (until 2026-12-07).
  */
 void
-kp_txnstate_add(KpPartitionState *state, int64 producer_id, int16 epoch,
-				int64 first_offset)
+kp_txnstate_check_room(KpPartitionState *state, int64 producer_id)
 {
 	int			i;
 
@@ -63,6 +66,23 @@ kp_txnstate_add(KpPartitionState *state, int64 producer_id, int16 epoch,
 				 errmsg("too many transactions open on one partition"),
 				 errdetail("At most %d transactions can write to a partition at once.",
 						   KP_MAX_OPEN_TXNS)));
+}
+
+/*
+ * Open a transaction of producer_id in the partition at first_offset (no-op
+ * if it is open already).  ERROR if KP_MAX_OPEN_TXNS are open
+ * (kp_txnstate_check_room, which the appender asks before it writes).
+ */
+void
+kp_txnstate_add(KpPartitionState *state, int64 producer_id, int16 epoch,
+				int64 first_offset)
+{
+	int			i;
+
+	for (i = 0; i < state->ntxns; i++)
+		if (state->txns[i].producer_id == producer_id)
+			return;
+	kp_txnstate_check_room(state, producer_id);
 	state->txns[state->ntxns].producer_id = producer_id;
 	state->txns[state->ntxns].producer_epoch = epoch;
 	state->txns[state->ntxns].first_offset = first_offset;

@@ -113,7 +113,52 @@ def main():
     check("only the committed transactions' records, in offset order (the aborted wire "
           "transaction hidden by the store's aborted-transaction index)",
           via_sql == want and via_wire == want, f"SQL {via_sql}, wire {via_wire}")
+    check_open_limit(admin)
     finish()
+
+
+def check_open_limit(admin):
+    """A partition holds at most 64 open transactions: a 65th SQL transaction's produce is refused
+    (53400) before its record is written.  Refused after it (until 2026-12-07), the record stayed
+    in the log with no open transaction to decide it, and read_committed readers saw it once the
+    last stable offset passed it, although its transaction had rolled back."""
+    topic = f"txn-limit-{RUN}"
+    with admin.cursor() as cur:
+        cur.execute("SELECT kafka.create_topic(%s, 1)", (topic,))
+    holders = []
+    try:
+        for i in range(64):
+            c = sql(autocommit=False)
+            sql_produce(c, topic, f"open-{i}")
+            holders.append(c)
+        late = sql(autocommit=False)
+        try:
+            sql_produce(late, topic, "refused")
+            state = "accepted"
+        except psycopg2.Error as e:
+            state = e.pgcode
+        late.rollback()
+        late.close()
+        with admin.cursor() as cur:
+            cur.execute("SELECT log_end_offset FROM kafka.partition_status WHERE topic = %s", (topic,))
+            end = cur.fetchone()[0]
+        check("a 65th transaction open on one partition: its produce is refused (53400) and writes "
+              "nothing (log end 64)", state == "53400" and end == 64, f"({state}, log end {end})")
+    finally:
+        for c in holders:
+            c.rollback()
+            c.close()
+    with admin.cursor() as cur:
+        cur.execute("SELECT kafka.flush_markers()")
+        cur.execute("SELECT count(*) FROM kafka.fetch_text(%s, 0, 0, 1000, 'read_committed')", (topic,))
+        n_committed = cur.fetchone()[0]
+        cur.execute("SELECT count(*) FROM kafka.fetch_text(%s, 0, 0, 1000, 'read_uncommitted') "
+                    "WHERE value = 'refused'", (topic,))
+        n_refused = cur.fetchone()[0]
+        cur.execute("SELECT kafka.delete_topic(%s)", (topic,))
+    check("all 65 rolled back: read_committed reads none of their records, and the refused one is "
+          "not in the log at all", n_committed == 0 and n_refused == 0,
+          f"(read_committed {n_committed}, refused record present {n_refused})")
 
 
 if __name__ == "__main__":
