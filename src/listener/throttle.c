@@ -201,7 +201,26 @@ quotas_load(void)
 	if (OidIsValid(quotas_relid))
 	{
 		old = MemoryContextSwitchTo(quota_cxt);
-		nquotas = kp_client_quotas(&quotas);
+
+		/*
+		 * A read that fails (a lock it may not wait for under the request's
+		 * lock_timeout, a cancel) leaves nothing loaded and nothing valid:
+		 * until 2026-12-07 it left the worker with no quotas, "loaded", until
+		 * the table next changed.
+		 */
+		PG_TRY();
+		{
+			nquotas = kp_client_quotas(&quotas);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			quotas_valid = false;
+			quotas = NULL;
+			nquotas = 0;
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 		MemoryContextSwitchTo(old);
 	}
 	quotas_generation++;
