@@ -439,12 +439,20 @@ role_entry(Oid role)
 			pfree(rows);
 			continue;			/* invalidated meanwhile */
 		}
-		e = hash_search(role_cache, &role, HASH_ENTER, &found);
-		e->decisions = NULL;
-		e->flags = flags;
-		e->n = n;
-		e->rows = MemoryContextAlloc(acl_cxt, sizeof(int) * Max(n, 1));
-		memcpy(e->rows, rows, sizeof(int) * n);
+		{
+			/*
+			 * allocated before the entry exists (an ERROR leaves none half
+			 * made)
+			 */
+			int		   *kept = MemoryContextAlloc(acl_cxt, sizeof(int) * Max(n, 1));
+
+			memcpy(kept, rows, sizeof(int) * n);
+			e = hash_search(role_cache, &role, HASH_ENTER, &found);
+			e->decisions = NULL;
+			e->flags = flags;
+			e->n = n;
+			e->rows = kept;
+		}
 		pfree(rows);
 		return e;
 	}

@@ -186,6 +186,7 @@ topic_load(const char *name)
 	Datum		args[1];
 	KpTopicEntry *entry;
 	KpTopic		tmp;
+	KpTopic		built;
 	KpTopic    *t;
 	int			i;
 	bool		isnull;
@@ -263,20 +264,15 @@ topic_load(const char *name)
 	UnregisterSnapshot(snapshot);
 	SPI_finish();
 
-	/* now into the cache, with no catalog access in between */
+	/*
+	 * now into the cache, with no catalog access in between; made whole
+	 * first, so that an ERROR part way (out of memory) leaves no entry
+	 * pointing into the caller's memory
+	 */
 	topic_cache_init();
-	if (generation == cache_generation)
-	{
-		entry = hash_search(topic_cache, name, HASH_ENTER, NULL);
-		t = &entry->topic;
-		cxt = topic_cxt;
-	}
-	else
-	{
-		t = MemoryContextAlloc(callercxt, sizeof(KpTopic));
-		cxt = callercxt;
-	}
-	*t = tmp;
+	cxt = generation == cache_generation ? topic_cxt : callercxt;
+	built = tmp;
+	t = &built;
 	t->partition_ids = MemoryContextAlloc(cxt, sizeof(int64) * tmp.partition_count);
 	memcpy(t->partition_ids, tmp.partition_ids, sizeof(int64) * tmp.partition_count);
 	t->partition_xmins = MemoryContextAlloc(cxt, sizeof(TransactionId) * tmp.partition_count);
@@ -299,6 +295,14 @@ topic_load(const char *name)
 		}
 	}
 	parse_topic_config(t);
+	if (generation == cache_generation)
+	{
+		entry = hash_search(topic_cache, name, HASH_ENTER, NULL);
+		entry->topic = built;
+		return &entry->topic;
+	}
+	t = MemoryContextAlloc(callercxt, sizeof(KpTopic));
+	*t = built;
 	return t;
 }
 

@@ -197,10 +197,13 @@ part_add(KpFetchSession *s, const char *topic, const KpUuid *id, int32 partition
 
 	if (s->nparts == s->maxparts)
 	{
-		s->maxparts = Max(16, s->maxparts * 2);
+		int			newmax = Max(16, s->maxparts * 2);
+
+		/* the capacity once the memory is there (an ERROR of repalloc) */
 		s->parts = s->parts ?
-			repalloc(s->parts, sizeof(FsPart) * s->maxparts) :
-			MemoryContextAlloc(s->cxt, sizeof(FsPart) * s->maxparts);
+			repalloc(s->parts, sizeof(FsPart) * newmax) :
+			MemoryContextAlloc(s->cxt, sizeof(FsPart) * newmax);
+		s->maxparts = newmax;
 	}
 	p = &s->parts[s->nparts++];
 	memset(p, 0, sizeof(*p));

@@ -440,8 +440,9 @@ session_add(ShareSession *s, const KpUuid *topic_id, int32 partition)
 			return;
 	if (s->n == s->cap)
 	{
+		/* the capacity once the memory is there (an ERROR of repalloc) */
+		s->parts = repalloc(s->parts, sizeof(SessionPart) * s->cap * 2);
 		s->cap *= 2;
-		s->parts = repalloc(s->parts, sizeof(SessionPart) * s->cap);
 	}
 	s->parts[s->n].topic_id = *topic_id;
 	s->parts[s->n].partition = partition;

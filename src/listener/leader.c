@@ -172,6 +172,12 @@ standby_leader_row(KpLeaderRow *row)
 		MemoryContextSwitchTo(caller);
 		if (!ok)
 			return false;
+
+		/*
+		 * invalid while the row is replaced (an ERROR part way: out of
+		 * memory)
+		 */
+		cached_valid = false;
 		MemoryContextReset(leader_cxt);
 		memset(&cached_row, 0, sizeof(cached_row));
 		cached_found = found;

@@ -201,8 +201,9 @@ reserve_pin(void)
 	}
 	else if (nheld_pins == max_held_pins)
 	{
+		/* the capacity once the memory is there (an ERROR of repalloc) */
+		held_pins = repalloc(held_pins, sizeof(HeldPin) * max_held_pins * 2);
 		max_held_pins *= 2;
-		held_pins = repalloc(held_pins, sizeof(HeldPin) * max_held_pins);
 	}
 }
 

@@ -101,11 +101,14 @@ kp_txn_note_write(int64 partition_id, int64 producer_id)
 	}
 	if (nwrites == maxwrites)
 	{
-		maxwrites = maxwrites ? maxwrites * 2 : 16;
+		int			newmax = maxwrites ? maxwrites * 2 : 16;
+
+		/* the capacity once the memory is there (an ERROR of repalloc) */
 		if (writes)
-			writes = repalloc(writes, maxwrites * sizeof(KpTxnWrite));
+			writes = repalloc(writes, newmax * sizeof(KpTxnWrite));
 		else
-			writes = MemoryContextAlloc(TopMemoryContext, maxwrites * sizeof(KpTxnWrite));
+			writes = MemoryContextAlloc(TopMemoryContext, newmax * sizeof(KpTxnWrite));
+		maxwrites = newmax;
 	}
 	writes[nwrites].partition_id = partition_id;
 	writes[nwrites].producer_id = producer_id;
