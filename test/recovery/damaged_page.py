@@ -17,7 +17,9 @@ storage_guard).
    last batch before the damaged page, without an error (offsets 0..L, L+1 between 400 and 2,900).
    The same at read_committed.
 3. Fetch of partition 0 from L+1: KAFKA_STORAGE_ERROR (56), no records; partition 1 in the same
-   request served.  Fetch from L+1+40 (five pages on): records, and from there on to 2,999.
+   request served.  Fetch from L+1+40 (five pages on): records, and from there on to 2,999.  In a
+   fetch session (KIP-227): the full Fetch creating it gets 0..L; its incremental Fetch moving
+   partition 0 to L+1 gets 56, and the next one is answered too (the epoch stepped once).
 4. The server log: a WARNING naming the partition and the invalid page, at most one a minute per
    listener worker; no "Fetch ... failed" line (no request failed).
 5. librdkafka (confluent_kafka), both partitions assigned at 0: all 100 of partition 1, and of
@@ -50,6 +52,7 @@ import psycopg2  # noqa: E402
 sys.argv[1:] = ["127.0.0.1:0"]  # conformance.py reads HOST:PORT at import; set in run()
 import conformance as kc  # noqa: E402
 import share_wake as sw  # noqa: E402  (reads HOST:PORT at import too; set in run())
+import fetch_session as fs  # noqa: E402  (uses conformance's HOST:PORT)
 from kafka.record.default_records import DefaultRecordBatch  # noqa: E402
 
 TOPIC = "dmg"
@@ -132,6 +135,25 @@ def consume_librdkafka(port, want):
                 got[m.partition()].append(m.offset())
     cons.close()
     return got
+
+
+def session_checks(c, last):
+    """KIP-227: the request that fails and runs again steps its session's epoch once."""
+    r0 = fs.fetch_v11(c, 0, 0, [(TOPIC, [(0, 0), (1, 0)])])
+    sid = r0[1] if r0 else 0
+    p0 = r0[2].get((TOPIC, 0)) if r0 else None
+    check("a full Fetch creating a fetch session (epoch 0): a session, partition 0's batches before "
+          "the page", r0 is not None and r0[0] == 0 and sid != 0 and p0 is not None and p0[0] == 0
+          and p0[2] and p0[2][-1] == last, "(%r)" % ((r0[0], sid, p0 and (p0[0], len(p0[2]))) if r0 else None,))
+    r1 = fs.fetch_v11(c, sid, 1, [(TOPIC, [(0, last + 1)])])
+    check("its incremental Fetch (epoch 1) moving partition 0 to L+1: KAFKA_STORAGE_ERROR for it",
+          r1 is not None and r1[0] == 0 and r1[2].get((TOPIC, 0), (None,))[0] == 56,
+          "(%r)" % ((r1[0], r1[2].get((TOPIC, 0))) if r1 else None,))
+    r2 = fs.fetch_v11(c, sid, 2, [])
+    check("and the next (epoch 2) is answered, not INVALID_FETCH_SESSION_EPOCH: the run that failed "
+          "and the one that answered stepped the epoch once", r2 is not None and r2[0] == 0
+          and r2[2].get((TOPIC, 0), (None,))[0] == 56,
+          "(%r)" % ((r2[0], r2[2].get((TOPIC, 0))) if r2 else None,))
 
 
 def share_checks(cluster):
@@ -245,6 +267,7 @@ def run():
               "(error %r, %d records)" % (err, len(got)))
         r = c.call(18, 0, b"")
         check("the connection stays open: ApiVersions on it is answered", r is not None and c.s is sock)
+        session_checks(c, last)
         c.close()
 
         got = consume_librdkafka(cluster.kport, last + 1 + 100)
