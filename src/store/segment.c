@@ -95,7 +95,7 @@ preextend(Relation rel, BlockNumber blkno)
  * owner, and the next open of the segment in the process would write NULL
  * through that pointer (smgrsetowner) into whatever had been allocated there
  * since: a reader's open relation, whose next read crashed the process
- * (test/recovery/damaged_page.py met it one run in three).  So the entries
+ * (test/recovery/damaged_page.py met it in three runs of 25).  So the entries
  * live in a context of their own and are listed with the resource owner
  * current at the open, as a buffer pin is: released by an abort, an entry is
  * closed then; by a subtransaction's commit, it passes to the parent owner;
