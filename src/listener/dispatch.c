@@ -429,6 +429,9 @@ kp_handler_try(void (*fn) (void *arg), void *arg, char **message)
 		*message = NULL;
 	if (edata == NULL)
 		return KP_ERR_NONE;
+	/* a cancel (pg_cancel_backend) is the request's, not an entry's */
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		ReThrowError(edata);
 	/* a row's lock (lock_timeout), not a topic's refused (answered below) */
 	if (kp_handler_rerun_on_lock && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
 		kp_topic_lock_refusals == refusals)
@@ -651,8 +654,74 @@ answer_unsupported_api_versions(KpConn *c, const KpRequestHeader *hdr)
 	kp_conn_send(c, framed.data, framed.len);
 }
 
+/*
+ * The Produce context of the request being dispatched, until it is deleted
+ * or handed to the connection (kp_conn_wait_ack): kp_dispatch_frame deletes
+ * it after an ERROR.
+ */
+static MemoryContext dispatch_produce_cxt = NULL;
+
+static bool dispatch_frame(KpConn *c, uint8 *frame, int len, bool final);
+
+/*
+ * An ERROR outside the handler's own transaction (an error response or an
+ * answer too large to allocate or encode, say: over 1 GB) used to end the
+ * worker, and every connection it served, the postmaster starting it again
+ * later.  It now closes this connection only: whatever transaction is open
+ * is aborted, what the request added to the connection's output is taken
+ * back, and the worker goes on.
+ */
 bool
 kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	StringInfo	out = kp_conn_output(c);
+	int			out_len = out->len;
+	int			mark = kp_conn_pieces_mark(c);
+	volatile bool ok = false;
+
+	PG_TRY();
+	{
+		ok = dispatch_frame(c, frame, len, final);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		kp_fetch_send_by_reference(c, false);
+		kp_group_locks_nowait = false;
+		kp_handler_rerun_on_lock = false;
+		kp_conn_pieces_truncate(c, mark);
+		if (out->len > out_len)
+		{
+			out->len = out_len;
+			out->data[out_len] = '\0';
+		}
+		if (dispatch_produce_cxt != NULL)
+			MemoryContextDelete(dispatch_produce_cxt);
+		dispatch_produce_cxt = NULL;
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(request_cxt);
+		pgstat_report_activity(STATE_IDLE, NULL);
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s: %s",
+						c->peer, edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+		FreeErrorData(edata);
+		RESUME_INTERRUPTS();
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+static bool
+dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 {
 	MemoryContext oldcxt;
 	KpRequestHeader hdr;
@@ -743,6 +812,7 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	{
 		cxt = AllocSetContextCreate(listener_cxt, "kafka_pg produce",
 									ALLOCSET_DEFAULT_SIZES);
+		dispatch_produce_cxt = cxt;
 		MemoryContextSwitchTo(cxt);
 	}
 
@@ -1050,6 +1120,7 @@ respond:
 		kp_conn_wait_ack(c, cxt, ctx.response, ctx.ack_wait, ctx.ack_lsn,
 						 ctx.ack_until_ms, hdr.correlation_id, ctx.version);
 		cxt = NULL;
+		dispatch_produce_cxt = NULL;	/* the connection's now */
 	}
 	else if (!ctx.no_response)
 	{
@@ -1138,6 +1209,7 @@ done:
 	MemoryContextSwitchTo(oldcxt);
 	if (cxt != NULL && cxt != request_cxt)
 		MemoryContextDelete(cxt);
+	dispatch_produce_cxt = NULL;
 	MemoryContextReset(request_cxt);
 	return ok;
 }

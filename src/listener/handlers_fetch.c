@@ -351,6 +351,9 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 	edata = kp_try_subxact(guarded_fetch_fn, &g);
 	if (edata == NULL)
 		return;
+	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
+	if (!kp_storage_sqlstate(edata->sqlerrcode))
+		ReThrowError(edata);
 
 	/* undo what the failed read did to the response */
 	*budget = saved;
@@ -361,6 +364,8 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 	{
 		g.max_batches = g.nbatches;
 		again = kp_try_subxact(guarded_fetch_fn, &g);
+		if (again != NULL && !kp_storage_sqlstate(again->sqlerrcode))
+			ReThrowError(again);
 		if (again != NULL)
 		{
 			*budget = saved;

@@ -1024,6 +1024,9 @@ share_take_guarded(ShareTake *a, const char *topic, int32 partition)
 
 	if (edata == NULL)
 		return true;
+	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
+	if (!kp_storage_sqlstate(edata->sqlerrcode))
+		ReThrowError(edata);
 	now = kp_listener_now_ms();
 	if (warned_ms == 0 || now - warned_ms >= SHARE_STORAGE_WARN_MS)
 	{

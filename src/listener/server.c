@@ -378,11 +378,16 @@ kp_listener_init(void)
 							"Number of listener processes sharing the Kafka port.",
 							NULL, &kp_listener_workers, 2, 1, 64,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	/* at most what one palloc'd input buffer can hold, frame prefix included */
+
+	/*
+	 * at most what one palloc'd input buffer can hold: behind a parked
+	 * request, a whole second frame and a read chunk each (511 MiB; at 512
+	 * MiB, two frames filled it past 1 GB and the worker ended)
+	 */
 	DefineCustomIntVariable("kafka.socket_request_max_bytes",
 							"Largest request accepted (Kafka's socket.request.max.bytes).",
 							NULL, &kp_socket_request_max_bytes, 104857600, 1024,
-							(int) (MaxAllocSize / 2),
+							511 * 1024 * 1024,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.connections_max_idle_ms",
 							"Idle connections are closed after this long (Kafka's connections.max.idle.ms).",
@@ -1705,6 +1710,14 @@ kp_listener_main(Datum arg)
 #endif
 		if (latch_set)
 			ResetLatch(MyLatch);
+
+		/*
+		 * pg_cancel_backend() cancels the request running (its ERROR closes
+		 * that connection, dispatch.c); between requests there is nothing to
+		 * cancel.  Raised here, the cancel ended the worker and every
+		 * connection it served (until 2026-12-07).
+		 */
+		QueryCancelPending = false;
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{

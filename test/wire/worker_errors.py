@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""An ERROR outside a request's handler closes that request's connection, not the listener worker.
+
+A listener worker serves many connections from one loop.  Until 2026-12-07 an ERROR raised outside
+the handler's own transaction ended the worker (the postmaster started it again later) and with it
+every connection it served: an answer too large to encode, and pg_cancel_backend() on the worker,
+were two ways to get there.
+
+1. Eight idle connections (ApiVersions answered), and the pids of the listener workers.
+2. pg_cancel_backend() of every listener worker while they wait for work: the workers keep their
+   pids, the eight connections still answer.
+3. A DescribeConfigs v4 of the BROKER resource "0" listed 115,000 times with documentation and
+   synonyms (a 575 KB request; its answer would pass 1 GB, more than a PostgreSQL buffer holds):
+   that connection is closed without an answer, the server log says why, the workers keep their
+   pids, the eight connections still answer.  (Kafka 4.4 answers it: its buffers are not bounded
+   so; kafka_pg refuses this one request.)
+
+Usage: PGDATABASE=... PGHOST=... PGPORT=... worker_errors.py HOST:PORT.  Last line: "N passed, M failed".
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+import psycopg2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conformance as kc  # noqa: E402  (reads HOST:PORT from argv at import)
+from kwire import TAGS, cstring, i8, i16, i32, string, uvarint  # noqa: E402
+from tap import check, finish  # noqa: E402
+
+
+def sql(query):
+    c = psycopg2.connect("")
+    c.autocommit = True
+    cur = c.cursor()
+    cur.execute(query)
+    rows = cur.fetchall()
+    c.close()
+    return rows
+
+
+def worker_pids():
+    return sorted(r[0] for r in sql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'kafka_pg listener'"))
+
+
+def alive(conns):
+    """How many of conns answer ApiVersions v0."""
+    n = 0
+    for c in conns:
+        r = c.call(18, 0, b"", timeout=30)
+        if r is not None and r.i16() == 0:
+            n += 1
+    return n
+
+
+def describe_configs_huge(n):
+    """DescribeConfigs v4 (flexible) of BROKER "0" listed n times, documentation and synonyms on:
+    the answer, or None when the connection was closed without one."""
+    s = socket.create_connection((kc.HOST, kc.PORT), timeout=30)
+    body = (i16(32) + i16(4) + i32(7) + string(b"worker-errors") + TAGS
+            + uvarint(n + 1) + (i8(4) + cstring(b"0") + uvarint(0) + TAGS) * n + i8(1) + i8(1) + TAGS)
+    s.sendall(i32(len(body)) + body)
+    s.settimeout(600)
+    try:
+        head = s.recv(4)
+        if len(head) < 4:
+            return None
+        size = struct.unpack(">i", head)[0]
+        got = 0
+        while got < size:
+            chunk = s.recv(min(1 << 20, size - got))
+            if not chunk:
+                return None
+            got += len(chunk)
+        return size
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def log_has(text):
+    path = os.environ.get("KP_SERVER_LOG")
+    if not path:
+        return None
+    with open(path, errors="replace") as f:
+        return text in f.read()
+
+
+def main():
+    conns = [kc.Conn() for _ in range(8)]
+    pids = worker_pids()
+    check("eight idle connections answer; the listener workers are running",
+          alive(conns) == 8 and len(pids) >= 1, f"(workers {pids})")
+
+    cancelled = sum(r[0] for r in sql("SELECT count(pg_cancel_backend(pid))::int FROM pg_stat_activity "
+                                      "WHERE backend_type = 'kafka_pg listener'"))
+    time.sleep(1.5)
+    after = worker_pids()
+    n = alive(conns)
+    check("pg_cancel_backend() of every listener worker between requests: the workers keep their pids "
+          "and all eight connections answer", cancelled == len(pids) and after == pids and n == 8,
+          f"(cancelled {cancelled}, pids {pids} -> {after}, answering {n})")
+
+    t = time.time()
+    answer = describe_configs_huge(115000)
+    took = time.time() - t
+    after = worker_pids()
+    n = alive(conns)
+    check("a DescribeConfigs whose answer would pass 1 GB: its connection closed without an answer, "
+          "the workers keep their pids, all eight connections answer",
+          answer is None and after == pids and n == 8,
+          f"(answer {answer}, pids {pids} -> {after}, answering {n}, {took:.1f} s)")
+    logged = log_has("closing connection from")
+    if logged is not None:
+        check("the server log says why that connection was closed", logged)
+    for c in conns:
+        c.close()
+    finish()
+
+
+if __name__ == "__main__":
+    main()
