@@ -123,7 +123,20 @@ put_length(StringInfo out, bool compact, bool int16_len, int64 len)
 	if (compact)
 		kp_wire_put_uvarint(out, (uint32) (len + 1));
 	else if (int16_len)
+	{
+		/*
+		 * A string no classic (int16) length can give: a name sent back
+		 * longer than it came, each ill-formed UTF-8 sequence read as U+FFFD
+		 * (three bytes).  Kafka's serializer refuses it too; cut to int16,
+		 * the frame was malformed.  The dispatcher closes the connection.
+		 */
+		if (len > PG_INT16_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a string of %lld bytes does not fit this version's int16 length",
+							(long long) len)));
 		kp_wire_put_int16(out, (int16) len);
+	}
 	else
 		kp_wire_put_int32(out, (int32) len);
 }

@@ -14,6 +14,10 @@ were two ways to get there.
    that connection is closed without an answer, the server log says why, the workers keep their
    pids, the eight connections still answer.  (Kafka 4.4 answers it: its buffers are not bounded
    so; kafka_pg refuses this one request.)
+4. A Metadata v4 for a topic named with 20,000 bytes of 0xFF: the name comes back as 60,000 bytes
+   (U+FFFD for each), which no int16 length can give: the connection is closed, as Kafka 4.4
+   closes it ("'name' field is too long to be serialized"); until 2026-12-07 it was answered with
+   the length cut to int16, a malformed frame.  The workers keep their pids.
 
 Usage: PGDATABASE=... PGHOST=... PGPORT=... worker_errors.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -27,7 +31,7 @@ import psycopg2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (reads HOST:PORT from argv at import)
-from kwire import TAGS, cstring, i8, i16, i32, string, uvarint  # noqa: E402
+from kwire import TAGS, array, cstring, i8, i16, i32, string, uvarint  # noqa: E402
 from tap import check, finish  # noqa: E402
 
 
@@ -113,6 +117,26 @@ def main():
           "the workers keep their pids, all eight connections answer",
           answer is None and after == pids and n == 8,
           f"(answer {answer}, pids {pids} -> {after}, answering {n}, {took:.1f} s)")
+    # Metadata v4 (int16 string lengths) for a topic named with 20,000 bytes of 0xFF: the name comes
+    # back with each byte read as U+FFFD, 60,000 bytes, more than an int16 length gives
+    c = kc.Conn()
+    r = c.call(3, 4, array([string(b"\xff" * 20000)]) + i8(0), timeout=30)
+    detail = None
+    if r is not None:
+        r.i32()
+        r.array(lambda: (r.i32(), r.string(), r.i32(), r.string()))
+        r.string()
+        r.i32()
+        r.i32()
+        r.i16()
+        detail = struct.unpack(">h", r.d[r.p:r.p + 2])[0]
+    c.close()
+    after = worker_pids()
+    n = alive(conns)
+    check("a Metadata v4 whose answer would carry a name longer than an int16 length: its connection "
+          "closed, not answered with a malformed frame; the workers keep their pids, all eight answer",
+          r is None and after == pids and n == 8, f"(name length prefix {detail}, pids {pids} -> {after}, "
+          f"answering {n})")
     logged = log_has("closing connection from")
     if logged is not None:
         check("the server log says why that connection was closed", logged)
