@@ -176,7 +176,7 @@ static bool
 compact_one_partition(const char *name, int32 p, int32 *npartitions,
 					  MemoryContext cxt)
 {
-	bool		cleaned = false;
+	volatile bool cleaned = false;	/* set in PG_TRY, read after it */
 
 	*npartitions = 0;
 	PG_TRY();
