@@ -231,8 +231,24 @@ kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_
 	int32		size;
 
 	kp_wire_put_int32(out, 0);
+	kp_encode_string_too_long = false;
 	kp_encode_response_header(api_key, version, correlation_id, out);
 	kp_encode(kp_api_lookup(api_key)->response, version, response, out);
+
+	/*
+	 * a name sent back longer than this version's int16 length: Kafka's
+	 * serializer refuses it too; kp_dispatch_frame closes the connection
+	 */
+	if (kp_encode_string_too_long)
+	{
+		kp_conn_pieces_truncate(c, mark);
+		out->len = start;
+		out->data[start] = '\0';
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the answer has a string longer than the 32767 bytes %s v%d can carry",
+						kp_api_lookup(api_key)->name, version)));
+	}
 	size = (int32) (out->len - start - 4 + kp_conn_pieces_bytes(c, mark));
 	out->data[start] = (char) (size >> 24);
 	out->data[start + 1] = (char) (size >> 16);

@@ -274,6 +274,13 @@ extern bool kp_decode(const KpMessageDesc *desc, int version,
  * Append the encoding of *in at `version` to out.  `version` must lie within
  * desc's range (checked with Assert only).
  */
+/*
+ * Set by kp_encode when a string was longer than the int16 length of a
+ * classic version can give: the frame is malformed, and must not be sent.
+ * The caller clears it before encoding.
+ */
+extern bool kp_encode_string_too_long;
+
 extern void kp_encode(const KpMessageDesc *desc, int version,
 					  const void *in, StringInfo out);
 

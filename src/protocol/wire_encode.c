@@ -116,6 +116,8 @@ put_byte(StringInfo out, uint8 v)
 	appendBinaryStringInfo(out, (const char *) &v, 1);
 }
 
+bool		kp_encode_string_too_long = false;
+
 /* Write a length prefix; len -1 = null. */
 static void
 put_length(StringInfo out, bool compact, bool int16_len, int64 len)
@@ -127,14 +129,12 @@ put_length(StringInfo out, bool compact, bool int16_len, int64 len)
 		/*
 		 * A string no classic (int16) length can give: a name sent back
 		 * longer than it came, each ill-formed UTF-8 sequence read as U+FFFD
-		 * (three bytes).  Kafka's serializer refuses it too; cut to int16,
-		 * the frame was malformed.  The dispatcher closes the connection.
+		 * (three bytes).  Kafka's serializer refuses it; this code raises no
+		 * errors (it builds outside a backend too), so it notes it for the
+		 * caller, which must not send the frame (kp_conn_put_response).
 		 */
 		if (len > PG_INT16_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a string of %lld bytes does not fit this version's int16 length",
-							(long long) len)));
+			kp_encode_string_too_long = true;
 		kp_wire_put_int16(out, (int16) len);
 	}
 	else
