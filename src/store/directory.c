@@ -84,6 +84,15 @@ typedef struct KpDirCache
 	uint64		change_count;
 	uint64		drop_count;
 	uint32		nentries;		/* entries read so far */
+
+	/*
+	 * A refresh began and did not end: entries are applied as they are read
+	 * and nentries advances at the end, so after a read that failed part way
+	 * (an I/O error, a cancel) the next refresh would apply the first ones
+	 * again (a segment listed twice, a compacted segment taken for one it
+	 * replaced).  It reads them all instead.
+	 */
+	bool		incomplete;
 	HTAB	   *lists;
 	MemoryContext cxt;
 } KpDirCache;
@@ -628,13 +637,13 @@ dircache_refresh(void)
 	meta = *dir_meta(BufferGetPage(metabuf));
 	UnlockReleaseBuffer(metabuf);
 
-	if (dircache.lists && meta.change_count == dircache.change_count)
+	if (dircache.lists && !dircache.incomplete && meta.change_count == dircache.change_count)
 	{
 		kp_segment_close(rel);
 		return;
 	}
 
-	if (dircache.lists == NULL || meta.drop_count != dircache.drop_count ||
+	if (dircache.lists == NULL || dircache.incomplete || meta.drop_count != dircache.drop_count ||
 		meta.nentries < dircache.nentries)
 	{
 		/* full reload */
@@ -656,82 +665,60 @@ dircache_refresh(void)
 
 	from = dircache.nentries;
 	have_pending = false;
-
-	/*
-	 * Entries are applied as they are read, and the count of those read is
-	 * advanced at the end: a read that fails part way (an I/O error, a
-	 * cancel) would have the next refresh apply the first ones again (a
-	 * segment listed twice, a compacted segment taken for one it replaced).
-	 * So a failure throws the lists away; the next refresh reads them all.
-	 */
-	PG_TRY();
+	dircache.incomplete = true;
+	for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
+		 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
 	{
-		for (blkno = 1 + from / KP_DIR_ENTRIES_PER_PAGE;
-			 (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE < meta.nentries; blkno++)
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		Page		page;
+		uint32		first = (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE;
+		uint32		n;
+		uint32		i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
+		for (i = (from > first ? from - first : 0); i < n && first + i < meta.nentries; i++)
 		{
-			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-			Page		page;
-			uint32		first = (blkno - 1) * KP_DIR_ENTRIES_PER_PAGE;
-			uint32		n;
-			uint32		i;
+			KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
+			KpSegList  *list;
 
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			n = (((PageHeader) page)->pd_lower - SizeOfPageHeaderData) / sizeof(KpDirEntry);
-			for (i = (from > first ? from - first : 0); i < n && first + i < meta.nentries; i++)
+			if (e->flags & KP_DIRENT_CLEANED_END)
 			{
-				KpDirEntry *e = (KpDirEntry *) PageGetContents(page) + i;
-				KpSegList  *list;
-
-				if (e->flags & KP_DIRENT_CLEANED_END)
-				{
-					/*
-					 * it follows its KP_DIRENT_CLEANED entry in the same
-					 * record
-					 */
-					if (have_pending && pending.partition_id == e->partition_id)
-						seglist_apply_cleaned(seglist_get(e->partition_id),
-											  pending.base_offset, e->base_offset,
-											  pending.relnode);
-					have_pending = false;
-					continue;
-				}
+				/* it follows its KP_DIRENT_CLEANED entry in the same record */
+				if (have_pending && pending.partition_id == e->partition_id)
+					seglist_apply_cleaned(seglist_get(e->partition_id),
+										  pending.base_offset, e->base_offset,
+										  pending.relnode);
 				have_pending = false;
-				if (e->flags & KP_DIRENT_DROPPED)
-					continue;
-				list = seglist_get(e->partition_id);
-				if (e->flags & KP_DIRENT_LOG_START)
-				{
-					list->log_start_offset = Max(list->log_start_offset, e->base_offset);
-					seglist_trim_below_log_start(list);
-				}
-				else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
-					list->checkpoint = Max(list->checkpoint, e->base_offset);
-				else if (e->flags & KP_DIRENT_CLEANED)
-				{
-					pending = *e;
-					have_pending = true;
-				}
-				else if (!segment_is_lost(e->partition_id, e->relnode))
-				{
-					seglist_add(list, e->base_offset, e->relnode);
-					seglist_trim_below_log_start(list);
-				}
+				continue;
 			}
-			UnlockReleaseBuffer(buf);
+			have_pending = false;
+			if (e->flags & KP_DIRENT_DROPPED)
+				continue;
+			list = seglist_get(e->partition_id);
+			if (e->flags & KP_DIRENT_LOG_START)
+			{
+				list->log_start_offset = Max(list->log_start_offset, e->base_offset);
+				seglist_trim_below_log_start(list);
+			}
+			else if (e->flags & KP_DIRENT_CLEANER_CHECKPOINT)
+				list->checkpoint = Max(list->checkpoint, e->base_offset);
+			else if (e->flags & KP_DIRENT_CLEANED)
+			{
+				pending = *e;
+				have_pending = true;
+			}
+			else if (!segment_is_lost(e->partition_id, e->relnode))
+			{
+				seglist_add(list, e->base_offset, e->relnode);
+				seglist_trim_below_log_start(list);
+			}
 		}
+		UnlockReleaseBuffer(buf);
 	}
-	PG_CATCH();
-	{
-		if (dircache.cxt)
-			MemoryContextDelete(dircache.cxt);
-		dircache.cxt = NULL;
-		dircache.lists = NULL;
-		dircache.nentries = 0;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 	dircache.nentries = meta.nentries;
+	dircache.incomplete = false;
 	dircache.change_count = meta.change_count;
 	dircache.drop_count = meta.drop_count;
 	kp_segment_close(rel);
