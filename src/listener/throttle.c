@@ -113,6 +113,14 @@ static MemoryContext quota_cxt = NULL;
 static KpClientQuota *quotas = NULL;
 static int	nquotas = 0;
 static bool quotas_valid = false;
+
+/*
+ * A read of the table began and did not end (a lock it may not wait for
+ * under the request's lock_timeout, a cancel): read again.  Until
+ * 2026-12-07 such a read left the worker with no quotas, "loaded", until the
+ * table next changed.
+ */
+static bool quotas_reading = false;
 static Oid	quotas_relid = InvalidOid;
 static uint64 quotas_generation = 1;
 
@@ -179,7 +187,7 @@ quotas_load(void)
 {
 	MemoryContext old;
 
-	if (quotas_valid)
+	if (quotas_valid && !quotas_reading)
 		return;
 	if (quota_cxt == NULL)
 	{
@@ -201,26 +209,9 @@ quotas_load(void)
 	if (OidIsValid(quotas_relid))
 	{
 		old = MemoryContextSwitchTo(quota_cxt);
-
-		/*
-		 * A read that fails (a lock it may not wait for under the request's
-		 * lock_timeout, a cancel) leaves nothing loaded and nothing valid:
-		 * until 2026-12-07 it left the worker with no quotas, "loaded", until
-		 * the table next changed.
-		 */
-		PG_TRY();
-		{
-			nquotas = kp_client_quotas(&quotas);
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(old);
-			quotas_valid = false;
-			quotas = NULL;
-			nquotas = 0;
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
+		quotas_reading = true;
+		nquotas = kp_client_quotas(&quotas);
+		quotas_reading = false;
 		MemoryContextSwitchTo(old);
 	}
 	quotas_generation++;
