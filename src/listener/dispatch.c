@@ -527,15 +527,43 @@ storage_guarded(int16 api_key)
 	return api_key == KP_API_FETCH || api_key == KP_API_SHARE_FETCH;
 }
 
-bool
-kp_storage_sqlstate(int sqlerrcode)
+/*
+ * Whether an ERROR of this SQLSTATE is the store's pages failing to read:
+ * "invalid page in block", a short read, the store's own length and CRC
+ * checks (XX001, XX002); an I/O error or a missing file (class 58).  What a
+ * Kafka broker's KAFKA_STORAGE_ERROR stands for.
+ */
+static bool
+storage_sqlstate(int sqlerrcode)
 {
-	/*
-	 * "invalid page in block", a short read, the store's own length and CRC
-	 * checks (XX001); an I/O error or a missing file (class 58)
-	 */
 	return sqlerrcode == ERRCODE_DATA_CORRUPTED || sqlerrcode == ERRCODE_INDEX_CORRUPTED ||
 		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYSTEM_ERROR;
+}
+
+ErrorData *
+kp_storage_try(void (*fn) (void *arg), void *arg)
+{
+	ErrorData  *edata = kp_try_subxact(fn, arg);
+
+	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
+	if (edata != NULL && !storage_sqlstate(edata->sqlerrcode))
+		ReThrowError(edata);
+	return edata;
+}
+
+void
+kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what, const char *detail)
+{
+	int64		now = kp_listener_now_ms();
+
+	if (*warned_ms != 0 && now - *warned_ms < 60000)
+		return;
+	*warned_ms = now;
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("kafka_pg listener: %s: %s", what, edata->message),
+			 errdetail_internal("%s", detail),
+			 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
 }
 
 static LockRetry
@@ -977,7 +1005,7 @@ run:
 			lock_busy = psprintf("%s are being changed by another transaction still open",
 								 row_retry_what(hdr.request_api_key));
 		else if (!ctx.storage_guard && storage_guarded(hdr.request_api_key) &&
-				 kp_storage_sqlstate(edata->sqlerrcode))
+				 storage_sqlstate(edata->sqlerrcode))
 			rerun_guarded = true;
 		else
 		{

@@ -97,8 +97,8 @@ typedef struct KpRequestContext
 
 	/*
 	 * Run again after its first run failed reading the store (a damaged
-	 * segment page: kp_storage_sqlstate): read each partition in a
-	 * subtransaction, and answer one whose read fails KAFKA_STORAGE_ERROR.
+	 * segment page: kp_storage_try): read each partition in a subtransaction,
+	 * and answer one whose read fails KAFKA_STORAGE_ERROR.
 	 */
 	bool		storage_guard;
 	int64		received_ms;	/* when the request first arrived: a parked
@@ -232,11 +232,20 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
 /*
- * Whether an ERROR of this SQLSTATE is the store's pages failing to read
- * (data corrupted, an I/O error, a missing file): what a Kafka broker's
- * KAFKA_STORAGE_ERROR stands for.
+ * The reads of a request run again after a storage error (ctx->storage_guard,
+ * dispatch.c): fn(arg) in a subtransaction; NULL if it returned, the error if
+ * the store's pages failed to read (a damaged page, an I/O error, a missing
+ * file: what KAFKA_STORAGE_ERROR stands for); any other ERROR is raised
+ * again, as in an unguarded run.
  */
-extern bool kp_storage_sqlstate(int sqlerrcode);
+extern ErrorData *kp_storage_try(void (*fn) (void *arg), void *arg);
+
+/*
+ * The DBA's WARNING for a read that failed so ("kafka_pg listener: <what>:
+ * <the error>", detail, the remedy), at most once a minute per *warned_ms.
+ */
+extern void kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what,
+							   const char *detail);
 
 /*
  * The whole request refused: every entry of the response answered with code

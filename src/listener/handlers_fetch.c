@@ -22,7 +22,6 @@
 #include "utils/timestamp.h"
 
 #include "codec/codec.h"
-#include "common/subxact.h"
 #include "listener/fetch_session.h"
 #include "listener/handlers_admin.h"
 #include "listener/handlers.h"
@@ -315,8 +314,6 @@ typedef struct GuardedFetch
 	int			nbatches;
 } GuardedFetch;
 
-#define FETCH_STORAGE_WARN_MS	60000
-
 static void
 guarded_fetch_fn(void *arg)
 {
@@ -325,6 +322,17 @@ guarded_fetch_fn(void *arg)
 	g->nbatches = 0;
 	fetch_partition(g->out, g->partition_id, g->fetch_offset, g->partition_max_bytes,
 					g->read_committed, g->budget, g->max_batches, &g->nbatches);
+}
+
+/* What a failed read of a partition did to the response, undone. */
+static void
+fetch_partition_undo(KpFetchResponsePartitionData *out, const KpFetchResponsePartitionData *saved_out,
+					 FetchBudget *budget, const FetchBudget *saved, int start)
+{
+	*out = *saved_out;
+	*budget = *saved;
+	fetch_arena->buf.len = start;
+	fetch_arena->buf.data[start] = '\0';
 }
 
 static void
@@ -338,8 +346,7 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 	KpFetchResponsePartitionData saved_out = *out;
 	int			start = fetch_arena->buf.len;
 	ErrorData  *edata;
-	ErrorData  *again = NULL;
-	int64		now;
+	ErrorData  *again;
 
 	g.out = out;
 	g.partition_id = partition_id;
@@ -348,34 +355,18 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 	g.read_committed = read_committed;
 	g.budget = budget;
 	g.max_batches = -1;
-	edata = kp_try_subxact(guarded_fetch_fn, &g);
-	if (edata == NULL)
+	if ((edata = kp_storage_try(guarded_fetch_fn, &g)) == NULL)
 		return;
-	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
-	if (!kp_storage_sqlstate(edata->sqlerrcode))
-		ReThrowError(edata);
-
-	/* undo what the failed read did to the response */
-	*budget = saved;
-	*out = saved_out;
-	fetch_arena->buf.len = start;
-	fetch_arena->buf.data[start] = '\0';
+	again = edata;
 	if (g.nbatches > 0)
 	{
+		fetch_partition_undo(out, &saved_out, budget, &saved, start);
 		g.max_batches = g.nbatches;
-		again = kp_try_subxact(guarded_fetch_fn, &g);
-		if (again != NULL && !kp_storage_sqlstate(again->sqlerrcode))
-			ReThrowError(again);
-		if (again != NULL)
-		{
-			*budget = saved;
-			*out = saved_out;
-			fetch_arena->buf.len = start;
-			fetch_arena->buf.data[start] = '\0';
-		}
+		again = kp_storage_try(guarded_fetch_fn, &g);
 	}
-	if (g.nbatches == 0 || again != NULL)
+	if (again != NULL)
 	{
+		fetch_partition_undo(out, &saved_out, budget, &saved, start);
 		out->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
 		out->high_watermark = -1;
 		out->last_stable_offset = -1;
@@ -385,23 +376,16 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 		out->records.data = (const uint8 *) "";
 		out->records.len = 0;
 	}
-	now = kp_listener_now_ms();
-	if (warned_ms == 0 || now - warned_ms >= FETCH_STORAGE_WARN_MS)
-	{
-		warned_ms = now;
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("kafka_pg listener: cannot read %s-%d from offset " INT64_FORMAT ": %s",
-						topic, (int) saved_out.partition_index, fetch_offset, edata->message),
-				 g.nbatches > 0 && again == NULL ?
-				 errdetail("The %d batches before the failing read were answered; a Fetch from there on is answered KAFKA_STORAGE_ERROR.",
-						   g.nbatches) :
-				 errdetail("The partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served."),
-				 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
-	}
-	FreeErrorData(edata);
-	if (again)
+	kp_storage_warning(&warned_ms, edata,
+					   psprintf("cannot read %s-%d from offset " INT64_FORMAT,
+								topic, (int) saved_out.partition_index, fetch_offset),
+					   again == NULL ?
+					   psprintf("The %d batches before the failing read were answered; a Fetch from there on is answered KAFKA_STORAGE_ERROR.",
+								g.nbatches) :
+					   "The partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.");
+	if (again != NULL && again != edata)
 		FreeErrorData(again);
+	FreeErrorData(edata);
 }
 
 /*

@@ -37,7 +37,6 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "common/subxact.h"
 #include "listener/handlers.h"
 #include "listener/handlers_share.h"
 #include "listener/listener.h"
@@ -1013,31 +1012,18 @@ share_take(void *arg)
  * Fetch, nothing before the failing read is delivered: the acquisition and
  * the read are one step.  One WARNING a minute per worker.
  */
-#define SHARE_STORAGE_WARN_MS 60000
-
 static bool
 share_take_guarded(ShareTake *a, const char *topic, int32 partition)
 {
 	static int64 warned_ms = 0;
-	ErrorData  *edata = kp_try_subxact(share_take, a);
-	int64		now;
+	ErrorData  *edata = kp_storage_try(share_take, a);
 
 	if (edata == NULL)
 		return true;
-	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
-	if (!kp_storage_sqlstate(edata->sqlerrcode))
-		ReThrowError(edata);
-	now = kp_listener_now_ms();
-	if (warned_ms == 0 || now - warned_ms >= SHARE_STORAGE_WARN_MS)
-	{
-		warned_ms = now;
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("kafka_pg listener: ShareFetch of group \"%s\" cannot read %s-%d: %s",
-						a->group_id, topic, (int) partition, edata->message),
-				 errdetail("The share-partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served."),
-				 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
-	}
+	kp_storage_warning(&warned_ms, edata,
+					   psprintf("ShareFetch of group \"%s\" cannot read %s-%d", a->group_id, topic,
+								(int) partition),
+					   "The share-partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.");
 	FreeErrorData(edata);
 	return false;
 }
