@@ -237,17 +237,17 @@ kp_conn_put_response(KpConn *c, int16 api_key, int16 version, int32 correlation_
 
 	/*
 	 * a name sent back longer than this version's int16 length: Kafka's
-	 * serializer refuses it too; kp_dispatch_frame closes the connection
+	 * serializer refuses it too; the caller closes the connection
 	 */
 	if (kp_encode_string_too_long)
 	{
 		kp_conn_pieces_truncate(c, mark);
 		out->len = start;
 		out->data[start] = '\0';
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the answer has a string longer than the 32767 bytes %s v%d can carry",
-						kp_api_lookup(api_key)->name, version)));
+		ereport(LOG,
+				(errmsg("kafka_pg listener: closing connection from %s: the answer has a string longer than the 32767 bytes %s v%d can carry",
+						c->peer, kp_api_lookup(api_key)->name, version)));
+		return -1;
 	}
 	size = (int32) (out->len - start - 4 + kp_conn_pieces_bytes(c, mark));
 	out->data[start] = (char) (size >> 24);
@@ -1176,6 +1176,12 @@ respond:
 		kp_conn_put_response(c, hdr.request_api_key, ctx.version,
 							 hdr.correlation_id, ctx.response);
 
+		if (start < 0)
+		{
+			/* not encodable at this version (logged): as Kafka, closed */
+			ok = false;
+			goto done;
+		}
 		if (fetch)
 		{
 			int64		now = kp_listener_now_ms();

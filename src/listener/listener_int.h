@@ -194,7 +194,12 @@ kp_conn_answers_waiting(KpConn *c)
 	return c->acks != NULL;
 }
 
-/* Encode a response (after its 4-byte size) into the connection's output. */
+/*
+ * Encode a response (after its 4-byte size) into the connection's output;
+ * where its frame starts there, or -1 (logged, nothing added) when a string
+ * is longer than the version's int16 length can carry: the caller closes
+ * the connection, as Kafka's serializer refuses such an answer.
+ */
 extern int	kp_conn_put_response(KpConn *c, int16 api_key, int16 version,
 								 int32 correlation_id, void *response);
 

@@ -1470,9 +1470,10 @@ kp_conn_wait_commit(KpConn *c, const char *bytes, int len, XLogRecPtr lsn)
  * deadline the others get REQUEST_TIMED_OUT, or
  * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is now smaller than their
  * topic's min.insync.replicas (Kafka's DelayedProduce and
- * Partition.checkEnoughReplicasReachOffset).
+ * Partition.checkEnoughReplicasReachOffset).  False when the answer cannot
+ * be encoded (kp_conn_put_response): the connection is to be closed.
  */
-static void
+static bool
 ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 {
 	KpAckEntry *e = c->acks;
@@ -1480,13 +1481,14 @@ ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 	int			in_sync = -1;
 	int			i;
 	MemoryContext old;
+	bool		ok;
 
 	if (e->bytes)
 	{
 		/* an encoded response (kp_conn_wait_commit) */
 		kp_conn_send(c, e->bytes, e->bytes_len);
 		ack_dequeue(c);
-		return;
+		return true;
 	}
 	old = MemoryContextSwitchTo(e->cxt);
 	for (i = 0; expired && i < w->n; i++)
@@ -1500,9 +1502,10 @@ ack_answer(KpConn *c, XLogRecPtr confirmed, bool expired)
 		*ap->error_code = in_sync < ap->min_insync_replicas ?
 			KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND : KP_ERR_REQUEST_TIMED_OUT;
 	}
-	kp_conn_put_response(c, KP_API_PRODUCE, e->version, e->correlation_id, e->response);
+	ok = kp_conn_put_response(c, KP_API_PRODUCE, e->version, e->correlation_id, e->response) >= 0;
 	MemoryContextSwitchTo(old);
 	ack_dequeue(c);
+	return ok;
 }
 
 /*
@@ -1567,13 +1570,18 @@ run_acks(void)
 						 (long long) (trace_last_flush_end - e->trace_read_us),
 						 (long long) (t - e->trace_read_us));
 #endif
-				ack_answer(c, pos.confirmed, c->acks->lsn > pos.confirmed);
 				sent = true;
+				if (!ack_answer(c, pos.confirmed, c->acks->lsn > pos.confirmed))
+				{
+					ok = false;
+					break;
+				}
 			}
 			if (sent)
 			{
 				answered = true;
-				ok = conn_process(c);	/* the requests queued behind them */
+				if (ok)
+					ok = conn_process(c);	/* the requests queued behind them */
 				if (ok)
 					ok = conn_flush(c);
 				if (!ok || conn_finished(c))

@@ -17,7 +17,9 @@ were two ways to get there.
 4. A Metadata v4 for a topic named with 20,000 bytes of 0xFF: the name comes back as 60,000 bytes
    (U+FFFD for each), which no int16 length can give: the connection is closed, as Kafka 4.4
    closes it ("'name' field is too long to be serialized"); until 2026-12-07 it was answered with
-   the length cut to int16, a malformed frame.  The workers keep their pids.
+   the length cut to int16, a malformed frame.  The workers keep their pids.  The same for a
+   Produce acks=all naming such a topic beside one that exists, whose answer the worker's loop
+   encodes once the in-sync replicas have the batch (there, an ERROR would still end the worker).
 
 Usage: PGDATABASE=... PGHOST=... PGPORT=... worker_errors.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -31,7 +33,7 @@ import psycopg2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (reads HOST:PORT from argv at import)
-from kwire import TAGS, array, cstring, i8, i16, i32, string, uvarint  # noqa: E402
+from kwire import TAGS, array, cstring, i8, i16, i32, nbytes, string, uvarint  # noqa: E402
 from tap import check, finish  # noqa: E402
 
 
@@ -136,6 +138,22 @@ def main():
     check("a Metadata v4 whose answer would carry a name longer than an int16 length: its connection "
           "closed, not answered with a malformed frame; the workers keep their pids, all eight answer",
           r is None and after == pids and n == 8, f"(name length prefix {detail}, pids {pids} -> {after}, "
+          f"answering {n})")
+    # the same in an answer that waits for the in-sync replicas (a Produce acks=all, encoded later by
+    # the worker's loop, outside the request's dispatch): a topic that exists and one so named
+    sql("SELECT kafka.create_topic('worker-errors', 1) WHERE NOT EXISTS "
+        "(SELECT 1 FROM kafka.topics WHERE name = 'worker-errors')")
+    batch = kc.build_batch(0, [b"acks-all"])
+    c = kc.Conn()
+    r = c.call(0, 8, string(None) + i16(-1) + i32(30000)
+               + array([string(b"worker-errors") + array([i32(0) + nbytes(batch)]),
+                        string(b"\xff" * 20000) + array([i32(0) + nbytes(batch)])]), timeout=30)
+    c.close()
+    after = worker_pids()
+    n = alive(conns)
+    check("a Produce acks=all naming such a topic beside one that exists: its connection closed "
+          "when the answer is due; the workers keep their pids, all eight answer",
+          r is None and after == pids and n == 8, f"(answered {r is not None}, pids {pids} -> {after}, "
           f"answering {n})")
     logged = log_has("closing connection from")
     if logged is not None:
