@@ -79,6 +79,19 @@ kp_mktemp() {
 	echo "$d"
 }
 
+# kp_scratch NAME PORT KAFKA_PORT: a throwaway cluster's place for a test script: sets TMP (a
+# fresh directory), DATA, PORT and KPORT (the first free ports from $KP_NEXT_PORT and
+# $KAFKA_NEXT_PORT, which test/run-tests sets, else from the ones given), and an EXIT trap that
+# stops the server and removes TMP (kept with KP_KEEP_TMP).  Not in a subshell: it sets the
+# caller's variables and trap.
+kp_scratch() {
+	TMP=$(kp_mktemp "$1") || return 1
+	DATA=$TMP/data
+	PORT=$(kp_free_port "${KP_NEXT_PORT:-$2}")
+	KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-$3}" "$PORT")
+	trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+}
+
 # kp_init DATADIR PORT KAFKA_PORT [SOCKETDIR]: initdb a cluster with kafka_pg preloaded.
 # The socket goes into SOCKETDIR, by default DATADIR/.. (so tests never collide
 # with a system cluster).

@@ -29,11 +29,7 @@ cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
 . test/lib/tap.sh
 
-TMP=$(kp_mktemp horizon)
-DATA=$TMP/data
-PORT=$(kp_free_port "${KP_NEXT_PORT:-56532}")
-KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29292}" "$PORT")
-trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+kp_scratch horizon 56532 29292 || exit 1
 
 # the workers serve postgres, where the topic is (the suite exports another)
 export KP_KAFKA_DB=postgres

@@ -18,11 +18,7 @@ export KP_KAFKA_DB=postgres
 . test/lib/cluster.sh
 . test/lib/tap.sh
 
-TMP=$(kp_mktemp share-restart)
-DATA=$TMP/data
-PORT=$(kp_free_port "${KP_NEXT_PORT:-56432}")
-KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29192}" "$PORT")
-trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+kp_scratch share-restart 56432 29192 || exit 1
 
 kp_init "$DATA" "$PORT" "$KPORT" || exit 1
 kp_start "$DATA" || exit 1

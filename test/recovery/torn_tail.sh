@@ -16,11 +16,7 @@ cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
 . test/lib/tap.sh
 
-TMP=$(kp_mktemp torn)
-DATA=$TMP/data
-PORT=$(kp_free_port "${KP_NEXT_PORT:-56432}")
-KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29192}" "$PORT")
-trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+kp_scratch torn 56432 29192 || exit 1
 
 KP_EXTRA_CONF="max_wal_size = 4GB
 wal_buffers = 1MB" kp_init "$DATA" "$PORT" "$KPORT" || exit 1

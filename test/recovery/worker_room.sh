@@ -15,11 +15,7 @@ cd "$(dirname "$0")/../.."
 . test/lib/cluster.sh
 . test/lib/tap.sh
 
-TMP=$(kp_mktemp room)
-DATA=$TMP/data
-PORT=$(kp_free_port "${KP_NEXT_PORT:-56472}")
-KPORT=$(kp_free_port "${KAFKA_NEXT_PORT:-29232}" "$PORT")
-trap 'kp_stop "$DATA" immediate; [ -n "${KP_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+kp_scratch room 56472 29232 || exit 1
 LOG=$(kp_logfile "$DATA")
 
 # its own cluster serves its own postgres database (the suite exports the shared cluster's)
