@@ -517,14 +517,15 @@ row_retry_what(int16 api_key)
 }
 
 /*
- * The requests that read segments for several partitions, and answer a
- * partition whose pages cannot be read with KAFKA_STORAGE_ERROR rather than
- * failing as a whole (ctx->storage_guard).
+ * The requests that read or append segments for several partitions, and
+ * answer a partition whose pages cannot be read or written with
+ * KAFKA_STORAGE_ERROR rather than failing as a whole (ctx->storage_guard).
  */
 static bool
 storage_guarded(int16 api_key)
 {
-	return api_key == KP_API_FETCH || api_key == KP_API_SHARE_FETCH;
+	return api_key == KP_API_FETCH || api_key == KP_API_SHARE_FETCH ||
+		api_key == KP_API_PRODUCE;
 }
 
 /*
@@ -540,19 +541,34 @@ storage_sqlstate(int sqlerrcode)
 		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYSTEM_ERROR;
 }
 
+/*
+ * An append also fails so when the disk is full ("could not extend file",
+ * ENOSPC: 53100) and when the partition has as many open transactions as it
+ * can hold (53400, kp_txnstate_check_room, checked before anything is
+ * written): the partition's failure, not the request's.
+ */
+static bool
+append_sqlstate(int sqlerrcode)
+{
+	return storage_sqlstate(sqlerrcode) || sqlerrcode == ERRCODE_DISK_FULL ||
+		sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+}
+
 ErrorData *
-kp_storage_try(void (*fn) (void *arg), void *arg)
+kp_storage_try(void (*fn) (void *arg), void *arg, bool appending)
 {
 	ErrorData  *edata = kp_try_subxact(fn, arg);
 
 	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
-	if (edata != NULL && !storage_sqlstate(edata->sqlerrcode))
+	if (edata != NULL &&
+		!(appending ? append_sqlstate(edata->sqlerrcode) : storage_sqlstate(edata->sqlerrcode)))
 		ReThrowError(edata);
 	return edata;
 }
 
 void
-kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what, const char *detail)
+kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what, const char *detail,
+				   const char *hint)
 {
 	int64		now = kp_listener_now_ms();
 
@@ -563,7 +579,7 @@ kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what, c
 			(errcode(edata->sqlerrcode),
 			 errmsg("kafka_pg listener: %s: %s", what, edata->message),
 			 errdetail_internal("%s", detail),
-			 errhint("Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged.")));
+			 errhint("%s", hint)));
 }
 
 static LockRetry
@@ -1005,7 +1021,8 @@ run:
 			lock_busy = psprintf("%s are being changed by another transaction still open",
 								 row_retry_what(hdr.request_api_key));
 		else if (!ctx.storage_guard && storage_guarded(hdr.request_api_key) &&
-				 storage_sqlstate(edata->sqlerrcode))
+				 (hdr.request_api_key == KP_API_PRODUCE ? append_sqlstate(edata->sqlerrcode) :
+				  storage_sqlstate(edata->sqlerrcode)))
 			rerun_guarded = true;
 		else
 		{
@@ -1025,23 +1042,28 @@ run:
 	if (rerun_guarded)
 	{
 		/*
-		 * A segment page that cannot be read (storage_guarded): the request
-		 * runs again, from a fresh decoding of its frame (the handler may
-		 * have rewritten its listing), reading each partition in a
-		 * subtransaction of its own; the one that fails again is answered
+		 * A segment page that cannot be read or written (storage_guarded):
+		 * the request runs again, from a fresh decoding of its frame (the
+		 * handler may have rewritten its listing), reading each partition in
+		 * a subtransaction of its own; the one that fails again is answered
 		 * KAFKA_STORAGE_ERROR, the others as usual.  What the first run did
 		 * outside its transaction stands (a fetch session's step to its next
 		 * epoch, noted in ctx.park_cookie, which the second run keeps), but a
 		 * share session's step is undone with the transaction
 		 * (handlers_share.c): a ShareFetch starts again from the cookie it
-		 * came with, its acknowledgements too.
+		 * came with, its acknowledgements too.  A Produce's appends stand
+		 * too, whatever the abort: its second run answers the partitions its
+		 * first appended from ctx.produce_ledger and appends only the others
+		 * (handlers_produce.c).
 		 */
 		char		cookie[sizeof(ctx.park_cookie)];
+		struct KpProduceLedger *ledger = ctx.produce_ledger;
 
 		rerun_guarded = false;
 		strlcpy(cookie, ctx.park_cookie, sizeof(cookie));
 		ctx = ctx_first;
 		ctx.storage_guard = true;
+		ctx.produce_ledger = ledger;
 		if (hdr.request_api_key != KP_API_SHARE_FETCH)
 			strlcpy(ctx.park_cookie, cookie, sizeof(ctx.park_cookie));
 		ctx.request = palloc0(api->request->root->size);

@@ -101,6 +101,13 @@ typedef struct KpRequestContext
 	 * and answer one whose read fails KAFKA_STORAGE_ERROR.
 	 */
 	bool		storage_guard;
+
+	/*
+	 * A Produce's first run: what it appended to each partition, which a
+	 * guarded run answers from rather than appending again
+	 * (handlers_produce.c).  The dispatcher keeps it for that run.
+	 */
+	struct KpProduceLedger *produce_ledger;
 	int64		received_ms;	/* when the request first arrived: a parked
 								 * request's re-runs keep its first arrival,
 								 * so deadlines measured from it stand */
@@ -232,20 +239,26 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
 /*
- * The reads of a request run again after a storage error (ctx->storage_guard,
- * dispatch.c): fn(arg) in a subtransaction; NULL if it returned, the error if
- * the store's pages failed to read (a damaged page, an I/O error, a missing
- * file: what KAFKA_STORAGE_ERROR stands for); any other ERROR is raised
- * again, as in an unguarded run.
+ * The reads and appends of a request run again after a storage error
+ * (ctx->storage_guard, dispatch.c): fn(arg) in a subtransaction; NULL if it
+ * returned, the error if the store's pages failed to read (a damaged page,
+ * an I/O error, a missing file: what KAFKA_STORAGE_ERROR stands for) or, with
+ * appending, to be written (the disk full; the partition's open-transaction
+ * limit); any other ERROR is raised again, as in an unguarded run.
  */
-extern ErrorData *kp_storage_try(void (*fn) (void *arg), void *arg);
+extern ErrorData *kp_storage_try(void (*fn) (void *arg), void *arg, bool appending);
 
 /*
- * The DBA's WARNING for a read that failed so ("kafka_pg listener: <what>:
- * <the error>", detail, the remedy), at most once a minute per *warned_ms.
+ * The DBA's WARNING for a read or an append that failed so ("kafka_pg
+ * listener: <what>: <the error>", detail, hint), at most once a minute per
+ * *warned_ms.
  */
 extern void kp_storage_warning(int64 *warned_ms, const ErrorData *edata, const char *what,
-							   const char *detail);
+							   const char *detail, const char *hint);
+
+/* the hint of a read's warning */
+#define KP_STORAGE_READ_HINT \
+	"Restore the partition from a backup, or move its log start past the damaged part (kafka-delete-records); see docs/durability.md. At most one such warning a minute is logged."
 
 /*
  * The whole request refused: every entry of the response answered with code

@@ -355,14 +355,14 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 	g.read_committed = read_committed;
 	g.budget = budget;
 	g.max_batches = -1;
-	if ((edata = kp_storage_try(guarded_fetch_fn, &g)) == NULL)
+	if ((edata = kp_storage_try(guarded_fetch_fn, &g, false)) == NULL)
 		return;
 	again = edata;
 	if (g.nbatches > 0)
 	{
 		fetch_partition_undo(out, &saved_out, budget, &saved, start);
 		g.max_batches = g.nbatches;
-		again = kp_storage_try(guarded_fetch_fn, &g);
+		again = kp_storage_try(guarded_fetch_fn, &g, false);
 	}
 	if (again != NULL)
 	{
@@ -382,7 +382,8 @@ fetch_partition_guarded(KpFetchResponsePartitionData *out, const char *topic, in
 					   again == NULL ?
 					   psprintf("The %d batches before the failing read were answered; a Fetch from there on is answered KAFKA_STORAGE_ERROR.",
 								g.nbatches) :
-					   "The partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.");
+					   "The partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.",
+					   KP_STORAGE_READ_HINT);
 	if (again != NULL && again != edata)
 		FreeErrorData(again);
 	FreeErrorData(edata);

@@ -219,6 +219,205 @@ check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 pa
 	return KP_ERR_NONE;
 }
 
+/*
+ * The min.insync.replicas an acks=all Produce to t needs.  Like Kafka (its
+ * effective min ISR) no more than the replicas there are:
+ * kafka.replica_nodes.  The ISR's size and the replication factor are asked
+ * once per request (*in_sync < 0: not yet).
+ */
+static int
+produce_min_isr(const KpTopic *t, int *in_sync, int *replicas)
+{
+	if (*in_sync < 0)
+	{
+		*in_sync = kp_isr_count();
+		*replicas = kp_replication_factor();
+	}
+	return Min(t->config.min_insync_replicas, *replicas);
+}
+
+/*
+ * What the first run of a Produce did to each of its partitions, in the
+ * order of the request (ctx->produce_ledger).  An append is not undone when
+ * the request's transaction aborts: the batch stays in the log.  So when an
+ * append fails part way through a request (the disk full, an I/O error, the
+ * partition's open-transaction limit) and the dispatcher runs the request
+ * again guarded, the partitions the first run appended are answered from
+ * here, not appended a second time; the rest are appended each in a
+ * subtransaction of its own, and the one that fails again is answered
+ * KAFKA_STORAGE_ERROR, as Kafka answers a partition whose log append failed.
+ * In the produce context (dispatch.c), which the abort leaves alone.
+ */
+typedef struct ProduceNote
+{
+	bool		done;			/* produce_partition returned */
+	int16		error_code;
+	char	   *error_message;
+	int64		base_offset;
+	int64		log_append_time_ms;
+	XLogRecPtr	lsn;			/* what acks=all waits for */
+} ProduceNote;
+
+typedef struct KpProduceLedger
+{
+	int			n;
+	ProduceNote parts[FLEXIBLE_ARRAY_MEMBER];
+} KpProduceLedger;
+
+/* One partition's append: produce_partition's arguments and results */
+typedef struct ProduceAppend
+{
+	KpRequestContext *ctx;
+	const KpTopic *t;
+	KpProduceRequestPartitionProduceData *pd;
+	KpProduceResponsePartitionProduceResponse *pr;
+	char	  **batches;
+	size_t	   *batch_lens;
+	int			nbatches;
+	ProduceNote *note;			/* the first run's ledger entry, or NULL */
+	XLogRecPtr	part_lsn;		/* out: the end of its batches' WAL */
+} ProduceAppend;
+
+/*
+ * Append one partition's validated batches and fill its answer: the room on
+ * the disk first, the transaction coordinator's check, then the store.
+ */
+static void
+produce_partition(ProduceAppend *pa)
+{
+	KpProduceResponsePartitionProduceResponse *pr = pa->pr;
+	KpPartitionRef ref;
+	KpAppendResult res;
+	int16		code = KP_ERR_NONE;
+	bool		first = true;
+	int			b;
+
+	kp_topic_partition(pa->t, pa->pd->index, &ref);
+	if (kp_handler_no_room(ref.partition_id, pa->ctx->version >= 8 ? &pr->error_message : NULL))
+		code = KP_ERR_KAFKA_STORAGE_ERROR;
+
+	/*
+	 * Transactional batches: the coordinator must have the partition in their
+	 * producer's ongoing transaction (handlers_txn.c, src/txn/coordinator.c),
+	 * checked for all before any is appended.
+	 */
+	if (code == KP_ERR_NONE)
+		code = check_transactional_batches(pa->batches, pa->batch_lens, pa->nbatches,
+										   ref.partition_id);
+	for (b = 0; code == KP_ERR_NONE && b < pa->nbatches; b++)
+	{
+		KpBatchHeader hdr;
+		int64		txn_pid = KP_NO_PRODUCER_ID;
+
+		/* a transactional batch opens or continues its transaction */
+		if (kp_batch_parse_header(pa->batches[b], pa->batch_lens[b], &hdr) == KP_CODEC_OK &&
+			KpBatchIsTransactional(&hdr))
+			txn_pid = hdr.producer_id;
+		kp_log_append(&ref, &pa->t->config.log, pa->batches[b], pa->batch_lens[b], txn_pid, &res);
+		if (res.status == KP_APPEND_OUT_OF_ORDER)
+			code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+		else if (res.status == KP_APPEND_STALE_EPOCH)
+			code = KP_ERR_INVALID_PRODUCER_EPOCH;
+		else
+		{
+			if (first)
+			{
+				pr->base_offset = res.base_offset;
+				pr->log_append_time_ms = res.log_append_time;
+				first = false;
+			}
+			if (res.status == KP_APPEND_OK && res.end_lsn > pa->part_lsn)
+				pa->part_lsn = res.end_lsn;
+
+			/*
+			 * A retry of a batch already in the log: its first append may not
+			 * be flushed yet; everything inserted so far covers it.
+			 */
+			if (res.status == KP_APPEND_DUPLICATE)
+				pa->part_lsn = Max(pa->part_lsn, kp_xlog_insert_end());
+		}
+	}
+	pr->error_code = code;
+	if (code != KP_ERR_NONE)
+		pr->base_offset = -1;
+
+	/* noted at once: what follows may fail, and a second run must not append */
+	if (pa->note)
+	{
+		pa->note->done = true;
+		pa->note->error_code = code;
+		pa->note->error_message = pr->error_message;
+		pa->note->base_offset = pr->base_offset;
+		pa->note->log_append_time_ms = pr->log_append_time_ms;
+		pa->note->lsn = pa->part_lsn;
+	}
+	if (code == KP_ERR_NONE)
+	{
+		KpLogOffsets off;
+
+		kp_log_offsets(ref.partition_id, &off);
+		pr->log_start_offset = off.log_start_offset;
+	}
+}
+
+static void
+produce_partition_fn(void *arg)
+{
+	produce_partition((ProduceAppend *) arg);
+}
+
+/*
+ * The second, guarded run of a Produce (ctx->storage_guard): a partition the
+ * first run appended is answered as it was then; any other is appended in a
+ * subtransaction, and answered KAFKA_STORAGE_ERROR if that fails with a
+ * storage error (kp_storage_try: any other ERROR fails the request, as in
+ * the first run).  False if the partition is answered with an error.
+ */
+static bool
+produce_partition_guarded(ProduceAppend *pa)
+{
+	static int64 warned_ms = 0;
+	KpProduceResponsePartitionProduceResponse *pr = pa->pr;
+	KpProduceResponsePartitionProduceResponse saved = *pr;
+	ErrorData  *edata;
+
+	if (pa->note && pa->note->done)
+	{
+		pr->error_code = pa->note->error_code;
+		pr->error_message = pa->note->error_message;
+		pr->base_offset = pa->note->base_offset;
+		pr->log_append_time_ms = pa->note->log_append_time_ms;
+		pa->part_lsn = pa->note->lsn;
+		if (pr->error_code == KP_ERR_NONE)
+		{
+			KpPartitionRef ref;
+			KpLogOffsets off;
+
+			kp_topic_partition(pa->t, pa->pd->index, &ref);
+			kp_log_offsets(ref.partition_id, &off);
+			pr->log_start_offset = off.log_start_offset;
+		}
+		return true;
+	}
+	pa->note = NULL;
+	edata = kp_storage_try(produce_partition_fn, pa, true);
+	if (edata == NULL)
+		return true;
+	*pr = saved;
+	pr->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+	if (pa->ctx->version >= 8)
+		pr->error_message = edata->detail ?
+			psprintf("%s: %s", edata->message, edata->detail) : pstrdup(edata->message);
+	kp_storage_warning(&warned_ms, edata,
+					   psprintf("cannot append to %s-%d", pa->t->name, (int) pa->pd->index),
+					   "The partition was answered KAFKA_STORAGE_ERROR, the request's other partitions as usual.",
+					   edata->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED ?
+					   "The producer retries; it succeeds once one of the partition's open transactions ends." :
+					   "Free space on the disk, or fix the I/O error; the producer retries. See docs/durability.md. At most one such warning a minute is logged.");
+	FreeErrorData(edata);
+	return false;
+}
+
 void
 kp_handle_produce(KpRequestContext *ctx)
 {
@@ -229,7 +428,9 @@ kp_handle_produce(KpRequestContext *ctx)
 	int			replicas = 1;	/* the replication factor, with it */
 	int			min_isr = 1;
 	KpAckWait  *wait = NULL;
+	KpProduceLedger *ledger = ctx->produce_ledger;
 	int			nparts = 0;
+	int			k = 0;			/* the partition's place in the request */
 	int			i;
 
 	/* a topic listed with no partitions is not answered, as in Kafka */
@@ -246,10 +447,17 @@ kp_handle_produce(KpRequestContext *ctx)
 		return;
 	}
 
+	for (i = 0; i < req->n_topic_data; i++)
+		nparts += Max(req->topic_data[i].n_partition_data, 0);
+	if (!ctx->storage_guard)
+	{
+		/* what the appends did, should the request need a guarded run */
+		ledger = palloc0(offsetof(KpProduceLedger, parts) + sizeof(ProduceNote) * nparts);
+		ledger->n = nparts;
+		ctx->produce_ledger = ledger;
+	}
 	if (req->acks == -1)
 	{
-		for (i = 0; i < req->n_topic_data; i++)
-			nparts += Max(req->topic_data[i].n_partition_data, 0);
 		wait = palloc0(sizeof(KpAckWait));
 		wait->parts = palloc0(sizeof(KpAckPartition) * Max(nparts, 1));
 	}
@@ -274,17 +482,13 @@ kp_handle_produce(KpRequestContext *ctx)
 		{
 			KpProduceRequestPartitionProduceData *pd = &td->partition_data[j];
 			KpProduceResponsePartitionProduceResponse *pr = &tr->partition_responses[j];
-			KpPartitionRef ref;
 			const char *why = NULL;
 			int16		code = KP_ERR_NONE;
 			size_t		pos;
 			int			nbatches = 0;
-			int			b;
 			char	  **batches;
 			size_t	   *batch_lens;
-			KpAppendResult res;
-			bool		first = true;
-			XLogRecPtr	part_lsn = InvalidXLogRecPtr;
+			ProduceAppend pa;
 
 			pr->index = pd->index;
 			pr->base_offset = -1;
@@ -292,6 +496,21 @@ kp_handle_produce(KpRequestContext *ctx)
 			pr->log_start_offset = -1;
 			pr->current_leader.leader_id = -1;
 			pr->current_leader.leader_epoch = -1;
+			k++;
+
+			/* appended by the first run (a guarded run): answered as then */
+			pa.note = ledger && k <= ledger->n ? &ledger->parts[k - 1] : NULL;
+			if (ctx->storage_guard && pa.note && pa.note->done && t != NULL)
+			{
+				if (req->acks == -1)
+					min_isr = produce_min_isr(t, &in_sync, &replicas);
+				pa.ctx = ctx;
+				pa.t = t;
+				pa.pd = pd;
+				pa.pr = pr;
+				(void) produce_partition_guarded(&pa);
+				goto ack;
+			}
 
 			/*
 			 * MessageSet formats (magic 0/1) are gone since Kafka 4.0
@@ -376,17 +595,11 @@ kp_handle_produce(KpRequestContext *ctx)
 			/*
 			 * min.insync.replicas: Kafka refuses acks=all before appending
 			 * when the ISR is smaller (Partition.appendRecordsToLeader), with
-			 * its words.  Like Kafka (its effective min ISR) it asks for no
-			 * more than the replicas there are: kafka.replica_nodes.
+			 * its words.
 			 */
 			if (req->acks == -1)
 			{
-				if (in_sync < 0)
-				{
-					in_sync = kp_isr_count();
-					replicas = kp_replication_factor();
-				}
-				min_isr = Min(t->config.min_insync_replicas, replicas);
+				min_isr = produce_min_isr(t, &in_sync, &replicas);
 				if (in_sync < min_isr)
 				{
 					pr->error_code = KP_ERR_NOT_ENOUGH_REPLICAS;
@@ -398,78 +611,27 @@ kp_handle_produce(KpRequestContext *ctx)
 				}
 			}
 
-			kp_topic_partition(t, pd->index, &ref);
-			if (kp_handler_no_room(ref.partition_id, ctx->version >= 8 ? &pr->error_message : NULL))
-			{
-				pr->error_code = KP_ERR_KAFKA_STORAGE_ERROR;
+			pa.ctx = ctx;
+			pa.t = t;
+			pa.pd = pd;
+			pa.pr = pr;
+			pa.batches = batches;
+			pa.batch_lens = batch_lens;
+			pa.nbatches = nbatches;
+			pa.part_lsn = InvalidXLogRecPtr;
+			if (!ctx->storage_guard)
+				produce_partition(&pa);
+			else if (!produce_partition_guarded(&pa))
 				continue;
-			}
-
-			/*
-			 * Transactional batches: the coordinator must have the partition
-			 * in their producer's ongoing transaction (handlers_txn.c,
-			 * src/txn/coordinator.c), checked for all before any is appended.
-			 */
-			code = check_transactional_batches(batches, batch_lens, nbatches, ref.partition_id);
-			if (code != KP_ERR_NONE)
+	ack:
+			if (pr->error_code == KP_ERR_NONE && wait && !XLogRecPtrIsInvalid(pa.part_lsn))
 			{
-				pr->error_code = code;
-				continue;
-			}
-			for (b = 0; b < nbatches; b++)
-			{
-				KpBatchHeader hdr;
-				int64		txn_pid = KP_NO_PRODUCER_ID;
+				KpAckPartition *ap = &wait->parts[wait->n++];
 
-				/* a transactional batch opens or continues its transaction */
-				if (kp_batch_parse_header(batches[b], batch_lens[b], &hdr) == KP_CODEC_OK &&
-					KpBatchIsTransactional(&hdr))
-					txn_pid = hdr.producer_id;
-				kp_log_append(&ref, &t->config.log, batches[b], batch_lens[b], txn_pid, &res);
-				if (res.status == KP_APPEND_OUT_OF_ORDER)
-				{
-					code = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
-					break;
-				}
-				if (res.status == KP_APPEND_STALE_EPOCH)
-				{
-					code = KP_ERR_INVALID_PRODUCER_EPOCH;
-					break;
-				}
-				if (first)
-				{
-					pr->base_offset = res.base_offset;
-					pr->log_append_time_ms = res.log_append_time;
-					first = false;
-				}
-				if (res.status == KP_APPEND_OK && res.end_lsn > part_lsn)
-					part_lsn = res.end_lsn;
-
-				/*
-				 * A retry of a batch already in the log: its first append may
-				 * not be flushed yet; everything inserted so far covers it.
-				 */
-				if (res.status == KP_APPEND_DUPLICATE)
-					part_lsn = Max(part_lsn, kp_xlog_insert_end());
-			}
-			pr->error_code = code;
-			if (code != KP_ERR_NONE)
-				pr->base_offset = -1;
-			else
-			{
-				KpLogOffsets off;
-
-				kp_log_offsets(ref.partition_id, &off);
-				pr->log_start_offset = off.log_start_offset;
-				if (wait && !XLogRecPtrIsInvalid(part_lsn))
-				{
-					KpAckPartition *ap = &wait->parts[wait->n++];
-
-					ap->lsn = part_lsn;
-					ap->error_code = &pr->error_code;
-					ap->min_insync_replicas = min_isr;
-					flush_to = Max(flush_to, part_lsn);
-				}
+				ap->lsn = pa.part_lsn;
+				ap->error_code = &pr->error_code;
+				ap->min_insync_replicas = min_isr;
+				flush_to = Max(flush_to, pa.part_lsn);
 			}
 		}
 	}

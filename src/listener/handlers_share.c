@@ -1016,14 +1016,15 @@ static bool
 share_take_guarded(ShareTake *a, const char *topic, int32 partition)
 {
 	static int64 warned_ms = 0;
-	ErrorData  *edata = kp_storage_try(share_take, a);
+	ErrorData  *edata = kp_storage_try(share_take, a, false);
 
 	if (edata == NULL)
 		return true;
 	kp_storage_warning(&warned_ms, edata,
 					   psprintf("ShareFetch of group \"%s\" cannot read %s-%d", a->group_id, topic,
 								(int) partition),
-					   "The share-partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.");
+					   "The share-partition was answered KAFKA_STORAGE_ERROR; the other partitions of the request were served.",
+					   KP_STORAGE_READ_HINT);
 	FreeErrorData(edata);
 	return false;
 }
