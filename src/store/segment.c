@@ -47,15 +47,25 @@ static BlockNumber segment_nblocks(Relation rel);
 
 /*
  * Make the segment's file reach past blkno by up to KP_PREEXTEND_BLOCKS
- * zero blocks, with one ftruncate() rather than one 8 kB write per block
- * (ReadBuffer(P_NEW) writes each new block's zeroes through the kernel:
- * half of a batch append's time).  The appender then takes the new blocks
- * with RBM_ZERO_AND_LOCK, which neither reads nor writes them.  The blocks
- * are holes until their pages are written; a crash may leave some past the
- * data, which readers and recovery treat as the end (segment_last_block).
- * Stays within the relation's last 1 GB file (RELSEG_SIZE); returns false
- * when that file does not exist yet (the caller extends with P_NEW, which
- * creates it).  Only the appender, holding the partition's lock, extends.
+ * zero blocks, with one posix_fallocate() rather than one 8 kB write per
+ * block (ReadBuffer(P_NEW) writes each new block's zeroes through the
+ * kernel: half of a batch append's time).  The appender then takes the new
+ * blocks with RBM_ZERO_AND_LOCK, which neither reads nor writes them.  A
+ * crash may leave some past the data, which readers and recovery treat as
+ * the end (segment_last_block).  Stays within the relation's last 1 GB file
+ * (RELSEG_SIZE); returns false when that file does not exist yet, or when
+ * the disk has no room for the blocks (the caller extends with P_NEW, which
+ * creates the file, and fails with ENOSPC, SQLSTATE 53100, on a full disk).
+ * Only the appender, holding the partition's lock, extends.
+ *
+ * The blocks are allocated, not holes, as PostgreSQL's own extension keeps
+ * them (md.c writes zeroes; PostgreSQL 16 allocates): until 2026-12-07 this
+ * was an ftruncate(), and on a full disk appends went on being accepted
+ * into holes that could not be written later, so the checkpointer failed
+ * ("could not write block ... No space left on device") and the WAL grew
+ * for as long as the disk stayed full (test/recovery/disk_full.py).  Only
+ * where the file system cannot allocate at all (EINVAL, EOPNOTSUPP) is a
+ * hole made, as before.
  */
 static bool
 preextend(Relation rel, BlockNumber blkno)
@@ -78,8 +88,31 @@ preextend(Relation rel, BlockNumber blkno)
 	{
 		if (st.st_size >= want)
 			ok = true;
-		else if (st.st_size % BLCKSZ == 0 && ftruncate(fd, want) == 0)
-			ok = true;
+		else if (st.st_size % BLCKSZ == 0)
+		{
+#ifdef HAVE_POSIX_FALLOCATE
+			int			rc;
+
+			do
+				rc = posix_fallocate(fd, st.st_size, want - st.st_size);
+			while (rc == EINTR);
+			if (rc == 0)
+				ok = true;
+			else if (rc == EINVAL || rc == EOPNOTSUPP)
+				ok = ftruncate(fd, want) == 0;
+			else
+			{
+				/* ENOSPC, EFBIG: take back what a part-way allocation added */
+				if (ftruncate(fd, st.st_size) != 0)
+					ereport(WARNING,
+							(errcode_for_file_access(),
+							 errmsg("could not truncate file \"%s\" back to %lld bytes: %m",
+									path, (long long) st.st_size)));
+			}
+#else
+			ok = ftruncate(fd, want) == 0;
+#endif
+		}
 	}
 	CloseTransientFile(fd);
 	return ok;
