@@ -346,12 +346,20 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 		isdigit((unsigned char) state[2]) && isdigit((unsigned char) state[3]) &&
 		isdigit((unsigned char) state[4]))
 		return (int16) atoi(state + 2);
-	if (sqlerrcode == ERRCODE_INVALID_PARAMETER_VALUE)
+	/* input past one of PostgreSQL's limits: a key too long for a btree */
+	if (sqlerrcode == ERRCODE_INVALID_PARAMETER_VALUE ||
+		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
 		return KP_ERR_INVALID_REQUEST;
 	/* a topic lock taken (kp_topic_locks_nowait): retriable */
 	if (sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 		return KP_ERR_REQUEST_TIMED_OUT;
 	return KP_ERR_UNKNOWN_SERVER_ERROR;
+}
+
+void
+kp_set_park_cookie(KpRequestContext *ctx, const char *cookie)
+{
+	ctx->park_cookie = MemoryContextStrdup(request_cxt, cookie);
 }
 
 void
@@ -797,6 +805,7 @@ dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	volatile bool other_build = false;	/* another build's catalog */
 	char	   *volatile lock_busy = NULL;	/* a lock taken (lock_retry): why */
 	volatile bool rerun_guarded = false;	/* storage_guarded: run again */
+	char	   *volatile over_limit = NULL; /* a PostgreSQL limit: why */
 	LockRetry	retry;
 	int64		throttle_ms = 0;
 	instr_time	started;
@@ -888,7 +897,7 @@ dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
 	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
 		kp_listener_now_ms();
-	strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
+	kp_set_park_cookie(&ctx, c->park_cookie ? c->park_cookie : "");
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
 	{
@@ -1024,6 +1033,8 @@ run:
 				 (hdr.request_api_key == KP_API_PRODUCE ? append_sqlstate(edata->sqlerrcode) :
 				  storage_sqlstate(edata->sqlerrcode)))
 			rerun_guarded = true;
+		else if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			over_limit = pstrdup(edata->message);
 		else
 		{
 			ereport(LOG,
@@ -1056,21 +1067,48 @@ run:
 		 * first appended from ctx.produce_ledger and appends only the others
 		 * (handlers_produce.c).
 		 */
-		char		cookie[sizeof(ctx.park_cookie)];
+		char	   *cookie = ctx.park_cookie;
 		struct KpProduceLedger *ledger = ctx.produce_ledger;
 
 		rerun_guarded = false;
-		strlcpy(cookie, ctx.park_cookie, sizeof(cookie));
 		ctx = ctx_first;
 		ctx.storage_guard = true;
 		ctx.produce_ledger = ledger;
 		if (hdr.request_api_key != KP_API_SHARE_FETCH)
-			strlcpy(ctx.park_cookie, cookie, sizeof(ctx.park_cookie));
+			ctx.park_cookie = cookie;
 		ctx.request = palloc0(api->request->root->size);
 		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
 		ctx.response = palloc0(api->response->root->size);
 		kp_init_struct(api->response, ctx.response);
 		goto run;
+	}
+	if (over_limit)
+	{
+		/*
+		 * Input past one of PostgreSQL's limits (SQLSTATE class 54): a group,
+		 * transactional, member or group instance id, or an ACL's resource
+		 * name, too long for a catalog table's btree key (about 2,700 bytes
+		 * that do not compress: "index row size ... exceeds btree version 4
+		 * maximum 2704"), where Kafka takes up to 32,767.  Rolled back; every
+		 * entry of the request is answered INVALID_REQUEST with PostgreSQL's
+		 * words, as a NUL byte in a name is, rather than the connection
+		 * closed (which clients retry for ever).
+		 */
+		ereport(LOG,
+				(errmsg("kafka_pg listener: refusing %s v%d request from %s (client %s): %s",
+						api->name, ctx.version, c->peer, kp_log_client_id(hdr.client_id),
+						over_limit)));
+		ctx = ctx_first;
+		ctx.request = palloc0(api->request->root->size);
+		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
+		ctx.response = palloc0(api->response->root->size);
+		kp_error_response(api, ctx.version, ctx.request, ctx.response, KP_ERR_INVALID_REQUEST,
+						  over_limit);
+		if (hdr.request_api_key == KP_API_PRODUCE &&
+			((KpProduceRequest *) ctx.request)->acks == 0)
+			ctx.no_response = true;
+		handled = true;
+		goto respond;
 	}
 	if (lock_busy)
 	{
@@ -1087,7 +1125,7 @@ run:
 		 */
 		ctx.park = false;
 		ctx.park_on_isr = false;
-		strlcpy(ctx.park_cookie, c->park_cookie, sizeof(ctx.park_cookie));
+		kp_set_park_cookie(&ctx, c->park_cookie ? c->park_cookie : "");
 		if (c->lock_busy_since_ms == 0)
 			c->lock_busy_since_ms = kp_listener_now_ms();
 		if (!park_for_lock_until(&ctx, c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS))

@@ -595,8 +595,7 @@ kp_fetch_session_begin(KpRequestContext *ctx, KpFetchRequest *req, KpFetchSessio
 		}
 		session_touch(s, now);
 		s->epoch = next_epoch(s->epoch);
-		snprintf(ctx->park_cookie, sizeof(ctx->park_cookie), "fetch session %d %d",
-				 s->id, s->epoch);
+		kp_set_park_cookie(ctx, psprintf("fetch session %d %d", s->id, s->epoch));
 	}
 	s->fresh = false;
 	run->mode = KP_FETCH_INCREMENTAL;

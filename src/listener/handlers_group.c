@@ -320,7 +320,7 @@ kp_handle_join_group(KpRequestContext *ctx)
 		/* the join phase is not over: wait for it (it ends by its deadline) */
 		ctx->park = true;
 		ctx->park_until_ms = r.wait_until_ms;
-		strlcpy(ctx->park_cookie, r.member_id, sizeof(ctx->park_cookie));
+		kp_set_park_cookie(ctx, r.member_id);
 		return;
 	}
 	resp->error_code = code;

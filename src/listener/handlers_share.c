@@ -1151,7 +1151,7 @@ kp_handle_share_fetch(KpRequestContext *ctx)
 			for (j = 0; j < Max(req->forgotten_topics_data[i].n_partitions, 0); j++)
 				session_forget(s, &req->forgotten_topics_data[i].topic_id,
 							   req->forgotten_topics_data[i].partitions[j]);
-		strlcpy(ctx->park_cookie, "S", sizeof(ctx->park_cookie));
+		kp_set_park_cookie(ctx, "S");
 		if (req->is_renew_ack)
 		{
 			/* v2: acknowledgements renewing locks only; nothing is acquired */

@@ -69,7 +69,8 @@ typedef struct KpConn
 	int			parked_len;
 	int64		park_until_ms;
 	int64		parked_received_ms; /* when the parked request first arrived */
-	char		park_cookie[128];	/* the handler's note for its next call */
+	char	   *park_cookie;	/* the handler's note for its next call (in
+								 * listener_cxt), or NULL */
 	bool		park_lock_retry;	/* parked only to try a group lock again */
 	int64		lock_busy_since_ms; /* ... which it first found taken then */
 	bool		park_on_isr;	/* ... and when the ISR's position reaches */

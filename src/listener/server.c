@@ -514,6 +514,8 @@ conn_close(KpConn *c, const char *why)
 		pfree(c->pieces);
 	if (c->parked_frame)
 		pfree(c->parked_frame);
+	if (c->park_cookie)
+		pfree(c->park_cookie);
 	if (c->park_keys)
 	{
 		park_unwatch(c->park_nkeys, c->park_keys);
@@ -1245,7 +1247,9 @@ run_parked(bool woken)
 			ok = kp_dispatch_frame(c, (uint8 *) frame, len, final);
 			if (c->parked_frame == NULL)
 			{
-				c->park_cookie[0] = '\0';
+				if (c->park_cookie)
+					pfree(c->park_cookie);
+				c->park_cookie = NULL;
 				c->parked_received_ms = 0;
 			}
 			pfree(frame);
@@ -1602,7 +1606,9 @@ kp_conn_park(KpConn *c, const uint8 *frame, int len, int64 received_ms,
 	Assert(c->park_keys == NULL);
 	c->park_on_isr = on_isr;
 	c->park_isr_lsn = isr_lsn;
-	strlcpy(c->park_cookie, cookie, sizeof(c->park_cookie));
+	if (c->park_cookie)
+		pfree(c->park_cookie);
+	c->park_cookie = cookie[0] ? MemoryContextStrdup(listener_cxt, cookie) : NULL;
 	c->parked_frame = MemoryContextAlloc(listener_cxt, len);
 	memcpy(c->parked_frame, frame, len);
 	c->parked_len = len;
