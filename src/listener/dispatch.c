@@ -1033,7 +1033,8 @@ run:
 				 (hdr.request_api_key == KP_API_PRODUCE ? append_sqlstate(edata->sqlerrcode) :
 				  storage_sqlstate(edata->sqlerrcode)))
 			rerun_guarded = true;
-		else if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+		else if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
+				 hdr.request_api_key != KP_API_PRODUCE)
 			over_limit = pstrdup(edata->message);
 		else
 		{
@@ -1092,7 +1093,9 @@ run:
 		 * maximum 2704"), where Kafka takes up to 32,767.  Rolled back; every
 		 * entry of the request is answered INVALID_REQUEST with PostgreSQL's
 		 * words, as a NUL byte in a name is, rather than the connection
-		 * closed (which clients retry for ever).
+		 * closed (which clients retry for ever).  Not a Produce: what it
+		 * appended before the error stays (handlers_produce.c), and must not
+		 * be answered as refused.
 		 */
 		ereport(LOG,
 				(errmsg("kafka_pg listener: refusing %s v%d request from %s (client %s): %s",
@@ -1104,9 +1107,6 @@ run:
 		ctx.response = palloc0(api->response->root->size);
 		kp_error_response(api, ctx.version, ctx.request, ctx.response, KP_ERR_INVALID_REQUEST,
 						  over_limit);
-		if (hdr.request_api_key == KP_API_PRODUCE &&
-			((KpProduceRequest *) ctx.request)->acks == 0)
-			ctx.no_response = true;
 		handled = true;
 		goto respond;
 	}
