@@ -271,9 +271,10 @@ def batches(data):
     return out
 
 
-def build_batch(codec, values, pid=-1, epoch=-1, seq=-1):
-    """A batch of these values (an idempotent producer's when pid, epoch and seq are given)."""
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
+def build_batch(codec, values, pid=-1, epoch=-1, seq=-1, transactional=False):
+    """A batch of these values (an idempotent producer's when pid, epoch and seq are given, a
+    transactional one's if transactional)."""
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=transactional,
                                   producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                   batch_size=1 << 20)
     ts = int(time.time() * 1000)

@@ -36,12 +36,13 @@ import sys
 import time
 
 import psycopg2
-from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.default_records import DefaultRecordBatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as cf  # noqa: E402  (reads HOST:PORT from argv at import)
 from kwire import array, i8, i16, i32, i64, nbytes, string  # noqa: E402
 from tap import check, finish  # noqa: E402
+from transactions import end_txn  # noqa: E402
 
 KAFKA_STORAGE_ERROR = 56
 
@@ -62,13 +63,7 @@ def worker_pids():
 
 
 def batch(values, pid, epoch, seq, transactional):
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
-                                  producer_id=pid, producer_epoch=epoch, base_sequence=seq,
-                                  batch_size=1 << 20)
-    ts = int(time.time() * 1000)
-    for i, v in enumerate(values):
-        b.append(i, timestamp=ts, key=None, value=v, headers=[])
-    return bytes(b.build())
+    return cf.build_batch(0, values, pid, epoch, seq, transactional)
 
 
 def produce(c, txn_id, topic, parts, acks=-1):
@@ -99,18 +94,6 @@ def add_partitions(c, txn_id, pid, epoch, topic, partitions):
             for _, e in ps]
 
 
-def end_txn(c, txn_id, pid, epoch, commit):
-    """EndTxn v2: its error code; retries CONCURRENT_TRANSACTIONS."""
-    for _ in range(50):
-        r = c.call(26, 2, string(txn_id) + i64(pid) + i16(epoch) + i8(1 if commit else 0))
-        r.i32()
-        err = r.i16()
-        if err != 51:
-            return err
-        time.sleep(0.2)
-    return err
-
-
 def read_committed(c, topic, partition):
     """The values of a read_committed Fetch v11 of the partition from offset 0, up to the last
     stable offset (the aborted transactions' batches left out, as a client leaves them out)."""
@@ -139,7 +122,6 @@ def read_committed(c, topic, partition):
 
 
 def decode_values(b):
-    from kafka.record.default_records import DefaultRecordBatch
     return [r.value for r in DefaultRecordBatch(b)]
 
 
@@ -200,7 +182,7 @@ def main():
     got = produce(c, tid, topic, [(0, batch([b"p0-a"], pid, epoch, 0, True))])
     check("the 64 transactions rolled back: the retry of partition 0's batch (sequence 0) is "
           "appended", got is not None and got[0][0] == 0, f"got {got}")
-    err = end_txn(c, tid, pid, epoch, True)
+    err = end_txn(c, 2, tid, pid, epoch, True)
     check("EndTxn commits", err == 0, f"got {err}")
     with admin.cursor() as cur:
         cur.execute("SELECT kafka.flush_markers()")
