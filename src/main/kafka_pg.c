@@ -160,6 +160,16 @@ kp_worker_connect(void)
 	 * exists): a listener worker exited, with its connections, on each.
 	 */
 	SetConfigOption("exit_on_error", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * zero_damaged_pages is a DBA's way to read past a damaged page in a SQL
+	 * session.  In a worker it zeroed a damaged segment page in shared
+	 * buffers, which every reader then took for the end of the partition's
+	 * data (a Fetch from there answered nothing, and no error, for as long as
+	 * the zeroed copy stayed): the workers keep it off and answer such a
+	 * partition KAFKA_STORAGE_ERROR (docs/durability.md).
+	 */
+	SetConfigOption("zero_damaged_pages", "off", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this DROP EXTENSION kafka_pg (possibly among others)? */

@@ -33,6 +33,9 @@ storage_guard).
    records, then XX001 (the share acquirer's error, raised with its SQLSTATE; it was XX000).  A
    produce to partition 0 appends at 3,001 (after the first transaction's marker) and is fetched.
 7. No kafka_pg worker restarted (pids unchanged), no PANIC or crash in the log.
+8. zero_damaged_pages = on in the server's settings (ALTER SYSTEM, reload): a Fetch from L+3 (a
+   batch inside the damaged page) still answers 56 (the workers keep the setting off), and SQL, the
+   setting reset, still finds the page invalid (XX001): no worker zeroed it in shared buffers.
 
 Last line: "N passed, M failed".
 """
@@ -209,6 +212,37 @@ def log_counts(log):
     return warned, share_warned, failed, workers
 
 
+def zero_damaged_pages_checks(cluster, last):
+    """zero_damaged_pages = on in postgresql.auto.conf (a DBA reading past the page in SQL): the
+    workers keep it off, so a Fetch from L+3, a batch that starts inside the damaged page, still
+    answers KAFKA_STORAGE_ERROR, and the page is not zeroed in shared buffers, where every reader
+    took it for the end of the data (until 2026-12-07 that Fetch was answered with no records and
+    no error)."""
+    conn = kafkapg.connect(cluster.port)
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("ALTER SYSTEM SET zero_damaged_pages = on")
+    cur.execute("SELECT pg_reload_conf()")
+    time.sleep(2)
+    c = kc.Conn()
+    f = fetch(c, [(0, last + 3)])
+    c.close()
+    cur.execute("ALTER SYSTEM RESET zero_damaged_pages")
+    cur.execute("SELECT pg_reload_conf()")
+    conn.close()
+    time.sleep(2)
+    check("zero_damaged_pages = on in the server's settings: a Fetch from L+3 (a batch inside the "
+          "damaged page) still answers KAFKA_STORAGE_ERROR", f is not None and f[0] == (56, []),
+          "(%r)" % (f,))
+    conn = kafkapg.connect(cluster.port)
+    conn.autocommit = True
+    sql_err = sql_error(conn.cursor(), "SELECT count(*) FROM kafka.fetch(%s, 0, %s, 100)", (TOPIC, last + 3))
+    conn.close()
+    check("... and the page was not zeroed in shared buffers: SQL still finds it invalid (XX001, "
+          "\"invalid page in block %d\")" % BLOCK,
+          sql_err.startswith("XX001") and "invalid page in block %d" % BLOCK in sql_err, "(%s)" % sql_err)
+
+
 def run():
     cluster = kafkapg.ScratchCluster("damaged_page", 58672, 49332)
     try:
@@ -312,6 +346,7 @@ def run():
         check("and one for the ShareFetch, naming the group", share_warned == 1, "(%d)" % share_warned)
         check("and no Fetch or ShareFetch request failed", failed == 0, "(%d)" % failed)
         check("no kafka_pg worker restarted", worker_pids(cluster.port) == pids)
+        zero_damaged_pages_checks(cluster, last)
     finally:
         tap.cleanup(cluster)
 
