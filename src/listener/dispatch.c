@@ -1105,8 +1105,7 @@ run:
 		ctx.request = palloc0(api->request->root->size);
 		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
 		ctx.response = palloc0(api->response->root->size);
-		kp_error_response(api, ctx.version, ctx.request, ctx.response, KP_ERR_INVALID_REQUEST,
-						  over_limit);
+		kp_refuse(&ctx, KP_ERR_INVALID_REQUEST, over_limit);
 		handled = true;
 		goto respond;
 	}

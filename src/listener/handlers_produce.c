@@ -412,7 +412,7 @@ produce_partition_guarded(ProduceAppend *pa)
 					   psprintf("cannot append to %s-%d", pa->t->name, (int) pa->pd->index),
 					   "The partition was answered KAFKA_STORAGE_ERROR, the request's other partitions as usual.",
 					   edata->sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED ?
-					   "The producer retries; it succeeds once one of the partition's open transactions ends." :
+					   "The producer retries; it succeeds once one of the partition's open transactions ends. At most one such warning a minute is logged." :
 					   "Free space on the disk, or fix the I/O error; the producer retries. See docs/durability.md. At most one such warning a minute is logged.");
 	FreeErrorData(edata);
 	return false;
