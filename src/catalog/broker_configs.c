@@ -73,6 +73,24 @@ kp_broker_config_overrides(char ***names, char ***values)
 	return n;
 }
 
+/*
+ * Lock kafka.broker_configs against every writer (EXCLUSIVE: plain reads go
+ * on) until the transaction ends.  An AlterConfigs of BROKER resources takes
+ * it before it changes any of them: each resource's settings are changed by
+ * ALTER SYSTEM, which no rollback undoes, so no later resource of the request
+ * may wait for a row another transaction holds, fail, and leave the earlier
+ * one's settings changed (handlers_broker_configs.c).
+ */
+void
+kp_broker_configs_lock(void)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (kp_spi_execute("LOCK TABLE kafka.broker_configs IN EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "kafka_pg: could not lock kafka.broker_configs");
+	SPI_finish();
+}
+
 /* Keep an override (value NULL: remove it). */
 void
 kp_broker_config_store(const char *name, const char *value)

@@ -385,6 +385,7 @@ extern int	kp_topic_check_batch_keys(const KpTopic *t, const char *batch, size_t
 
 /* Dynamic broker configs kept without effect, by name (kafka.broker_configs). */
 extern int	kp_broker_config_overrides(char ***names, char ***values);
+extern void kp_broker_configs_lock(void);
 extern void kp_broker_config_store(const char *name, const char *value);	/* NULL: remove */
 
 /* Where a kafka.* setting's value comes from. */

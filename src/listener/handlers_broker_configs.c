@@ -403,13 +403,20 @@ typedef struct ApplyArg
 	bool		replace_all;	/* legacy AlterConfigs */
 } ApplyArg;
 
-/* The kept overrides, in the request's subtransaction. */
+/*
+ * The kept overrides, in the request's subtransaction; first the table's
+ * lock, which a request naming two BROKER resources needs before the first
+ * one's ALTER SYSTEM (kp_broker_configs_lock: a lock taken is a rerun, with
+ * nothing changed yet).
+ */
 static void
 apply_kept_fn(void *varg)
 {
 	ApplyArg   *arg = varg;
 	int			i;
 	int			j;
+
+	kp_broker_configs_lock();
 
 	if (arg->replace_all)
 	{

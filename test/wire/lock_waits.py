@@ -83,7 +83,11 @@ made before anything waits:
   the worker waited in the row's lock); an IncrementalAlterConfigs of a
   BROKER setting and a group config the transaction updated answers both
   REQUEST_TIMED_OUT and leaves the setting unchanged (its ALTER SYSTEM,
-  outside the transaction, comes last, and never ran);
+  outside the transaction, comes last, and never ran); so does one of two
+  BROKER resources, the node's setting and the default's kept config the
+  transaction updated (the request locks kafka.broker_configs before any
+  ALTER SYSTEM; until 2026-12-07 the first resource's setting was changed
+  and stayed changed);
 - meanwhile no listener worker waits on a lock (pg_stat_activity; sampled
   until the ACL cases, whose requests each wait up to 1 ms, their
   lock_timeout, every time they run), and the 8 connections are each
@@ -571,6 +575,24 @@ def check_catalog_rows(c, sql):
     check("a BROKER setting and a locked group config in one IncrementalAlterConfigs: both answered "
           "REQUEST_TIMED_OUT after 5 s, and the setting was not changed (ALTER SYSTEM runs after every "
           "other resource's changes)",
+          r is not None and [e[0] for e in r] == [TIMED_OUT, TIMED_OUT] and 4.8 <= took < 10 and auto == "0",
+          f"({r}, {took:.2f} s, ALTER SYSTEM entries {auto})")
+    psql("ALTER SYSTEM RESET kafka.num_partitions")
+    psql("SELECT pg_reload_conf()")
+    # two BROKER resources: the node's setting first, then a kept config the transaction updated
+    node = psql("SHOW kafka.node_id").stdout.strip()
+    psql("INSERT INTO kafka.broker_configs VALUES ('background.threads', '5') "
+         "ON CONFLICT (name) DO UPDATE SET value = excluded.value")
+    cur.execute("BEGIN")
+    cur.execute("UPDATE kafka.broker_configs SET value = '6' WHERE name = 'background.threads'")
+    r, took = timed(lambda: incremental_alter_resources(
+        c, [(4, node, "num.partitions", "3"), (4, "", "background.threads", "9")]))
+    sql.rollback()
+    auto = psql("SELECT count(*) FROM pg_file_settings WHERE name = 'kafka.num_partitions' "
+                "AND sourcefile LIKE '%postgresql.auto.conf'").stdout.strip()
+    check("two BROKER resources, broker " + node + "'s setting and the default's kept config the "
+          "transaction updated: both answered REQUEST_TIMED_OUT after 5 s, and the setting was not "
+          "changed (the request locks kafka.broker_configs before any ALTER SYSTEM)",
           r is not None and [e[0] for e in r] == [TIMED_OUT, TIMED_OUT] and 4.8 <= took < 10 and auto == "0",
           f"({r}, {took:.2f} s, ALTER SYSTEM entries {auto})")
     psql("ALTER SYSTEM RESET kafka.num_partitions")
