@@ -359,7 +359,9 @@ kp_handler_code_for_sqlstate(int sqlerrcode)
 void
 kp_set_park_cookie(KpRequestContext *ctx, const char *cookie)
 {
-	ctx->park_cookie = MemoryContextStrdup(request_cxt, cookie);
+	/* none, the common case, costs no allocation */
+	ctx->park_cookie = (cookie == NULL || cookie[0] == '\0') ? "" :
+		MemoryContextStrdup(request_cxt, cookie);
 }
 
 void
@@ -540,26 +542,20 @@ storage_guarded(int16 api_key)
  * Whether an ERROR of this SQLSTATE is the store's pages failing to read:
  * "invalid page in block", a short read, the store's own length and CRC
  * checks (XX001, XX002); an I/O error or a missing file (class 58).  What a
- * Kafka broker's KAFKA_STORAGE_ERROR stands for.
+ * Kafka broker's KAFKA_STORAGE_ERROR stands for.  An append also fails so
+ * when the disk is full ("could not extend file", ENOSPC: 53100) and when
+ * the partition has as many open transactions as it can hold (53400,
+ * kp_txnstate_check_room, checked before anything is written): the
+ * partition's failure, not the request's.
  */
 static bool
-storage_sqlstate(int sqlerrcode)
+storage_sqlstate(int sqlerrcode, bool appending)
 {
-	return sqlerrcode == ERRCODE_DATA_CORRUPTED || sqlerrcode == ERRCODE_INDEX_CORRUPTED ||
-		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYSTEM_ERROR;
-}
-
-/*
- * An append also fails so when the disk is full ("could not extend file",
- * ENOSPC: 53100) and when the partition has as many open transactions as it
- * can hold (53400, kp_txnstate_check_room, checked before anything is
- * written): the partition's failure, not the request's.
- */
-static bool
-append_sqlstate(int sqlerrcode)
-{
-	return storage_sqlstate(sqlerrcode) || sqlerrcode == ERRCODE_DISK_FULL ||
-		sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+	if (sqlerrcode == ERRCODE_DATA_CORRUPTED || sqlerrcode == ERRCODE_INDEX_CORRUPTED ||
+		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_SYSTEM_ERROR)
+		return true;
+	return appending && (sqlerrcode == ERRCODE_DISK_FULL ||
+						 sqlerrcode == ERRCODE_CONFIGURATION_LIMIT_EXCEEDED);
 }
 
 ErrorData *
@@ -568,8 +564,7 @@ kp_storage_try(void (*fn) (void *arg), void *arg, bool appending)
 	ErrorData  *edata = kp_try_subxact(fn, arg);
 
 	/* not the store's pages (a cancel, a bug): the request's, as unguarded */
-	if (edata != NULL &&
-		!(appending ? append_sqlstate(edata->sqlerrcode) : storage_sqlstate(edata->sqlerrcode)))
+	if (edata != NULL && !storage_sqlstate(edata->sqlerrcode, appending))
 		ReThrowError(edata);
 	return edata;
 }
@@ -788,6 +783,23 @@ kp_dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	return ok;
 }
 
+/*
+ * *ctx as the handler's first run got it (*first), with its request decoded
+ * afresh from the frame's body (a handler may rewrite its listing; the
+ * first decoding succeeded) and an empty response: for a second run, or an
+ * answer refusing the whole request.
+ */
+static void
+ctx_afresh(KpRequestContext *ctx, const KpRequestContext *first, const uint8 *body, int len)
+{
+	KpError		err;
+
+	*ctx = *first;
+	ctx->request = palloc0(ctx->api->request->root->size);
+	(void) kp_decode(ctx->api->request, ctx->version, body, len, ctx->request, &err);
+	ctx->response = palloc0(ctx->api->response->root->size);
+}
+
 static bool
 dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 {
@@ -897,7 +909,7 @@ dispatch_frame(KpConn *c, uint8 *frame, int len, bool final)
 	/* a re-run of a parked request keeps its arrival (run_parked clears it) */
 	ctx.received_ms = c->parked_received_ms > 0 ? c->parked_received_ms :
 		kp_listener_now_ms();
-	kp_set_park_cookie(&ctx, c->park_cookie ? c->park_cookie : "");
+	kp_set_park_cookie(&ctx, c->park_cookie);
 	ctx.request = palloc0(api->request->root->size);
 	if (!kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err))
 	{
@@ -1030,8 +1042,7 @@ run:
 			lock_busy = psprintf("%s are being changed by another transaction still open",
 								 row_retry_what(hdr.request_api_key));
 		else if (!ctx.storage_guard && storage_guarded(hdr.request_api_key) &&
-				 (hdr.request_api_key == KP_API_PRODUCE ? append_sqlstate(edata->sqlerrcode) :
-				  storage_sqlstate(edata->sqlerrcode)))
+				 storage_sqlstate(edata->sqlerrcode, hdr.request_api_key == KP_API_PRODUCE))
 			rerun_guarded = true;
 		else if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
 				 hdr.request_api_key != KP_API_PRODUCE)
@@ -1068,18 +1079,15 @@ run:
 		 * first appended from ctx.produce_ledger and appends only the others
 		 * (handlers_produce.c).
 		 */
-		char	   *cookie = ctx.park_cookie;
+		const char *cookie = ctx.park_cookie;
 		struct KpProduceLedger *ledger = ctx.produce_ledger;
 
 		rerun_guarded = false;
-		ctx = ctx_first;
+		ctx_afresh(&ctx, &ctx_first, frame + hlen, len - hlen);
 		ctx.storage_guard = true;
 		ctx.produce_ledger = ledger;
 		if (hdr.request_api_key != KP_API_SHARE_FETCH)
 			ctx.park_cookie = cookie;
-		ctx.request = palloc0(api->request->root->size);
-		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
-		ctx.response = palloc0(api->response->root->size);
 		kp_init_struct(api->response, ctx.response);
 		goto run;
 	}
@@ -1101,10 +1109,7 @@ run:
 				(errmsg("kafka_pg listener: refusing %s v%d request from %s (client %s): %s",
 						api->name, ctx.version, c->peer, kp_log_client_id(hdr.client_id),
 						over_limit)));
-		ctx = ctx_first;
-		ctx.request = palloc0(api->request->root->size);
-		(void) kp_decode(api->request, ctx.version, frame + hlen, len - hlen, ctx.request, &err);
-		ctx.response = palloc0(api->response->root->size);
+		ctx_afresh(&ctx, &ctx_first, frame + hlen, len - hlen);
 		kp_refuse(&ctx, KP_ERR_INVALID_REQUEST, over_limit);
 		handled = true;
 		goto respond;
@@ -1124,7 +1129,7 @@ run:
 		 */
 		ctx.park = false;
 		ctx.park_on_isr = false;
-		kp_set_park_cookie(&ctx, c->park_cookie ? c->park_cookie : "");
+		kp_set_park_cookie(&ctx, c->park_cookie);
 		if (c->lock_busy_since_ms == 0)
 			c->lock_busy_since_ms = kp_listener_now_ms();
 		if (!park_for_lock_until(&ctx, c->lock_busy_since_ms + KP_LOCK_WAIT_DEFAULT_MS))

@@ -48,7 +48,7 @@ typedef struct KpRequestContext
 	bool		park;			/* wait (for data, for the group), then call
 								 * again */
 	int64		park_until_ms;	/* ... at the latest then */
-	char	   *park_cookie;	/* kept for the next call (a member id, a
+	const char *park_cookie;	/* kept for the next call (a member id, a
 								 * session's step), "" for none: set it with
 								 * kp_set_park_cookie (any length: a member id
 								 * is up to 32,767 bytes) */
@@ -240,7 +240,10 @@ extern int16 kp_handler_try(void (*fn) (void *arg), void *arg, char **message);
  */
 extern int16 kp_handler_code_for_sqlstate(int sqlerrcode);
 
-/* ctx->park_cookie = a copy of cookie that lasts until the request's end */
+/*
+ * ctx->park_cookie = a copy of cookie (NULL: none, "") that lasts until the
+ * request's end
+ */
 extern void kp_set_park_cookie(KpRequestContext *ctx, const char *cookie);
 
 /*

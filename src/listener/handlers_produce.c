@@ -250,11 +250,8 @@ produce_min_isr(const KpTopic *t, int *in_sync, int *replicas)
  */
 typedef struct ProduceNote
 {
-	bool		done;			/* produce_partition returned */
-	int16		error_code;
-	char	   *error_message;
-	int64		base_offset;
-	int64		log_append_time_ms;
+	bool		done;			/* produce_partition appended (or refused) */
+	KpProduceResponsePartitionProduceResponse answer;	/* its answer then */
 	XLogRecPtr	lsn;			/* what acks=all waits for */
 } ProduceNote;
 
@@ -345,10 +342,7 @@ produce_partition(ProduceAppend *pa)
 	if (pa->note)
 	{
 		pa->note->done = true;
-		pa->note->error_code = code;
-		pa->note->error_message = pr->error_message;
-		pa->note->base_offset = pr->base_offset;
-		pa->note->log_append_time_ms = pr->log_append_time_ms;
+		pa->note->answer = *pr;
 		pa->note->lsn = pa->part_lsn;
 	}
 	if (code == KP_ERR_NONE)
@@ -383,10 +377,7 @@ produce_partition_guarded(ProduceAppend *pa)
 
 	if (pa->note && pa->note->done)
 	{
-		pr->error_code = pa->note->error_code;
-		pr->error_message = pa->note->error_message;
-		pr->base_offset = pa->note->base_offset;
-		pr->log_append_time_ms = pa->note->log_append_time_ms;
+		*pr = pa->note->answer;
 		pa->part_lsn = pa->note->lsn;
 		if (pr->error_code == KP_ERR_NONE)
 		{
@@ -497,17 +488,18 @@ kp_handle_produce(KpRequestContext *ctx)
 			pr->current_leader.leader_id = -1;
 			pr->current_leader.leader_epoch = -1;
 			k++;
+			pa.ctx = ctx;
+			pa.t = t;
+			pa.pd = pd;
+			pa.pr = pr;
+			pa.note = ledger && k <= ledger->n ? &ledger->parts[k - 1] : NULL;
+			pa.part_lsn = InvalidXLogRecPtr;
 
 			/* appended by the first run (a guarded run): answered as then */
-			pa.note = ledger && k <= ledger->n ? &ledger->parts[k - 1] : NULL;
 			if (ctx->storage_guard && pa.note && pa.note->done && t != NULL)
 			{
 				if (req->acks == -1)
 					min_isr = produce_min_isr(t, &in_sync, &replicas);
-				pa.ctx = ctx;
-				pa.t = t;
-				pa.pd = pd;
-				pa.pr = pr;
 				(void) produce_partition_guarded(&pa);
 				goto ack;
 			}
@@ -611,14 +603,9 @@ kp_handle_produce(KpRequestContext *ctx)
 				}
 			}
 
-			pa.ctx = ctx;
-			pa.t = t;
-			pa.pd = pd;
-			pa.pr = pr;
 			pa.batches = batches;
 			pa.batch_lens = batch_lens;
 			pa.nbatches = nbatches;
-			pa.part_lsn = InvalidXLogRecPtr;
 			if (!ctx->storage_guard)
 				produce_partition(&pa);
 			else if (!produce_partition_guarded(&pa))
