@@ -61,6 +61,14 @@ def alive(conns):
     return n
 
 
+def workers_kept(conns, pids):
+    """Whether the listener workers kept their pids and every connection of conns answers, and what
+    was seen."""
+    after = worker_pids()
+    n = alive(conns)
+    return after == pids and n == len(conns), f"pids {pids} -> {after}, answering {n}"
+
+
 def describe_configs_huge(n):
     """DescribeConfigs v4 (flexible) of BROKER "0" listed n times, documentation and synonyms on:
     the answer, or None when the connection was closed without one."""
@@ -104,21 +112,18 @@ def main():
     cancelled = sum(r[0] for r in sql("SELECT count(pg_cancel_backend(pid))::int FROM pg_stat_activity "
                                       "WHERE backend_type = 'kafka_pg listener'"))
     time.sleep(1.5)
-    after = worker_pids()
-    n = alive(conns)
+    kept, seen = workers_kept(conns, pids)
     check("pg_cancel_backend() of every listener worker between requests: the workers keep their pids "
-          "and all eight connections answer", cancelled == len(pids) and after == pids and n == 8,
-          f"(cancelled {cancelled}, pids {pids} -> {after}, answering {n})")
+          "and all eight connections answer", cancelled == len(pids) and kept,
+          f"(cancelled {cancelled}, {seen})")
 
     t = time.time()
     answer = describe_configs_huge(115000)
     took = time.time() - t
-    after = worker_pids()
-    n = alive(conns)
+    kept, seen = workers_kept(conns, pids)
     check("a DescribeConfigs whose answer would pass 1 GB: its connection closed without an answer, "
           "the workers keep their pids, all eight connections answer",
-          answer is None and after == pids and n == 8,
-          f"(answer {answer}, pids {pids} -> {after}, answering {n}, {took:.1f} s)")
+          answer is None and kept, f"(answer {answer}, {seen}, {took:.1f} s)")
     # Metadata v4 (int16 string lengths) for a topic named with 20,000 bytes of 0xFF: the name comes
     # back with each byte read as U+FFFD, 60,000 bytes, more than an int16 length gives
     c = kc.Conn()
@@ -133,12 +138,10 @@ def main():
         r.i16()
         detail = struct.unpack(">h", r.d[r.p:r.p + 2])[0]
     c.close()
-    after = worker_pids()
-    n = alive(conns)
+    kept, seen = workers_kept(conns, pids)
     check("a Metadata v4 whose answer would carry a name longer than an int16 length: its connection "
           "closed, not answered with a malformed frame; the workers keep their pids, all eight answer",
-          r is None and after == pids and n == 8, f"(name length prefix {detail}, pids {pids} -> {after}, "
-          f"answering {n})")
+          r is None and kept, f"(name length prefix {detail}, {seen})")
     # the same in an answer that waits for the in-sync replicas (a Produce acks=all, encoded later by
     # the worker's loop, outside the request's dispatch): a topic that exists and one so named
     sql("SELECT kafka.create_topic('worker-errors', 1) WHERE NOT EXISTS "
@@ -149,12 +152,10 @@ def main():
                + array([string(b"worker-errors") + array([i32(0) + nbytes(batch)]),
                         string(b"\xff" * 20000) + array([i32(0) + nbytes(batch)])]), timeout=30)
     c.close()
-    after = worker_pids()
-    n = alive(conns)
+    kept, seen = workers_kept(conns, pids)
     check("a Produce acks=all naming such a topic beside one that exists: its connection closed "
           "when the answer is due; the workers keep their pids, all eight answer",
-          r is None and after == pids and n == 8, f"(answered {r is not None}, pids {pids} -> {after}, "
-          f"answering {n})")
+          r is None and kept, f"(answered {r is not None}, {seen})")
     logged = log_has("closing connection from")
     if logged is not None:
         check("the server log says why that connection was closed", logged)
