@@ -41,7 +41,7 @@ from kafka.record.default_records import DefaultRecordBatch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as cf  # noqa: E402  (reads HOST:PORT from argv at import)
 from kwire import array, i8, i16, i32, i64, nbytes, string  # noqa: E402
-from tap import check, finish  # noqa: E402
+from tap import check, finish, server_log  # noqa: E402
 from transactions import end_txn  # noqa: E402
 
 KAFKA_STORAGE_ERROR = 56
@@ -125,14 +125,6 @@ def decode_values(b):
     return [r.value for r in DefaultRecordBatch(b)]
 
 
-def log_text():
-    path = os.environ.get("KP_SERVER_LOG")
-    if not path:
-        return None
-    with open(path, errors="replace") as f:
-        return f.read()
-
-
 def main():
     run = cf.RUN
     topic = f"partial-{run}"
@@ -141,7 +133,7 @@ def main():
     with admin.cursor() as cur:
         cur.execute("SELECT kafka.create_topic(%s, 2)", (topic,))
     pids = worker_pids()
-    log_before = len(log_text() or "")
+    log_before = len(server_log() or "")
 
     holders = []
     for i in range(64):
@@ -195,7 +187,7 @@ def main():
 
     check("the listener workers kept their pids", worker_pids() == pids,
           f"{pids} then {worker_pids()}")
-    text = log_text()
+    text = server_log()
     if text is not None:
         text = text[log_before:]
         n_warn = text.count(f"cannot append to {topic}-0")

@@ -34,7 +34,7 @@ import psycopg2
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as kc  # noqa: E402  (reads HOST:PORT from argv at import)
 from kwire import TAGS, array, cstring, i8, i16, i32, nbytes, string, uvarint  # noqa: E402
-from tap import check, finish  # noqa: E402
+from tap import check, finish, server_log  # noqa: E402
 
 
 def sql(query):
@@ -95,14 +95,6 @@ def describe_configs_huge(n):
         s.close()
 
 
-def log_has(text):
-    path = os.environ.get("KP_SERVER_LOG")
-    if not path:
-        return None
-    with open(path, errors="replace") as f:
-        return text in f.read()
-
-
 def main():
     conns = [kc.Conn() for _ in range(8)]
     pids = worker_pids()
@@ -156,9 +148,9 @@ def main():
     check("a Produce acks=all naming such a topic beside one that exists: its connection closed "
           "when the answer is due; the workers keep their pids, all eight answer",
           r is None and kept, f"(answered {r is not None}, {seen})")
-    logged = log_has("closing connection from")
-    if logged is not None:
-        check("the server log says why that connection was closed", logged)
+    log = server_log()
+    if log is not None:
+        check("the server log says why that connection was closed", "closing connection from" in log)
     for c in conns:
         c.close()
     finish()
