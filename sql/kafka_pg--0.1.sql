@@ -288,7 +288,13 @@ CREATE TABLE kafka.transactions (
 						 'CompleteCommit', 'CompleteAbort')),
 	timeout_ms		integer NOT NULL CHECK (timeout_ms > 0),
 	txn_start_time	timestamptz,	-- when the current transaction began (Ongoing and Prepare*)
-	last_update_time timestamptz NOT NULL DEFAULT now()
+	last_update_time timestamptz NOT NULL DEFAULT now(),
+	-- transactions version 2 (KIP-890 part 2), when an EndTxn finds the epoch
+	-- exhausted: the producer id it continues with, set while the end is
+	-- Prepare* (Kafka's nextProducerId), and the id it had, kept after
+	-- (prevProducerId), so a retry of that EndTxn is recognised
+	next_producer_id bigint,
+	previous_producer_id bigint
 );
 
 -- Partitions in a transactional id's current transaction (AddPartitionsToTxn).

@@ -681,6 +681,9 @@ typedef struct KpTxnRow
 	int32		timeout_ms;
 	int64		txn_start_ms;	/* -1: no transaction under way */
 	int64		last_update_ms;
+	int64		next_producer_id;	/* -1, or the id an exhausted epoch's end
+									 * moves to */
+	int64		previous_producer_id;	/* -1, or the id before that move */
 } KpTxnRow;
 
 typedef struct KpTxnPartition
@@ -708,6 +711,7 @@ typedef enum KpTxnListFilter
 } KpTxnListFilter;
 
 extern bool kp_cat_txn_get(const char *transactional_id, bool for_update, KpTxnRow *row);
+extern bool kp_cat_txn_get_unless_locked(const char *transactional_id, KpTxnRow *row);
 extern bool kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id,
 									   KpTxnRow *row, bool *in_txn);
 extern void kp_cat_txn_create(const char *transactional_id, int64 producer_id, int32 timeout_ms,

@@ -31,7 +31,8 @@
 #define ROW_COLUMNS \
 	"transactional_id, producer_id, producer_epoch, state, timeout_ms, " \
 	"(extract(epoch from txn_start_time) * 1000)::bigint, " \
-	"(extract(epoch from last_update_time) * 1000)::bigint"
+	"(extract(epoch from last_update_time) * 1000)::bigint, " \
+	"next_producer_id, previous_producer_id"
 
 static void
 run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
@@ -89,6 +90,8 @@ read_row(int i, KpTxnRow *row, MemoryContext cxt)
 	row->timeout_ms = (int32) int_col(tup, desc, 5, 0);
 	row->txn_start_ms = int_col(tup, desc, 6, -1);
 	row->last_update_ms = int_col(tup, desc, 7, -1);
+	row->next_producer_id = int_col(tup, desc, 8, -1);
+	row->previous_producer_id = int_col(tup, desc, 9, -1);
 }
 
 bool
@@ -104,6 +107,29 @@ kp_cat_txn_get(const char *transactional_id, bool for_update, KpTxnRow *row)
 		"SELECT " ROW_COLUMNS " FROM kafka.transactions WHERE transactional_id = $1 FOR UPDATE" :
 		"SELECT " ROW_COLUMNS " FROM kafka.transactions WHERE transactional_id = $1",
 		1, types, values, NULL);
+	found = SPI_processed > 0;
+	if (found)
+		read_row(0, row, caller);
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The row, locked for update, if nobody else holds its lock: false when it
+ * is absent or locked.  For a caller that holds a lock the row's lockers
+ * take after the row's.
+ */
+bool
+kp_cat_txn_get_unless_locked(const char *transactional_id, KpTxnRow *row)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(transactional_id)};
+	bool		found;
+
+	spi_begin();
+	run("SELECT " ROW_COLUMNS " FROM kafka.transactions WHERE transactional_id = $1 "
+		"FOR UPDATE SKIP LOCKED", 1, types, values, NULL);
 	found = SPI_processed > 0;
 	if (found)
 		read_row(0, row, caller);
@@ -160,7 +186,7 @@ kp_cat_txn_get_by_producer(int64 producer_id, int64 partition_id, KpTxnRow *row,
 
 		read_row(0, row, caller);
 		*in_txn = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											 8, &isnull));
+											 10, &isnull));
 	}
 	SPI_finish();
 	return found;
@@ -191,20 +217,28 @@ kp_cat_txn_create(const char *transactional_id, int64 producer_id, int32 timeout
 void
 kp_cat_txn_update(const KpTxnRow *row, bool start_txn, bool end_txn)
 {
-	Oid			types[6] = {TEXTOID, INT8OID, INT2OID, TEXTOID, INT4OID, INT4OID};
-	Datum		values[6];
+	Oid			types[8] = {TEXTOID, INT8OID, INT2OID, TEXTOID, INT4OID, INT4OID, INT8OID,
+	INT8OID};
+	Datum		values[8];
+	char		nulls[8];
 
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(row->transactional_id);
 	values[1] = Int64GetDatum(row->producer_id);
 	values[2] = Int16GetDatum(row->producer_epoch);
 	values[3] = CStringGetTextDatum(row->state);
 	values[4] = Int32GetDatum(row->timeout_ms);
 	values[5] = Int32GetDatum(start_txn ? 1 : end_txn ? 2 : 0);
+	values[6] = Int64GetDatum(row->next_producer_id);
+	nulls[6] = row->next_producer_id < 0 ? 'n' : ' ';
+	values[7] = Int64GetDatum(row->previous_producer_id);
+	nulls[7] = row->previous_producer_id < 0 ? 'n' : ' ';
 	spi_begin();
 	run("UPDATE kafka.transactions SET producer_id = $2, producer_epoch = $3, state = $4, "
 		"  timeout_ms = $5, last_update_time = now(), "
-		"  txn_start_time = CASE $6 WHEN 1 THEN now() WHEN 2 THEN NULL ELSE txn_start_time END "
-		"WHERE transactional_id = $1", 6, types, values, NULL);
+		"  txn_start_time = CASE $6 WHEN 1 THEN now() WHEN 2 THEN NULL ELSE txn_start_time END, "
+		"  next_producer_id = $7, previous_producer_id = $8 "
+		"WHERE transactional_id = $1", 8, types, values, nulls);
 	SPI_finish();
 }
 

@@ -26,6 +26,7 @@
 #include "listener/handlers.h"
 #include "listener/handlers_admin.h"
 #include "listener/listener.h"
+#include "txn/txn.h"
 
 /* ElectionType (org.apache.kafka.common.ElectionType) */
 #define ELECTION_PREFERRED		0
@@ -533,6 +534,9 @@ kp_handle_update_features(KpRequestContext *ctx)
 			why = pstrdup("The controller does not support the given upgrade type.");
 		else if (u->max_version_level < 0)
 			why = pstrdup("A feature version cannot be less than 0.");
+		else if (strcmp(name, KP_TRANSACTION_VERSION_FEATURE) == 0)
+			why = psprintf("kafka_pg finalizes %s %d and does not change it.", name,
+						   KP_TRANSACTION_VERSION);
 		else if (u->max_version_level == 0)
 			why = psprintf("Feature %s not found.", name);
 		else

@@ -116,9 +116,30 @@ kp_handle_api_versions(KpRequestContext *ctx)
 	}
 	resp->n_api_keys = n;
 	resp->error_code = KP_ERR_NONE;
-	/* no features: in particular no transaction.version >= 2 (KIP-890 part 2) */
+
+	/*
+	 * One feature: transaction.version 2 (KIP-890 part 2), finalized, which
+	 * turns Kafka 4.x clients to EndTxn v5, TxnOffsetCommit v5 and Produce
+	 * v12 without AddPartitionsToTxn (handlers_txn.c).  As Kafka, a supported
+	 * range starting at 0 is listed from v4 only (a v3 client refuses a
+	 * minimum of 0).  The finalized levels never change here (UpdateFeatures
+	 * refuses), so their epoch is constant.
+	 */
 	resp->n_supported_features = 0;
-	resp->n_finalized_features = 0;
+	if (ctx->version >= 4)
+	{
+		resp->supported_features = palloc0(sizeof(KpApiVersionsResponseSupportedFeatureKey));
+		resp->supported_features[0].name = pstrdup(KP_TRANSACTION_VERSION_FEATURE);
+		resp->supported_features[0].min_version = 0;
+		resp->supported_features[0].max_version = KP_TRANSACTION_VERSION;
+		resp->n_supported_features = 1;
+	}
+	resp->finalized_features_epoch = 1;
+	resp->finalized_features = palloc0(sizeof(KpApiVersionsResponseFinalizedFeatureKey));
+	resp->finalized_features[0].name = pstrdup(KP_TRANSACTION_VERSION_FEATURE);
+	resp->finalized_features[0].max_version_level = KP_TRANSACTION_VERSION;
+	resp->finalized_features[0].min_version_level = KP_TRANSACTION_VERSION;
+	resp->n_finalized_features = 1;
 }
 
 /* ---------------------------------------------------------------------

@@ -192,10 +192,13 @@ recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
 
 /*
  * The transaction coordinator's check of every transactional batch of one
- * partition (KIP-890 part 1), once per producer id and epoch.
+ * partition (KIP-890 part 1), once per producer id and epoch.  add_for: the
+ * request's transactional id when the batch may add the partition to its
+ * transaction itself (Produce v12+, transactions version 2), else NULL.
  */
 static int16
-check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id)
+check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id,
+							const char *add_for, const char *topic, int32 partition)
 {
 	int64		checked_pid = -1;
 	int16		checked_epoch = -1;
@@ -210,7 +213,8 @@ check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 pa
 			!KpBatchIsTransactional(&hdr) ||
 			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
 			continue;
-		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id);
+		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id, add_for,
+									topic, partition);
 		if (code != KP_ERR_NONE)
 			return code;
 		checked_pid = hdr.producer_id;
@@ -299,8 +303,21 @@ produce_partition(ProduceAppend *pa)
 	 * checked for all before any is appended.
 	 */
 	if (code == KP_ERR_NONE)
+	{
+		const char *txn_id = ((KpProduceRequest *) pa->ctx->request)->transactional_id;
+
 		code = check_transactional_batches(pa->batches, pa->batch_lens, pa->nbatches,
-										   ref.partition_id);
+										   ref.partition_id,
+										   pa->ctx->version >= 12 && txn_id && txn_id[0] ?
+										   txn_id : NULL, pa->t->name, pa->pd->index);
+
+		/*
+		 * A partition not in the transaction: TRANSACTION_ABORTABLE for the
+		 * clients that know it (v11+), as Kafka answers them
+		 */
+		if (code == KP_ERR_INVALID_TXN_STATE && pa->ctx->version >= 11)
+			code = KP_ERR_TRANSACTION_ABORTABLE;
+	}
 	for (b = 0; code == KP_ERR_NONE && b < pa->nbatches; b++)
 	{
 		KpBatchHeader hdr;

@@ -15,9 +15,10 @@
  * says why): the handler commits the request's transaction once the
  * decision is recorded, and writes the markers in a second one.
  *
- * This broker does not advertise the transaction.version feature, so
- * clients use transactions version 1 (KIP-890 part 2's per-transaction
- * epoch bump is not implemented; docs/transactions.md).
+ * Transactions version 2 (KIP-890 part 2) is told by the request versions,
+ * as Kafka tells it: EndTxn v5+ bumps the epoch, TxnOffsetCommit v5+ and
+ * Produce v12+ add their group or partition to the transaction themselves
+ * (docs/transactions.md).
  *
  *-------------------------------------------------------------------------
  */
@@ -380,7 +381,7 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 									req->group_id, ctx->version >= 3 ? req->member_id : NULL,
 									ctx->version >= 3 ? req->group_instance_id : NULL,
 									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1,
-									ngood, offsets);
+									ctx->version >= 5, ngood, offsets);
 	for (k = 0; k < n; k++)
 		if (errors[k] == KP_ERR_NONE)
 			errors[k] = code;
@@ -452,19 +453,24 @@ kp_handle_end_txn(KpRequestContext *ctx)
 	bool		complete;
 	int16		code;
 
+	resp->producer_id = -1;
+	resp->producer_epoch = -1;
 	if (!kp_authz(ctx, KP_ACL_RESOURCE_TRANSACTIONAL_ID, req->transactional_id, KP_ACL_OP_WRITE))
 	{
 		resp->error_code = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 		return;
 	}
+
+	/*
+	 * v5+ is transactions version 2, as Kafka tells them apart: the end bumps
+	 * the epoch, and the answer carries what the producer goes on with.
+	 */
 	code = kp_txn_end(req->transactional_id, req->producer_id, req->producer_epoch,
-					  req->committed, &complete);
+					  req->committed, ctx->version >= 5, &complete, &resp->producer_id,
+					  &resp->producer_epoch);
 	if (complete)
 		complete_decided(req->transactional_id);
 	resp->error_code = fenced_code(code, ctx->version, 2);
-	/* v5 (transactions version 2): no epoch bump here, the same id and epoch */
-	resp->producer_id = code == KP_ERR_NONE ? req->producer_id : -1;
-	resp->producer_epoch = code == KP_ERR_NONE ? req->producer_epoch : -1;
 }
 
 /* ---------------------------------------------------------------------

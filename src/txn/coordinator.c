@@ -39,6 +39,11 @@
  * never calls again.  A transaction Ongoing longer than its timeout is
  * aborted the same way by the resolver's upkeep.
  *
+ * Transactions version 2 (KIP-890 part 2; EndTxn v5+, TxnOffsetCommit v5+,
+ * Produce v12+): every end bumps the epoch, and Produce and TxnOffsetCommit
+ * add their partition or group themselves (end_version2,
+ * kp_txn_check_produce).
+ *
  * Produce of a transactional batch is checked here (KIP-890 part 1, the
  * server-side defence of a transactions-version-1 broker): the producer id
  * must map to a transactional id at the batch's epoch, Ongoing, with the
@@ -108,7 +113,7 @@ is_preparing(const KpTxnRow *row)
  * kp_txn_complete, after this has committed.
  */
 static void
-prepare_end(KpTxnRow *row, bool commit)
+prepare_end(KpTxnRow *row, bool commit, bool start_now)
 {
 	if (commit)
 	{
@@ -137,7 +142,7 @@ prepare_end(KpTxnRow *row, bool commit)
 	}
 	kp_cat_txn_clear(row->transactional_id, false);
 	strlcpy(row->state, commit ? "PrepareCommit" : "PrepareAbort", sizeof(row->state));
-	kp_cat_txn_update(row, false, false);
+	kp_cat_txn_update(row, start_now, false);
 }
 
 /* Abort an Ongoing transaction and fence its producer (epoch + 1). */
@@ -147,7 +152,7 @@ fence_and_abort(KpTxnRow *row)
 	lock_producer(row->producer_id, ExclusiveLock);
 	if (row->producer_epoch < KP_MAX_EPOCH)
 		row->producer_epoch++;
-	prepare_end(row, false);
+	prepare_end(row, false, false);
 }
 
 /* ---------------------------------------------------------------------
@@ -258,7 +263,10 @@ kp_txn_add_partitions(const char *transactional_id, int64 producer_id, int16 pro
 	}
 	if (verify_only)
 	{
-		/* KIP-890 part 1 (v4+): is each partition in the ongoing transaction? */
+		/*
+		 * KIP-890 part 1 (v4+): is each partition in the ongoing transaction?
+		 * One that is not is TRANSACTION_ABORTABLE, as Kafka 4.4 answers.
+		 */
 		KpTxnPartition *in;
 		int			nin = kp_cat_txn_partitions(transactional_id, &in);
 
@@ -266,7 +274,7 @@ kp_txn_add_partitions(const char *transactional_id, int64 producer_id, int16 pro
 		{
 			int			k;
 
-			partition_errors[i] = KP_ERR_INVALID_TXN_STATE;
+			partition_errors[i] = KP_ERR_TRANSACTION_ABORTABLE;
 			if (!state_is(&row, "Ongoing"))
 				continue;
 			for (k = 0; k < nin; k++)
@@ -321,7 +329,7 @@ int16
 kp_txn_offset_commit(const char *transactional_id, int64 producer_id, int16 producer_epoch,
 					 const char *group_id, const char *member_id,
 					 const char *group_instance_id, int32 generation_id,
-					 int n, const KpTxnOffset *offsets)
+					 bool add_group, int n, const KpTxnOffset *offsets)
 {
 	KpTxnRow	row;
 	int16		code = check_producer(transactional_id, producer_id, producer_epoch, &row);
@@ -341,7 +349,22 @@ kp_txn_offset_commit(const char *transactional_id, int64 producer_id, int16 prod
 	for (i = 0; i < ngroups; i++)
 		if (strcmp(groups[i], group_id) == 0)
 			added = true;
-	/* KIP-890 part 1: the group must have been added (AddOffsetsToTxn) */
+
+	/*
+	 * KIP-890 part 1: the group must have been added (AddOffsetsToTxn); part
+	 * 2 (TxnOffsetCommit v5+) adds it here, beginning a transaction if none
+	 * is under way, as AddOffsetsToTxn would.
+	 */
+	if (!added && add_group && group_id != NULL && group_id[0] != '\0')
+	{
+		kp_cat_txn_add_group(transactional_id, group_id);
+		if (!state_is(&row, "Ongoing"))
+		{
+			strlcpy(row.state, "Ongoing", sizeof(row.state));
+			kp_cat_txn_update(&row, true, false);
+		}
+		added = true;
+	}
 	if (!state_is(&row, "Ongoing") || !added)
 		return KP_ERR_INVALID_TXN_STATE;
 
@@ -374,20 +397,116 @@ kp_txn_offsets_pending(const char *group_id, const char *topic, int32 partition)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Transactions version 2 (KIP-890 part 2): every end of a transaction bumps
+ * the producer's epoch, and the producer goes on with the epoch the EndTxn
+ * answers, so a late batch or request of the ended transaction is fenced.
+ * An epoch that cannot be bumped again (32766) goes to 32767, which only the
+ * decided transaction keeps, and the producer goes on with a new producer id
+ * at epoch 0 (next_producer_id, taken when the markers are written).
+ */
+static void
+bump_for_end(KpTxnRow *row)
+{
+	if (row->producer_epoch >= KP_MAX_EPOCH)
+		row->next_producer_id = kp_catalog_next_producer_id();
+	row->producer_epoch++;
+}
+
+/* The producer id and epoch the producer goes on with: the EndTxn's answer. */
+static void
+continues_with(const KpTxnRow *row, int64 *producer_id, int16 *epoch)
+{
+	*producer_id = row->next_producer_id >= 0 ? row->next_producer_id : row->producer_id;
+	*epoch = row->next_producer_id >= 0 ? 0 : row->producer_epoch;
+}
+
+/*
+ * End with an epoch bump, Kafka's transactions version 2 rules
+ * (TransactionCoordinator.endTransaction): an EndTxn of the epoch before the
+ * current one is a retry of an end that was done (or is being done); an
+ * abort with no transaction under way (Empty, Complete*) is allowed, and
+ * bumps the epoch: a producer that cannot tell whether a Produce added a
+ * partition aborts to be sure.
+ *
+ *				   abort: retry / current	commit: retry / current
+ *	 Empty			 PRODUCER_FENCED / bump	  PRODUCER_FENCED / INVALID_TXN_STATE
+ *	 CompleteAbort	 NONE / bump			  INVALID_TXN_STATE / INVALID_TXN_STATE
+ *	 CompleteCommit	 INVALID_TXN_STATE / bump NONE / INVALID_TXN_STATE
+ */
+static int16
+end_version2(KpTxnRow *row, int64 producer_id, int16 producer_epoch, bool commit,
+			 bool *complete)
+{
+	/* a retry of the end that moved the producer to a new id */
+	bool		retry_on_new_id = row->producer_id != producer_id &&
+	row->previous_producer_id == producer_id && producer_epoch == KP_MAX_EPOCH &&
+	row->producer_epoch == 0;
+	bool		retry = retry_on_new_id ||
+	(row->producer_id == producer_id && row->producer_epoch == producer_epoch + 1);
+	bool		current = row->producer_id == producer_id && row->producer_epoch == producer_epoch;
+	bool		ongoing = state_is(row, "Ongoing");
+
+	if (row->producer_id != producer_id && !retry_on_new_id)
+		return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
+	if (is_preparing(row) ? !retry :
+		(ongoing || state_is(row, "Empty")) ? !current : !(retry || current))
+		return KP_ERR_PRODUCER_FENCED;
+	if (is_preparing(row))
+	{
+		if (!state_is(row, commit ? "PrepareCommit" : "PrepareAbort"))
+			return KP_ERR_INVALID_TXN_STATE;
+		*complete = true;
+		return KP_ERR_CONCURRENT_TRANSACTIONS;
+	}
+	if (retry)
+		return state_is(row, commit ? "CompleteCommit" : "CompleteAbort") ?
+			KP_ERR_NONE : KP_ERR_INVALID_TXN_STATE;
+	if (!ongoing && commit)
+		return KP_ERR_INVALID_TXN_STATE;
+
+	/* Ongoing, or an abort of none (no markers: no partition was added) */
+	lock_producer(row->producer_id, ExclusiveLock);
+	bump_for_end(row);
+	prepare_end(row, commit, !ongoing);
+	*complete = true;
+	return KP_ERR_NONE;
+}
+
+/*
+ * EndTxn.  version2: the request is of transactions version 2 (EndTxn v5+),
+ * whose end bumps the epoch.  *next_producer_id, *next_epoch: what the
+ * producer goes on with (-1 when refused).
+ */
 int16
 kp_txn_end(const char *transactional_id, int64 producer_id, int16 producer_epoch,
-		   bool commit, bool *complete)
+		   bool commit, bool version2, bool *complete, int64 *next_producer_id,
+		   int16 *next_epoch)
 {
 	KpTxnRow	row;
-	int16		code = check_producer(transactional_id, producer_id, producer_epoch, &row);
+	int16		code;
 
 	*complete = false;
+	*next_producer_id = -1;
+	*next_epoch = -1;
+	if (version2)
+	{
+		if (transactional_id == NULL || !kp_cat_txn_get(transactional_id, true, &row))
+			return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
+		code = end_version2(&row, producer_id, producer_epoch, commit, complete);
+		if (code == KP_ERR_NONE)
+			continues_with(&row, next_producer_id, next_epoch);
+		return code;
+	}
+	code = check_producer(transactional_id, producer_id, producer_epoch, &row);
 	if (code != KP_ERR_NONE)
 		return code;
+	*next_producer_id = producer_id;
+	*next_epoch = producer_epoch;
 	if (state_is(&row, "Ongoing"))
 	{
 		lock_producer(row.producer_id, ExclusiveLock);
-		prepare_end(&row, commit);
+		prepare_end(&row, commit, false);
 		*complete = true;
 		return KP_ERR_NONE;
 	}
@@ -436,6 +555,14 @@ kp_txn_complete(const char *transactional_id)
 	kp_cat_txn_clear(transactional_id, true);
 	strlcpy(row.state, outcome == KP_TXN_COMMITTED ? "CompleteCommit" : "CompleteAbort",
 			sizeof(row.state));
+	if (row.next_producer_id >= 0)
+	{
+		/* the exhausted epoch's end (bump_for_end): on with the new id */
+		row.previous_producer_id = row.producer_id;
+		row.producer_id = row.next_producer_id;
+		row.producer_epoch = 0;
+		row.next_producer_id = -1;
+	}
 
 	/*
 	 * the start time stays until the next transaction or epoch, as Kafka
@@ -450,7 +577,8 @@ kp_txn_complete(const char *transactional_id)
  */
 
 int16
-kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id)
+kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id,
+					 const char *add_for, const char *topic, int32 partition)
 {
 	KpTxnRow	row;
 	bool		in_txn;
@@ -461,8 +589,35 @@ kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id
 		return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
 	if (producer_epoch != row.producer_epoch)
 		return KP_ERR_INVALID_PRODUCER_EPOCH;
-	if (!state_is(&row, "Ongoing") || !in_txn)
+	if (state_is(&row, "Ongoing") && in_txn)
+		return KP_ERR_NONE;
+	if (add_for == NULL || strcmp(add_for, row.transactional_id) != 0)
 		return KP_ERR_INVALID_TXN_STATE;
+
+	/*
+	 * Transactions version 2 (Produce v12+): the batch adds its partition to
+	 * the transaction, beginning one if none is under way, as
+	 * AddPartitionsToTxn would.  The row is read again under its lock (the
+	 * read above takes none), if nobody holds it: EndTxn, InitProducerId and
+	 * the timeouts take the row's lock and then the producer's, which this
+	 * request holds, so waiting here could deadlock.  A row being changed, or
+	 * a transaction being ended, is Kafka's CONCURRENT_TRANSACTIONS, which a
+	 * Produce answers NOT_ENOUGH_REPLICAS: retriable for every client.
+	 */
+	if (!kp_cat_txn_get_unless_locked(row.transactional_id, &row))
+		return KP_ERR_NOT_ENOUGH_REPLICAS;
+	if (row.producer_id != producer_id)
+		return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
+	if (producer_epoch != row.producer_epoch)
+		return KP_ERR_INVALID_PRODUCER_EPOCH;
+	if (is_preparing(&row))
+		return KP_ERR_NOT_ENOUGH_REPLICAS;
+	kp_cat_txn_add_partition(row.transactional_id, topic, partition, partition_id);
+	if (!state_is(&row, "Ongoing"))
+	{
+		strlcpy(row.state, "Ongoing", sizeof(row.state));
+		kp_cat_txn_update(&row, true, false);
+	}
 	return KP_ERR_NONE;
 }
 

@@ -44,6 +44,14 @@ struct KpTxnOffset;
 
 extern int	kp_transaction_max_timeout_ms;
 
+/*
+ * The transaction.version feature ApiVersions finalizes: 2, KIP-890 part 2
+ * (the epoch bumped at every EndTxn v5+, partitions and groups added by
+ * Produce v12+ and TxnOffsetCommit v5+ themselves).
+ */
+#define KP_TRANSACTION_VERSION_FEATURE	"transaction.version"
+#define KP_TRANSACTION_VERSION			2
+
 extern int16 kp_txn_init_producer(const char *transactional_id, int32 timeout_ms,
 								  int64 expected_producer_id, int16 expected_epoch,
 								  int64 *producer_id, int16 *producer_epoch, bool *complete);
@@ -56,13 +64,20 @@ extern int16 kp_txn_add_offsets(const char *transactional_id, int64 producer_id,
 extern int16 kp_txn_offset_commit(const char *transactional_id, int64 producer_id,
 								  int16 producer_epoch, const char *group_id,
 								  const char *member_id, const char *group_instance_id,
-								  int32 generation_id, int n, const struct KpTxnOffset *offsets);
+								  int32 generation_id, bool add_group, int n,
+								  const struct KpTxnOffset *offsets);
 extern int16 kp_txn_end(const char *transactional_id, int64 producer_id, int16 producer_epoch,
-						bool commit, bool *complete);
+						bool commit, bool version2, bool *complete, int64 *next_producer_id,
+						int16 *next_epoch);
 extern void kp_txn_complete(const char *transactional_id);
 
-/* Produce: may this transactional batch be appended to the partition? */
-extern int16 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id);
+/*
+ * Produce: may this transactional batch be appended to the partition?
+ * add_for: the request's transactional id when the request may add the
+ * partition to the transaction itself (transactions version 2), else NULL.
+ */
+extern int16 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id,
+								  const char *add_for, const char *topic, int32 partition);
 
 /* OffsetFetch require_stable: offsets of an undecided transaction pending? */
 extern bool kp_txn_offsets_pending(const char *group_id, const char *topic, int32 partition);
