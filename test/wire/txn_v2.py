@@ -297,7 +297,8 @@ def check_new_producer_id(c, run, topic):
     new_pid = got[1]
     batches = stored(c, topic)
     check("... the commit marker carries the old producer id",
-          batches[-1][0] == COMMIT_MARKER and batches[-1][1] == pid, f"got {batches[-2:]}")
+          bool(batches) and batches[-1][0] == COMMIT_MARKER and batches[-1][1] == pid,
+          f"got {batches[-2:]}")
     got = end_txn(c, tid, pid, last, True)
     check("... a retry of that EndTxn (old id, 32766): NONE with the new id",
           got == (NONE, new_pid, 0), f"got {got}")
