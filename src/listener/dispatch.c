@@ -657,6 +657,18 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 	return t;
 }
 
+void
+kp_handler_next_transaction(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	MemoryContextSwitchTo(cxt);
+}
+
 /* Milliseconds since start, for request_percentage. */
 static double
 elapsed_ms(instr_time start)

@@ -434,6 +434,12 @@ extern void kp_replicas_define_settings(void);
 /* Open a topic for a request without raising an error when it is missing. */
 extern const KpTopic *kp_handler_topic(const char *name, const KpUuid *topic_id);
 
+/*
+ * Commit the request's transaction and start another, in the request's
+ * memory context: what was decided is durable before what depends on it.
+ */
+extern void kp_handler_next_transaction(void);
+
 /* "/address" of a connection's "address:port" peer, as Kafka reports a member's host */
 extern char *kp_peer_host(const char *peer);
 

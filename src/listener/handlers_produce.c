@@ -192,13 +192,10 @@ recompress_batch(const KpTopic *t, char **batch, size_t *len, const char **why)
 
 /*
  * The transaction coordinator's check of every transactional batch of one
- * partition (KIP-890 part 1), once per producer id and epoch.  add_for: the
- * request's transactional id when the batch may add the partition to its
- * transaction itself (Produce v12+, transactions version 2), else NULL.
+ * partition (KIP-890 part 1), once per producer id and epoch.
  */
 static int16
-check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id,
-							const char *add_for, const char *topic, int32 partition)
+check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 partition_id)
 {
 	int64		checked_pid = -1;
 	int16		checked_epoch = -1;
@@ -208,13 +205,14 @@ check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 pa
 	{
 		KpBatchHeader hdr;
 		int16		code;
+		bool		added;
 
 		if (kp_batch_parse_header(batches[b], lens[b], &hdr) != KP_CODEC_OK ||
 			!KpBatchIsTransactional(&hdr) ||
 			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
 			continue;
-		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id, add_for,
-									topic, partition);
+		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id, NULL,
+									NULL, 0, &added);
 		if (code != KP_ERR_NONE)
 			return code;
 		checked_pid = hdr.producer_id;
@@ -265,6 +263,18 @@ typedef struct KpProduceLedger
 	ProduceNote parts[FLEXIBLE_ARRAY_MEMBER];
 } KpProduceLedger;
 
+/*
+ * The coordinator's answer for one partition's transactional batch, asked
+ * before any append (add_partitions_first): asked, its code, and whether
+ * it still holds under the locks this request's transaction took.
+ */
+typedef struct TxnPrecheck
+{
+	bool		asked;
+	bool		holds;
+	int16		code;
+} TxnPrecheck;
+
 /* One partition's append: produce_partition's arguments and results */
 typedef struct ProduceAppend
 {
@@ -276,6 +286,7 @@ typedef struct ProduceAppend
 	size_t	   *batch_lens;
 	int			nbatches;
 	ProduceNote *note;			/* the first run's ledger entry, or NULL */
+	const TxnPrecheck *pre;		/* add_partitions_first's answer, or NULL */
 	XLogRecPtr	part_lsn;		/* out: the end of its batches' WAL */
 } ProduceAppend;
 
@@ -304,12 +315,12 @@ produce_partition(ProduceAppend *pa)
 	 */
 	if (code == KP_ERR_NONE)
 	{
-		const char *txn_id = ((KpProduceRequest *) pa->ctx->request)->transactional_id;
-
-		code = check_transactional_batches(pa->batches, pa->batch_lens, pa->nbatches,
-										   ref.partition_id,
-										   pa->ctx->version >= 12 && txn_id && txn_id[0] ?
-										   txn_id : NULL, pa->t->name, pa->pd->index);
+		/* Produce v12+: asked already, and added (add_partitions_first) */
+		if (pa->pre && pa->pre->asked && (pa->pre->code != KP_ERR_NONE || pa->pre->holds))
+			code = pa->pre->code;
+		else
+			code = check_transactional_batches(pa->batches, pa->batch_lens, pa->nbatches,
+											   ref.partition_id);
 
 		/*
 		 * A partition not in the transaction: TRANSACTION_ABORTABLE for the
@@ -426,6 +437,66 @@ produce_partition_guarded(ProduceAppend *pa)
 	return false;
 }
 
+/*
+ * Transactions version 2 (Produce v12+ with a transactional id): the
+ * transactional batch of each partition adds the partition to its
+ * producer's transaction itself, and all the adds are committed before
+ * anything is appended.  An append is not undone when the request's
+ * transaction aborts, an add is: a batch in the log whose partition the
+ * transaction does not list would get no marker, and would hold the
+ * partition's last stable offset for good.  A partition asked about here
+ * and refused is answered so without appending.  When nothing was added
+ * (every later Produce of a transaction), nothing is committed and the
+ * answers hold under the producer locks taken: the appends do not ask
+ * again.  Per partition, in request order; NULL when not such a request.
+ */
+static TxnPrecheck *
+add_partitions_first(KpRequestContext *ctx, int nparts)
+{
+	KpProduceRequest *req = ctx->request;
+	TxnPrecheck *pre;
+	bool		any_added = false;
+	int			k = 0;
+	int			i;
+
+	if (ctx->version < 12 || req->transactional_id == NULL || req->transactional_id[0] == '\0')
+		return NULL;
+	pre = palloc0(sizeof(TxnPrecheck) * Max(nparts, 1));
+	for (i = 0; i < req->n_topic_data; i++)
+	{
+		KpProduceRequestTopicProduceData *td = &req->topic_data[i];
+		const KpTopic *t = kp_handler_topic(td->name, &td->topic_id);
+		int			j;
+
+		for (j = 0; j < Max(td->n_partition_data, 0); j++)
+		{
+			KpProduceRequestPartitionProduceData *pd = &td->partition_data[j];
+			TxnPrecheck *p = &pre[k++];
+			KpBatchHeader hdr;
+			KpPartitionRef ref;
+			bool		added;
+
+			if (t == NULL || pd->index < 0 || pd->index >= t->partition_count ||
+				pd->records.len < KP_BATCH_HEADER_SIZE ||
+				kp_batch_parse_header((const char *) pd->records.data, pd->records.len,
+									  &hdr) != KP_CODEC_OK ||
+				!KpBatchIsTransactional(&hdr) ||
+				!kp_authz_topic(ctx, td->name, t, KP_ACL_OP_WRITE))
+				continue;
+			kp_topic_partition(t, pd->index, &ref);
+			p->asked = true;
+			p->code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, ref.partition_id,
+										   req->transactional_id, t->name, pd->index, &added);
+			any_added |= added;
+		}
+	}
+	if (any_added)
+		kp_handler_next_transaction();
+	for (i = 0; i < nparts; i++)
+		pre[i].holds = !any_added;
+	return pre;
+}
+
 void
 kp_handle_produce(KpRequestContext *ctx)
 {
@@ -437,6 +508,7 @@ kp_handle_produce(KpRequestContext *ctx)
 	int			min_isr = 1;
 	KpAckWait  *wait = NULL;
 	KpProduceLedger *ledger = ctx->produce_ledger;
+	TxnPrecheck *pre;
 	int			nparts = 0;
 	int			k = 0;			/* the partition's place in the request */
 	int			i;
@@ -469,6 +541,7 @@ kp_handle_produce(KpRequestContext *ctx)
 		wait = palloc0(sizeof(KpAckWait));
 		wait->parts = palloc0(sizeof(KpAckPartition) * Max(nparts, 1));
 	}
+	pre = add_partitions_first(ctx, nparts);
 
 	resp->n_responses = req->n_topic_data < 0 ? 0 : req->n_topic_data;
 	resp->responses = palloc0(sizeof(KpProduceResponseTopicProduceResponse) * Max(resp->n_responses, 1));
@@ -510,6 +583,7 @@ kp_handle_produce(KpRequestContext *ctx)
 			pa.pd = pd;
 			pa.pr = pr;
 			pa.note = ledger && k <= ledger->n ? &ledger->parts[k - 1] : NULL;
+			pa.pre = pre ? &pre[k - 1] : NULL;
 			pa.part_lsn = InvalidXLogRecPtr;
 
 			/* appended by the first run (a guarded run): answered as then */

@@ -47,22 +47,6 @@ fenced_code(int16 code, int16 version, int16 first_version_with_fenced)
 	return code;
 }
 
-/*
- * Commit the request's transaction and start another: what was decided is
- * durable before anything that depends on it (markers) is written.
- */
-static void
-next_transaction(void)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	MemoryContextSwitchTo(cxt);
-}
-
 static void
 complete_fn(void *arg)
 {
@@ -80,7 +64,7 @@ complete_decided(const char *transactional_id)
 	char	   *msg;
 	int16		code;
 
-	next_transaction();
+	kp_handler_next_transaction();
 	code = kp_handler_try(complete_fn, (void *) transactional_id, &msg);
 	if (code != KP_ERR_NONE)
 		ereport(LOG,
@@ -128,7 +112,7 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
 		if (!complete)
 			break;
 		complete_decided(req->transactional_id);
-		next_transaction();
+		kp_handler_next_transaction();
 	}
 	resp->error_code = fenced_code(code, ctx->version, 4);
 }

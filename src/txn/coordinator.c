@@ -578,11 +578,12 @@ kp_txn_complete(const char *transactional_id)
 
 int16
 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id,
-					 const char *add_for, const char *topic, int32 partition)
+					 const char *add_for, const char *topic, int32 partition, bool *added)
 {
 	KpTxnRow	row;
 	bool		in_txn;
 
+	*added = false;
 	/* held to the end of the request: a fence waits for this batch */
 	lock_producer(producer_id, ShareLock);
 	if (!kp_cat_txn_get_by_producer(producer_id, partition_id, &row, &in_txn))
@@ -618,6 +619,7 @@ kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id
 		strlcpy(row.state, "Ongoing", sizeof(row.state));
 		kp_cat_txn_update(&row, true, false);
 	}
+	*added = true;
 	return KP_ERR_NONE;
 }
 

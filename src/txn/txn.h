@@ -74,10 +74,12 @@ extern void kp_txn_complete(const char *transactional_id);
 /*
  * Produce: may this transactional batch be appended to the partition?
  * add_for: the request's transactional id when the request may add the
- * partition to the transaction itself (transactions version 2), else NULL.
+ * partition to the transaction itself (transactions version 2), else NULL;
+ * *added: it did (the caller commits that before appending).
  */
 extern int16 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id,
-								  const char *add_for, const char *topic, int32 partition);
+								  const char *add_for, const char *topic, int32 partition,
+								  bool *added);
 
 /* OffsetFetch require_stable: offsets of an undecided transaction pending? */
 extern bool kp_txn_offsets_pending(const char *group_id, const char *topic, int32 partition);

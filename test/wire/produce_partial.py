@@ -26,6 +26,12 @@ path, answered the same way, but cannot be made to happen here):
    and partition 0's two, each once, and none of the 64 rolled-back ones.
 5. The server log: one WARNING naming the partition, no "request ... failed" line, and the
    listener workers kept their pids.
+6. Transactions version 2: a Produce v12 of another transactional id adds its partitions itself.
+   Listing partition 1, then 0 (held): partition 1 appended, partition 0 56.  The adds are
+   committed before anything is appended, so partition 1 stays in the transaction although the
+   request's first run was rolled back: the EndTxn v5 abort writes its ABORT marker, and partition
+   1's last stable offset moves past the batch (until 2026-12-07, in the first build of version 2,
+   the add was rolled back with the first run and the batch held the last stable offset for good).
 
 Usage: PGDATABASE=... PGHOST=... PGPORT=... [KP_SERVER_LOG=...] produce_partial.py HOST:PORT.
 Last line: "N passed, M failed".
@@ -40,7 +46,7 @@ from kafka.record.default_records import DefaultRecordBatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as cf  # noqa: E402  (reads HOST:PORT from argv at import)
-from kwire import array, i8, i16, i32, i64, nbytes, string  # noqa: E402
+from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, nbytes, string, uvarint  # noqa: E402
 from tap import check, finish, server_log  # noqa: E402
 from transactions import end_txn  # noqa: E402
 
@@ -66,23 +72,46 @@ def batch(values, pid, epoch, seq, transactional):
     return cf.build_batch(0, values, pid, epoch, seq, transactional)
 
 
-def produce(c, txn_id, topic, parts, acks=-1):
-    """Produce v8; parts: [(partition, batch)].  {partition: (error, base offset, message)}, or
-    None if the connection was closed."""
-    pds = [i32(p) + nbytes(b) for p, b in parts]
-    r = c.call(0, 8, string(txn_id) + i16(acks) + i32(30000) + array([string(topic) + array(pds)]))
+def produce(c, txn_id, topic, parts, acks=-1, version=8):
+    """Produce v8 (or v12, flexible); parts: [(partition, batch)].  {partition: (error, base
+    offset, message)}, or None if the connection was closed."""
+    flex = version >= 9
+    if flex:
+        pds = [i32(p) + uvarint(len(b) + 1) + b + TAGS for p, b in parts]
+        r = c.call_flex(0, version, cstring(txn_id) + i16(acks) + i32(30000)
+                        + carray([cstring(topic) + carray(pds) + TAGS]) + TAGS)
+    else:
+        pds = [i32(p) + nbytes(b) for p, b in parts]
+        r = c.call(0, 8, string(txn_id) + i16(acks) + i32(30000) + array([string(topic) + array(pds)]))
     if r is None:
         return None
     out = {}
+    s, arr = (r.cstring, r.carray) if flex else (r.string, r.array)
 
     def part():
         p, err, base = r.i32(), r.i16(), r.i64()
         r.i64(), r.i64()
-        r.array(lambda: (r.i32(), r.string()))
-        msg = r.string()
+        arr(lambda: (r.i32(), s(), r.tags() if flex else None))
+        msg = s()
+        if flex:
+            r.tags()
         out[p] = (err, base, msg.decode() if msg else None)
-    r.array(lambda: (r.string(), r.array(part)))
+    arr(lambda: (s(), arr(part), r.tags() if flex else None))
     return out
+
+
+def end_txn_v5(c, txn_id, pid, epoch):
+    """EndTxn v5 abort: (error, producer id, epoch)."""
+    r = c.call_flex(26, 5, cstring(txn_id) + i64(pid) + i16(epoch) + i8(0) + TAGS)
+    r.i32()
+    return r.i16(), r.i64(), r.i16()
+
+
+def list_latest(c, topic, partition, isolation):
+    """ListOffsets v4 LATEST of a partition: the offset (isolation 1: the last stable offset)."""
+    r = c.call(2, 4, i32(-1) + i8(isolation) + array([string(topic) + array([i32(partition) + i32(-1) + i64(-1)])]))
+    r.i32()
+    return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i32()))))[0][1][0][3]
 
 
 def add_partitions(c, txn_id, pid, epoch, topic, partitions):
@@ -129,6 +158,7 @@ def main():
     run = cf.RUN
     topic = f"partial-{run}"
     tid = f"partial-{run}"
+    tid2 = f"partial-v2-{run}"
     admin = sql_conn()
     with admin.cursor() as cur:
         cur.execute("SELECT kafka.create_topic(%s, 2)", (topic,))
@@ -166,6 +196,14 @@ def main():
         got = produce(c, "", topic, [(0, batch([b"plain"], -1, -1, -1, False))], acks=1)
         check("a Produce with no transaction to partition 0 is appended (at 64)",
               got is not None and got[0][:2] == (0, 64), f"got {got}")
+
+        err, pid2, epoch2 = cf.init_producer_id(c, tid2, 60000)
+        got = produce(c, tid2, topic, [(1, batch([b"v2-p1"], pid2, epoch2, 0, True)),
+                                       (0, batch([b"v2-p0"], pid2, epoch2, 0, True))], version=12)
+        check("transactions version 2, Produce v12 listing partition 1, then 0, neither added: "
+              "partition 1 appended at 2, partition 0 KAFKA_STORAGE_ERROR",
+              err == 0 and got is not None and got[1][:2] == (0, 2)
+              and got[0][0] == KAFKA_STORAGE_ERROR, f"got {err} {got}")
     finally:
         for h in holders:
             h.rollback()
@@ -176,6 +214,13 @@ def main():
           "appended", got is not None and got[0][0] == 0, f"got {got}")
     err = end_txn(c, 2, tid, pid, epoch, True)
     check("EndTxn commits", err == 0, f"got {err}")
+    got = end_txn_v5(c, tid2, pid2, epoch2)
+    check("the version 2 transaction: EndTxn v5 aborts it", got == (0, pid2, epoch2 + 1), f"got {got}")
+    with admin.cursor() as cur:
+        cur.execute("SELECT kafka.flush_markers()")
+    lso, end = list_latest(c, topic, 1, 1), list_latest(c, topic, 1, 0)
+    check("... partition 1 got its ABORT marker: the last stable offset is the log end (5: two "
+          "records, the version 2 batch, two markers)", lso == end == 5, f"last stable {lso}, end {end}")
     with admin.cursor() as cur:
         cur.execute("SELECT kafka.flush_markers()")
     p1 = read_committed(c, topic, 1)
