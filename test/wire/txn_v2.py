@@ -27,7 +27,6 @@ Usage: [PGDATABASE=... PGHOST=... PGPORT=...] txn_v2.py HOST:PORT.  Last line: "
 """
 import os
 import struct
-import sys
 import time
 
 import conformance as cf
@@ -64,7 +63,7 @@ def features(c):
     r.i32()
     out = {}
     for _ in range(r.uvarint()):
-        tag, data = r.uvarint(), None
+        tag = r.uvarint()
         data = r.take(r.uvarint())
         if tag == 2:
             t = Reader(data)
@@ -140,9 +139,9 @@ def describe_state(c, txn_id):
     return r.carray(one)[0].decode()
 
 
-def attrs(c, topic, partition=0):
+def attrs(c, topic):
     """The attributes of the batches stored in partition 0 (DATA, COMMIT_MARKER, ...)."""
-    return [a for a, _, _ in stored(c, topic)] if partition == 0 else None
+    return [a for a, _, _ in stored(c, topic)]
 
 
 def main():
