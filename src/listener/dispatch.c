@@ -163,6 +163,7 @@ static char cluster_id[32];
  * in SyncRepWaitForLSN would queue it a second time.
  */
 static XLogRecPtr frame_commit_lsn = InvalidXLogRecPtr;
+static bool commit_async = false;	/* kp_handler_next_transaction(false) */
 static bool commit_set = false; /* set to local for this commit */
 static bool commit_standbys = false;	/* ... as it would wait for standbys */
 static int	commit_saved_mode = SYNCHRONOUS_COMMIT_ON;
@@ -173,8 +174,16 @@ xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (!commit_set &&
-				(SyncRepRequested() || synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH))
+			if (commit_async && !commit_set)
+			{
+				/* nothing answered depends on it alone (the caller says why) */
+				commit_standbys = false;
+				commit_saved_mode = synchronous_commit;
+				synchronous_commit = SYNCHRONOUS_COMMIT_OFF;
+				commit_set = true;
+			}
+			else if (!commit_set &&
+					 (SyncRepRequested() || synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH))
 			{
 				commit_standbys = SyncRepRequested();
 				commit_saved_mode = synchronous_commit;
@@ -183,6 +192,7 @@ xact_callback(XactEvent event, void *arg)
 			}
 			break;
 		case XACT_EVENT_COMMIT:
+			commit_async = false;
 			if (commit_set)
 			{
 				synchronous_commit = commit_saved_mode;
@@ -194,6 +204,7 @@ xact_callback(XactEvent event, void *arg)
 			}
 			break;
 		case XACT_EVENT_ABORT:
+			commit_async = false;
 			if (commit_set)
 			{
 				synchronous_commit = commit_saved_mode;
@@ -658,11 +669,12 @@ kp_handler_topic(const char *name, const KpUuid *topic_id)
 }
 
 void
-kp_handler_next_transaction(void)
+kp_handler_next_transaction(bool durable)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 
 	PopActiveSnapshot();
+	commit_async = !durable;
 	CommitTransactionCommand();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());

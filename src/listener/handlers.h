@@ -436,9 +436,12 @@ extern const KpTopic *kp_handler_topic(const char *name, const KpUuid *topic_id)
 
 /*
  * Commit the request's transaction and start another, in the request's
- * memory context: what was decided is durable before what depends on it.
+ * memory context.  durable: the commit is flushed first (what was decided
+ * is durable before what depends on it); false: an asynchronous commit, for
+ * a caller whose later WAL (which any flush covers first) is what depends
+ * on it.
  */
-extern void kp_handler_next_transaction(void);
+extern void kp_handler_next_transaction(bool durable);
 
 /* "/address" of a connection's "address:port" peer, as Kafka reports a member's host */
 extern char *kp_peer_host(const char *peer);

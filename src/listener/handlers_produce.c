@@ -490,8 +490,16 @@ add_partitions_first(KpRequestContext *ctx, int nparts)
 			any_added |= added;
 		}
 	}
+
+	/*
+	 * Committed without waiting for its flush: the appends' WAL comes after
+	 * the commit record, so whatever makes a batch durable (the acks=all
+	 * flush, a standby's) makes its partition's add durable first, and a
+	 * crash that loses the add loses the batches after it too.  Waiting would
+	 * cost every transaction's first Produce a second fsync.
+	 */
 	if (any_added)
-		kp_handler_next_transaction();
+		kp_handler_next_transaction(false);
 	for (i = 0; i < nparts; i++)
 		pre[i].holds = !any_added;
 	return pre;

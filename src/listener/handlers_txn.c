@@ -64,7 +64,7 @@ complete_decided(const char *transactional_id)
 	char	   *msg;
 	int16		code;
 
-	kp_handler_next_transaction();
+	kp_handler_next_transaction(true);
 	code = kp_handler_try(complete_fn, (void *) transactional_id, &msg);
 	if (code != KP_ERR_NONE)
 		ereport(LOG,
@@ -112,7 +112,7 @@ kp_handle_init_producer_id_txn(KpRequestContext *ctx)
 		if (!complete)
 			break;
 		complete_decided(req->transactional_id);
-		kp_handler_next_transaction();
+		kp_handler_next_transaction(true);
 	}
 	resp->error_code = fenced_code(code, ctx->version, 4);
 }
