@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Apache Kafka 4.x command-line tools against the broker at $KAFKA_BOOTSTRAP (default
 # 127.0.0.1:9092): kafka-topics, kafka-console-producer/-consumer, kafka-configs, kafka-get-offsets,
-# kafka-delete-records, kafka-broker-api-versions, kafka-transactions. The consumer never joins a group (it reads one
-# partition at a time with --partition/--offset). Prints "ok - ..." or "not ok - ..." per check
-# with the tool's output on failure, and last "N passed, M failed"; exits non-zero on a failure.
+# kafka-delete-records, kafka-broker-api-versions, kafka-features, kafka-transactions. The consumer
+# never joins a group (it reads one partition at a time with --partition/--offset). Prints "ok -
+# ..." or "not ok - ..." per check with the tool's output on failure, and last "N passed, M
+# failed"; exits non-zero on a failure.
 #
 #   KAFKA_BOOTSTRAP=127.0.0.1:29092 test/clients/cli.sh
 set -uo pipefail
@@ -213,6 +214,11 @@ if run kcli kafka-broker-api-versions && grep -q "Produce(0):" "$work/out" && gr
 	grep -q "ApiVersions(18):" "$work/out"; then
 	ok "kafka-broker-api-versions lists Produce, Fetch, ApiVersions"
 else nok "kafka-broker-api-versions lists Produce, Fetch, ApiVersions"; fi
+# transaction.version 2 (KIP-890 part 2) finalized: what turns Kafka 4.x clients to version 2
+if run timeout 120 "$K" cli kafka-features --bootstrap-server "$BS" describe &&
+	grep -qE "^Feature: transaction.version[[:space:]]+SupportedMinVersion: 0[[:space:]]+SupportedMaxVersion: 2[[:space:]]+FinalizedVersionLevel: 2" "$work/out"; then
+	ok "kafka-features describe: transaction.version supported 0-2, finalized 2"
+else nok "kafka-features describe: transaction.version supported 0-2, finalized 2"; fi
 
 # --- transactions -------------------------------------------------------------------------------
 # A transactional producer (kafka-producer-perf-test --transactional-id), then kafka-transactions
@@ -231,6 +237,11 @@ if run ktx describe --transactional-id "$X-tx" && grep -qE "^[0-9]+[[:space:]]+$
 	ok "kafka-transactions describe: CompleteCommit, timeout 60000"
 else nok "kafka-transactions describe: CompleteCommit, timeout 60000"; fi
 pid=$(awk -v id="$X-tx" '$2 == id { print $3 }' "$work/out")
+epoch=$(awk -v id="$X-tx" '$2 == id { print $4 }' "$work/out")
+# transactions version 2: every EndTxn bumps the epoch (version 1 would leave it at 0)
+if [ -n "$epoch" ] && [ "$epoch" -ge 1 ]; then
+	ok "kafka-transactions describe: the epoch bumped by the commit (transactions version 2): $epoch"
+else nok "kafka-transactions describe: the epoch bumped by the commit (transactions version 2): '$epoch'"; fi
 if run ktx describe-producers --topic "$X" --partition 0 && [ -n "$pid" ] && grep -qE "^$pid[[:space:]]+[0-9]+[[:space:]]" "$work/out" &&
 	grep -qE "None[[:space:]]*$" "$work/out"; then
 	ok "kafka-transactions describe-producers: producer $pid, no open transaction"
