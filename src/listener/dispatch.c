@@ -174,20 +174,18 @@ xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (commit_async && !commit_set)
+
+			/*
+			 * commit_async: nothing answered depends on this commit alone
+			 * (kp_handler_next_transaction's caller says why): off, not local
+			 */
+			if (!commit_set && (commit_async || SyncRepRequested() ||
+								synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH))
 			{
-				/* nothing answered depends on it alone (the caller says why) */
-				commit_standbys = false;
+				commit_standbys = !commit_async && SyncRepRequested();
 				commit_saved_mode = synchronous_commit;
-				synchronous_commit = SYNCHRONOUS_COMMIT_OFF;
-				commit_set = true;
-			}
-			else if (!commit_set &&
-					 (SyncRepRequested() || synchronous_commit < SYNCHRONOUS_COMMIT_LOCAL_FLUSH))
-			{
-				commit_standbys = SyncRepRequested();
-				commit_saved_mode = synchronous_commit;
-				synchronous_commit = SYNCHRONOUS_COMMIT_LOCAL_FLUSH;
+				synchronous_commit = commit_async ? SYNCHRONOUS_COMMIT_OFF :
+					SYNCHRONOUS_COMMIT_LOCAL_FLUSH;
 				commit_set = true;
 			}
 			break;

@@ -205,14 +205,13 @@ check_transactional_batches(char **batches, size_t *lens, int nbatches, int64 pa
 	{
 		KpBatchHeader hdr;
 		int16		code;
-		bool		added;
 
 		if (kp_batch_parse_header(batches[b], lens[b], &hdr) != KP_CODEC_OK ||
 			!KpBatchIsTransactional(&hdr) ||
 			(hdr.producer_id == checked_pid && hdr.producer_epoch == checked_epoch))
 			continue;
 		code = kp_txn_check_produce(hdr.producer_id, hdr.producer_epoch, partition_id, NULL,
-									NULL, 0, &added);
+									NULL, 0, NULL);
 		if (code != KP_ERR_NONE)
 			return code;
 		checked_pid = hdr.producer_id;
@@ -265,13 +264,12 @@ typedef struct KpProduceLedger
 
 /*
  * The coordinator's answer for one partition's transactional batch, asked
- * before any append (add_partitions_first): asked, its code, and whether
- * it still holds under the locks this request's transaction took.
+ * before any append (add_partitions_first), when it still stands: a refusal,
+ * or an acceptance under the locks this request's transaction holds.
  */
 typedef struct TxnPrecheck
 {
 	bool		asked;
-	bool		holds;
 	int16		code;
 } TxnPrecheck;
 
@@ -316,7 +314,7 @@ produce_partition(ProduceAppend *pa)
 	if (code == KP_ERR_NONE)
 	{
 		/* Produce v12+: asked already, and added (add_partitions_first) */
-		if (pa->pre && pa->pre->asked && (pa->pre->code != KP_ERR_NONE || pa->pre->holds))
+		if (pa->pre && pa->pre->asked)
 			code = pa->pre->code;
 		else
 			code = check_transactional_batches(pa->batches, pa->batch_lens, pa->nbatches,
@@ -499,9 +497,13 @@ add_partitions_first(KpRequestContext *ctx, int nparts)
 	 * cost every transaction's first Produce a second fsync.
 	 */
 	if (any_added)
+	{
 		kp_handler_next_transaction(false);
-	for (i = 0; i < nparts; i++)
-		pre[i].holds = !any_added;
+		/* the locks went with the commit: the appends ask again */
+		for (i = 0; i < nparts; i++)
+			if (pre[i].code == KP_ERR_NONE)
+				pre[i].asked = false;
+	}
 	return pre;
 }
 

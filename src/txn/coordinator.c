@@ -107,6 +107,19 @@ is_preparing(const KpTxnRow *row)
 }
 
 /*
+ * A partition or group was added: the transaction is under way, begun now
+ * if it was not (Empty, Complete*), which starts its timeout.
+ */
+static void
+begin_if_none(KpTxnRow *row)
+{
+	if (state_is(row, "Ongoing"))
+		return;
+	strlcpy(row->state, "Ongoing", sizeof(row->state));
+	kp_cat_txn_update(row, true, false);
+}
+
+/*
  * Decide the transaction: PrepareCommit or PrepareAbort.  A commit turns the
  * pending offsets into committed offsets now, in this PostgreSQL
  * transaction; an abort drops them.  The markers follow in
@@ -290,11 +303,7 @@ kp_txn_add_partitions(const char *transactional_id, int64 producer_id, int16 pro
 								 partitions[i].partition, partitions[i].partition_id);
 		partition_errors[i] = KP_ERR_NONE;
 	}
-	if (!state_is(&row, "Ongoing"))
-	{
-		strlcpy(row.state, "Ongoing", sizeof(row.state));
-		kp_cat_txn_update(&row, true, false);
-	}
+	begin_if_none(&row);
 	return KP_ERR_NONE;
 }
 
@@ -312,11 +321,7 @@ kp_txn_add_offsets(const char *transactional_id, int64 producer_id, int16 produc
 	if (group_id == NULL || group_id[0] == '\0')
 		return KP_ERR_INVALID_GROUP_ID;
 	kp_cat_txn_add_group(transactional_id, group_id);
-	if (!state_is(&row, "Ongoing"))
-	{
-		strlcpy(row.state, "Ongoing", sizeof(row.state));
-		kp_cat_txn_update(&row, true, false);
-	}
+	begin_if_none(&row);
 	return KP_ERR_NONE;
 }
 
@@ -358,11 +363,7 @@ kp_txn_offset_commit(const char *transactional_id, int64 producer_id, int16 prod
 	if (!added && add_group && group_id != NULL && group_id[0] != '\0')
 	{
 		kp_cat_txn_add_group(transactional_id, group_id);
-		if (!state_is(&row, "Ongoing"))
-		{
-			strlcpy(row.state, "Ongoing", sizeof(row.state));
-			kp_cat_txn_update(&row, true, false);
-		}
+		begin_if_none(&row);
 		added = true;
 	}
 	if (!state_is(&row, "Ongoing") || !added)
@@ -583,7 +584,8 @@ kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id
 	KpTxnRow	row;
 	bool		in_txn;
 
-	*added = false;
+	if (added)
+		*added = false;
 	/* held to the end of the request: a fence waits for this batch */
 	lock_producer(producer_id, ShareLock);
 	if (!kp_cat_txn_get_by_producer(producer_id, partition_id, &row, &in_txn))
@@ -614,12 +616,9 @@ kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id
 	if (is_preparing(&row))
 		return KP_ERR_NOT_ENOUGH_REPLICAS;
 	kp_cat_txn_add_partition(row.transactional_id, topic, partition, partition_id);
-	if (!state_is(&row, "Ongoing"))
-	{
-		strlcpy(row.state, "Ongoing", sizeof(row.state));
-		kp_cat_txn_update(&row, true, false);
-	}
-	*added = true;
+	begin_if_none(&row);
+	if (added)
+		*added = true;
 	return KP_ERR_NONE;
 }
 

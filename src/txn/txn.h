@@ -75,7 +75,8 @@ extern void kp_txn_complete(const char *transactional_id);
  * Produce: may this transactional batch be appended to the partition?
  * add_for: the request's transactional id when the request may add the
  * partition to the transaction itself (transactions version 2), else NULL;
- * *added: it did (the caller commits that before appending).
+ * *added (if added is not NULL): it did (the caller commits that before
+ * appending).
  */
 extern int16 kp_txn_check_produce(int64 producer_id, int16 producer_epoch, int64 partition_id,
 								  const char *add_for, const char *topic, int32 partition,
