@@ -499,9 +499,10 @@ def read_produce(r):
     return err, base
 
 
-def list_latest(c, topic):
-    """ListOffsets v4 LATEST, read_uncommitted, partition 0: (error code, offset)."""
-    body = i32(-1) + i8(0) + array([string(topic) + array([i32(0) + i32(-1) + i64(-1)])])
+def list_latest(c, topic, partition=0, isolation=0):
+    """ListOffsets v4 LATEST of a partition (isolation 1, read_committed: the last stable
+    offset): (error code, offset)."""
+    body = i32(-1) + i8(isolation) + array([string(topic) + array([i32(partition) + i32(-1) + i64(-1)])])
     r = c.call(2, 4, body)
     if r is None:
         return None, None

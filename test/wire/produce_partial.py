@@ -39,16 +39,16 @@ Last line: "N passed, M failed".
 import os
 import struct
 import sys
-import time
 
 import psycopg2
 from kafka.record.default_records import DefaultRecordBatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance as cf  # noqa: E402  (reads HOST:PORT from argv at import)
-from kwire import TAGS, array, carray, cstring, i8, i16, i32, i64, nbytes, string, uvarint  # noqa: E402
+from kwire import array, i8, i16, i32, i64, string  # noqa: E402
 from tap import check, finish, server_log  # noqa: E402
 from transactions import end_txn  # noqa: E402
+from txn_v2 import end_txn as end_txn_v5, produce_parts  # noqa: E402
 
 KAFKA_STORAGE_ERROR = 56
 
@@ -72,46 +72,9 @@ def batch(values, pid, epoch, seq, transactional):
     return cf.build_batch(0, values, pid, epoch, seq, transactional)
 
 
-def produce(c, txn_id, topic, parts, acks=-1, version=8):
-    """Produce v8 (or v12, flexible); parts: [(partition, batch)].  {partition: (error, base
-    offset, message)}, or None if the connection was closed."""
-    flex = version >= 9
-    if flex:
-        pds = [i32(p) + uvarint(len(b) + 1) + b + TAGS for p, b in parts]
-        r = c.call_flex(0, version, cstring(txn_id) + i16(acks) + i32(30000)
-                        + carray([cstring(topic) + carray(pds) + TAGS]) + TAGS)
-    else:
-        pds = [i32(p) + nbytes(b) for p, b in parts]
-        r = c.call(0, 8, string(txn_id) + i16(acks) + i32(30000) + array([string(topic) + array(pds)]))
-    if r is None:
-        return None
-    out = {}
-    s, arr = (r.cstring, r.carray) if flex else (r.string, r.array)
-
-    def part():
-        p, err, base = r.i32(), r.i16(), r.i64()
-        r.i64(), r.i64()
-        arr(lambda: (r.i32(), s(), r.tags() if flex else None))
-        msg = s()
-        if flex:
-            r.tags()
-        out[p] = (err, base, msg.decode() if msg else None)
-    arr(lambda: (s(), arr(part), r.tags() if flex else None))
-    return out
-
-
-def end_txn_v5(c, txn_id, pid, epoch):
-    """EndTxn v5 abort: (error, producer id, epoch)."""
-    r = c.call_flex(26, 5, cstring(txn_id) + i64(pid) + i16(epoch) + i8(0) + TAGS)
-    r.i32()
-    return r.i16(), r.i64(), r.i16()
-
-
-def list_latest(c, topic, partition, isolation):
-    """ListOffsets v4 LATEST of a partition: the offset (isolation 1: the last stable offset)."""
-    r = c.call(2, 4, i32(-1) + i8(isolation) + array([string(topic) + array([i32(partition) + i32(-1) + i64(-1)])]))
-    r.i32()
-    return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i32()))))[0][1][0][3]
+def produce(c, txn_id, topic, parts, acks=-1):
+    """Produce v8 (txn_v2.produce_parts); parts: [(partition, batch)]."""
+    return produce_parts(c, txn_id, topic, parts, acks, version=8)
 
 
 def add_partitions(c, txn_id, pid, epoch, topic, partitions):
@@ -198,8 +161,8 @@ def main():
               got is not None and got[0][:2] == (0, 64), f"got {got}")
 
         err, pid2, epoch2 = cf.init_producer_id(c, tid2, 60000)
-        got = produce(c, tid2, topic, [(1, batch([b"v2-p1"], pid2, epoch2, 0, True)),
-                                       (0, batch([b"v2-p0"], pid2, epoch2, 0, True))], version=12)
+        got = produce_parts(c, tid2, topic, [(1, batch([b"v2-p1"], pid2, epoch2, 0, True)),
+                                             (0, batch([b"v2-p0"], pid2, epoch2, 0, True))])
         check("transactions version 2, Produce v12 listing partition 1, then 0, neither added: "
               "partition 1 appended at 2, partition 0 KAFKA_STORAGE_ERROR",
               err == 0 and got is not None and got[1][:2] == (0, 2)
@@ -214,11 +177,11 @@ def main():
           "appended", got is not None and got[0][0] == 0, f"got {got}")
     err = end_txn(c, 2, tid, pid, epoch, True)
     check("EndTxn commits", err == 0, f"got {err}")
-    got = end_txn_v5(c, tid2, pid2, epoch2)
+    got = end_txn_v5(c, tid2, pid2, epoch2, False)
     check("the version 2 transaction: EndTxn v5 aborts it", got == (0, pid2, epoch2 + 1), f"got {got}")
     with admin.cursor() as cur:
         cur.execute("SELECT kafka.flush_markers()")
-    lso, end = list_latest(c, topic, 1, 1), list_latest(c, topic, 1, 0)
+    lso, end = cf.list_latest(c, topic, 1, 1)[1], cf.list_latest(c, topic, 1, 0)[1]
     check("... partition 1 got its ABORT marker: the last stable offset is the log end (5: two "
           "records, the version 2 batch, two markers)", lso == end == 5, f"last stable {lso}, end {end}")
     with admin.cursor() as cur:

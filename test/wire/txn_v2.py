@@ -30,7 +30,7 @@ import struct
 import time
 
 import conformance as cf
-from conformance import Conn, check, i8, i16, i32, i64, string
+from conformance import Conn, array, check, i8, i16, i32, i64, nbytes, string
 from kwire import TAGS, Reader, carray, cstring, uvarint
 from tap import finish
 from transactions import find_txn_coordinator, stored, txn_batch
@@ -76,20 +76,35 @@ def init_producer_id(c, txn_id, timeout_ms):
     return retry(lambda: cf.init_producer_id(c, txn_id, timeout_ms))
 
 
-def produce(c, txn_id, topic, partition, batch, version=12):
-    """Produce v11+ of one batch: (error code, base offset)."""
-    pd = i32(partition) + uvarint(len(batch) + 1) + batch + TAGS
-    body = cstring(txn_id) + i16(-1) + i32(30000) + carray([cstring(topic) + carray([pd]) + TAGS]) + TAGS
-    r = c.call_flex(0, version, body)
+def produce_parts(c, txn_id, topic, parts, acks=-1, version=12):
+    """Produce v8, or v9+ (flexible); parts: [(partition, batch)].  {partition: (error, base
+    offset, message)}, or None if the connection was closed."""
+    flex = version >= 9
+    s, arr, tags = (cstring, carray, TAGS) if flex else (string, array, b"")
+    data = (lambda b: uvarint(len(b) + 1) + b) if flex else nbytes
+    pds = [i32(p) + data(b) + tags for p, b in parts]
+    body = s(txn_id) + i16(acks) + i32(30000) + arr([s(topic) + arr(pds) + tags]) + tags
+    r = c.call_flex(0, version, body) if flex else c.call(0, version, body)
+    if r is None:
+        return None
+    rs, rarr = (r.cstring, r.carray) if flex else (r.string, r.array)
+    rtags = r.tags if flex else (lambda: None)
+    out = {}
 
     def part():
-        _, err, base = r.i32(), r.i16(), r.i64()
+        p, err, base = r.i32(), r.i16(), r.i64()
         r.i64(), r.i64()
-        r.carray(lambda: (r.i32(), r.cstring(), r.tags()))
-        r.cstring()
-        r.tags()
-        return err, base
-    return r.carray(lambda: (r.cstring(), r.carray(part), r.tags()))[0][1][0]
+        rarr(lambda: (r.i32(), rs(), rtags()))
+        msg = rs()
+        rtags()
+        out[p] = (err, base, msg.decode() if msg else None)
+    rarr(lambda: (rs(), rarr(part), rtags()))
+    return out
+
+
+def produce(c, txn_id, topic, partition, batch, version=12):
+    """Produce v11+ of one batch: (error code, base offset)."""
+    return produce_parts(c, txn_id, topic, [(partition, batch)], version=version)[partition][:2]
 
 
 def end_txn(c, txn_id, pid, epoch, commit, version=5):
