@@ -134,7 +134,19 @@ typedef struct KpAckWait
 	KpAckPartition *parts;
 } KpAckWait;
 
+/*
+ * A feature ApiVersions finalizes (KIP-584): supported from 0 to level and
+ * finalized at level, which never changes (UpdateFeatures refuses a change).
+ */
+typedef struct KpFeature
+{
+	const char *name;
+	int16		level;
+} KpFeature;
+
 /* handlers_core.c */
+extern const KpFeature kp_features[];
+extern const int kp_nfeatures;
 extern void kp_handle_api_versions(KpRequestContext *ctx);
 extern void kp_handle_metadata(KpRequestContext *ctx);
 extern void kp_handle_produce(KpRequestContext *ctx);

@@ -503,48 +503,84 @@ kp_handle_list_config_resources(KpRequestContext *ctx)
  */
 
 /*
- * kafka_pg finalizes no feature (ApiVersions lists none: handlers_core.c),
- * so no update can succeed; each is refused as Kafka 4.4's controller
- * (FeatureControlManager) refuses one of a feature it does not support,
- * checking in its order: the upgrade type, a level below 0, the deletion
- * (level 0) of a feature that is not finalized, a level of a feature the
- * controller does not support.  The first refusal fails the whole request,
- * at the top, in Kafka's words; its v0-1 results list is then empty.  An
- * empty request succeeds.  Answering, rather than closing the connection
- * as for an API not served, lets kafka-features and admin clients report
- * what happened.
+ * kafka_pg's features (kp_features, handlers_core.c) are finalized at fixed
+ * levels, so an update succeeds only where it changes nothing: a feature
+ * set to the level it has (Kafka accepts that too, as a no-op).  Anything
+ * else is refused as Kafka 4.4's controller (FeatureControlManager)
+ * refuses an update it cannot make, checking each update in its order: the
+ * upgrade type, a level below 0, then for a feature kafka_pg does not have
+ * the deletion (level 0) of one not finalized or a level the controller
+ * does not support, and for one of its features a level above what it
+ * supports, or a change (kafka_pg's own words: Kafka would make it).  The
+ * first refusal fails the whole request, at the top, in Kafka's words; its
+ * v0-1 results list is then empty.  On success v0-1 list every update
+ * NONE (message "NONE", as Kafka).  validate_only changes nothing either
+ * way.  Answering, rather than closing the connection as for an API not
+ * served, lets kafka-features and admin clients report what happened.
  */
+static char *
+update_refusal(KpRequestContext *ctx, const KpUpdateFeaturesRequestFeatureUpdateKey *u)
+{
+	const char *name = u->feature ? u->feature : "";
+	int8		type = ctx->version >= 1 ? u->upgrade_type : (u->allow_downgrade ? 2 : 1);
+	const KpFeature *f = NULL;
+	int			i;
+
+	for (i = 0; i < kp_nfeatures; i++)
+		if (strcmp(name, kp_features[i].name) == 0)
+			f = &kp_features[i];
+	if (type < 1 || type > 3)
+		return pstrdup("The controller does not support the given upgrade type.");
+	if (u->max_version_level < 0)
+		return pstrdup("A feature version cannot be less than 0.");
+	if (f == NULL && u->max_version_level == 0)
+		return psprintf("Feature %s not found.", name);
+	if (f == NULL)
+		return psprintf("Local controller %d does not support this feature.", kp_node_id);
+	if (u->max_version_level > f->level)
+		return psprintf("Local controller %d only supports versions 0-%d", kp_node_id, f->level);
+	if (u->max_version_level != f->level)
+		return psprintf("kafka_pg finalizes %s %d and does not change it.", name, f->level);
+	return NULL;
+}
+
 void
 kp_handle_update_features(KpRequestContext *ctx)
 {
 	KpUpdateFeaturesRequest *req = ctx->request;
 	KpUpdateFeaturesResponse *resp = ctx->response;
-	char	   *why = NULL;
+	int			i;
 
 	resp->error_code = KP_ERR_NONE;
 	resp->error_message = NULL;
 	resp->n_results = 0;
-	if (req->n_feature_updates > 0)
+	for (i = 0; i < req->n_feature_updates; i++)
 	{
-		KpUpdateFeaturesRequestFeatureUpdateKey *u = &req->feature_updates[0];
-		const char *name = u->feature ? u->feature : "";
-		int8		type = ctx->version >= 1 ? u->upgrade_type : (u->allow_downgrade ? 2 : 1);
+		KpUpdateFeaturesRequestFeatureUpdateKey *u = &req->feature_updates[i];
+		char	   *why = update_refusal(ctx, u);
 
-		if (type < 1 || type > 3)
-			why = pstrdup("The controller does not support the given upgrade type.");
-		else if (u->max_version_level < 0)
-			why = pstrdup("A feature version cannot be less than 0.");
-		else if (strcmp(name, KP_TRANSACTION_VERSION_FEATURE) == 0)
-			why = psprintf("kafka_pg finalizes %s %d and does not change it.", name,
-						   KP_TRANSACTION_VERSION);
-		else if (u->max_version_level == 0)
-			why = psprintf("Feature %s not found.", name);
-		else
-			why = psprintf("Local controller %d does not support this feature.", kp_node_id);
-		resp->error_code = KP_ERR_INVALID_UPDATE_VERSION;
-		resp->error_message =
-			psprintf("The update failed for all features since the following feature had an error: "
-					 "Invalid update version %d for feature %s. %s",
-					 u->max_version_level, name, why);
+		if (why != NULL)
+		{
+			resp->error_code = KP_ERR_INVALID_UPDATE_VERSION;
+			resp->error_message =
+				psprintf("The update failed for all features since the following feature had an error: "
+						 "Invalid update version %d for feature %s. %s",
+						 u->max_version_level, u->feature ? u->feature : "", why);
+			return;
+		}
+	}
+	if (ctx->version <= 1 && req->n_feature_updates > 0)
+	{
+		resp->results = palloc0(sizeof(KpUpdateFeaturesResponseUpdatableFeatureResult) *
+								req->n_feature_updates);
+		for (i = 0; i < req->n_feature_updates; i++)
+		{
+			resp->results[i].feature = pstrdup(req->feature_updates[i].feature ?
+											   req->feature_updates[i].feature : "");
+			resp->results[i].error_code = KP_ERR_NONE;
+			/* Kafka's words: the error's message, which for none is "NONE" */
+			resp->results[i].error_message = pstrdup("NONE");
+		}
+		resp->n_results = req->n_feature_updates;
 	}
 }

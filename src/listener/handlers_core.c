@@ -67,6 +67,24 @@ software_name_valid(const char *s)
 	return true;
 }
 
+/*
+ * The features finalized, by name (Kafka 4.4 finalizes these three at the
+ * same levels, among others kafka_pg has no use for: metadata.version,
+ * kraft.version, eligible.leader.replicas.version, and streams.version of
+ * the streams groups not served).  No client found reads group.version or
+ * share.version, but admin clients list them and some third-party clients
+ * check share.version before using share groups.
+ */
+const KpFeature kp_features[] = {
+	/* KIP-848 consumer groups (ConsumerGroupHeartbeat) */
+	{"group.version", 1},
+	/* KIP-932 share groups; level 2 is KIP-1191's dead-letter queue: not here */
+	{"share.version", 1},
+	/* KIP-890 part 2 (handlers_txn.c) */
+	{KP_TRANSACTION_VERSION_FEATURE, KP_TRANSACTION_VERSION},
+};
+const int	kp_nfeatures = lengthof(kp_features);
+
 void
 kp_handle_api_versions(KpRequestContext *ctx)
 {
@@ -74,6 +92,7 @@ kp_handle_api_versions(KpRequestContext *ctx)
 	KpApiVersionsResponse *resp = ctx->response;
 	int			n = 0;
 	int			key;
+	int			i;
 
 	/*
 	 * As Kafka's ApiVersionsRequest.isValid: from v3 the client names its
@@ -118,28 +137,34 @@ kp_handle_api_versions(KpRequestContext *ctx)
 	resp->error_code = KP_ERR_NONE;
 
 	/*
-	 * One feature: transaction.version 2 (KIP-890 part 2), finalized, which
-	 * turns Kafka 4.x clients to EndTxn v5, TxnOffsetCommit v5 and Produce
-	 * v12 without AddPartitionsToTxn (handlers_txn.c).  As Kafka, a supported
-	 * range starting at 0 is listed from v4 only (a v3 client refuses a
-	 * minimum of 0).  The finalized levels never change here (UpdateFeatures
-	 * refuses), so their epoch is constant.
+	 * The features (kp_features), each finalized at its level, none ever
+	 * changing (UpdateFeatures changes none), so their epoch is constant.  As
+	 * Kafka, a supported range starting at 0 is listed from v4 only (a v3
+	 * client refuses a minimum of 0).
 	 */
 	resp->n_supported_features = 0;
 	if (ctx->version >= 4)
 	{
-		resp->supported_features = palloc0(sizeof(KpApiVersionsResponseSupportedFeatureKey));
-		resp->supported_features[0].name = pstrdup(KP_TRANSACTION_VERSION_FEATURE);
-		resp->supported_features[0].min_version = 0;
-		resp->supported_features[0].max_version = KP_TRANSACTION_VERSION;
-		resp->n_supported_features = 1;
+		resp->supported_features =
+			palloc0(sizeof(KpApiVersionsResponseSupportedFeatureKey) * kp_nfeatures);
+		for (i = 0; i < kp_nfeatures; i++)
+		{
+			resp->supported_features[i].name = pstrdup(kp_features[i].name);
+			resp->supported_features[i].min_version = 0;
+			resp->supported_features[i].max_version = kp_features[i].level;
+		}
+		resp->n_supported_features = kp_nfeatures;
 	}
 	resp->finalized_features_epoch = 1;
-	resp->finalized_features = palloc0(sizeof(KpApiVersionsResponseFinalizedFeatureKey));
-	resp->finalized_features[0].name = pstrdup(KP_TRANSACTION_VERSION_FEATURE);
-	resp->finalized_features[0].max_version_level = KP_TRANSACTION_VERSION;
-	resp->finalized_features[0].min_version_level = KP_TRANSACTION_VERSION;
-	resp->n_finalized_features = 1;
+	resp->finalized_features =
+		palloc0(sizeof(KpApiVersionsResponseFinalizedFeatureKey) * kp_nfeatures);
+	for (i = 0; i < kp_nfeatures; i++)
+	{
+		resp->finalized_features[i].name = pstrdup(kp_features[i].name);
+		resp->finalized_features[i].max_version_level = kp_features[i].level;
+		resp->finalized_features[i].min_version_level = kp_features[i].level;
+	}
+	resp->n_finalized_features = kp_nfeatures;
 }
 
 /* ---------------------------------------------------------------------

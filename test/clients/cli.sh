@@ -219,6 +219,11 @@ if run timeout 120 "$K" cli kafka-features --bootstrap-server "$BS" describe &&
 	grep -qE "^Feature: transaction.version[[:space:]]+SupportedMinVersion: 0[[:space:]]+SupportedMaxVersion: 2[[:space:]]+FinalizedVersionLevel: 2" "$work/out"; then
 	ok "kafka-features describe: transaction.version supported 0-2, finalized 2"
 else nok "kafka-features describe: transaction.version supported 0-2, finalized 2"; fi
+# and the group protocols' features (Kafka 4.4 finalizes share.version 2, its dead-letter queue)
+if grep -qE "^Feature: group.version[[:space:]]+SupportedMinVersion: 0[[:space:]]+SupportedMaxVersion: 1[[:space:]]+FinalizedVersionLevel: 1" "$work/out" &&
+	grep -qE "^Feature: share.version[[:space:]]+SupportedMinVersion: 0[[:space:]]+SupportedMaxVersion: [12][[:space:]]+FinalizedVersionLevel: [12]" "$work/out"; then
+	ok "kafka-features describe: group.version finalized 1, share.version finalized 1 or more"
+else nok "kafka-features describe: group.version finalized 1, share.version finalized 1 or more"; fi
 
 # --- transactions -------------------------------------------------------------------------------
 # A transactional producer (kafka-producer-perf-test --transactional-id), then kafka-transactions

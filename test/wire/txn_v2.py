@@ -4,7 +4,8 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh;
 timeouts are checked every 10 s, so that part waits up to 30 s) and the answers are compared code
 for code:
 
-- ApiVersions finalizes transaction.version 2 (what turns Kafka 4.x clients to the requests below);
+- ApiVersions finalizes transaction.version 2 (what turns Kafka 4.x clients to the requests below),
+  and group.version 1 and share.version (1 here, 2 on Kafka 4.4);
 - Produce v11 of a transactional batch to a partition not added: TRANSACTION_ABORTABLE (v11 knows
   it), nothing stored; Produce v12 adds the partition itself (no AddPartitionsToTxn), and
   TxnOffsetCommit v5 its group (no AddOffsetsToTxn);
@@ -167,6 +168,11 @@ def main():
     group = f"tv2-group-{run}"
     check("ApiVersions v3 finalizes transaction.version 2",
           features(c).get("transaction.version") == (2, 2), f"got {features(c)}")
+    # and the group and share protocols' features (Kafka 4.4 finalizes share.version 2: its
+    # dead-letter queue, KIP-1191, which kafka_pg does not have)
+    check("ApiVersions v3 finalizes group.version 1 and share.version 1 or more",
+          features(c).get("group.version") == (1, 1) and features(c).get("share.version", (0, 0))[1] >= 1,
+          f"got {features(c)}")
     check("create a topic of two partitions", cf.create_topic(c, topic, partitions=2) == 0)
     time.sleep(2)  # Kafka: the new partitions' leader
     check("FindCoordinator of the transactional id", retry(lambda: find_txn_coordinator(c, tid)) == 0)

@@ -33,13 +33,15 @@ Every expectation is what Apache Kafka 4.4 (single-node KRaft) answered on this 
     message is "" (not null) when there is no error and for an unknown topic.
   - CreatePartitions of an unknown topic and cancelling a reassignment that is not in progress
     (NO_REASSIGNMENT_IN_PROGRESS, 85): no message.
-  - UpdateFeatures (v0, v1, v2) of a feature the controller does not support (kafka_pg supports
-    none: its ApiVersions lists no feature) fails the whole request at the top,
+  - UpdateFeatures (v0, v1, v2) of a feature the controller does not support fails the whole
+    request at the top,
     INVALID_UPDATE_VERSION (95), in Kafka's words, with no per-feature results, checking the upgrade
     type first, then a level below 0, then a deletion (level 0) of a feature not finalized, then
     the level; validate_only and a 0 timeout the same; an empty request succeeds. Found by
     sarama's functional suite (TestFuncAdminUpdateFeatures), to which kafka_pg closed the
-    connection, as for an API it does not serve.
+    connection, as for an API it does not serve. A finalized feature (group.version 1) set to the
+    level it has succeeds and changes nothing (v0-1 list it NONE, message "NONE"); set above what the controller
+    supports it is refused, "Local controller N only supports versions 0-1".
 Standard library only; shares describe_partitions.py's encoding. Prints "ok - ..." / "not ok - ..."
 and "N passed, M failed".
 """
@@ -402,6 +404,13 @@ def main():
           "finalized, then the level", got == [(95, lead + m, []) for _, m in cases], got)
     got = update_features(s, 1, [])
     check("UpdateFeatures of nothing: NONE, no message", got == (0, None, []), got)
+    got = [update_features(s, version, [("group.version", 1, 1)]) for version in (0, 1, 2)]
+    check("UpdateFeatures v0, v1, v2 of group.version to the level it has (1): NONE, v0-1 listing it NONE",
+          got == [(0, None, [("group.version", 0, "NONE")])] * 2 + [(0, None, None)], got)
+    got = update_features(s, 1, [("group.version", 2, 1)])
+    check("UpdateFeatures of group.version to 2: refused, the controller supports 0-1",
+          got == (95, lead + "Invalid update version 2 for feature group.version. Local controller %d only "
+                  "supports versions 0-1" % node, []), got)
     s.close()
     print("%d passed, %d failed" % (w.passed, w.failed))
     return 1 if w.failed else 0
