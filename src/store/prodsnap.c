@@ -75,6 +75,7 @@ prodsnap_take(KpPartitionState *state)
 		snap->txns[i].first_offset = state->txns[i].first_offset;
 		snap->txns[i].producer_epoch = state->txns[i].producer_epoch;
 		snap->txns[i].outcome = KP_TXN_OPEN;
+		snap->txns[i].marker_epoch = -1;
 	}
 	for (i = 0; i < KP_MAX_PRODUCERS; i++)
 	{

@@ -13,8 +13,15 @@
  * a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch is
  * INVALID_PRODUCER_EPOCH; a new epoch must start at sequence 0.
  *
+ * A transaction marker whose epoch is above its transaction's (the
+ * coordinator bumped it at the end: transactions version 2, or a fence)
+ * moves the producer to that epoch with no batch yet, as Kafka's
+ * ProducerStateManager does: a later batch of an older epoch is
+ * INVALID_PRODUCER_EPOCH here too, and the next one must start at sequence
+ * 0 (the client resets its sequences with the epoch).
+ *
  * The state is not logged: recovery (recovery.c) rebuilds it from the batch
- * headers of the active segment.  A producer unknown to the partition (new,
+ * headers of the active segment, markers included.  A producer unknown to the partition (new,
  * evicted, or last seen in an older segment) is accepted at any sequence,
  * as Kafka accepts one whose state has expired.
  *
@@ -68,7 +75,27 @@ find_producer(KpPartitionState *state, int64 producer_id, bool create)
 	memset(victim, 0, sizeof(KpProducerState));
 	victim->producer_id = producer_id;
 	victim->epoch = -1;
+	victim->marker_offset = -1;
 	return victim;
+}
+
+/*
+ * A marker at marker_offset closed producer_id's transaction with an epoch
+ * above the transaction's own (the caller checks that): the producer is at
+ * that epoch now, with no batch of it (append or recovery).
+ */
+void
+kp_producer_note_bump(KpPartitionState *state, int64 producer_id, int16 epoch,
+					  int64 marker_offset)
+{
+	KpProducerState *p = find_producer(state, producer_id, true);
+
+	if (epoch <= p->epoch)
+		return;
+	p->epoch = epoch;
+	p->nbatches = 0;
+	p->marker_offset = marker_offset;
+	p->last_used = state->append_count;
 }
 
 /* Record a batch of an idempotent producer (append or recovery). */
@@ -84,6 +111,7 @@ kp_producer_note_batch(KpPartitionState *state, const KpBatchHeader *hdr,
 		p->epoch = hdr->producer_epoch;
 		p->nbatches = 0;
 	}
+	p->marker_offset = -1;
 	if (p->nbatches == KP_PRODUCER_BATCHES)
 	{
 		memmove(&p->batches[0], &p->batches[1],
@@ -111,12 +139,13 @@ kp_producer_check_batch(KpPartitionState *state, const KpBatchHeader *hdr,
 	int			i;
 	int32		expected;
 
-	if (p == NULL || p->nbatches == 0)
+	if (p == NULL)
 		return KP_APPEND_OK;	/* unknown producer: accept (state may have
 								 * been evicted) */
 	if (hdr->producer_epoch < p->epoch)
 		return KP_APPEND_STALE_EPOCH;
-	if (hdr->producer_epoch > p->epoch)
+	/* a new epoch, or the one a marker bumped to: from sequence 0 */
+	if (hdr->producer_epoch > p->epoch || p->nbatches == 0)
 		return hdr->base_sequence == 0 ? KP_APPEND_OK : KP_APPEND_OUT_OF_ORDER;
 	for (i = 0; i < p->nbatches; i++)
 	{

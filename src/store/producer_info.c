@@ -37,13 +37,22 @@ kp_log_producers(int64 partition_id, KpProducerInfo **out)
 		KpProducerState *p = &state->producers[i];
 		KpProducerBatch *last;
 
-		if (p->producer_id < 0 || p->nbatches <= 0)
+		if (p->producer_id < 0 || p->nbatches < 0)
 			continue;
-		last = &p->batches[p->nbatches - 1];
 		info[n].producer_id = p->producer_id;
 		info[n].producer_epoch = p->epoch;
-		info[n].last_sequence = last->last_seq;
-		info[n].last_offset = last->last_offset;
+		if (p->nbatches == 0)
+		{
+			/* its epoch bumped by a marker: no sequence, the marker's time */
+			info[n].last_sequence = -1;
+			info[n].last_offset = p->marker_offset;
+		}
+		else
+		{
+			last = &p->batches[p->nbatches - 1];
+			info[n].last_sequence = last->last_seq;
+			info[n].last_offset = last->last_offset;
+		}
 		info[n].txn_start_offset = -1;
 		n++;
 	}

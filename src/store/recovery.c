@@ -229,6 +229,10 @@ scan_segment(KpPartitionState *state, Relation rel, int64 pos, int64 end_offset,
 				size_t		total = KpBatchTotalSize(&hdr);
 
 				kp_txnstate_remove(state, i);
+				/* a marker of a bumped epoch moved the producer to it */
+				if (note_producers && hdr.producer_epoch > txn.producer_epoch)
+					kp_producer_note_bump(state, txn.producer_id, hdr.producer_epoch,
+										  hdr.base_offset);
 				/* which marker: its one record's key (a small batch) */
 				if (aborts && total <= sizeof(keybuf) &&
 					kp_segment_read_cached(rel, &nblocks, pos, keybuf, total) &&

@@ -118,10 +118,13 @@ typedef enum KpTxnOutcome
 /*
  * Mark the open transaction of producer_id in the partition as decided.  No
  * I/O, no ERROR: safe in transaction callbacks.  The resolver later writes
- * the marker (kp_log_write_pending_markers).
+ * the marker (kp_log_write_pending_markers).  marker_epoch: the epoch the
+ * coordinator ended it with; a marker above the transaction's own epoch
+ * carries it and moves the partition's producer state to it (Kafka's
+ * transactions version 2 and fencing aborts); -1 for none.
  */
 extern void kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
-							  KpTxnOutcome outcome);
+							  KpTxnOutcome outcome, int16 marker_epoch);
 
 /*
  * Write COMMIT/ABORT control batches for every decided transaction of this
@@ -476,7 +479,8 @@ typedef struct KpProducerInfo
 	int64		producer_id;
 	int16		producer_epoch;
 	int32		last_sequence;	/* -1: none */
-	int64		last_offset;	/* of its last batch, -1: none */
+	int64		last_offset;	/* of its last batch, or of the marker that
+								 * bumped its epoch; -1: none */
 	int64		txn_start_offset;	/* -1: no open transaction */
 } KpProducerInfo;
 

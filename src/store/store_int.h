@@ -285,6 +285,10 @@ typedef struct KpOpenTxn
 	int64		first_offset;
 	int16		producer_epoch;
 	uint8		outcome;		/* KpTxnOutcome */
+	int16		marker_epoch;	/* once decided, the epoch its marker carries
+								 * if above producer_epoch (the coordinator
+								 * bumped it: KIP-890 part 2, a fence); else
+								 * -1.  Not kept in snapshots (no decision is) */
 } KpOpenTxn;
 
 /* An idempotent producer's recent batches in one partition (KIP-98). */
@@ -303,8 +307,9 @@ typedef struct KpProducerState
 {
 	int64		producer_id;	/* -1: free slot */
 	int16		epoch;
-	int16		nbatches;
+	int16		nbatches;		/* 0: the epoch was bumped by a marker */
 	int64		last_used;		/* for eviction: partition append count */
+	int64		marker_offset;	/* the marker that bumped epoch, -1: none */
 	KpProducerBatch batches[KP_PRODUCER_BATCHES];	/* oldest first */
 } KpProducerState;
 
@@ -466,7 +471,7 @@ typedef struct KpPartitionState
  * the batches from pos on.  Fixed-size arrays; unused slots zero.
  */
 #define KP_PRODSNAP_MAGIC	0x4B505053	/* "KPPS" */
-#define KP_PRODSNAP_VERSION 1
+#define KP_PRODSNAP_VERSION 2	/* 2: KpProducerState.marker_offset */
 
 typedef struct KpProducerSnapshot
 {
@@ -560,6 +565,8 @@ extern void kp_producer_reset(KpPartitionState *state);
 extern KpAppendStatus kp_producer_check_batch(KpPartitionState *state,
 											  const KpBatchHeader *hdr,
 											  KpAppendResult *result);
+extern void kp_producer_note_bump(KpPartitionState *state, int64 producer_id,
+								  int16 epoch, int64 marker_offset);
 extern void kp_producer_note_batch(KpPartitionState *state,
 								   const KpBatchHeader *hdr, int64 base_offset);
 

@@ -87,6 +87,7 @@ kp_txnstate_add(KpPartitionState *state, int64 producer_id, int16 epoch,
 	state->txns[state->ntxns].producer_epoch = epoch;
 	state->txns[state->ntxns].first_offset = first_offset;
 	state->txns[state->ntxns].outcome = KP_TXN_OPEN;
+	state->txns[state->ntxns].marker_epoch = -1;
 	state->ntxns++;
 }
 
@@ -142,7 +143,7 @@ kp_txnstate_sql_outcome(int64 producer_id)
 
 void
 kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
-				  KpTxnOutcome outcome)
+				  KpTxnOutcome outcome, int16 marker_epoch)
 {
 	KpPartitionState *state = kp_partition_find(dboid, partition_id);
 	int			i;
@@ -156,6 +157,8 @@ kp_log_decide_txn(Oid dboid, int64 partition_id, int64 producer_id,
 			state->txns[i].outcome == KP_TXN_OPEN)
 		{
 			state->txns[i].outcome = outcome;
+			if (marker_epoch > state->txns[i].producer_epoch)
+				state->txns[i].marker_epoch = marker_epoch;
 			state->has_decided = true;
 		}
 	}
@@ -215,8 +218,10 @@ kp_txnstate_write_markers(KpPartitionState *state)
 		if (exists)
 		{
 			KpOpenTxn	decided = *txn;
+			bool		bumped = txn->marker_epoch > txn->producer_epoch;
 
-			batch = kp_build_control_batch(txn->producer_id, txn->producer_epoch,
+			batch = kp_build_control_batch(txn->producer_id,
+										   bumped ? txn->marker_epoch : txn->producer_epoch,
 										   txn->outcome == KP_TXN_COMMITTED ?
 										   KP_CONTROL_COMMIT : KP_CONTROL_ABORT,
 										   kp_now_ms(), 0, &len);
@@ -224,6 +229,9 @@ kp_txnstate_write_markers(KpPartitionState *state)
 							 KP_NO_PRODUCER_ID, &res);
 			pfree(batch);
 			written++;
+			if (bumped)
+				kp_producer_note_bump(state, decided.producer_id, decided.marker_epoch,
+									  res.base_offset);
 			/* decided for readers once the in-sync replicas have the marker */
 			kp_partition_hold_lso(state, decided.first_offset, res.base_offset);
 			kp_txnstate_remove(state, i);
@@ -319,7 +327,7 @@ kp_log_sweep_sql_txns(void)
 			KpTxnOutcome outcome = kp_txnstate_sql_outcome(pids[i]);
 
 			if (outcome != KP_TXN_OPEN)
-				kp_log_decide_txn(MyDatabaseId, partition_id, pids[i], outcome);
+				kp_log_decide_txn(MyDatabaseId, partition_id, pids[i], outcome, -1);
 		}
 	}
 	list_free_deep(ids);

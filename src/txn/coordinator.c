@@ -549,7 +549,8 @@ kp_txn_complete(const char *transactional_id)
 
 		/* the partition's state must be loaded for the decision to land */
 		kp_log_offsets(parts[i].partition_id, &off);
-		kp_log_decide_txn(MyDatabaseId, parts[i].partition_id, row.producer_id, outcome);
+		kp_log_decide_txn(MyDatabaseId, parts[i].partition_id, row.producer_id, outcome,
+						  row.producer_epoch);
 	}
 	if (n > 0)
 		(void) kp_log_write_pending_markers();

@@ -128,7 +128,7 @@ decide_writes(SubTransactionId subid, KpTxnOutcome outcome)
 		if (subid == InvalidSubTransactionId || writes[i].subid == subid)
 		{
 			kp_log_decide_txn(MyDatabaseId, writes[i].partition_id,
-							  writes[i].producer_id, outcome);
+							  writes[i].producer_id, outcome, -1);
 			writes[i] = writes[--nwrites];
 			any = true;
 		}

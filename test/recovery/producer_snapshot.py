@@ -30,6 +30,10 @@ says which.
    batches after it: its last stable offset (ListOffsets read_committed, found in the store from
    the snapshot on) is the transaction's first offset, and the same with the whole walk; after
    COMMIT PREPARED it is the log end.
+6. A transactional producer fenced by InitProducerId: the ABORT marker carries the bumped epoch,
+   the partition's producer state (DescribeProducers) is at it with no sequence, and an idempotent
+   batch of the old epoch is INVALID_PRODUCER_EPOCH (Kafka's ProducerStateManager); the same after a
+   clean restart (from the snapshot) and after kill -9 with the whole segment walked.
 
 Last line: "N passed, M failed".
 """
@@ -45,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
-from kwire import Reader, array, i8, i16, i32, i64, nbytes, string  # noqa: E402
+from kwire import Reader, array, i8, i16, i32, i64, nbytes, string, uvarint  # noqa: E402
 from kafka.record.default_records import DefaultRecordBatchBuilder  # noqa: E402
 
 TOPIC = "ps"
@@ -54,19 +58,22 @@ check = tap.check
 
 
 class Conn:
-    """One Kafka connection; non-flexible request versions only."""
+    """One Kafka connection; non-flexible request versions, and flexible ones by call_flex."""
 
     def __init__(self, port):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
         self.corr = 0
 
-    def call(self, api_key, version, body):
+    def call(self, api_key, version, body, flexible=False):
         self.corr += 1
-        msg = struct.pack(">hhi", api_key, version, self.corr) + string(b"producer_snapshot") + body
+        msg = struct.pack(">hhi", api_key, version, self.corr) + string(b"producer_snapshot") + \
+            (b"\0" if flexible else b"") + body
         self.s.sendall(i32(len(msg)) + msg)
         n = struct.unpack(">i", self._exact(4))[0]
         r = Reader(self._exact(n))
         r.i32()  # correlation id
+        if flexible:
+            r.tags()
         return r
 
     def _exact(self, n):
@@ -89,8 +96,8 @@ def init_producer_id(c):
     return r.i16(), r.i64(), r.i16()
 
 
-def idem_batch(pid, epoch, seq, values):
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+def idem_batch(pid, epoch, seq, values, transactional=False):
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
                                   producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                   batch_size=1 << 20)
     ts = int(time.time() * 1000)
@@ -99,15 +106,54 @@ def idem_batch(pid, epoch, seq, values):
     return bytes(b.build())
 
 
-def produce(c, batch):
+def produce(c, batch, topic=TOPIC, txn_id=None):
     """Produce v8, acks=all, partition 0: (error code, base offset)."""
-    body = string(None) + i16(-1) + i32(30000) + array([string(TOPIC) + array([i32(0) + nbytes(batch)])])
+    body = string(txn_id) + i16(-1) + i32(30000) + array([string(topic) + array([i32(0) + nbytes(batch)])])
     r = c.call(0, 8, body)
     res = r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16(), r.i64(), r.i64(), r.i64(),
                                                           r.array(lambda: (r.i32(), r.string())),
                                                           r.string()))))
     _, err, base = res[0][1][0][:3]
     return err, base
+
+
+def txn_producer(c, txn_id):
+    """InitProducerId v1 of a transactional id, waiting out CONCURRENT_TRANSACTIONS (51: the
+    abort of the transaction it fences): (error, producer id, epoch)."""
+    deadline = time.time() + 30
+    while True:
+        r = c.call(22, 1, string(txn_id) + i32(60000))
+        r.i32()
+        got = r.i16(), r.i64(), r.i16()
+        if got[0] != 51 or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def add_partition(c, txn_id, pid, epoch, topic):
+    """AddPartitionsToTxn v1 of partition 0: its error."""
+    r = c.call(24, 1, string(txn_id) + i64(pid) + i16(epoch) + array([string(topic) + array([i32(0)])]))
+    r.i32()
+    return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))[0][1][0][1]
+
+
+def describe_producers(c, topic):
+    """DescribeProducers v0 (flexible) of partition 0: {producer id: (epoch, last sequence)}."""
+    r = c.call(61, 0, uvarint(2) + uvarint(len(topic) + 1) + topic.encode() + uvarint(2) + i32(0) + b"\0\0",
+               flexible=True)
+    r.i32()
+    out = {}
+    for _ in range(r.uvarint() - 1):
+        r.cstring()
+        for _ in range(r.uvarint() - 1):
+            r.i32(), r.i16(), r.cstring()
+            for _ in range(r.uvarint() - 1):
+                pid, epoch, seq = r.i64(), r.i32(), r.i32()
+                r.i64(), r.i32(), r.i64(), r.tags()
+                out[pid] = (epoch, seq)
+            r.tags()
+        r.tags()
+    return out
 
 
 def lso(c):
@@ -382,6 +428,36 @@ def run():
             stby.close()
         finally:
             kafkapg.pgcluster("stop", sdata)
+
+        # 6. a marker of a bumped epoch (the abort of a fenced transaction) moves the producer to
+        # that epoch in the partition, and recovery takes it again from the marker
+        sql(port, "SELECT kafka.create_topic('psf', 1)")
+        err, tpid, tepoch = txn_producer(c, "ps-fence")
+        ok = err == 0 and add_partition(c, "ps-fence", tpid, tepoch, "psf") == 0
+        got = produce(c, idem_batch(tpid, tepoch, 0, [b"fenced"], transactional=True), "psf", "ps-fence")
+        check("a transactional producer's batch", ok and got == (0, 0), "(%s, %s)" % (err, got))
+        err, _, new_epoch = txn_producer(c, "ps-fence")
+        sql(port, "SELECT kafka.flush_markers()")
+        fenced = describe_producers(c, "psf").get(tpid)
+        check("InitProducerId fences it: the ABORT marker carries the bumped epoch, the partition's "
+              "producer at it with no sequence", err == 0 and fenced == (tepoch + 1, -1),
+              "(%s, %s, epoch %s then %s)" % (err, fenced, tepoch, new_epoch))
+        zombie = idem_batch(tpid, tepoch, 1, [b"zombie"])
+        got = produce(c, zombie, "psf")
+        check("an idempotent batch of the old epoch: INVALID_PRODUCER_EPOCH (47)", got[0] == 47, "(%s)" % (got,))
+        for crash, setting in ((False, None), (True, "kafka.debug_ignore_producer_snapshots")):
+            if setting:
+                sql(port, "ALTER SYSTEM SET %s = on" % setting, fetch=False)
+            c.close()
+            cluster.restart(crash=crash)
+            c = Conn(kport)
+            got = describe_producers(c, "psf").get(tpid), produce(c, zombie, "psf")[0]
+            how = "after kill -9, the whole segment walked" if crash else "after a clean restart, from the snapshot"
+            check("%s: the producer at the bumped epoch, the old epoch's batch still 47" % how,
+                  got == (fenced, 47), "(%s)" % (got,))
+            if setting:
+                sql(port, "ALTER SYSTEM RESET %s" % setting, fetch=False)
+                sql(port, "SELECT pg_reload_conf()")
         c.close()
     finally:
         tap.cleanup(cluster)

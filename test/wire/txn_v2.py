@@ -13,7 +13,9 @@ for code:
   retries (the epoch before the current one) and current requests in Empty, CompleteCommit and
   CompleteAbort: a retry of the end that was done is answered NONE with the new epoch, an abort with
   nothing under way bumps the epoch, the rest INVALID_TXN_STATE or PRODUCER_FENCED;
-- a batch of the old epoch after the bump: INVALID_PRODUCER_EPOCH, nothing stored;
+- the markers carry the bumped epoch, which the partitions' producer state takes (DescribeProducers:
+  the epoch, no sequence); a batch of the old epoch after the bump: INVALID_PRODUCER_EPOCH, nothing
+  stored; a version 1 end (EndTxn v4) keeps the epoch and the sequence;
 - EndTxn v4 (transactions version 1) of a transaction Produce v12 began: ended with no bump;
 - AddPartitionsToTxn v4 VerifyOnly (KIP-890 part 1's broker check): a partition not in the
   transaction is TRANSACTION_ABORTABLE;
@@ -36,7 +38,7 @@ from kwire import TAGS, Reader, carray, cstring, uvarint
 from tap import finish
 from transactions import find_txn_coordinator, stored, txn_batch
 
-NONE, NOT_ENOUGH_REPLICAS, CONCURRENT = 0, 19, 51
+NONE, NOT_ENOUGH_REPLICAS, OUT_OF_ORDER, CONCURRENT = 0, 19, 45, 51
 INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 47, 48, 49
 PRODUCER_FENCED, TRANSACTION_ABORTABLE = 90, 120
 COMMIT_MARKER, DATA = 48, 16  # a stored batch's attributes: control + transactional, transactional
@@ -70,6 +72,25 @@ def features(c):
             t = Reader(data)
             for name, hi, lo, _ in t.carray(lambda: (t.cstring(), t.i16(), t.i16(), t.tags())):
                 out[name.decode()] = (lo, hi)
+    return out
+
+
+def describe_producers(c, topic, partition):
+    """DescribeProducers v0 of one partition: {producer id: (epoch, last sequence, txn start offset)}."""
+    body = carray([cstring(topic) + carray([i32(partition)]) + TAGS]) + TAGS
+    r = c.call_flex(61, 0, body)
+    r.i32()
+    out = {}
+    for _ in range(r.uvarint() - 1):
+        r.cstring()
+        for _ in range(r.uvarint() - 1):
+            r.i32(), r.i16(), r.cstring()
+            for _ in range(r.uvarint() - 1):
+                pid, epoch, seq, _ts, _coord, start = r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.i64()
+                r.tags()
+                out[pid] = (epoch, seq, start)
+            r.tags()
+        r.tags()
     return out
 
 
@@ -203,6 +224,11 @@ def main():
           f"got {attrs(c, topic)}")
     check("... and the offset is committed", cf.offset_fetch(c, group, topic)[1] == 7,
           f"got {cf.offset_fetch(c, group, topic)}")
+    # the marker carries the bumped epoch, which the partition's producer state takes, its
+    # sequence starting again (Kafka's ProducerStateManager; kafka_pg since 2026-12-07)
+    got = [describe_producers(c, topic, p).get(pid) for p in (0, 1)]
+    check("DescribeProducers after the commit: the producer at the bumped epoch, no sequence, no "
+          "transaction, in both partitions", got == [(e + 1, -1, -1)] * 2, f"got {got}, epoch {e}")
 
     # Kafka's table: retries (epoch e) and current requests (e + 1) after the commit
     got = end_txn(c, tid, pid, e, True)
@@ -243,6 +269,12 @@ def main():
     check("a transaction at the new epoch: Produce v12 appended", got == (NONE, 2), f"got {got}")
     got = end_txn(c, tid, pid, e, True, version=4)
     check("EndTxn v4 (transactions version 1) commits it", got[0] == NONE, f"got {got}")
+    deadline = time.time() + 10
+    while time.time() < deadline and describe_producers(c, topic, 0).get(pid, (0, 0, 0))[2] != -1:
+        time.sleep(0.2)
+    got = describe_producers(c, topic, 0).get(pid)
+    check("... its marker keeps the epoch: DescribeProducers shows the epoch and the batch's sequence",
+          got == (e, 0, -1), f"got {got}, epoch {e}")
     got = end_txn(c, tid, pid, e, False)
     check("... with no bump: an EndTxn v5 abort of the same epoch bumps it",
           got == (NONE, pid, e + 1), f"got {got}")
@@ -253,6 +285,22 @@ def main():
           got[0] == NONE and errs == {0: NONE, 1: TRANSACTION_ABORTABLE}, f"got {got} {errs}")
     got = end_txn(c, tid, pid, e, False)
     check("... EndTxn v5 aborts it", got == (NONE, pid, e + 1), f"got {got}")
+    # the partition itself fences the old epoch now: an idempotent (not transactional) batch of the
+    # producer id at the epoch before the abort's marker, next in sequence for that epoch, is
+    # INVALID_PRODUCER_EPOCH (kafka_pg appended it before 2026-12-07: only the coordinator knew)
+    deadline = time.time() + 10
+    while time.time() < deadline and describe_producers(c, topic, 0).get(pid, (0,))[0] != e + 1:
+        time.sleep(0.2)
+    before = attrs(c, topic)
+    got = produce(c, None, topic, 0, cf.build_batch(0, [b"zombie"], pid, e, 1))
+    check("an idempotent batch of the epoch the abort's marker bumped: INVALID_PRODUCER_EPOCH, "
+          "nothing stored", got[0] == INVALID_PRODUCER_EPOCH and attrs(c, topic) == before,
+          f"got {got}, {attrs(c, topic)}")
+    got = produce(c, tid, topic, 0, txn_batch(pid, e + 1, 1, [b"gap"]))
+    check("a transactional batch of the bumped epoch not at sequence 0: OUT_OF_ORDER_SEQUENCE_NUMBER",
+          got[0] == OUT_OF_ORDER, f"got {got}")
+    got = end_txn(c, tid, pid, e + 1, False)
+    check("... EndTxn v5 aborts the transaction it began", got == (NONE, pid, e + 2), f"got {got}")
 
     check_timeout(c, run, topic)
     check_new_producer_id(c, run, topic)
@@ -287,6 +335,9 @@ def check_timeout(c, run, topic):
           f"state {describe_state(c, tid)}")
     got = produce(c, tid, topic, 1, txn_batch(pid, e, 1, [b"u"]))
     check("... its next batch: INVALID_PRODUCER_EPOCH", got[0] == INVALID_PRODUCER_EPOCH, f"got {got}")
+    got = describe_producers(c, topic, 1).get(pid)
+    check("... its ABORT marker carries the bumped epoch: DescribeProducers shows it, no sequence",
+          got == (e + 1, -1, -1), f"got {got}, epoch {e}")
     got = end_txn(c, tid, pid, e, False)
     check("... its EndTxn v5 abort: NONE with the bumped epoch (the producer goes on)",
           got == (NONE, pid, e + 1), f"got {got}")
