@@ -21,9 +21,9 @@
  * 0 (the client resets its sequences with the epoch).
  *
  * The state is not logged: recovery (recovery.c) rebuilds it from the batch
- * headers of the active segment, markers included.  A producer unknown to the partition (new,
- * evicted, or last seen in an older segment) is accepted at any sequence,
- * as Kafka accepts one whose state has expired.
+ * headers of the active segment, markers included.  A producer unknown to
+ * the partition (new, evicted, or last seen in an older segment) is
+ * accepted at any sequence, as Kafka accepts one whose state has expired.
  *
  * Batches of SQL transactions (KP_SQL_PID_FLAG) and control batches are not
  * idempotent-producer batches.  Everything here runs with the partition's
