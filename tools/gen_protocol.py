@@ -59,11 +59,9 @@ OLD_VERSION_FLOOR = {
 }
 
 # Versions added by Kafka 4.4 whose semantics are not implemented yet: the
-# codec stops below them.  TxnOffsetCommit 6 (topic ids instead of names,
-# KIP-1319) is only sent by clients running transactions version 2 (KIP-890
-# part 2), which kafka_pg does not advertise.
+# codec stops below them.  None at present (TxnOffsetCommit 6, topic ids
+# instead of names, KIP-1319, is served since 2026-12-07).
 VERSION_CAP = {
-    "TxnOffsetCommit": 5,
 }
 
 # Served by brokers, but only to other brokers: the share coordinator's

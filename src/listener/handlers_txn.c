@@ -326,22 +326,30 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 	for (i = 0; i < resp->n_topics; i++)
 	{
 		KpTxnOffsetCommitRequestTopic *rt = &req->topics[i];
-		const KpTopic *t = rt->name ? kp_handler_topic(rt->name, NULL) : NULL;
+
+		/* v6 names its topics by id (KIP-1319), as OffsetCommit v10 does */
+		char	   *name = ctx->version >= 6 ? NULL : rt->name;
+		const KpTopic *t = kp_handler_topic(name, ctx->version >= 6 ? &rt->topic_id : NULL);
+		bool		allowed = kp_authz_topic(ctx, name, t, KP_ACL_OP_READ);
 		int			j;
 
+		if (ctx->version >= 6 && t != NULL)
+			name = pstrdup(t->name);
 		for (j = 0; j < Max(rt->n_partitions, 0); j++, k++)
 		{
 			KpTxnOffsetCommitRequestPartition *rp = &rt->partitions[j];
 
 			offsets[k].group_id = req->group_id;
-			offsets[k].topic = rt->name ? rt->name : "";
+			offsets[k].topic = name ? name : "";
 			offsets[k].partition = rp->partition_index;
 			offsets[k].offset = rp->committed_offset;
 			offsets[k].leader_epoch = ctx->version >= 2 ? rp->committed_leader_epoch : -1;
 			offsets[k].metadata.data = (const char *) rp->committed_metadata.data;
 			offsets[k].metadata.len = rp->committed_metadata.len;
-			if (!kp_authz_topic(ctx, offsets[k].topic, NULL, KP_ACL_OP_READ))
+			if (!allowed)
 				errors[k] = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+			else if (t == NULL && ctx->version >= 6)
+				errors[k] = KP_ERR_UNKNOWN_TOPIC_ID;
 			else if (t == NULL || rp->partition_index < 0 || rp->partition_index >= t->partition_count)
 				errors[k] = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (offsets[k].metadata.len > 4096)
@@ -379,6 +387,7 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 		int			j;
 
 		ot->name = rt->name;
+		memcpy(ot->topic_id.b, rt->topic_id.b, 16);
 		ot->n_partitions = Max(rt->n_partitions, 0);
 		ot->partitions = palloc0(sizeof(KpTxnOffsetCommitResponsePartition) * Max(ot->n_partitions, 1));
 		for (j = 0; j < ot->n_partitions; j++, k++)

@@ -7005,10 +7005,10 @@ const KpMessageDesc kp_SyncGroupResponse_desc = {
 };
 
 static const KpFieldDesc KpTxnOffsetCommitRequestPartition_fields[] = {
-	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, partition_index), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_offset), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_leader_epoch), .versions = UINT64CONST(0x3c), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x3f), .nullable_versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, partition_index), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "CommittedOffset", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_offset), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "CommittedLeaderEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_leader_epoch), .versions = UINT64CONST(0x7c), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "CommittedMetadata", .type = KP_T_STRING, .flags = KP_F_BINARY_STRING, .offset = offsetof(KpTxnOffsetCommitRequestPartition, committed_metadata), .versions = UINT64CONST(0x7f), .nullable_versions = UINT64CONST(0x7f), .tag = -1, .default_string = ""},
 };
 
 static const KpStructDesc KpTxnOffsetCommitRequestPartition_desc = {
@@ -7022,27 +7022,28 @@ static const KpStructDesc KpTxnOffsetCommitRequestPartition_desc = {
 
 static const KpFieldDesc KpTxnOffsetCommitRequestTopic_fields[] = {
 	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestTopic, name), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
-	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitRequestTopic, partitions), .count_offset = offsetof(KpTxnOffsetCommitRequestTopic, n_partitions), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpTxnOffsetCommitRequestPartition_desc, .default_null = false},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequestTopic, topic_id), .versions = UINT64CONST(0x40), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitRequestTopic, partitions), .count_offset = offsetof(KpTxnOffsetCommitRequestTopic, n_partitions), .versions = UINT64CONST(0x7f), .tag = -1, .struct_desc = &KpTxnOffsetCommitRequestPartition_desc, .default_null = false},
 };
 
 static const KpStructDesc KpTxnOffsetCommitRequestTopic_desc = {
 	.name = "TxnOffsetCommitRequestTopic",
 	.size = sizeof(KpTxnOffsetCommitRequestTopic),
-	.nfields = 2,
+	.nfields = 3,
 	.fields = KpTxnOffsetCommitRequestTopic_fields,
 	.ntagged = 0,
 	.tag_order = NULL
 };
 
 static const KpFieldDesc KpTxnOffsetCommitRequest_fields[] = {
-	{.name = "TransactionalId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, transactional_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
-	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
-	{.name = "ProducerId", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_id), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "ProducerEpoch", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_epoch), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "GenerationIdOrMemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, generation_id_or_member_epoch), .versions = UINT64CONST(0x38), .tag = -1, .default_int = INT64CONST(-1)},
-	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, member_id), .versions = UINT64CONST(0x38), .tag = -1, .default_string = ""},
-	{.name = "GroupInstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_instance_id), .versions = UINT64CONST(0x38), .nullable_versions = UINT64CONST(0x38), .tag = -1, .default_null = true},
-	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitRequest, topics), .count_offset = offsetof(KpTxnOffsetCommitRequest, n_topics), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpTxnOffsetCommitRequestTopic_desc, .default_null = false},
+	{.name = "TransactionalId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, transactional_id), .versions = UINT64CONST(0x7f), .tag = -1, .default_string = ""},
+	{.name = "GroupId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_id), .versions = UINT64CONST(0x7f), .tag = -1, .default_string = ""},
+	{.name = "ProducerId", .type = KP_T_INT64, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_id), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "ProducerEpoch", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, producer_epoch), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "GenerationIdOrMemberEpoch", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, generation_id_or_member_epoch), .versions = UINT64CONST(0x78), .tag = -1, .default_int = INT64CONST(-1)},
+	{.name = "MemberId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, member_id), .versions = UINT64CONST(0x78), .tag = -1, .default_string = ""},
+	{.name = "GroupInstanceId", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitRequest, group_instance_id), .versions = UINT64CONST(0x78), .nullable_versions = UINT64CONST(0x78), .tag = -1, .default_null = true},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitRequest, topics), .count_offset = offsetof(KpTxnOffsetCommitRequest, n_topics), .versions = UINT64CONST(0x7f), .tag = -1, .struct_desc = &KpTxnOffsetCommitRequestTopic_desc, .default_null = false},
 };
 
 static const KpStructDesc KpTxnOffsetCommitRequest_desc = {
@@ -7058,14 +7059,14 @@ const KpMessageDesc kp_TxnOffsetCommitRequest_desc = {
 	.name = "TxnOffsetCommitRequest",
 	.api_key = 28,
 	.min_version = 0,
-	.max_version = 5,
-	.flexible_versions = UINT64CONST(0x38),
+	.max_version = 6,
+	.flexible_versions = UINT64CONST(0x78),
 	.root = &KpTxnOffsetCommitRequest_desc
 };
 
 static const KpFieldDesc KpTxnOffsetCommitResponsePartition_fields[] = {
-	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponsePartition, partition_index), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponsePartition, error_code), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
+	{.name = "PartitionIndex", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponsePartition, partition_index), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "ErrorCode", .type = KP_T_INT16, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponsePartition, error_code), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
 };
 
 static const KpStructDesc KpTxnOffsetCommitResponsePartition_desc = {
@@ -7079,21 +7080,22 @@ static const KpStructDesc KpTxnOffsetCommitResponsePartition_desc = {
 
 static const KpFieldDesc KpTxnOffsetCommitResponseTopic_fields[] = {
 	{.name = "Name", .type = KP_T_STRING, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponseTopic, name), .versions = UINT64CONST(0x3f), .tag = -1, .default_string = ""},
-	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitResponseTopic, partitions), .count_offset = offsetof(KpTxnOffsetCommitResponseTopic, n_partitions), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpTxnOffsetCommitResponsePartition_desc, .default_null = false},
+	{.name = "TopicId", .type = KP_T_UUID, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponseTopic, topic_id), .versions = UINT64CONST(0x40), .tag = -1, .default_int = 0},
+	{.name = "Partitions", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitResponseTopic, partitions), .count_offset = offsetof(KpTxnOffsetCommitResponseTopic, n_partitions), .versions = UINT64CONST(0x7f), .tag = -1, .struct_desc = &KpTxnOffsetCommitResponsePartition_desc, .default_null = false},
 };
 
 static const KpStructDesc KpTxnOffsetCommitResponseTopic_desc = {
 	.name = "TxnOffsetCommitResponseTopic",
 	.size = sizeof(KpTxnOffsetCommitResponseTopic),
-	.nfields = 2,
+	.nfields = 3,
 	.fields = KpTxnOffsetCommitResponseTopic_fields,
 	.ntagged = 0,
 	.tag_order = NULL
 };
 
 static const KpFieldDesc KpTxnOffsetCommitResponse_fields[] = {
-	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponse, throttle_time_ms), .versions = UINT64CONST(0x3f), .tag = -1, .default_int = 0},
-	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitResponse, topics), .count_offset = offsetof(KpTxnOffsetCommitResponse, n_topics), .versions = UINT64CONST(0x3f), .tag = -1, .struct_desc = &KpTxnOffsetCommitResponseTopic_desc, .default_null = false},
+	{.name = "ThrottleTimeMs", .type = KP_T_INT32, .flags = 0, .offset = offsetof(KpTxnOffsetCommitResponse, throttle_time_ms), .versions = UINT64CONST(0x7f), .tag = -1, .default_int = 0},
+	{.name = "Topics", .type = KP_T_STRUCT, .flags = KP_F_ARRAY, .offset = offsetof(KpTxnOffsetCommitResponse, topics), .count_offset = offsetof(KpTxnOffsetCommitResponse, n_topics), .versions = UINT64CONST(0x7f), .tag = -1, .struct_desc = &KpTxnOffsetCommitResponseTopic_desc, .default_null = false},
 };
 
 static const KpStructDesc KpTxnOffsetCommitResponse_desc = {
@@ -7109,8 +7111,8 @@ const KpMessageDesc kp_TxnOffsetCommitResponse_desc = {
 	.name = "TxnOffsetCommitResponse",
 	.api_key = 28,
 	.min_version = 0,
-	.max_version = 5,
-	.flexible_versions = UINT64CONST(0x38),
+	.max_version = 6,
+	.flexible_versions = UINT64CONST(0x78),
 	.root = &KpTxnOffsetCommitResponse_desc
 };
 

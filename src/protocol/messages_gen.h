@@ -136,7 +136,7 @@
 #define KP_API_WRITE_TXN_MARKERS_MIN_VERSION     1
 #define KP_API_WRITE_TXN_MARKERS_MAX_VERSION     2
 #define KP_API_TXN_OFFSET_COMMIT_MIN_VERSION     0
-#define KP_API_TXN_OFFSET_COMMIT_MAX_VERSION     5
+#define KP_API_TXN_OFFSET_COMMIT_MAX_VERSION     6
 #define KP_API_DESCRIBE_ACLS_MIN_VERSION         1
 #define KP_API_DESCRIBE_ACLS_MAX_VERSION         3
 #define KP_API_CREATE_ACLS_MIN_VERSION           1
@@ -3850,58 +3850,60 @@ typedef struct KpSyncGroupResponse
 
 extern const KpMessageDesc kp_SyncGroupResponse_desc;
 
-/* ---- TxnOffsetCommitRequest (request, versions 0-5, flexible 3+) ---- */
+/* ---- TxnOffsetCommitRequest (request, versions 0-6, flexible 3+) ---- */
 
 typedef struct KpTxnOffsetCommitRequestPartition
 {
-	int32	partition_index;		/* v0-5 */
-	int64	committed_offset;		/* v0-5 */
-	int32	committed_leader_epoch;		/* v2-5, default -1 */
-	KpBytes	committed_metadata;		/* v0-5, nullable v0-5 */
+	int32	partition_index;		/* v0-6 */
+	int64	committed_offset;		/* v0-6 */
+	int32	committed_leader_epoch;		/* v2-6, default -1 */
+	KpBytes	committed_metadata;		/* v0-6, nullable v0-6 */
 } KpTxnOffsetCommitRequestPartition;
 
 typedef struct KpTxnOffsetCommitRequestTopic
 {
 	char	*name;		/* v0-5 */
+	KpUuid	topic_id;		/* v6 */
 	int32	n_partitions;		/* element count; -1 = null array */
-	KpTxnOffsetCommitRequestPartition	*partitions;		/* v0-5 */
+	KpTxnOffsetCommitRequestPartition	*partitions;		/* v0-6 */
 } KpTxnOffsetCommitRequestTopic;
 
 typedef struct KpTxnOffsetCommitRequest
 {
-	char	*transactional_id;		/* v0-5 */
-	char	*group_id;		/* v0-5 */
-	int64	producer_id;		/* v0-5 */
-	int16	producer_epoch;		/* v0-5 */
-	int32	generation_id_or_member_epoch;		/* v3-5, default -1 */
-	char	*member_id;		/* v3-5, default "" */
-	char	*group_instance_id;		/* v3-5, nullable v3-5, default null */
+	char	*transactional_id;		/* v0-6 */
+	char	*group_id;		/* v0-6 */
+	int64	producer_id;		/* v0-6 */
+	int16	producer_epoch;		/* v0-6 */
+	int32	generation_id_or_member_epoch;		/* v3-6, default -1 */
+	char	*member_id;		/* v3-6, default "" */
+	char	*group_instance_id;		/* v3-6, nullable v3-6, default null */
 	int32	n_topics;		/* element count; -1 = null array */
-	KpTxnOffsetCommitRequestTopic	*topics;		/* v0-5 */
+	KpTxnOffsetCommitRequestTopic	*topics;		/* v0-6 */
 } KpTxnOffsetCommitRequest;
 
 extern const KpMessageDesc kp_TxnOffsetCommitRequest_desc;
 
-/* ---- TxnOffsetCommitResponse (response, versions 0-5, flexible 3+) ---- */
+/* ---- TxnOffsetCommitResponse (response, versions 0-6, flexible 3+) ---- */
 
 typedef struct KpTxnOffsetCommitResponsePartition
 {
-	int32	partition_index;		/* v0-5 */
-	int16	error_code;		/* v0-5 */
+	int32	partition_index;		/* v0-6 */
+	int16	error_code;		/* v0-6 */
 } KpTxnOffsetCommitResponsePartition;
 
 typedef struct KpTxnOffsetCommitResponseTopic
 {
 	char	*name;		/* v0-5 */
+	KpUuid	topic_id;		/* v6 */
 	int32	n_partitions;		/* element count; -1 = null array */
-	KpTxnOffsetCommitResponsePartition	*partitions;		/* v0-5 */
+	KpTxnOffsetCommitResponsePartition	*partitions;		/* v0-6 */
 } KpTxnOffsetCommitResponseTopic;
 
 typedef struct KpTxnOffsetCommitResponse
 {
-	int32	throttle_time_ms;		/* v0-5 */
+	int32	throttle_time_ms;		/* v0-6 */
 	int32	n_topics;		/* element count; -1 = null array */
-	KpTxnOffsetCommitResponseTopic	*topics;		/* v0-5 */
+	KpTxnOffsetCommitResponseTopic	*topics;		/* v0-6 */
 } KpTxnOffsetCommitResponse;
 
 extern const KpMessageDesc kp_TxnOffsetCommitResponse_desc;

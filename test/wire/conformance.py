@@ -314,6 +314,21 @@ def offset_commit(c, group, topic, offset, metadata, member="", generation=-1, i
     return res[0][1][0][1]
 
 
+def topic_id(c, topic):
+    """The topic's id, from Metadata v12."""
+    body = carray([bytes(16) + cstring(topic) + TAGS]) + i8(0) + i8(0) + TAGS
+    r = c.call_flex(3, 12, body)
+    r.i32()
+    r.carray(lambda: (r.i32(), r.cstring(), r.i32(), r.cstring(), r.tags()))
+    r.cstring()
+    r.i32()
+    n = r.uvarint() - 1
+    assert n == 1
+    r.i16()
+    r.cstring()
+    return r.uuid()
+
+
 def offset_fetch(c, group, topic):
     """OffsetFetch v5 of partition 0: (error, offset, metadata bytes)."""
     r = c.call(9, 5, string(group) + array([string(topic) + array([i32(0)])]))

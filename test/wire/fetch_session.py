@@ -86,21 +86,6 @@ def read_v11(r):
     return err, sid, out
 
 
-def topic_id(c, topic):
-    """The topic's id, from Metadata v12."""
-    body = carray([bytes(16) + cstring(topic) + TAGS]) + i8(0) + i8(0) + TAGS
-    r = c.call_flex(3, 12, body)
-    r.i32()
-    r.carray(lambda: (r.i32(), r.cstring(), r.i32(), r.cstring(), r.tags()))
-    r.cstring()
-    r.i32()
-    n = r.uvarint() - 1
-    assert n == 1
-    r.i16()
-    r.cstring()
-    return r.uuid()
-
-
 def fetch_v13(c, session_id, epoch, listing, max_wait_ms=0):
     """Fetch v13 by topic id; listing [(topic_id, [(partition, offset)])].
     Returns (error, session_id, {(topic_id, partition): (error, hw, nbytes)})."""
@@ -256,7 +241,7 @@ def check_session(topic):
 
 def check_topic_ids(topic):
     c = kc.Conn()
-    tid = topic_id(c, topic)
+    tid = kc.topic_id(c, topic)
     check("the topic's id from Metadata v12", len(tid) == 16 and tid != bytes(16))
     err, sid, parts = fetch_v13(c, 0, 0, [(tid, [(0, 0), (1, 0)])])
     check("full Fetch v13 by topic id: a session, both partitions",

@@ -8,7 +8,8 @@ for code:
   and group.version 1 and share.version (1 here, 2 on Kafka 4.4);
 - Produce v11 of a transactional batch to a partition not added: TRANSACTION_ABORTABLE (v11 knows
   it), nothing stored; Produce v12 adds the partition itself (no AddPartitionsToTxn), and
-  TxnOffsetCommit v5 its group (no AddOffsetsToTxn);
+  TxnOffsetCommit v5 its group (no AddOffsetsToTxn); TxnOffsetCommit v6 names its topics by id
+  (KIP-1319), an unknown id UNKNOWN_TOPIC_ID;
 - EndTxn v5 bumps the epoch and answers the producer id and epoch to go on with; Kafka's table of
   retries (the epoch before the current one) and current requests in Empty, CompleteCommit and
   CompleteAbort: a retry of the end that was done is answered NONE with the new epoch, an abort with
@@ -40,7 +41,7 @@ from transactions import find_txn_coordinator, stored, txn_batch
 
 NONE, NOT_ENOUGH_REPLICAS, OUT_OF_ORDER, CONCURRENT = 0, 19, 45, 51
 INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 47, 48, 49
-PRODUCER_FENCED, TRANSACTION_ABORTABLE = 90, 120
+PRODUCER_FENCED, UNKNOWN_TOPIC_ID, TRANSACTION_ABORTABLE = 90, 100, 120
 COMMIT_MARKER, DATA = 48, 16  # a stored batch's attributes: control + transactional, transactional
 
 
@@ -150,6 +151,19 @@ def txn_offset_commit(c, txn_id, group, pid, epoch, topic, offset):
     return r.carray(lambda: (r.cstring(), r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))[0][1][0][1]
 
 
+def txn_offset_commit_v6(c, txn_id, group, pid, epoch, topic_id, offset):
+    """TxnOffsetCommit v6 (KIP-1319: the topic by id) of partition 0: (topic id answered, error)."""
+    p = i32(0) + i64(offset) + i32(-1) + cstring("") + TAGS
+    body = (cstring(txn_id) + cstring(group) + i64(pid) + i16(epoch) + i32(-1) + cstring("")
+            + cstring(None) + carray([topic_id + carray([p]) + TAGS]) + TAGS)
+    r = c.call_flex(28, 6, body)
+    if r is None:
+        return None, "the connection was closed"
+    r.i32()
+    got = r.carray(lambda: (r.uuid(), r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))[0]
+    return got[0], got[1][0][1]
+
+
 def verify_partitions(c, txn_id, pid, epoch, topic, partitions):
     """AddPartitionsToTxn v4 with VerifyOnly: {partition: error}."""
     t = (cstring(txn_id) + i64(pid) + i16(epoch) + i8(1)
@@ -212,17 +226,24 @@ def main():
     cf.find_coordinator(c, group)
     err = retry(lambda: txn_offset_commit(c, tid, group, pid, e, topic, 7))
     check("TxnOffsetCommit v5 adds its group itself", err == NONE, f"got {err}")
+    tid_uuid = cf.topic_id(c, topic)
+    got = txn_offset_commit_v6(c, tid, group, pid, e, tid_uuid, 8)
+    check("TxnOffsetCommit v6 names the topic by id (KIP-1319): NONE, the id answered",
+          got == (tid_uuid, NONE), f"got {got}")
+    unknown = bytes(range(1, 17))
+    got = txn_offset_commit_v6(c, tid, group, pid, e, unknown, 9)
+    check("... an unknown topic id: UNKNOWN_TOPIC_ID", got == (unknown, UNKNOWN_TOPIC_ID), f"got {got}")
 
     got = end_txn(c, tid, pid, e, True)
     check("EndTxn v5 commit: NONE, the same producer id, the epoch bumped", got == (NONE, pid, e + 1),
           f"got {got}, producer {pid} epoch {e}")
     deadline = time.time() + 10  # Kafka writes the markers after answering
     while time.time() < deadline and (attrs(c, topic) != [DATA, COMMIT_MARKER] or
-                                      cf.offset_fetch(c, group, topic)[1] != 7):
+                                      cf.offset_fetch(c, group, topic)[1] != 8):
         time.sleep(0.2)
     check("... the commit marker follows the batch", attrs(c, topic) == [DATA, COMMIT_MARKER],
           f"got {attrs(c, topic)}")
-    check("... and the offset is committed", cf.offset_fetch(c, group, topic)[1] == 7,
+    check("... and the offset is committed, v6's", cf.offset_fetch(c, group, topic)[1] == 8,
           f"got {cf.offset_fetch(c, group, topic)}")
     # the marker carries the bumped epoch, which the partition's producer state takes, its
     # sequence starting again (Kafka's ProducerStateManager; kafka_pg since 2026-12-07)
