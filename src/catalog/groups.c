@@ -90,21 +90,28 @@ create_group(Datum group_id)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {group_id};
-	char	   *name = TextDatumGetCString(group_id);
-	LOCKTAG		tag;
 
 	run("SELECT 1 FROM kafka.consumer_groups WHERE group_id = $1", 1, types, values, NULL);
 	if (SPI_processed > 0)
 		return;
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash_bytes((const unsigned char *) name, strlen(name)),
+	kp_cat_group_lock_creation(TextDatumGetCString(group_id));
+	run("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
+		1, types, values, NULL);
+}
+
+void
+kp_cat_group_lock_creation(const char *group_id)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) group_id, strlen(group_id)),
 						 0, KP_GROUP_CREATE_LOCK_CLASS);
 	if (LockAcquire(&tag, ExclusiveLock, false, kp_group_locks_nowait) == LOCKACQUIRE_NOT_AVAIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("group \"%s\" is being created by another transaction", name),
+				 errmsg("group \"%s\" is being created by another transaction", group_id),
 				 errdetail("A SQL transaction that created it (kafka.consume, kafka.group_heartbeat) is still open.")));
-	run("INSERT INTO kafka.consumer_groups (group_id) VALUES ($1) ON CONFLICT DO NOTHING",
-		1, types, values, NULL);
 }
 
 static char *

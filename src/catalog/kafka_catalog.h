@@ -519,6 +519,14 @@ extern void kp_cat_group_read(const char *group_id, bool create, bool for_update
 extern void kp_cat_group_ensure(const char *group_id);
 
 /*
+ * The group's creation lock, which a transaction creating the group holds
+ * until it ends: taken (waited for, or with kp_group_locks_nowait refused
+ * with ERRCODE_LOCK_NOT_AVAILABLE), so that a group found missing is not
+ * one another transaction is still creating.
+ */
+extern void kp_cat_group_lock_creation(const char *group_id);
+
+/*
  * Set by the listener while it runs a group request it can roll back and run
  * again (dispatch.c): kp_cat_group_read then takes the group lock FOR UPDATE
  * NOWAIT, and creating a group that a transaction still open is creating

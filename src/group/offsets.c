@@ -64,14 +64,28 @@ lock_transaction_offset(const char *group_id, const char *topic, int32 partition
 				 errdetail("A SQL transaction that consumed the partition for the group (kafka.consume, kafka.group_poll) is still open.")));
 }
 
-/* OffsetCommit's fence: takes the group lock, creating the group if need be. */
+/*
+ * OffsetCommit's fence: takes the group lock, creating the group for a
+ * commit without a generation.  A commit with one (a member's) to a group
+ * that does not exist is GROUP_ID_NOT_FOUND, as Kafka's validateOffsetCommit
+ * answers, which the callers give older requests as ILLEGAL_GENERATION
+ * (OffsetCommit below v9, TxnOffsetCommit below v6), as Kafka does.
+ */
 static int16
 wire_fence(const KpCommitter *c)
 {
 	KpGroupRow	g;
 	int32		epoch;
 
-	kp_cat_group_read(c->group_id, true, true, &g);
+	kp_cat_group_read(c->group_id, c->generation_id < 0, true, &g);
+	if (!g.exists)
+	{
+		/* unless a transaction still open is creating it: wait, or refuse */
+		kp_cat_group_lock_creation(c->group_id);
+		kp_cat_group_read(c->group_id, false, true, &g);
+		if (!g.exists)
+			return KP_ERR_GROUP_ID_NOT_FOUND;
+	}
 	if (c->generation_id < 0)
 	{
 		KpMemberRow *m;

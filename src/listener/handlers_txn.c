@@ -374,6 +374,18 @@ kp_handle_txn_offset_commit(KpRequestContext *ctx)
 									ctx->version >= 3 ? req->group_instance_id : NULL,
 									ctx->version >= 3 ? req->generation_id_or_member_epoch : -1,
 									ctx->version >= 5, ngood, offsets);
+
+	/*
+	 * As Kafka 4.4 answers older versions: a group that does not exist and a
+	 * KIP-848 member's stale epoch are ILLEGAL_GENERATION before v6
+	 * (KIP-1319), and a group not in the transaction is TRANSACTION_ABORTABLE
+	 * from v4 (KIP-890 part 1's verification).
+	 */
+	if (ctx->version < 6 &&
+		(code == KP_ERR_GROUP_ID_NOT_FOUND || code == KP_ERR_STALE_MEMBER_EPOCH))
+		code = KP_ERR_ILLEGAL_GENERATION;
+	if (ctx->version >= 4 && code == KP_ERR_INVALID_TXN_STATE)
+		code = KP_ERR_TRANSACTION_ABORTABLE;
 	for (k = 0; k < n; k++)
 		if (errors[k] == KP_ERR_NONE)
 			errors[k] = code;

@@ -382,6 +382,17 @@ kp_txn_offset_commit(const char *transactional_id, int64 producer_id, int16 prod
 		if (code != KP_ERR_NONE)
 			return code;
 	}
+	else
+	{
+		/*
+		 * No member: not fenced (Kafka takes a transaction's offsets without
+		 * a generation even while the group has members), and the group is
+		 * made if it does not exist, as Kafka makes a simple group.
+		 */
+		KpCommitter committer = {KP_COMMIT_TRANSACTION, group_id, NULL, NULL, -1};
+
+		(void) kp_group_commit_offsets(&committer, 0, NULL);
+	}
 	for (i = 0; i < n; i++)
 		kp_cat_txn_put_offset(transactional_id, &offsets[i]);
 	return KP_ERR_NONE;

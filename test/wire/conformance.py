@@ -94,6 +94,9 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    second one's first batch was dropped as a duplicate); an id without an
    epoch, or an epoch without an id, INVALID_REQUEST, with a transactional
    id too.
+22. OffsetCommit with a generation to a group that does not exist:
+   ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9, no group made
+   (kafka_pg made the group and answered UNKNOWN_MEMBER_ID).
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1248,7 +1251,33 @@ def check_simple_commits():
     err = offset_commit(c, f"{group}-2", f"conf-no-such-topic-{RUN}", 5, "", member="rdkafka-0a1b2c3d")
     check("OffsetCommit to an unknown topic answers UNKNOWN_TOPIC_OR_PARTITION, not the group's error",
           err == 3, f"(error {err})")
+    # A member's commit (a generation) to a group that does not exist: Kafka's validateOffsetCommit
+    # answers GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before, and makes no group
+    # (kafka_pg made one and answered UNKNOWN_MEMBER_ID until 2026-12-07)
+    tid = topic_id(c, topic)
+    got = [offset_commit(c, f"{group}-none-5", topic, 1, "", member="m", generation=3)]
+    got += [offset_commit_flex(c, v, f"{group}-none-{v}", topic, tid, 3, m) for v in (8, 9, 10)
+            for m in ("m", "")]
+    check("OffsetCommit with a generation to a group that does not exist: ILLEGAL_GENERATION (22) at v5 "
+          "and v8, GROUP_ID_NOT_FOUND (69) at v9 and v10, with or without a member id",
+          got == [22, 22, 22, 69, 69, 69, 69], f"(got {got})")
+    got = offset_commit_flex(c, 9, f"{group}-none-9", topic, tid, 3, "m")
+    check("... and no group was made: the same again", got == 69, f"(got {got})")
     c.close()
+
+
+def offset_commit_flex(c, version, group, topic, tid, generation, member):
+    """OffsetCommit v8-10 (v10 names the topic by its id) of partition 0: its error."""
+    p = i32(0) + i64(1) + i32(-1) + cstring("") + TAGS
+    t = (tid if version >= 10 else cstring(topic)) + carray([p]) + TAGS
+    r = c.call_flex(8, version, cstring(group) + i32(generation) + cstring(member) + cstring(None)
+                    + carray([t]) + TAGS)
+    if r is None:
+        return None
+    r.i32()
+    res = r.carray(lambda: ((r.uuid() if version >= 10 else r.cstring()),
+                            r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))
+    return res[0][1][0][1]
 
 
 def delete_topic(c, topic):

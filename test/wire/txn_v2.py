@@ -20,6 +20,8 @@ for code:
 - EndTxn v4 (transactions version 1) of a transaction Produce v12 began: ended with no bump;
 - AddPartitionsToTxn v4 VerifyOnly (KIP-890 part 1's broker check): a partition not in the
   transaction is TRANSACTION_ABORTABLE;
+- TxnOffsetCommit's group errors by version (KIP-890 part 1, KIP-848, KIP-1319): a group not in the
+  transaction, a KIP-848 member's stale epoch, a group that does not exist;
 - a transaction past its timeout is aborted with the epoch bumped; its producer's next batch is
   INVALID_PRODUCER_EPOCH, and its EndTxn v5 abort (the old epoch) is a retry answered NONE with the
   new epoch: the producer goes on (transactions version 1 fences it for good);
@@ -41,7 +43,8 @@ from transactions import find_txn_coordinator, stored, txn_batch
 
 NONE, NOT_ENOUGH_REPLICAS, OUT_OF_ORDER, CONCURRENT = 0, 19, 45, 51
 INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING = 47, 48, 49
-PRODUCER_FENCED, UNKNOWN_TOPIC_ID, TRANSACTION_ABORTABLE = 90, 100, 120
+PRODUCER_FENCED, UNKNOWN_TOPIC_ID, STALE_MEMBER_EPOCH, TRANSACTION_ABORTABLE = 90, 100, 113, 120
+ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND = 22, 25, 69
 COMMIT_MARKER, DATA = 48, 16  # a stored batch's attributes: control + transactional, transactional
 
 
@@ -141,26 +144,19 @@ def end_txn(c, txn_id, pid, epoch, commit, version=5):
     return retry(once, (CONCURRENT,))
 
 
-def txn_offset_commit(c, txn_id, group, pid, epoch, topic, offset):
-    """TxnOffsetCommit v5 of partition 0: its error code."""
+def txn_offset_commit(c, txn_id, group, pid, epoch, topic, offset, version=5, generation=-1, member=""):
+    """TxnOffsetCommit v3+ (flexible) of partition 0, the topic by name, or from v6 by id (KIP-1319):
+    (the topic answered, its error), or (None, the reason) if the connection was closed."""
     p = i32(0) + i64(offset) + i32(-1) + cstring("") + TAGS
-    body = (cstring(txn_id) + cstring(group) + i64(pid) + i16(epoch) + i32(-1) + cstring("")
-            + cstring(None) + carray([cstring(topic) + carray([p]) + TAGS]) + TAGS)
-    r = c.call_flex(28, 5, body)
-    r.i32()
-    return r.carray(lambda: (r.cstring(), r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))[0][1][0][1]
-
-
-def txn_offset_commit_v6(c, txn_id, group, pid, epoch, topic_id, offset):
-    """TxnOffsetCommit v6 (KIP-1319: the topic by id) of partition 0: (topic id answered, error)."""
-    p = i32(0) + i64(offset) + i32(-1) + cstring("") + TAGS
-    body = (cstring(txn_id) + cstring(group) + i64(pid) + i16(epoch) + i32(-1) + cstring("")
-            + cstring(None) + carray([topic_id + carray([p]) + TAGS]) + TAGS)
-    r = c.call_flex(28, 6, body)
+    body = (cstring(txn_id) + cstring(group) + i64(pid) + i16(epoch) + i32(generation) + cstring(member)
+            + cstring(None) + carray([(topic if version >= 6 else cstring(topic)) + carray([p]) + TAGS])
+            + TAGS)
+    r = c.call_flex(28, version, body)
     if r is None:
         return None, "the connection was closed"
     r.i32()
-    got = r.carray(lambda: (r.uuid(), r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))[0]
+    got = r.carray(lambda: ((r.uuid() if version >= 6 else r.cstring()),
+                            r.carray(lambda: (r.i32(), r.i16(), r.tags())), r.tags()))[0]
     return got[0], got[1][0][1]
 
 
@@ -224,14 +220,14 @@ def main():
     check("Produce v12 adds its partitions to the transaction itself",
           got0 == (NONE, 0) and got1 == (NONE, 0), f"got {got0} {got1}")
     cf.find_coordinator(c, group)
-    err = retry(lambda: txn_offset_commit(c, tid, group, pid, e, topic, 7))
+    err = retry(lambda: txn_offset_commit(c, tid, group, pid, e, topic, 7)[1])
     check("TxnOffsetCommit v5 adds its group itself", err == NONE, f"got {err}")
     tid_uuid = cf.topic_id(c, topic)
-    got = txn_offset_commit_v6(c, tid, group, pid, e, tid_uuid, 8)
+    got = txn_offset_commit(c, tid, group, pid, e, tid_uuid, 8, version=6)
     check("TxnOffsetCommit v6 names the topic by id (KIP-1319): NONE, the id answered",
           got == (tid_uuid, NONE), f"got {got}")
     unknown = bytes(range(1, 17))
-    got = txn_offset_commit_v6(c, tid, group, pid, e, unknown, 9)
+    got = txn_offset_commit(c, tid, group, pid, e, unknown, 9, version=6)
     check("... an unknown topic id: UNKNOWN_TOPIC_ID", got == (unknown, UNKNOWN_TOPIC_ID), f"got {got}")
 
     got = end_txn(c, tid, pid, e, True)
@@ -324,6 +320,7 @@ def main():
     check("... EndTxn v5 aborts the transaction it began", got == (NONE, pid, e + 2), f"got {got}")
 
     check_timeout(c, run, topic)
+    check_offset_errors(c, run, topic)
     check_new_producer_id(c, run, topic)
     check_update_refused(c)
     finish()
@@ -364,6 +361,44 @@ def check_timeout(c, run, topic):
           got == (NONE, pid, e + 1), f"got {got}")
     got = end_txn(c, tid, pid, e, True)
     check("... an EndTxn v5 commit instead: INVALID_TXN_STATE", got[0] == INVALID_TXN_STATE, f"got {got}")
+
+
+def check_offset_errors(c, run, topic):
+    """TxnOffsetCommit's group errors by version, as Kafka 4.4 answers them: a group not in the
+    transaction is INVALID_TXN_STATE to v3 and TRANSACTION_ABORTABLE from v4 (v5 adds it); a KIP-848
+    member's stale epoch is ILLEGAL_GENERATION before v6 and STALE_MEMBER_EPOCH at v6; a member's
+    commit to a group that does not exist is ILLEGAL_GENERATION before v6 and GROUP_ID_NOT_FOUND at
+    v6, and makes no group; a commit without a member makes the group."""
+    group, tid = f"tv2-member-{run}", f"tv2-offsets-{run}"
+    cf.find_coordinator(c, group)
+    got = cf.cg_heartbeat(c, group, f"m-{run}", 0, None, [topic])
+    member, epoch = (got[1], got[2]) if got else (None, None)
+    check("a KIP-848 member joins", got is not None and got[0] == NONE and epoch > 0, f"got {got}")
+    retry(lambda: find_txn_coordinator(c, tid))
+    err, pid, e = init_producer_id(c, tid, 60000)
+    got = [txn_offset_commit(c, tid, group, pid, e, topic, 1, version=v, generation=epoch,
+                             member=member)[1] for v in (3, 4)]
+    check("TxnOffsetCommit of a group not in the transaction: INVALID_TXN_STATE at v3, "
+          "TRANSACTION_ABORTABLE at v4", err == NONE and got == [INVALID_TXN_STATE, TRANSACTION_ABORTABLE],
+          f"got {err} {got}")
+    tuuid = cf.topic_id(c, topic)
+    got = [txn_offset_commit(c, tid, group, pid, e, t, 2, version=v, generation=epoch + 5, member=member)[1]
+           for v, t in ((5, topic), (6, tuuid))]
+    got += [txn_offset_commit(c, tid, group, pid, e, topic, 2, generation=epoch, member=member)[1]]
+    check("... a member's stale epoch: ILLEGAL_GENERATION at v5, STALE_MEMBER_EPOCH at v6; its epoch NONE",
+          got == [ILLEGAL_GENERATION, STALE_MEMBER_EPOCH, NONE], f"got {got}")
+    got = [txn_offset_commit(c, tid, f"{group}-none-{v}", pid, e, t, 3, version=v, generation=3,
+                             member="m")[1] for v, t in ((5, topic), (6, tuuid), (6, tuuid))]
+    check("... a member's commit to a group that does not exist: ILLEGAL_GENERATION at v5, "
+          "GROUP_ID_NOT_FOUND at v6, and no group made",
+          got == [ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND, GROUP_ID_NOT_FOUND], f"got {got}")
+    got = [txn_offset_commit(c, tid, f"{group}-simple", pid, e, topic, 4)[1],
+           txn_offset_commit(c, tid, f"{group}-simple", pid, e, tuuid, 4, version=6, generation=3,
+                             member="m")[1]]
+    check("... a commit without a member makes the group: a member's then is UNKNOWN_MEMBER_ID",
+          got == [NONE, UNKNOWN_MEMBER_ID], f"got {got}")
+    got = end_txn(c, tid, pid, e, False)
+    check("... EndTxn v5 aborts it", got == (NONE, pid, e + 1), f"got {got}")
 
 
 def check_new_producer_id(c, run, topic):
