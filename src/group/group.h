@@ -119,6 +119,8 @@ typedef struct KpCommitter
 	const char *member_id;		/* NULL or "": none */
 	const char *group_instance_id;
 	int32		generation_id;	/* or the member epoch (KIP-848) */
+	bool		before_v9;		/* an OffsetCommit below v9, which a KIP-848
+								 * member may not use (UNSUPPORTED_VERSION) */
 } KpCommitter;
 
 typedef struct KpOffsetToCommit

@@ -108,7 +108,12 @@ wire_fence(const KpCommitter *c)
 	if (c->member_id && c->member_id[0] && strcmp(g.protocol_type, "consumer") == 0 &&
 		(epoch = kp_cat_consumer_member_epoch(c->group_id, c->member_id)) != -1)
 	{
-		/* KIP-848 members commit with their member epoch */
+		/*
+		 * KIP-848 members commit with their member epoch, in OffsetCommit v9+
+		 * (Kafka refuses an older one: UNSUPPORTED_VERSION)
+		 */
+		if (c->before_v9)
+			return KP_ERR_UNSUPPORTED_VERSION;
 		if (c->generation_id != epoch)
 			return KP_ERR_STALE_MEMBER_EPOCH;
 	}

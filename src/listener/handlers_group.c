@@ -532,6 +532,7 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 	committer.member_id = req->member_id;
 	committer.group_instance_id = req->group_instance_id;
 	committer.generation_id = req->generation_id_or_member_epoch;
+	committer.before_v9 = ctx->version < 9;
 	group_code = kp_group_commit_offsets(&committer, nitems, items);
 	/* a group that does not exist: as Kafka, before v9 ILLEGAL_GENERATION */
 	if (group_code == KP_ERR_GROUP_ID_NOT_FOUND && ctx->version < 9)

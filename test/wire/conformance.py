@@ -96,7 +96,8 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    id too.
 22. OffsetCommit with a generation to a group that does not exist:
    ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9, no group made
-   (kafka_pg made the group and answered UNKNOWN_MEMBER_ID).
+   (kafka_pg made the group and answered UNKNOWN_MEMBER_ID).  A KIP-848
+   member's OffsetCommit below v9: UNSUPPORTED_VERSION (kafka_pg took it).
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1266,6 +1267,28 @@ def check_simple_commits():
     c.close()
 
 
+def check_member_commit_versions():
+    """A KIP-848 member commits with OffsetCommit v9+: an older version is UNSUPPORTED_VERSION (35)
+    whatever its epoch, as Kafka's ConsumerGroup.validateOffsetCommit answers (kafka_pg took it until
+    2026-12-07); at v9 and v10 its epoch NONE, a stale one STALE_MEMBER_EPOCH (113)."""
+    c = Conn()
+    topic, group = f"conf-848commit-{RUN}", f"conf-848commit-group-{RUN}"
+    create_topic(c, topic)
+    find_coordinator(c, group)
+    got = cg_heartbeat(c, group, f"m-{RUN}", 0, None, [topic])
+    check("a KIP-848 member joins", got is not None and got[0] == 0, f"(got {got})")
+    _, member, epoch, _ = got
+    tid = topic_id(c, topic)
+    got = [offset_commit(c, group, topic, 1, "", member=member, generation=e) for e in (epoch, epoch + 3)]
+    got += [offset_commit_flex(c, 8, group, topic, tid, e, member) for e in (epoch, epoch + 3)]
+    check("its OffsetCommit v5 and v8, with its epoch or a stale one: UNSUPPORTED_VERSION (35)",
+          got == [35] * 4, f"(got {got})")
+    got = [offset_commit_flex(c, v, group, topic, tid, e, member) for v in (9, 10) for e in (epoch, epoch + 3)]
+    check("... v9 and v10: NONE with its epoch, STALE_MEMBER_EPOCH (113) with a stale one",
+          got == [0, 113] * 2, f"(got {got})")
+    c.close()
+
+
 def offset_commit_flex(c, version, group, topic, tid, generation, member):
     """OffsetCommit v8-10 (v10 names the topic by its id) of partition 0: its error."""
     p = i32(0) + i64(1) + i32(-1) + cstring("") + TAGS
@@ -1401,6 +1424,7 @@ def main():
                           "idempotent").split(",")
     if "commits" in only:
         check_simple_commits()
+        check_member_commit_versions()
     if "fetch" in only:
         check_fetch_deadline()
         check_fetch_by_partition()
