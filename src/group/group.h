@@ -141,6 +141,16 @@ extern int16 kp_group_commit_offsets(const KpCommitter *committer, int n,
 									 KpOffsetToCommit *offsets);
 
 /*
+ * OffsetFetch v9+ names the member asking (KIP-848): in a consumer group a
+ * member id or epoch given must be a member's, at its epoch
+ * (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), as Kafka's
+ * ConsumerGroup.validateOffsetFetch; neither (a null id and epoch -1: the
+ * admin client) and other groups are not checked.
+ */
+extern int16 kp_group_check_offset_fetch(const char *group_id, const char *member_id,
+										 int32 member_epoch);
+
+/*
  * The SQL consumers' lock on a group's partition: a transaction-scoped
  * advisory lock on (hash of group and topic, partition), the tag of
  * pg_advisory_xact_lock(int4, int4), taken before the committed-offset row

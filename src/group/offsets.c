@@ -143,6 +143,25 @@ wire_fence(const KpCommitter *c)
 	return KP_ERR_NONE;
 }
 
+int16
+kp_group_check_offset_fetch(const char *group_id, const char *member_id, int32 member_epoch)
+{
+	KpGroupRow	g;
+	int32		epoch;
+
+	if (member_id == NULL && member_epoch < 0)
+		return KP_ERR_NONE;
+	kp_cat_group_read(group_id, false, false, &g);
+	if (!g.exists || strcmp(g.group_type, "consumer") != 0)
+		return KP_ERR_NONE;
+	epoch = kp_cat_consumer_member_epoch(group_id, member_id ? member_id : "");
+	if (epoch == -1)
+		return KP_ERR_UNKNOWN_MEMBER_ID;
+	if (epoch != member_epoch)
+		return KP_ERR_STALE_MEMBER_EPOCH;
+	return KP_ERR_NONE;
+}
+
 /* kafka.group_poll's fence: the member epoch its assignment was read at. */
 static int16
 sql_member_fence(const KpCommitter *c)

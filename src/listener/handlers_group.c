@@ -564,8 +564,9 @@ kp_handle_offset_commit(KpRequestContext *ctx)
 
 /* One group's offsets, into the v8+ shapes (v1-7 are converted below). */
 static void
-fetch_group_offsets(KpRequestContext *ctx, const char *group_id, int ntopics,
-					KpOffsetFetchRequestTopics *topics, KpOffsetFetchResponseGroup *out)
+fetch_group_offsets(KpRequestContext *ctx, const char *group_id, const char *member_id,
+					int32 member_epoch, int ntopics, KpOffsetFetchRequestTopics *topics,
+					KpOffsetFetchResponseGroup *out)
 {
 	int			i;
 
@@ -575,6 +576,14 @@ fetch_group_offsets(KpRequestContext *ctx, const char *group_id, int ntopics,
 	if (!group_allowed(ctx, group_id, KP_ACL_OP_DESCRIBE))
 	{
 		out->error_code = KP_ERR_GROUP_AUTHORIZATION_FAILED;
+		out->n_topics = 0;
+		return;
+	}
+	/* then the member asking, if it says (v9+, KIP-848) */
+	if (group_id != NULL &&
+		(out->error_code = kp_group_check_offset_fetch(group_id, member_id,
+													   member_epoch)) != KP_ERR_NONE)
+	{
 		out->n_topics = 0;
 		return;
 	}
@@ -683,8 +692,11 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 		resp->groups = palloc0(sizeof(KpOffsetFetchResponseGroup) * Max(resp->n_groups, 1));
 		for (i = 0; i < resp->n_groups; i++)
 		{
-			fetch_group_offsets(ctx, req->groups[i].group_id, req->groups[i].n_topics,
-								req->groups[i].topics, &resp->groups[i]);
+			KpOffsetFetchRequestGroup *rg = &req->groups[i];
+
+			/* v9+ names the member asking (NULL and -1 before) */
+			fetch_group_offsets(ctx, rg->group_id, rg->member_id, rg->member_epoch,
+								rg->n_topics, rg->topics, &resp->groups[i]);
 			if (req->require_stable)
 				kp_txn_mark_unstable_offsets(req->groups[i].group_id, &resp->groups[i]);
 		}
@@ -708,7 +720,7 @@ kp_handle_offset_fetch(KpRequestContext *ctx)
 			}
 		}
 		memset(&g, 0, sizeof(g));
-		fetch_group_offsets(ctx, req->group_id, n, topics, &g);
+		fetch_group_offsets(ctx, req->group_id, NULL, -1, n, topics, &g);
 		if (ctx->version >= 7 && req->require_stable)
 			kp_txn_mark_unstable_offsets(req->group_id, &g);
 		resp->error_code = g.error_code;

@@ -98,6 +98,9 @@ runs against kafka_pg and against Apache Kafka 4.4 (test/clients/kafka/kafka.sh)
    ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9, no group made
    (kafka_pg made the group and answered UNKNOWN_MEMBER_ID).  A KIP-848
    member's OffsetCommit below v9: UNSUPPORTED_VERSION (kafka_pg took it).
+   OffsetFetch v9 naming a member of a KIP-848 group: an unknown member
+   UNKNOWN_MEMBER_ID, a stale epoch STALE_MEMBER_EPOCH (kafka_pg did not
+   check).
 
 Usage: conformance.py HOST:PORT.  Last line: "N passed, M failed".
 """
@@ -1267,10 +1270,11 @@ def check_simple_commits():
     c.close()
 
 
-def check_member_commit_versions():
+def check_member_commits():
     """A KIP-848 member commits with OffsetCommit v9+: an older version is UNSUPPORTED_VERSION (35)
     whatever its epoch, as Kafka's ConsumerGroup.validateOffsetCommit answers (kafka_pg took it until
-    2026-12-07); at v9 and v10 its epoch NONE, a stale one STALE_MEMBER_EPOCH (113)."""
+    2026-12-07); at v9 and v10 its epoch NONE, a stale one STALE_MEMBER_EPOCH (113). OffsetFetch v9
+    checks the member it names the same way."""
     c = Conn()
     topic, group = f"conf-848commit-{RUN}", f"conf-848commit-group-{RUN}"
     create_topic(c, topic)
@@ -1286,7 +1290,32 @@ def check_member_commit_versions():
     got = [offset_commit_flex(c, v, group, topic, tid, e, member) for v in (9, 10) for e in (epoch, epoch + 3)]
     check("... v9 and v10: NONE with its epoch, STALE_MEMBER_EPOCH (113) with a stale one",
           got == [0, 113] * 2, f"(got {got})")
+    # OffsetFetch v9 names the member asking: checked as Kafka's ConsumerGroup.validateOffsetFetch
+    # (kafka_pg did not check it until 2026-12-07)
+    got = [offset_fetch_v9(c, group, topic, m, e) for m, e in
+           ((member, epoch), (member, epoch + 3), ("nobody", epoch), ("", -1), (None, -1))]
+    check("OffsetFetch v9 of the group by the member: its epoch the offset; a stale one "
+          "STALE_MEMBER_EPOCH (113), an unknown member or an empty id UNKNOWN_MEMBER_ID (25), none "
+          "(a null id, epoch -1) the offset",
+          got == [(0, 1), (113, None), (25, None), (25, None), (0, 1)], f"(got {got})")
+    got = offset_fetch_v9(c, f"{group}-none", topic, "nobody", 3)
+    check("... of a group that does not exist: not checked, no offset", got == (0, -1), f"(got {got})")
     c.close()
+
+
+def offset_fetch_v9(c, group, topic, member, epoch):
+    """OffsetFetch v9 (the member asking) of partition 0 of one group: (group error, offset or None)."""
+    body = carray([cstring(group) + cstring(member) + i32(epoch)
+                   + carray([cstring(topic) + carray([i32(0)]) + TAGS]) + TAGS]) + i8(1) + TAGS
+    r = c.call_flex(9, 9, body)
+    if r is None:
+        return None
+    r.i32()
+    part = (lambda: (r.i32(), r.i64(), r.i32(), r.cstring(), r.i16(), r.tags())[1])
+    g = r.carray(lambda: (r.cstring(), r.carray(lambda: (r.cstring(), r.carray(part), r.tags())), r.i16(),
+                          r.tags()))[0]
+    offsets = [o for t in g[1] for o in t[1]]
+    return g[2], (offsets[0] if offsets else None)
 
 
 def offset_commit_flex(c, version, group, topic, tid, generation, member):
@@ -1424,7 +1453,7 @@ def main():
                           "idempotent").split(",")
     if "commits" in only:
         check_simple_commits()
-        check_member_commit_versions()
+        check_member_commits()
     if "fetch" in only:
         check_fetch_deadline()
         check_fetch_by_partition()
