@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "wire"))
 import kafkapg  # noqa: E402
-from kwire import Reader, array, i8, i16, i32, i64, nbytes, string, uvarint  # noqa: E402
+from kwire import Reader, array, describe_producers, i8, i16, i32, i64, nbytes, string  # noqa: E402
 from kafka.record.default_records import DefaultRecordBatchBuilder  # noqa: E402
 
 TOPIC = "ps"
@@ -75,6 +75,9 @@ class Conn:
         if flexible:
             r.tags()
         return r
+
+    def call_flex(self, api_key, version, body):
+        return self.call(api_key, version, body, flexible=True)
 
     def _exact(self, n):
         buf = b""
@@ -135,25 +138,6 @@ def add_partition(c, txn_id, pid, epoch, topic):
     r = c.call(24, 1, string(txn_id) + i64(pid) + i16(epoch) + array([string(topic) + array([i32(0)])]))
     r.i32()
     return r.array(lambda: (r.string(), r.array(lambda: (r.i32(), r.i16()))))[0][1][0][1]
-
-
-def describe_producers(c, topic):
-    """DescribeProducers v0 (flexible) of partition 0: {producer id: (epoch, last sequence)}."""
-    r = c.call(61, 0, uvarint(2) + uvarint(len(topic) + 1) + topic.encode() + uvarint(2) + i32(0) + b"\0\0",
-               flexible=True)
-    r.i32()
-    out = {}
-    for _ in range(r.uvarint() - 1):
-        r.cstring()
-        for _ in range(r.uvarint() - 1):
-            r.i32(), r.i16(), r.cstring()
-            for _ in range(r.uvarint() - 1):
-                pid, epoch, seq = r.i64(), r.i32(), r.i32()
-                r.i64(), r.i32(), r.i64(), r.tags()
-                out[pid] = (epoch, seq)
-            r.tags()
-        r.tags()
-    return out
 
 
 def lso(c):
@@ -438,9 +422,9 @@ def run():
         check("a transactional producer's batch", ok and got == (0, 0), "(%s, %s)" % (err, got))
         err, _, new_epoch = txn_producer(c, "ps-fence")
         sql(port, "SELECT kafka.flush_markers()")
-        fenced = describe_producers(c, "psf").get(tpid)
+        fenced = describe_producers(c, "psf", 0).get(tpid)
         check("InitProducerId fences it: the ABORT marker carries the bumped epoch, the partition's "
-              "producer at it with no sequence", err == 0 and fenced == (tepoch + 1, -1),
+              "producer at it with no sequence", err == 0 and fenced == (tepoch + 1, -1, -1),
               "(%s, %s, epoch %s then %s)" % (err, fenced, tepoch, new_epoch))
         zombie = idem_batch(tpid, tepoch, 1, [b"zombie"])
         got = produce(c, zombie, "psf")
@@ -451,7 +435,7 @@ def run():
             c.close()
             cluster.restart(crash=crash)
             c = Conn(kport)
-            got = describe_producers(c, "psf").get(tpid), produce(c, zombie, "psf")[0]
+            got = describe_producers(c, "psf", 0).get(tpid), produce(c, zombie, "psf")[0]
             how = "after kill -9, the whole segment walked" if crash else "after a clean restart, from the snapshot"
             check("%s: the producer at the bumped epoch, the old epoch's batch still 47" % how,
                   got == (fenced, 47), "(%s)" % (got,))

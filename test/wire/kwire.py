@@ -132,3 +132,22 @@ def metadata_v4(c, name, auto_create):
         parts = r.array(lambda: (r.i16(), r.i32(), r.i32(), r.array(r.i32), r.array(r.i32)))
         return err, internal, len(parts or [])
     return r.array(topic)[0]
+
+
+def describe_producers(c, topic, partition):
+    """DescribeProducers v0 (flexible) of one partition, through c.call_flex(api_key, version, body):
+    {producer id: (epoch, last sequence, current transaction start offset)}."""
+    r = c.call_flex(61, 0, carray([cstring(topic) + carray([i32(partition)]) + TAGS]) + TAGS)
+    r.i32()
+    out = {}
+    for _ in range(r.uvarint() - 1):
+        r.cstring()
+        for _ in range(r.uvarint() - 1):
+            r.i32(), r.i16(), r.cstring()
+            for _ in range(r.uvarint() - 1):
+                pid, epoch, seq, _ts, _coord, start = r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.i64()
+                r.tags()
+                out[pid] = (epoch, seq, start)
+            r.tags()
+        r.tags()
+    return out

@@ -37,7 +37,7 @@ import time
 
 import conformance as cf
 from conformance import Conn, array, check, i8, i16, i32, i64, nbytes, string
-from kwire import TAGS, Reader, carray, cstring, uvarint
+from kwire import TAGS, Reader, carray, cstring, describe_producers, uvarint
 from tap import finish
 from transactions import find_txn_coordinator, stored, txn_batch
 
@@ -76,25 +76,6 @@ def features(c):
             t = Reader(data)
             for name, hi, lo, _ in t.carray(lambda: (t.cstring(), t.i16(), t.i16(), t.tags())):
                 out[name.decode()] = (lo, hi)
-    return out
-
-
-def describe_producers(c, topic, partition):
-    """DescribeProducers v0 of one partition: {producer id: (epoch, last sequence, txn start offset)}."""
-    body = carray([cstring(topic) + carray([i32(partition)]) + TAGS]) + TAGS
-    r = c.call_flex(61, 0, body)
-    r.i32()
-    out = {}
-    for _ in range(r.uvarint() - 1):
-        r.cstring()
-        for _ in range(r.uvarint() - 1):
-            r.i32(), r.i16(), r.cstring()
-            for _ in range(r.uvarint() - 1):
-                pid, epoch, seq, _ts, _coord, start = r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.i64()
-                r.tags()
-                out[pid] = (epoch, seq, start)
-            r.tags()
-        r.tags()
     return out
 
 
