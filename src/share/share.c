@@ -23,6 +23,8 @@
 #include "store/store.h"
 
 int			kp_share_record_lock_duration_ms = 30000;
+int			kp_share_min_record_lock_duration_ms = 15000;
+int			kp_share_max_record_lock_duration_ms = 60000;
 int			kp_share_delivery_count_limit = 5;
 int			kp_share_session_timeout_ms = 45000;
 int			kp_share_heartbeat_interval_ms = 5000;
@@ -93,8 +95,22 @@ char *
 kp_share_config_check(const char *name, const char *value, bool *known)
 {
 	*known = true;
+
+	/*
+	 * At least 1000 (the config's own bound), then within the broker's, as
+	 * Kafka's GroupConfig checks it
+	 */
 	if (strcmp(name, "share.record.lock.duration.ms") == 0)
-		return check_int(name, value, 1000, 3600000);
+	{
+		char	   *why = check_int(name, value, 1000, INT_MAX);
+
+		if (why != NULL)
+			return strstr(why, "must be in the range") == NULL ? why :
+				psprintf("Invalid value %s for configuration %s: Value must be at least 1000",
+						 value, name);
+		return check_int(name, value, kp_share_min_record_lock_duration_ms,
+						 kp_share_max_record_lock_duration_ms);
+	}
 	if (strcmp(name, "share.delivery.count.limit") == 0)
 		return check_int(name, value, 2, 10);
 	if (strcmp(name, "share.auto.offset.reset") == 0)
@@ -775,6 +791,14 @@ kp_share_init_gucs(void)
 	DefineCustomIntVariable("kafka.group_share_record_lock_duration_ms",
 							"How long a share group's consumer holds a record it acquired (Kafka's group.share.record.lock.duration.ms).",
 							NULL, &kp_share_record_lock_duration_ms, 30000, 1000, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.group_share_min_record_lock_duration_ms",
+							"Smallest share.record.lock.duration.ms a share group may be given (Kafka's group.share.min.record.lock.duration.ms).",
+							NULL, &kp_share_min_record_lock_duration_ms, 15000, 1000, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("kafka.group_share_max_record_lock_duration_ms",
+							"Largest share.record.lock.duration.ms a share group may be given (Kafka's group.share.max.record.lock.duration.ms).",
+							NULL, &kp_share_max_record_lock_duration_ms, 60000, 1000, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("kafka.group_share_delivery_count_limit",
 							"Deliveries of a record to share group consumers before it is archived (Kafka's group.share.delivery.count.limit).",

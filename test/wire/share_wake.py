@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Share groups (KIP-932, issue 12) on the wire, with nothing but sockets, so the same file runs
-against kafka_pg and Apache Kafka 4.4 (test/clients/kafka/kafka.sh, with the broker setting
-group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
+against kafka_pg and Apache Kafka 4.4 (test/clients/kafka/kafka.sh), both with the broker's least
+record lock lowered to 1 s for the lock-expiry check (Kafka: group.share.min.record.lock.duration.ms=1000;
+kafka_pg: kafka.group_share_min_record_lock_duration_ms = 1000, which test/run-tests sets):
 
 1. A parked ShareFetch (MaxWaitMs > 0, nothing acquirable) is answered as soon as records become
    acquirable again, not only when new records are appended (Apache Kafka 4.4 does so for a lock
@@ -29,6 +30,8 @@ group.share.min.record.lock.duration.ms=1000 for the lock-expiry check):
    not those of every share-partition of the group: a member holding records of partition 0 of a
    2-partition topic closes its share session; the wait bucket of partition 0 moves
    (kafka._fetch_wait_changes), that of partition 1 (a share-partition of the group too) does not.
+6. A group's share.record.lock.duration.ms outside the broker's bounds
+   (group.share.min/max.record.lock.duration.ms) is INVALID_CONFIG.
 5. (kafka_pg) A ShareFetch that fails (an ERROR in its transaction: a trigger on
    kafka.share_partitions raises; its connection, not the one that opened the session, is
    closed) does not use up the session epoch: the same epoch is served next.
@@ -130,13 +133,13 @@ def create_topic(c, name, partitions=1):
     return tid if err == 0 else None
 
 
-def set_group_configs(c, group, configs):
-    """IncrementalAlterConfigs v0 (SET) on a GROUP resource: the error code."""
+def set_group_configs(c, group, configs, with_message=False):
+    """IncrementalAlterConfigs v0 (SET) on a GROUP resource: the error code (and message)."""
     cfg = [string(k) + i8(0) + string(v) for k, v in configs.items()]
     r = c.call(44, 0, array([i8(32) + string(group) + array(cfg)]) + i8(0), flexible=False)
     r.i32()
     res = r.array(lambda: (r.i16(), r.string(), r.i8(), r.string()))
-    return res[0][0]
+    return (res[0][0], res[0][1]) if with_message else res[0][0]
 
 
 def build_batch(values):
@@ -666,10 +669,31 @@ def check_nothing_to_read():
     m.c.close()
 
 
+def check_lock_bounds():
+    """A group's share.record.lock.duration.ms must be at least 1000, and lie within the broker's
+    group.share.min.record.lock.duration.ms (15 s by default, 1 s where this file runs) and
+    group.share.max.record.lock.duration.ms (60 s): INVALID_CONFIG (40) "... must be in the range
+    MIN to 60000 inclusive." (kafka_pg took 1 s to 1 h until 2026-12-07)."""
+    c = Conn()
+    group = f"sw-bounds-{uuid.uuid4().hex[:8]}"
+    find_coordinator(c, group)
+    got = [set_group_configs(c, group, {"share.record.lock.duration.ms": v}, with_message=True)
+           for v in ("999", "60001", "60000")]
+    msgs = [(g[1] or b"").decode() for g in got]
+    ok = [g[0] for g in got] == [40, 40, 0] and msgs[0] == (
+        "Invalid value 999 for configuration share.record.lock.duration.ms: Value must be at least 1000") \
+        and msgs[1].startswith("share.record.lock.duration.ms must be in the range ") \
+        and msgs[1].endswith(" to 60000 inclusive.")
+    check("share.record.lock.duration.ms of 999: INVALID_CONFIG, below its least (1000); 60001: outside the "
+          "broker's bounds; 60000 taken", ok, f"(got {got})")
+    c.close()
+
+
 def main():
     only = os.environ.get("KP_SHARE_WAKE_ONLY",
-                          "release,expiry,leave,close,nothing,acks1,rollback,evicted,scope,epoch").split(",")
-    for name, fn, needs_sql in (("nothing", check_nothing_to_read, False),
+                          "bounds,release,expiry,leave,close,nothing,acks1,rollback,evicted,scope,epoch").split(",")
+    for name, fn, needs_sql in (("bounds", check_lock_bounds, False),
+                                ("nothing", check_nothing_to_read, False),
                                 ("release", check_release_latency, False),
                                 ("acks1", check_acks1, False),
                                 ("expiry", check_lock_expiry, False),

@@ -321,6 +321,7 @@ def main():
     types = {"log.cleaner.backoff.ms": 5, "log.cleaner.threads": 3, "log.cleaner.dedupe.buffer.size": 5,
              "log.cleaner.io.max.bytes.per.second": 6, "log.retention.check.interval.ms": 5,
              "group.share.record.lock.duration.ms": 3, "group.share.delivery.count.limit": 3,
+             "group.share.min.record.lock.duration.ms": 3, "group.share.max.record.lock.duration.ms": 3,
              "group.share.heartbeat.interval.ms": 3, "group.share.session.timeout.ms": 3,
              "fetch.max.bytes": 3, "max.incremental.fetch.session.cache.slots": 3,
              "connections.max.reauth.ms": 5, "quota.window.num": 3, "quota.window.size.seconds": 3}

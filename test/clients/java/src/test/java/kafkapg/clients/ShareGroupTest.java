@@ -46,8 +46,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Share groups (KIP-932) with the real KafkaShareConsumer: records shared out among consumers of
  * one partition, acknowledgement (accept, release, reject), acquisition locks that expire, and
- * the delivery limit. Run first against Apache Kafka 4.4 (KAFKA_BROKER_PROPS must lower
- * group.share.min.record.lock.duration.ms to 1000 there: test/clients/README).
+ * the delivery limit. Run first against Apache Kafka 4.4. Both brokers must allow record locks of
+ * 3 s (group.share.min.record.lock.duration.ms=1000 in Kafka's KAFKA_BROKER_PROPS,
+ * kafka.group_share_min_record_lock_duration_ms = 1000 on kafka_pg: test/clients/run).
  */
 class ShareGroupTest {
     private static String group(String base) {
