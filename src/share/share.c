@@ -102,14 +102,13 @@ kp_share_config_check(const char *name, const char *value, bool *known)
 	 */
 	if (strcmp(name, "share.record.lock.duration.ms") == 0)
 	{
-		char	   *why = check_int(name, value, 1000, INT_MAX);
+		char	   *why = check_int(name, value, INT_MIN, INT_MAX); /* a number */
 
-		if (why != NULL)
-			return strstr(why, "must be in the range") == NULL ? why :
-				psprintf("Invalid value %s for configuration %s: Value must be at least 1000",
-						 value, name);
-		return check_int(name, value, kp_share_min_record_lock_duration_ms,
-						 kp_share_max_record_lock_duration_ms);
+		if (why == NULL && atoi(value) < 1000)
+			why = psprintf("Invalid value %s for configuration %s: Value must be at least 1000",
+						   value, name);
+		return why ? why : check_int(name, value, kp_share_min_record_lock_duration_ms,
+									 kp_share_max_record_lock_duration_ms);
 	}
 	if (strcmp(name, "share.delivery.count.limit") == 0)
 		return check_int(name, value, 2, 10);
